@@ -1,0 +1,50 @@
+//! The `echolab` command line: five verbs, each handed to its module.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "echolab",
+    version,
+    about = "A laboratory for scalable TCP servers: one echo service on every Linux I/O model, \
+             a load generator that verifies every byte, experiments and reports",
+    long_about = None
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one echo server (threads, select, poll, epoll, uring or tokio)
+    Serve(echolab::server::ServerConfig),
+    /// Generate load against any echo server, verify every byte and measure latency
+    Load(Box<echolab::load::LoadArgs>),
+    /// Run an experiment (servers x load steps) and write its report; default: the quick comparison
+    Run(echolab::experiment::RunArgs),
+    /// Write report.html and report.md into a results directory
+    Report(echolab::report::ReportArgs),
+    /// Combine the results of distributed load agents exactly (histograms added, counts summed)
+    Merge(echolab::load::MergeArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(config) => echolab::server::main(config),
+        Command::Load(args) => echolab::load::main(*args),
+        Command::Run(args) => echolab::experiment::main(args),
+        Command::Report(args) => echolab::report::main(args),
+        Command::Merge(args) => echolab::load::merge_main(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("echolab: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

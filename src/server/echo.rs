@@ -1,0 +1,191 @@
+//! Per-connection echo state shared by the readiness-based models (select, poll, epoll).
+//!
+//! Bytes read are written back at once from the caller's scratch buffer; only
+//! what the socket does not take is copied into the connection's `pending`
+//! queue. An idle connection therefore holds no buffer at all, and `pending`
+//! never grows past the `--max-pending` cap: while it is full the model stops
+//! asking for readability (backpressure), as Redis does with its reply buffers.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::time::Instant;
+
+use super::stats::{CloseReason, ConnRecord};
+use crate::syscall;
+
+/// Why a call to [`EchoConn::read_and_echo`] stopped reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadStop {
+    /// The socket has nothing more to read now (EAGAIN).
+    Drained,
+    /// The per-wakeup byte budget is used up; more may be waiting (matters for edge-triggered loops).
+    Budget,
+    /// Unsent echo reached the cap: stop reading until it drains.
+    Backpressure,
+    /// The client shut down its write side; what is pending is still to be sent.
+    Eof,
+}
+
+/// One echo connection of an event-driven model.
+pub struct EchoConn {
+    pub fd: OwnedFd,
+    pub record: ConnRecord,
+    /// Echo bytes the socket has not taken yet; `pending[sent..]` is still to be written.
+    pending: Vec<u8>,
+    sent: usize,
+    read_closed: bool,
+    pub last_active: Instant,
+}
+
+impl EchoConn {
+    pub fn new(fd: OwnedFd, record: ConnRecord) -> EchoConn {
+        EchoConn {
+            fd,
+            record,
+            pending: Vec::new(),
+            sent: 0,
+            read_closed: false,
+            last_active: Instant::now(),
+        }
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Bytes read but not yet echoed.
+    pub fn pending_len(&self) -> usize {
+        self.pending.len() - self.sent
+    }
+
+    /// Whether the model should watch this connection for readability.
+    pub fn wants_read(&self, cap: usize) -> bool {
+        !self.read_closed && self.pending_len() < cap
+    }
+
+    /// Whether the model should watch this connection for writability.
+    pub fn wants_write(&self) -> bool {
+        self.pending_len() > 0
+    }
+
+    /// The client has half-closed and every byte has been echoed: close it now.
+    pub fn finished(&self) -> bool {
+        self.read_closed && self.pending_len() == 0
+    }
+
+    /// Reads and echoes until the socket would block, `budget` bytes were read,
+    /// the unsent echo reaches `cap`, or the client half-closes.
+    pub fn read_and_echo(
+        &mut self,
+        scratch: &mut [u8],
+        budget: usize,
+        cap: usize,
+    ) -> Result<ReadStop, CloseReason> {
+        let mut read_total = 0;
+        loop {
+            if self.read_closed {
+                return Ok(ReadStop::Eof);
+            }
+            let room = cap.saturating_sub(self.pending_len());
+            if room == 0 {
+                return Ok(ReadStop::Backpressure);
+            }
+            if read_total >= budget {
+                return Ok(ReadStop::Budget);
+            }
+            let want = room.min(scratch.len());
+            let n = match syscall!(read(self.raw_fd(), scratch.as_mut_ptr().cast(), want)) {
+                Ok(0) => {
+                    self.read_closed = true;
+                    return Ok(ReadStop::Eof);
+                }
+                Ok(n) => n as usize,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadStop::Drained),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(close_reason_for(&e)),
+            };
+            read_total += n;
+            self.record.bytes_in += n as u64;
+            self.record.reads += 1;
+            self.last_active = Instant::now();
+            if self.pending_len() == 0 {
+                // Fast path: echo straight from the scratch buffer, keep only the rest.
+                let written = self.send(&scratch[..n])?;
+                if written < n {
+                    self.queue(&scratch[written..n]);
+                }
+            } else {
+                // Earlier bytes are still queued: keep the order.
+                self.queue(&scratch[..n]);
+            }
+        }
+    }
+
+    /// Writes as much of the pending echo as the socket takes.
+    pub fn flush(&mut self) -> Result<(), CloseReason> {
+        while self.pending_len() > 0 {
+            let written = {
+                let (start, end) = (self.sent, self.pending.len());
+                let chunk = &self.pending[start..end];
+                send_some(self.raw_fd(), chunk, &mut self.record)?
+            };
+            if written == 0 {
+                return Ok(());
+            }
+            self.sent += written;
+        }
+        // Drained: give the memory back so an idle connection holds no buffer.
+        self.pending = Vec::new();
+        self.sent = 0;
+        Ok(())
+    }
+
+    fn send(&mut self, bytes: &[u8]) -> Result<usize, CloseReason> {
+        let mut written = 0;
+        while written < bytes.len() {
+            let n = send_some(self.raw_fd(), &bytes[written..], &mut self.record)?;
+            if n == 0 {
+                break;
+            }
+            written += n;
+        }
+        Ok(written)
+    }
+
+    fn queue(&mut self, bytes: &[u8]) {
+        if self.sent > 0 && self.sent == self.pending.len() {
+            self.pending.clear();
+            self.sent = 0;
+        }
+        self.pending.extend_from_slice(bytes);
+    }
+}
+
+/// One send(2); returns 0 when the socket buffer is full.
+fn send_some(fd: RawFd, bytes: &[u8], record: &mut ConnRecord) -> Result<usize, CloseReason> {
+    loop {
+        match syscall!(send(
+            fd,
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            libc::MSG_NOSIGNAL
+        )) {
+            Ok(n) => {
+                record.bytes_out += n as u64;
+                return Ok(n as usize);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(0),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(close_reason_for(&e)),
+        }
+    }
+}
+
+/// Maps an I/O error on a connection to the reason it is closed for.
+pub fn close_reason_for(error: &io::Error) -> CloseReason {
+    match error.raw_os_error() {
+        Some(libc::ECONNRESET) | Some(libc::EPIPE) | Some(libc::ECONNABORTED) => CloseReason::Reset,
+        Some(libc::ETIMEDOUT) => CloseReason::Reset,
+        _ => CloseReason::Error,
+    }
+}

@@ -1,0 +1,55 @@
+//! Small helpers around raw syscalls, shared by the servers and the load generator.
+
+use std::io;
+
+/// Calls a libc function and turns its `-1` into the `errno` as an [`io::Error`] (as mio does).
+#[macro_export]
+macro_rules! syscall {
+    ($fn: ident ( $($arg: expr),* $(,)* ) ) => {{
+        // SAFETY: the caller passes arguments that are valid for this libc call.
+        #[allow(unused_unsafe)]
+        let res = unsafe { libc::$fn($($arg, )*) };
+        if res == -1 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(res)
+        }
+    }};
+}
+
+/// The process's file-descriptor limits after raising the soft limit to the hard one.
+#[derive(Clone, Copy, Debug)]
+pub struct FdLimit {
+    pub soft: u64,
+    pub hard: u64,
+}
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit and returns the limits now in force.
+pub fn raise_fd_limit() -> io::Result<FdLimit> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    syscall!(getrlimit(libc::RLIMIT_NOFILE, &mut limit))?;
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        if syscall!(setrlimit(libc::RLIMIT_NOFILE, &raised)).is_ok() {
+            limit = raised;
+        }
+    }
+    Ok(FdLimit {
+        soft: limit.rlim_cur,
+        hard: limit.rlim_max,
+    })
+}
+
+/// Ignores SIGPIPE so a write to a closed socket returns EPIPE instead of killing the process.
+pub fn ignore_sigpipe() {
+    // SAFETY: installing SIG_IGN for SIGPIPE has no preconditions and is process-wide by design.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}

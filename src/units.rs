@@ -1,0 +1,81 @@
+//! Parsing of the byte sizes and durations the command line and scenarios take.
+
+use std::time::Duration;
+
+/// Parses a byte size: `128`, `64k`/`64KiB`/`64KB` (all 1024-based), `1M`/`1MiB`, `1G`/`1GiB`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (examples: 128, 64KiB, 1MiB)"))?;
+    let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        other => {
+            return Err(format!(
+                "'{other}' is not a size unit in '{text}' (use B, KiB, MiB or GiB)"
+            ))
+        }
+    };
+    let bytes = value * multiplier as f64;
+    if !bytes.is_finite() || bytes < 0.0 || bytes.fract() != 0.0 {
+        return Err(format!("'{text}' is not a whole number of bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a duration: `1.5` (seconds), `250ms`, `10s`, `2m`, `1h`, `500us`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration (examples: 10s, 250ms, 2m)"))?;
+    let seconds = match unit.trim() {
+        "" | "s" => value,
+        "ms" => value / 1e3,
+        "us" | "µs" => value / 1e6,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        other => {
+            return Err(format!(
+                "'{other}' is not a time unit in '{text}' (use us, ms, s, m or h)"
+            ))
+        }
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("'{text}' is not a valid duration"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("128"), Ok(128));
+        assert_eq!(parse_size("64KiB"), Ok(65536));
+        assert_eq!(parse_size("1M"), Ok(1 << 20));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("5 fortnights").is_err());
+    }
+}
