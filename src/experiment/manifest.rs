@@ -1,0 +1,203 @@
+//! manifest.json: what was run, on what machine, with which limits, and whether it finished.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+/// The sysctls that bound what a connection-heavy experiment can do.
+const SYSCTLS: [&str; 14] = [
+    "net.core.somaxconn",
+    "net.core.netdev_max_backlog",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.tcp_max_syn_backlog",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.tcp_tw_reuse",
+    "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_mem",
+    "fs.file-max",
+    "fs.nr_open",
+    "kernel.threads-max",
+    "kernel.pid_max",
+    "vm.max_map_count",
+    "vm.overcommit_memory",
+];
+
+#[derive(Serialize, Debug, Clone)]
+pub struct Manifest {
+    pub scenario_name: String,
+    pub scenario_toml: String,
+    pub scenario_description: String,
+    pub sweep_axes: Vec<String>,
+    pub models: Vec<String>,
+    pub repetitions: u32,
+    pub steps: Vec<String>,
+    pub echolab_version: String,
+    pub git_revision: Option<String>,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cores: usize,
+    pub memory_bytes: u64,
+    pub fd_limit_soft: u64,
+    pub fd_limit_hard: u64,
+    pub sysctls: BTreeMap<String, String>,
+    pub command: String,
+    pub started_unix: f64,
+    pub ended_unix: Option<f64>,
+    /// True until the run ends normally, so a runner killed outright leaves a truthful manifest.
+    pub interrupted: bool,
+    /// running, complete or interrupted.
+    pub status: String,
+    pub duration_s: Option<f64>,
+}
+
+pub fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
+/// The value of a sysctl, whitespace normalised (`32768 60999`).
+pub fn sysctl(name: &str) -> Option<String> {
+    read_trimmed(&format!("/proc/sys/{}", name.replace('.', "/")))
+        .map(|v| v.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+fn cpu_model() -> String {
+    fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn memory_bytes() -> u64 {
+    fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kib| kib.parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// The revision of the source tree the binary was built from, when it is still a git checkout.
+fn git_revision() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+impl Manifest {
+    pub fn new(scenario: &super::scenario::Scenario) -> Manifest {
+        let limits = crate::sys::raise_fd_limit().ok();
+        let kernel = format!(
+            "{} {}",
+            read_trimmed("/proc/sys/kernel/ostype").unwrap_or_else(|| "Linux".into()),
+            read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default()
+        );
+        Manifest {
+            scenario_name: scenario.name.clone(),
+            scenario_toml: scenario.toml.clone(),
+            scenario_description: scenario.description.clone(),
+            sweep_axes: scenario.sweep_axes.iter().map(|s| s.to_string()).collect(),
+            models: scenario.models.iter().map(|m| m.label.clone()).collect(),
+            repetitions: scenario.repetitions,
+            steps: scenario.steps.iter().map(|s| s.name.clone()).collect(),
+            echolab_version: env!("CARGO_PKG_VERSION").to_string(),
+            git_revision: git_revision(),
+            kernel,
+            cpu_model: cpu_model(),
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            memory_bytes: memory_bytes(),
+            fd_limit_soft: limits.map_or(0, |l| l.soft),
+            fd_limit_hard: limits.map_or(0, |l| l.hard),
+            sysctls: SYSCTLS
+                .iter()
+                .filter_map(|name| sysctl(name).map(|v| (name.to_string(), v)))
+                .collect(),
+            command: std::env::args().collect::<Vec<_>>().join(" "),
+            started_unix: unix_now(),
+            ended_unix: None,
+            interrupted: true,
+            status: "running".into(),
+            duration_s: None,
+        }
+    }
+
+    /// Marks the run ended (interrupted or complete).
+    pub fn finish(&mut self, interrupted: bool) {
+        let now = unix_now();
+        self.ended_unix = Some(now);
+        self.duration_s = Some(now - self.started_unix);
+        self.interrupted = interrupted;
+        self.status = if interrupted { "interrupted" } else { "complete" }.into();
+    }
+
+    /// Writes manifest.json atomically (temp file, then rename), so it is never half-written.
+    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+        let tmp = dir.join("manifest.json.tmp");
+        fs::write(&tmp, serde_json::to_string_pretty(self)? + "\n")?;
+        fs::rename(&tmp, dir.join("manifest.json"))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_describes_machine_and_run() {
+        let scenario =
+            super::super::scenario::parse("t", "tiny", "models=[\"poll\"]\n[load]\nrequests=1\n")
+                .unwrap();
+        let mut m = Manifest::new(&scenario);
+        assert_eq!(m.scenario_name, "tiny");
+        assert_eq!(m.models, ["poll"]);
+        assert_eq!(m.steps, ["c10-s64"]);
+        assert!(m.kernel.starts_with("Linux "));
+        assert!(m.cores >= 1 && m.memory_bytes > 0);
+        assert_eq!(
+            m.sysctls.get("net.ipv4.ip_local_port_range").map(|v| v.split(' ').count()),
+            Some(2)
+        );
+        assert!(m.interrupted && m.ended_unix.is_none());
+        m.finish(false);
+        assert!(!m.interrupted);
+        assert_eq!(m.status, "complete");
+        let dir = std::env::temp_dir().join(format!("echolab-manifest-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        m.write(&dir).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+        for key in [
+            "scenario_name", "scenario_toml", "sweep_axes", "models", "echolab_version",
+            "git_revision", "kernel", "cpu_model", "cores", "memory_bytes", "fd_limit_soft",
+            "fd_limit_hard", "sysctls", "command", "started_unix", "ended_unix", "interrupted",
+            "duration_s",
+        ] {
+            assert!(v.get(key).is_some(), "manifest lacks {key}");
+        }
+        assert_eq!(v["interrupted"], serde_json::Value::Bool(false));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

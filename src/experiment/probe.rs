@@ -1,0 +1,241 @@
+//! Sampling a server's CPU, memory, threads and open fds from /proc.
+//!
+//! A server is a process tree: `--processes` servers fork copies, so every
+//! sample sums the process and its live descendants. CPU is cumulative
+//! (user and system seconds of all threads, plus reaped children's), so the
+//! CPU used during a step is the difference of two samples.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// One reading of a process tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sample {
+    /// Seconds since the probe started.
+    pub t_s: f64,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub rss_bytes: u64,
+    pub threads: u64,
+    pub fds: u64,
+}
+
+impl Sample {
+    pub fn cpu_s(&self) -> f64 {
+        self.cpu_user_s + self.cpu_sys_s
+    }
+}
+
+/// The header of probe.csv.
+pub const CSV_HEADER: &str = "t_s,cpu_user_s,cpu_sys_s,rss_bytes,threads,fds";
+
+fn clock_ticks() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as f64
+    } else {
+        100.0
+    }
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if size > 0 {
+        size as u64
+    } else {
+        4096
+    }
+}
+
+/// The fields of /proc/PID/stat after the command name (which may contain spaces).
+fn stat_fields(pid: u32) -> Option<Vec<u64>> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &text[text.rfind(')')? + 2..];
+    // Field 3 (state) is a letter; keep positions by mapping it to 0.
+    Some(after.split_whitespace().map(|f| f.parse().unwrap_or(0)).collect())
+}
+
+/// The pids of a process's live children (all threads' children).
+fn children(pid: u32) -> Vec<u32> {
+    let mut kids = Vec::new();
+    if let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) {
+        for task in tasks.flatten() {
+            if let Ok(text) = fs::read_to_string(task.path().join("children")) {
+                kids.extend(text.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
+            }
+        }
+    }
+    kids
+}
+
+/// The process and its descendants.
+pub fn process_tree(pid: u32) -> Vec<u32> {
+    let mut tree = vec![pid];
+    let mut i = 0;
+    while i < tree.len() && tree.len() < 10_000 {
+        let kids = children(tree[i]);
+        tree.extend(kids);
+        i += 1;
+    }
+    tree
+}
+
+/// Reads one sample of `pid` and its descendants; None when the process is gone.
+pub fn sample(pid: u32, t_s: f64) -> Option<Sample> {
+    let ticks = clock_ticks();
+    let page = page_size();
+    let mut s = Sample {
+        t_s,
+        ..Sample::default()
+    };
+    let mut any = false;
+    for p in process_tree(pid) {
+        // After the command name: state(0) ppid(1) ... utime(11) stime(12) cutime(13)
+        // cstime(14) ... num_threads(17) ... rss(21), as in proc(5) minus 3.
+        let Some(f) = stat_fields(p) else { continue };
+        if f.len() < 22 {
+            continue;
+        }
+        any = true;
+        s.cpu_user_s += (f[11] + f[13]) as f64 / ticks;
+        s.cpu_sys_s += (f[12] + f[14]) as f64 / ticks;
+        s.threads += f[17];
+        s.rss_bytes += f[21] * page;
+        s.fds += fs::read_dir(format!("/proc/{p}/fd"))
+            .map(|d| d.count() as u64)
+            .unwrap_or(0);
+    }
+    any.then_some(s)
+}
+
+/// A thread sampling a process tree every `interval` into probe.csv and memory.
+pub struct Probe {
+    stop: Arc<AtomicBool>,
+    samples: Arc<Mutex<Vec<Sample>>>,
+    start: Instant,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Probe {
+    pub fn start(pid: u32, interval: Duration, csv: &Path) -> std::io::Result<Probe> {
+        let mut file = std::io::BufWriter::new(fs::File::create(csv)?);
+        writeln!(file, "{CSV_HEADER}")?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let samples = Arc::new(Mutex::new(Vec::new()));
+        let start = Instant::now();
+        let handle = {
+            let (stop, samples) = (stop.clone(), samples.clone());
+            std::thread::Builder::new()
+                .name("probe".into())
+                .spawn(move || {
+                    let mut next = start;
+                    while !stop.load(Ordering::Relaxed) {
+                        let Some(s) = sample(pid, start.elapsed().as_secs_f64()) else {
+                            break;
+                        };
+                        // A full disk must not stop the step; the samples stay in memory.
+                        let _ = writeln!(
+                            file,
+                            "{:.3},{:.2},{:.2},{},{},{}",
+                            s.t_s, s.cpu_user_s, s.cpu_sys_s, s.rss_bytes, s.threads, s.fds
+                        );
+                        samples.lock().unwrap_or_else(|e| e.into_inner()).push(s);
+                        next += interval;
+                        let now = Instant::now();
+                        if next > now {
+                            std::thread::sleep(next - now);
+                        } else {
+                            next = now;
+                        }
+                    }
+                    let _ = file.flush();
+                })?
+        };
+        Ok(Probe {
+            stop,
+            samples,
+            start,
+            handle: Some(handle),
+        })
+    }
+
+    /// Seconds since the probe started (the t_s of a sample taken now).
+    pub fn elapsed(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// Stops sampling and returns every sample taken.
+    pub fn finish(mut self) -> Vec<Sample> {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+        std::mem::take(&mut *self.samples.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    #[test]
+    fn samples_a_child_tree() {
+        // A shell with two sleeping children: the tree has 3 processes, each with 1 thread.
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 5 & sleep 5 & wait"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while process_tree(pid).len() < 3 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let s = sample(pid, 0.0).unwrap();
+        assert_eq!(process_tree(pid).len(), 3);
+        assert_eq!(s.threads, 3);
+        assert!(s.rss_bytes > 0);
+        assert!(s.fds >= 3, "each process has at least stdin/out/err: {}", s.fds);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(sample(pid, 0.0), None);
+    }
+
+    #[test]
+    fn probe_writes_csv_and_counts_cpu() {
+        let dir = std::env::temp_dir().join(format!("echolab-probe-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let csv = dir.join("probe.csv");
+        // Busy for ~0.3 s of CPU, then exit.
+        let mut child = Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 0.3"])
+            .spawn()
+            .unwrap();
+        let probe = Probe::start(child.id(), Duration::from_millis(100), &csv).unwrap();
+        child.wait().unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+        let samples = probe.finish();
+        assert!(samples.len() >= 2, "{samples:?}");
+        let last = samples.last().unwrap();
+        assert!(last.cpu_s() > 0.0, "{samples:?}");
+        assert!(samples.windows(2).all(|w| w[1].t_s > w[0].t_s));
+        let text = fs::read_to_string(&csv).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some(CSV_HEADER));
+        assert_eq!(lines.count(), samples.len());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

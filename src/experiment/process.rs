@@ -1,0 +1,265 @@
+//! Child processes that never outlive the runner, and the runner's own SIGINT/SIGTERM.
+//!
+//! Every child (server or load generator) is started with PR_SET_PDEATHSIG =
+//! SIGKILL, so even a runner killed by SIGKILL takes its children with it, and
+//! in its own process group, so a terminal's Ctrl-C reaches only the runner,
+//! which then stops the current step in order (load first, so it flushes its
+//! partial results, then the server, so it writes its summary). A [`Guard`]
+//! kills the child's whole group on every other way out.
+
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::{Duration, Instant};
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_stop_signal(signal: libc::c_int) {
+    // Only async-signal-safe work here: two atomic stores.
+    STOP_SIGNAL.store(signal, Ordering::SeqCst);
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Makes SIGINT and SIGTERM set the stop flag instead of killing the runner.
+pub fn install_stop_handlers() -> io::Result<()> {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value; the handler
+        // only stores to atomics, which is async-signal-safe.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_stop_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(signal, &action, std::ptr::null_mut()) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether SIGINT or SIGTERM asked the runner to stop.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::SeqCst)
+}
+
+/// The signal that asked to stop, if any.
+pub fn stop_signal() -> Option<i32> {
+    match STOP_SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// A CPU set for sched_setaffinity; None when a CPU is not online here (pinning is skipped).
+pub fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus.is_empty() || cpus.iter().any(|&c| c >= online) {
+        return None;
+    }
+    // SAFETY: cpu_set_t is plain data; all-zero is the empty set, and CPU_SET writes
+    // inside it for indices below CPU_SETSIZE (checked: c < online <= CPU_SETSIZE).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        Some(set)
+    }
+}
+
+/// Starts `program args` as a child that dies with the runner, in its own process
+/// group, pinned to `cpus` when given.
+pub fn spawn(
+    program: &Path,
+    args: &[String],
+    cpus: Option<libc::cpu_set_t>,
+    stdout: Stdio,
+    stderr: Stdio,
+) -> io::Result<Guard> {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr);
+    // SAFETY: getpid has no preconditions.
+    let runner = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the forked child before exec and only makes
+    // async-signal-safe calls (prctl, getppid, setpgid, sched_setaffinity) on values
+    // prepared before the fork; it allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            // The runner may have died before prctl took effect: then nothing would kill us.
+            if libc::getppid() != runner {
+                libc::_exit(1);
+            }
+            if libc::setpgid(0, 0) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            if let Some(set) = &cpus {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let child = command.spawn()?;
+    Ok(Guard {
+        child,
+        status: None,
+    })
+}
+
+/// A running child; dropping it kills the child's process group and reaps the child.
+pub struct Guard {
+    pub child: Child,
+    status: Option<ExitStatus>,
+}
+
+impl Guard {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends `signal` to the child's whole process group (it and the processes it forked).
+    pub fn signal_group(&self, signal: i32) {
+        // SAFETY: kill has no memory preconditions; the group id is the child's pid
+        // (setpgid(0, 0) in the child), so no unrelated group is targeted.
+        unsafe {
+            libc::kill(-(self.child.id() as libc::pid_t), signal);
+        }
+    }
+
+    /// The exit status if the child has exited (reaping it).
+    pub fn try_wait(&mut self) -> Option<ExitStatus> {
+        if self.status.is_none() {
+            self.status = self.child.try_wait().ok().flatten();
+        }
+        self.status
+    }
+
+    /// Waits up to `timeout` for the child to exit.
+    pub fn wait_timeout(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Asks the group to stop with `signal`, waits up to `grace`, then kills it.
+    /// Returns the exit status and whether it had to be killed.
+    pub fn stop(&mut self, signal: i32, grace: Duration) -> (Option<ExitStatus>, bool) {
+        if let Some(status) = self.try_wait() {
+            self.signal_group(libc::SIGKILL);
+            return (Some(status), false);
+        }
+        self.signal_group(signal);
+        let status = self.wait_timeout(grace);
+        // Forked copies (--processes) may linger after their parent: kill the whole group.
+        self.signal_group(libc::SIGKILL);
+        match status {
+            Some(status) => (Some(status), false),
+            None => (self.wait_timeout(Duration::from_secs(5)), true),
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.signal_group(libc::SIGKILL);
+        if self.status.is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alive(pid: u32) -> bool {
+        // A zombie has exited; only its parent has not collected it yet.
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
+            .unwrap_or(false)
+    }
+
+    #[test]
+    fn guard_kills_the_whole_group_and_pins() {
+        let set = cpu_set(&[0]);
+        assert!(set.is_some());
+        assert!(cpu_set(&[100_000]).is_none());
+        let guard = spawn(
+            Path::new("sh"),
+            &["-c".into(), "sleep 30 & sleep 30 & wait".into()],
+            set,
+            Stdio::null(),
+            Stdio::null(),
+        )
+        .unwrap();
+        let pid = guard.pid();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut tree = super::super::probe::process_tree(pid);
+        while tree.len() < 3 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+            tree = super::super::probe::process_tree(pid);
+        }
+        assert_eq!(tree.len(), 3);
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let allowed = status
+            .lines()
+            .find(|l| l.starts_with("Cpus_allowed_list:"))
+            .unwrap();
+        assert_eq!(allowed.split_whitespace().nth(1), Some("0"));
+        drop(guard);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while tree.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let survivors: Vec<u32> = tree.iter().copied().filter(|p| alive(*p)).collect();
+        assert_eq!(survivors, Vec::<u32>::new());
+    }
+
+    #[test]
+    fn stop_reports_a_clean_exit_or_a_kill() {
+        let mut guard = spawn(
+            Path::new("sh"),
+            &["-c".into(), "trap 'exit 0' TERM; while :; do sleep 0.05; done".into()],
+            None,
+            Stdio::null(),
+            Stdio::null(),
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let (status, killed) = guard.stop(libc::SIGTERM, Duration::from_secs(5));
+        assert!(!killed);
+        assert_eq!(status.and_then(|s| s.code()), Some(0));
+        // A child that ignores SIGTERM is killed after the grace period.
+        let mut stubborn = spawn(
+            Path::new("sh"),
+            &["-c".into(), "trap '' TERM; while :; do sleep 0.05; done".into()],
+            None,
+            Stdio::null(),
+            Stdio::null(),
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let (_, killed) = stubborn.stop(libc::SIGTERM, Duration::from_millis(300));
+        assert!(killed);
+        assert!(stubborn.try_wait().is_some());
+    }
+}

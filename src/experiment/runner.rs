@@ -1,0 +1,912 @@
+//! The runner: for each model, each step and each repetition, a fresh server and
+//! one load-generator run, measured, judged and written to results.csv.
+//!
+//! A fresh server per step and repetition keeps each step's server counters
+//! (bytes, connections, CPU, memory) exact and joinable with the client's, and
+//! keeps a step that broke a server from spoiling the next one.
+
+use std::fs::{self, File};
+use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::probe::{self, Probe, Sample};
+use super::process::{self, Guard};
+use super::scenario::{trim_float, FailureRule, LoadOptions, ModelEntry, Scenario, Step};
+
+/// How long a server may take to print its `listening on` line.
+const START_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a server may take to close its connections and write its summary.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+/// How long the load generator may take to flush after SIGINT.
+const LOAD_GRACE: Duration = Duration::from_secs(10);
+const PROBE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The header of results.csv, in order (the report reads it).
+pub const RESULTS_HEADER: [&str; 36] = [
+    "model",
+    "step",
+    "repetition",
+    "connections",
+    "size",
+    "delay_ms",
+    "rate",
+    "workers",
+    "status",
+    "failure_reason",
+    "duration_s",
+    "connections_established",
+    "max_concurrent_server",
+    "requests",
+    "throughput_rps",
+    "throughput_mib_s",
+    "p50_us",
+    "p90_us",
+    "p99_us",
+    "p999_us",
+    "max_us",
+    "errors",
+    "error_rate",
+    "mismatches",
+    "server_cpu_pct",
+    "server_cpu_user_s",
+    "server_cpu_sys_s",
+    "server_rss_max_bytes",
+    "server_rss_per_conn_bytes",
+    "server_threads_max",
+    "server_fds_max",
+    "client_bytes_sent",
+    "client_bytes_received",
+    "server_bytes_in",
+    "server_bytes_out",
+    "bytes_match",
+];
+
+/// One row of results.csv (fields in header order; None is an empty cell).
+#[derive(Serialize, Debug, Clone, Default, PartialEq)]
+pub struct Row {
+    pub model: String,
+    pub step: String,
+    pub repetition: u32,
+    pub connections: u64,
+    pub size: u64,
+    pub delay_ms: f64,
+    pub rate: Option<f64>,
+    pub workers: Option<u64>,
+    pub status: String,
+    pub failure_reason: String,
+    pub duration_s: Option<f64>,
+    pub connections_established: Option<u64>,
+    pub max_concurrent_server: Option<u64>,
+    pub requests: Option<u64>,
+    pub throughput_rps: Option<f64>,
+    pub throughput_mib_s: Option<f64>,
+    pub p50_us: Option<f64>,
+    pub p90_us: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub p999_us: Option<f64>,
+    pub max_us: Option<f64>,
+    pub errors: Option<u64>,
+    pub error_rate: Option<f64>,
+    pub mismatches: Option<u64>,
+    pub server_cpu_pct: Option<f64>,
+    pub server_cpu_user_s: Option<f64>,
+    pub server_cpu_sys_s: Option<f64>,
+    pub server_rss_max_bytes: Option<u64>,
+    pub server_rss_per_conn_bytes: Option<u64>,
+    pub server_threads_max: Option<u64>,
+    pub server_fds_max: Option<u64>,
+    pub client_bytes_sent: Option<u64>,
+    pub client_bytes_received: Option<u64>,
+    pub server_bytes_in: Option<u64>,
+    pub server_bytes_out: Option<u64>,
+    pub bytes_match: Option<bool>,
+}
+
+/// results.csv, flushed after every row so an interrupted run keeps what it finished.
+pub struct ResultsCsv {
+    writer: csv::Writer<File>,
+}
+
+impl ResultsCsv {
+    pub fn create(path: &Path) -> anyhow::Result<ResultsCsv> {
+        let mut writer = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_path(path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        writer.write_record(RESULTS_HEADER)?;
+        writer.flush()?;
+        Ok(ResultsCsv { writer })
+    }
+
+    pub fn append(&mut self, row: &Row) -> anyhow::Result<()> {
+        self.writer.serialize(row)?;
+        self.writer.flush()?;
+        Ok(())
+    }
+}
+
+/// Where and how to run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// The echolab binary the servers and load generators are started from.
+    pub exe: PathBuf,
+    pub out: PathBuf,
+    /// Show an indicatif bar (a terminal) or print plain lines.
+    pub progress_bar: bool,
+    /// Print progress at all.
+    pub quiet: bool,
+}
+
+/// What a run produced.
+pub struct RunOutcome {
+    pub rows: Vec<Row>,
+    pub interrupted: bool,
+}
+
+/// What the server side of a step left behind.
+#[derive(Debug, Default)]
+struct ServerSide {
+    summary: Option<Value>,
+    died: Option<String>,
+    start_error: Option<String>,
+    stop_problem: Option<String>,
+    samples: Vec<Sample>,
+    at_load_start: Option<Sample>,
+    at_load_end: Option<Sample>,
+    load_wall_s: f64,
+}
+
+/// What the client side of a step left behind.
+#[derive(Debug, Default)]
+struct LoadSide {
+    summary: Option<Value>,
+    exit: Option<String>,
+    timed_out: bool,
+}
+
+fn get_u64(v: &Value, path: &[&str]) -> Option<u64> {
+    let mut cur = v;
+    for key in path {
+        cur = cur.get(key)?;
+    }
+    cur.as_u64().or_else(|| cur.as_f64().map(|f| f as u64))
+}
+
+fn get_f64(v: &Value, path: &[&str]) -> Option<f64> {
+    let mut cur = v;
+    for key in path {
+        cur = cur.get(key)?;
+    }
+    cur.as_f64()
+}
+
+fn read_json(path: &Path) -> Option<Value> {
+    serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+}
+
+/// The last line of a file (a child's stderr), for failure reasons.
+fn tail(path: &Path) -> String {
+    fs::read_to_string(path)
+        .ok()
+        .and_then(|t| t.lines().rev().find(|l| !l.trim().is_empty()).map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn ms(d: Duration) -> String {
+    format!("{}ms", trim_float(d.as_secs_f64() * 1e3))
+}
+
+/// Processes needed so no process holds more than `per` connections.
+fn processes_for(connections: u64, per: Option<u64>) -> Option<u64> {
+    per.filter(|per| connections > *per)
+        .map(|per| connections.div_ceil(per))
+}
+
+/// `echolab serve` arguments for one step.
+pub fn server_args(entry: &ModelEntry, step: &Step, dir: &Path) -> Vec<String> {
+    let o = &entry.options;
+    let mut a: Vec<String> = vec![
+        "serve".into(),
+        "--model".into(),
+        entry.model.name().into(),
+        "--addr".into(),
+        "127.0.0.1:0".into(),
+        "--log".into(),
+        dir.join("server-log.csv").display().to_string(),
+        "--summary-json".into(),
+        dir.join("server-summary.json").display().to_string(),
+    ];
+    let mut push = |flag: &str, value: String| {
+        a.push(flag.into());
+        a.push(value);
+    };
+    if let Some(w) = step.workers.or(o.workers.map(|w| w.0)) {
+        push("--workers", w.to_string());
+    }
+    if let Some(t) = o.trigger {
+        push("--trigger", format!("{t:?}").to_lowercase());
+    }
+    if let Some(m) = o.accept {
+        push("--accept", format!("{m:?}").to_lowercase());
+    }
+    let processes = o.processes.map(|p| p.0).or_else(|| {
+        entry
+            .model
+            .supports_processes()
+            .then(|| processes_for(step.connections, o.conns_per_process.map(|c| c.0)))
+            .flatten()
+    });
+    if let Some(p) = processes {
+        push("--processes", p.to_string());
+    }
+    if let Some(m) = o.max_conns {
+        push("--max-conns", m.0.to_string());
+    }
+    if let Some(d) = o.idle_timeout {
+        push("--idle-timeout", ms(d.0));
+    }
+    if let Some(b) = o.max_pending {
+        push("--max-pending", b.0.to_string());
+    }
+    if let Some(b) = o.thread_stack {
+        push("--thread-stack", b.0.to_string());
+    }
+    if let Some(b) = o.backlog {
+        push("--backlog", b.0.to_string());
+    }
+    if o.sqpoll == Some(true) {
+        a.push("--sqpoll".into());
+    }
+    a.extend(o.args.iter().flatten().cloned());
+    a
+}
+
+/// `echolab load` arguments for one step.
+pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, dir: &Path) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        "load".into(),
+        "--target".into(),
+        target.to_string(),
+        "--connections".into(),
+        step.connections.to_string(),
+    ];
+    let mut push = |flag: &str, value: String| {
+        a.push(flag.into());
+        a.push(value);
+    };
+    if let Some(m) = &load.message {
+        push("--message", m.clone());
+    } else if let Some(p) = &load.payload_file {
+        push("--payload-file", p.clone());
+    } else {
+        push("--size", step.size.to_string());
+    }
+    if let Some(r) = load.requests {
+        push("--requests", r.0.to_string());
+    }
+    if let Some(d) = load.duration {
+        push("--duration", ms(d.0));
+    }
+    if let Some(d) = step.delay {
+        push("--delay", ms(d));
+    }
+    if let Some(r) = step.rate {
+        push("--rate", trim_float(r));
+    }
+    if let Some(r) = load.connect_rate {
+        push("--connect-rate", trim_float(r.0));
+    }
+    if let Some(d) = load.connect_timeout {
+        push("--connect-timeout", ms(d.0));
+    }
+    if let Some(d) = load.hold {
+        push("--hold", ms(d.0));
+    }
+    if let Some(t) = load.threads {
+        push("--threads", t.0.to_string());
+    }
+    let processes = load
+        .processes
+        .map(|p| p.0)
+        .or_else(|| processes_for(step.connections, load.conns_per_process.map(|c| c.0)));
+    if let Some(p) = processes {
+        push("--processes", p.to_string());
+    }
+    if let Some(s) = &load.source_addrs {
+        push("--source-addrs", s.clone());
+    }
+    if let Some(s) = load.seed {
+        push("--seed", s.to_string());
+    }
+    if load.reconnect == Some(true) {
+        a.push("--reconnect".into());
+    }
+    a.extend(load.args.iter().flatten().cloned());
+    a.push("--out".into());
+    a.push(dir.join("load").display().to_string());
+    a.push("--quiet".into());
+    a
+}
+
+/// The wall-clock bound of one load run: the scenario's, or one derived from the load shape.
+fn step_timeout(scenario: &Scenario, step: &Step) -> Duration {
+    if let Some(t) = scenario.step_timeout {
+        return t;
+    }
+    let load = &scenario.load;
+    let mut t = Duration::from_secs(60);
+    match load.duration {
+        Some(d) => t += d.0,
+        None => t += Duration::from_secs(240),
+    }
+    if let Some(h) = load.hold {
+        t += h.0;
+    }
+    if let Some(r) = load.connect_rate {
+        t += Duration::from_secs_f64(step.connections as f64 / r.0);
+    }
+    t
+}
+
+/// Applies the failure rule; None when the step passed.
+fn judge(rule: &FailureRule, step: &Step, server: &ServerSide, load: &LoadSide) -> Option<String> {
+    if let Some(e) = &server.start_error {
+        return Some(e.clone());
+    }
+    if let Some(d) = &server.died {
+        return Some(d.clone());
+    }
+    if load.timed_out {
+        return Some("load generator did not finish within the step timeout".into());
+    }
+    let Some(summary) = &load.summary else {
+        return Some(format!(
+            "load generator left no summary ({})",
+            load.exit.as_deref().unwrap_or("no exit status")
+        ));
+    };
+    let established = get_u64(summary, &["connections_established"]).unwrap_or(0);
+    let needed = (rule.min_established.0 * step.connections as f64).ceil() as u64;
+    if established < needed {
+        return Some(format!(
+            "{established} of {} connections established (needed {needed})",
+            step.connections
+        ));
+    }
+    if let Some(refused) = server
+        .summary
+        .as_ref()
+        .and_then(|s| s.get("refused"))
+        .and_then(|r| r.as_object())
+    {
+        let total: u64 = refused.values().filter_map(|v| v.as_u64()).sum();
+        if total > rule.max_refused {
+            let why: Vec<String> = refused
+                .iter()
+                .filter(|(_, v)| v.as_u64().unwrap_or(0) > 0)
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect();
+            return Some(format!("server refused {total} connections ({})", why.join(", ")));
+        }
+    }
+    let error_rate = get_f64(summary, &["error_rate"]).unwrap_or(0.0);
+    if error_rate > rule.max_error_rate.0 {
+        return Some(format!(
+            "error rate {:.4} above {} ({} errors)",
+            error_rate,
+            rule.max_error_rate.0,
+            get_u64(summary, &["errors_total"]).unwrap_or(0)
+        ));
+    }
+    let mismatches = get_u64(summary, &["mismatches"]).unwrap_or(0);
+    if mismatches > 0 {
+        return Some(format!("{mismatches} echoed bytes did not match what was sent"));
+    }
+    if let (Some(bound), Some(p99)) = (rule.max_p99, get_f64(summary, &["latency_us", "p99"])) {
+        if p99 > bound.0.as_secs_f64() * 1e6 {
+            return Some(format!("p99 {} us above {}", trim_float(p99.round()), ms(bound.0)));
+        }
+    }
+    if rule.bytes_match {
+        if let Some(s) = &server.summary {
+            let pairs = [
+                ("sent", "bytes_sent", "received", "bytes_in"),
+                ("received", "bytes_received", "sent", "bytes_out"),
+            ];
+            for (client_verb, client_key, server_verb, server_key) in pairs {
+                let c = get_u64(summary, &[client_key]);
+                let sv = get_u64(s, &[server_key]);
+                if c != sv {
+                    return Some(format!(
+                        "bytes differ: client {client_verb} {}, server {server_verb} {}",
+                        c.map_or("?".into(), |v| v.to_string()),
+                        sv.map_or("?".into(), |v| v.to_string())
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(p) = &server.stop_problem {
+        return Some(p.clone());
+    }
+    None
+}
+
+/// Builds a row from a step's measurements.
+fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
+    if let Some(l) = &load.summary {
+        row.duration_s = get_f64(l, &["duration_s"]);
+        row.connections_established = get_u64(l, &["connections_established"]);
+        row.requests = get_u64(l, &["requests_completed"]);
+        row.throughput_rps = get_f64(l, &["throughput_rps"]);
+        row.throughput_mib_s =
+            get_f64(l, &["throughput_bytes_per_s"]).map(|b| b / (1u64 << 20) as f64);
+        row.p50_us = get_f64(l, &["latency_us", "p50"]);
+        row.p90_us = get_f64(l, &["latency_us", "p90"]);
+        row.p99_us = get_f64(l, &["latency_us", "p99"]);
+        row.p999_us = get_f64(l, &["latency_us", "p999"]);
+        row.max_us = get_f64(l, &["latency_us", "max"]);
+        row.errors = get_u64(l, &["errors_total"]);
+        row.error_rate = get_f64(l, &["error_rate"]);
+        row.mismatches = get_u64(l, &["mismatches"]);
+        row.client_bytes_sent = get_u64(l, &["bytes_sent"]);
+        row.client_bytes_received = get_u64(l, &["bytes_received"]);
+    }
+    if let Some(s) = &server.summary {
+        row.max_concurrent_server = get_u64(s, &["max_concurrent"]);
+        row.server_bytes_in = get_u64(s, &["bytes_in"]);
+        row.server_bytes_out = get_u64(s, &["bytes_out"]);
+        if row.workers.is_none() {
+            row.workers = get_u64(s, &["workers"]);
+        }
+    }
+    if let (Some(a), Some(b)) = (server.at_load_start, server.at_load_end) {
+        let user = b.cpu_user_s - a.cpu_user_s;
+        let sys = b.cpu_sys_s - a.cpu_sys_s;
+        row.server_cpu_user_s = Some(round(user, 3));
+        row.server_cpu_sys_s = Some(round(sys, 3));
+        if server.load_wall_s > 0.0 {
+            row.server_cpu_pct = Some(round((user + sys) / server.load_wall_s * 100.0, 1));
+        }
+    }
+    let window: Vec<&Sample> = server
+        .samples
+        .iter()
+        .chain(server.at_load_start.iter())
+        .chain(server.at_load_end.iter())
+        .collect();
+    if !window.is_empty() {
+        let rss_max = window.iter().map(|s| s.rss_bytes).max().unwrap_or(0);
+        row.server_rss_max_bytes = Some(rss_max);
+        row.server_threads_max = window.iter().map(|s| s.threads).max();
+        row.server_fds_max = window.iter().map(|s| s.fds).max();
+        // Memory a connection costs: growth over the idle server, per connection held.
+        let held = row
+            .max_concurrent_server
+            .filter(|c| *c > 0)
+            .or(row.connections_established.filter(|c| *c > 0));
+        if let (Some(idle), Some(held)) = (server.at_load_start, held) {
+            row.server_rss_per_conn_bytes = Some(rss_max.saturating_sub(idle.rss_bytes) / held);
+        }
+    }
+    if let (Some(cs), Some(cr), Some(si), Some(so)) = (
+        row.client_bytes_sent,
+        row.client_bytes_received,
+        row.server_bytes_in,
+        row.server_bytes_out,
+    ) {
+        row.bytes_match = Some(cs == si && cr == so);
+    }
+}
+
+fn round(v: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (v * f).round() / f
+}
+
+/// Starts the server and waits for its `listening on ADDR` line.
+fn start_server(
+    config: &RunConfig,
+    entry: &ModelEntry,
+    step: &Step,
+    dir: &Path,
+) -> Result<(Guard, SocketAddr, std::thread::JoinHandle<()>), String> {
+    let args = server_args(entry, step, dir);
+    fs::write(dir.join("server-command.txt"), args.join(" ") + "\n").ok();
+    let stderr = File::create(dir.join("server-stderr.txt")).map_err(|e| e.to_string())?;
+    let cpus = entry.options.cpus.as_deref().and_then(process::cpu_set);
+    let mut guard = process::spawn(&config.exe, &args, cpus, Stdio::piped(), stderr.into())
+        .map_err(|e| format!("cannot start server: {e}"))?;
+    let stdout = guard.child.stdout.take().expect("stdout is piped");
+    let mut copy = File::create(dir.join("server-stdout.txt")).map_err(|e| e.to_string())?;
+    let (tx, rx) = mpsc::channel();
+    // Copies the server's stdout to its file for the whole run, handing over the address line.
+    let reader = std::thread::spawn(move || {
+        let mut sent = false;
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            let _ = writeln!(copy, "{line}");
+            if !sent && line.starts_with("listening on ") {
+                let _ = tx.send(line.split_whitespace().nth(2).map(str::to_string));
+                sent = true;
+            }
+        }
+    });
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(Some(addr)) => {
+                return addr
+                    .parse()
+                    .map(|a| (guard, a, reader))
+                    .map_err(|_| format!("server printed an unreadable address '{addr}'"));
+            }
+            Ok(None) => return Err("server printed no address on its listening line".into()),
+            Err(mpsc::RecvTimeoutError::Disconnected) | Err(mpsc::RecvTimeoutError::Timeout)
+                if guard.try_wait().is_some() =>
+            {
+                let status = guard.try_wait().expect("checked");
+                return Err(format!(
+                    "server exited before listening ({status}): {}",
+                    tail(&dir.join("server-stderr.txt"))
+                ));
+            }
+            Err(_) if process::stop_requested() => return Err("interrupted".into()),
+            Err(_) if Instant::now() >= deadline => {
+                return Err(format!(
+                    "server did not print `listening on` within {} s",
+                    START_TIMEOUT.as_secs()
+                ))
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+/// Runs one repetition of one step for one model.
+fn run_step(
+    config: &RunConfig,
+    scenario: &Scenario,
+    entry: &ModelEntry,
+    step: &Step,
+    dir: &Path,
+) -> (ServerSide, LoadSide, bool) {
+    let mut server_side = ServerSide::default();
+    let mut load_side = LoadSide::default();
+    if let Err(e) = fs::create_dir_all(dir) {
+        server_side.start_error = Some(format!("cannot create {}: {e}", dir.display()));
+        return (server_side, load_side, false);
+    }
+    let (mut server, addr, reader) = match start_server(config, entry, step, dir) {
+        Ok(started) => started,
+        Err(e) if e == "interrupted" => return (server_side, load_side, true),
+        Err(e) => {
+            server_side.start_error = Some(e);
+            return (server_side, load_side, false);
+        }
+    };
+    let pid = server.pid();
+    let probe = Probe::start(pid, PROBE_INTERVAL, &dir.join("probe.csv")).ok();
+    let now = |p: &Option<Probe>| p.as_ref().map_or(0.0, |p| p.elapsed());
+    server_side.at_load_start = probe::sample(pid, now(&probe));
+
+    let args = load_args(&scenario.load, step, addr, dir);
+    fs::write(dir.join("load-command.txt"), args.join(" ") + "\n").ok();
+    let files = (
+        File::create(dir.join("load-stdout.txt")),
+        File::create(dir.join("load-stderr.txt")),
+    );
+    let cpus = scenario.load.cpus.as_deref().and_then(process::cpu_set);
+    let load_start = Instant::now();
+    let mut interrupted = false;
+    let load = match files {
+        (Ok(out), Ok(err)) => process::spawn(&config.exe, &args, cpus, out.into(), err.into())
+            .map_err(|e| e.to_string()),
+        (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+    };
+    match load {
+        Err(e) => load_side.exit = Some(format!("cannot start load generator: {e}")),
+        Ok(mut load) => {
+            let deadline = load_start + step_timeout(scenario, step);
+            let mut server_died_at: Option<Instant> = None;
+            let status = loop {
+                if let Some(status) = load.try_wait() {
+                    break Some(status);
+                }
+                if server_died_at.is_none() {
+                    if let Some(status) = server.try_wait() {
+                        server_side.died = Some(format!(
+                            "server died during the step ({status}): {}",
+                            tail(&dir.join("server-stderr.txt"))
+                        ));
+                        server_died_at = Some(Instant::now());
+                    }
+                }
+                // With its server gone the load may wait on timeouts; let it finish briefly.
+                let dead_too_long =
+                    server_died_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10));
+                if process::stop_requested() || Instant::now() >= deadline || dead_too_long {
+                    interrupted = process::stop_requested();
+                    load_side.timed_out = !interrupted && !dead_too_long;
+                    // SIGINT: the load generator flushes a valid partial result.
+                    break load.stop(libc::SIGINT, LOAD_GRACE).0;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            // Forked load processes (--processes) go with their leader.
+            load.signal_group(libc::SIGKILL);
+            load_side.exit = Some(match status {
+                Some(s) => s.to_string(),
+                None => "killed".into(),
+            });
+        }
+    }
+    server_side.load_wall_s = load_start.elapsed().as_secs_f64();
+    server_side.at_load_end = probe::sample(pid, now(&probe));
+    load_side.summary = read_json(&dir.join("load").join("summary.json"));
+
+    let (status, killed) = server.stop(libc::SIGTERM, STOP_GRACE);
+    if let Some(probe) = probe {
+        server_side.samples = probe.finish();
+    }
+    let _ = reader.join();
+    if server_side.died.is_none() {
+        if killed {
+            server_side.stop_problem = Some(format!(
+                "server did not exit within {} s of SIGTERM",
+                STOP_GRACE.as_secs()
+            ));
+        } else if let Some(s) = status.filter(|s| !s.success()) {
+            server_side.stop_problem = Some(format!(
+                "server exited with {s} on SIGTERM: {}",
+                tail(&dir.join("server-stderr.txt"))
+            ));
+        }
+    }
+    server_side.summary = read_json(&dir.join("server-summary.json"));
+    (server_side, load_side, interrupted)
+}
+
+/// Progress over the whole experiment: an indicatif bar on a terminal, plain lines otherwise.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    total: u64,
+    done: u64,
+    started: Instant,
+    quiet: bool,
+}
+
+impl Progress {
+    fn new(total: u64, bar: bool, quiet: bool) -> Progress {
+        let bar = (bar && !quiet).then(|| {
+            let bar = indicatif::ProgressBar::new(total);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{bar:30}] {pos}/{len} {msg} (ETA {eta})",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
+            );
+            bar
+        });
+        Progress {
+            bar,
+            total,
+            done: 0,
+            started: Instant::now(),
+            quiet,
+        }
+    }
+
+    fn eta(&self) -> String {
+        if self.done == 0 {
+            return "?".into();
+        }
+        let per = self.started.elapsed().as_secs_f64() / self.done as f64;
+        let left = (per * (self.total - self.done) as f64) as u64;
+        format!("{}:{:02}", left / 60, left % 60)
+    }
+
+    fn starting(&self, what: &str) {
+        match &self.bar {
+            Some(bar) => bar.set_message(what.to_string()),
+            None if !self.quiet => {
+                eprintln!("[{}/{}] {what} ...", self.done + 1, self.total)
+            }
+            None => {}
+        }
+    }
+
+    fn finished(&mut self, what: &str, row: &Row) {
+        self.done += 1;
+        let verdict = match row.status.as_str() {
+            "ok" => format!(
+                "ok, {} req/s, p99 {} us",
+                row.throughput_rps.map_or("?".into(), |t| trim_float(t.round())),
+                row.p99_us.map_or("?".into(), |t| trim_float(t.round()))
+            ),
+            other => format!("{other}: {}", row.failure_reason),
+        };
+        match &self.bar {
+            Some(bar) => {
+                bar.println(format!("{what}: {verdict}"));
+                bar.inc(1);
+            }
+            None if !self.quiet => eprintln!(
+                "[{}/{}] {what}: {verdict} (elapsed {}s, ETA {})",
+                self.done,
+                self.total,
+                self.started.elapsed().as_secs(),
+                self.eta()
+            ),
+            None => {}
+        }
+    }
+
+    fn close(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// Runs every model over every step and repetition, writing into `config.out`.
+pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome> {
+    let mut csv = ResultsCsv::create(&config.out.join("results.csv"))?;
+    let reps = scenario.repetitions;
+    let total = (scenario.models.len() * scenario.steps.len()) as u64 * reps as u64;
+    let mut progress = Progress::new(total, config.progress_bar, config.quiet);
+    let mut rows = Vec::new();
+    let mut interrupted = false;
+    'models: for entry in &scenario.models {
+        let mut failed: Option<&Step> = None;
+        for step in &scenario.steps {
+            for rep in 1..=reps {
+                let mut row = Row {
+                    model: entry.label.clone(),
+                    step: step.name.clone(),
+                    repetition: rep,
+                    connections: step.connections,
+                    size: step.size,
+                    delay_ms: step.delay.map_or(0.0, |d| d.as_secs_f64() * 1e3),
+                    rate: step.rate,
+                    workers: step.workers.or(entry.options.workers.map(|w| w.0)),
+                    ..Row::default()
+                };
+                let what = format!("{} {} rep {rep}/{reps}", entry.label, step.name);
+                if let Some(f) = failed.filter(|f| step.at_least_as_heavy_as(f)) {
+                    row.status = "skipped".into();
+                    row.failure_reason = if f.name == step.name {
+                        format!("step failed in an earlier repetition")
+                    } else {
+                        format!("at least as heavy as failed step {}", f.name)
+                    };
+                } else {
+                    if process::stop_requested() {
+                        interrupted = true;
+                        break 'models;
+                    }
+                    progress.starting(&what);
+                    let dir = config
+                        .out
+                        .join(&entry.label)
+                        .join(&step.name)
+                        .join(format!("rep-{rep}"));
+                    let (server, load, stopped) = run_step(config, scenario, entry, step, &dir);
+                    measure(&mut row, &server, &load);
+                    if stopped || process::stop_requested() {
+                        row.status = "interrupted".into();
+                        row.failure_reason = format!(
+                            "run interrupted by signal {}",
+                            process::stop_signal().unwrap_or(0)
+                        );
+                        interrupted = true;
+                    } else if let Some(reason) = judge(&scenario.failure, step, &server, &load) {
+                        row.status = "failed".into();
+                        row.failure_reason = reason;
+                        failed = Some(step);
+                    } else {
+                        row.status = "ok".into();
+                    }
+                    if !scenario.pause.is_zero() && !interrupted {
+                        std::thread::sleep(scenario.pause);
+                    }
+                }
+                csv.append(&row)?;
+                progress.finished(&what, &row);
+                rows.push(row);
+                if interrupted {
+                    break 'models;
+                }
+            }
+        }
+    }
+    progress.close();
+    Ok(RunOutcome { rows, interrupted })
+}
+
+/// The per-model comparison printed at the end of a run.
+pub fn comparison_table(rows: &[Row], models: &[String]) -> String {
+    let mut out = String::new();
+    let header = [
+        "model",
+        "best req/s",
+        "p99 (heaviest ok)",
+        "max conns",
+        "CPU %",
+        "RSS/conn",
+        "status",
+    ];
+    let mut table: Vec<[String; 7]> = vec![header.map(str::to_string)];
+    for model in models {
+        let mine: Vec<&Row> = rows.iter().filter(|r| &r.model == model).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let ok: Vec<&&Row> = mine.iter().filter(|r| r.status == "ok").collect();
+        let best = ok
+            .iter()
+            .filter_map(|r| r.throughput_rps)
+            .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))));
+        let heaviest = ok.last();
+        let max_conns = ok.iter().filter_map(|r| r.connections_established).max();
+        let status = match mine.iter().find(|r| r.status != "ok" && r.status != "skipped") {
+            None => "ok".to_string(),
+            Some(r) => format!("{} at {}: {}", r.status, r.step, r.failure_reason),
+        };
+        let dash = || "-".to_string();
+        table.push([
+            model.clone(),
+            best.map_or_else(dash, |t| trim_float(t.round())),
+            heaviest
+                .and_then(|r| r.p99_us)
+                .map_or_else(dash, |p| format!("{} us", trim_float(p.round()))),
+            max_conns.map_or_else(dash, |c| c.to_string()),
+            heaviest
+                .and_then(|r| r.server_cpu_pct)
+                .map_or_else(dash, |c| format!("{c:.0}")),
+            heaviest
+                .and_then(|r| r.server_rss_per_conn_bytes)
+                .map_or_else(dash, human_bytes),
+            status,
+        ]);
+    }
+    let widths: Vec<usize> = (0..6)
+        .map(|i| table.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    for r in &table {
+        for (i, w) in widths.iter().enumerate() {
+            if i == 0 {
+                out += &format!("{:<w$}  ", r[i]);
+            } else {
+                out += &format!("{:>w$}  ", r[i]);
+            }
+        }
+        out += &r[6];
+        out += "\n";
+    }
+    out
+}
+
+fn human_bytes(b: u64) -> String {
+    if b >= 1 << 20 {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    } else if b >= 1 << 10 {
+        format!("{:.1} KiB", b as f64 / 1024.0)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// Whether progress should be a bar (stderr is a terminal).
+pub fn stderr_is_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}
