@@ -7,7 +7,7 @@ use std::io;
 macro_rules! syscall {
     ($fn: ident ( $($arg: expr),* $(,)* ) ) => {{
         // SAFETY: the caller passes arguments that are valid for this libc call.
-        #[allow(unused_unsafe)]
+        #[allow(unused_unsafe, clippy::macro_metavars_in_unsafe)]
         let res = unsafe { libc::$fn($($arg, )*) };
         if res == -1 {
             Err(std::io::Error::last_os_error())
