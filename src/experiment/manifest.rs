@@ -149,7 +149,12 @@ impl Manifest {
         self.ended_unix = Some(now);
         self.duration_s = Some(now - self.started_unix);
         self.interrupted = interrupted;
-        self.status = if interrupted { "interrupted" } else { "complete" }.into();
+        self.status = if interrupted {
+            "interrupted"
+        } else {
+            "complete"
+        }
+        .into();
     }
 
     /// Writes manifest.json atomically (temp file, then rename), so it is never half-written.
@@ -177,7 +182,9 @@ mod tests {
         assert!(m.kernel.starts_with("Linux "));
         assert!(m.cores >= 1 && m.memory_bytes > 0);
         assert_eq!(
-            m.sysctls.get("net.ipv4.ip_local_port_range").map(|v| v.split(' ').count()),
+            m.sysctls
+                .get("net.ipv4.ip_local_port_range")
+                .map(|v| v.split(' ').count()),
             Some(2)
         );
         assert!(m.interrupted && m.ended_unix.is_none());
@@ -190,9 +197,23 @@ mod tests {
         let v: serde_json::Value =
             serde_json::from_str(&fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
         for key in [
-            "scenario_name", "scenario_toml", "sweep_axes", "models", "echolab_version",
-            "git_revision", "kernel", "cpu_model", "cores", "memory_bytes", "fd_limit_soft",
-            "fd_limit_hard", "sysctls", "command", "started_unix", "ended_unix", "interrupted",
+            "scenario_name",
+            "scenario_toml",
+            "sweep_axes",
+            "models",
+            "echolab_version",
+            "git_revision",
+            "kernel",
+            "cpu_model",
+            "cores",
+            "memory_bytes",
+            "fd_limit_soft",
+            "fd_limit_hard",
+            "sysctls",
+            "command",
+            "started_unix",
+            "ended_unix",
+            "interrupted",
             "duration_s",
         ] {
             assert!(v.get(key).is_some(), "manifest lacks {key}");

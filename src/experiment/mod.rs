@@ -123,7 +123,10 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if !args.models.is_empty() {
         for m in &args.models {
             if !scenario.models.iter().any(|e| &e.label == m) {
-                anyhow::bail!("--models: '{m}' is not a model of scenario '{}'", scenario.name);
+                anyhow::bail!(
+                    "--models: '{m}' is not a model of scenario '{}'",
+                    scenario.name
+                );
             }
         }
         scenario.models.retain(|e| args.models.contains(&e.label));
@@ -133,7 +136,10 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         scenario.repetitions = r;
     }
 
-    let out = args.out.clone().unwrap_or_else(|| default_out(&scenario.name));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&scenario.name));
     std::fs::create_dir_all(&out)
         .with_context(|| format!("cannot create results directory {}", out.display()))?;
     let exe = std::env::current_exe().context("cannot find the echolab binary to start servers")?;
@@ -184,7 +190,10 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     print!("{}", runner::comparison_table(&outcome.rows, &labels));
     println!("results: {}", out.display());
     if outcome.interrupted {
-        eprintln!("interrupted: the finished steps are kept in {}", out.display());
+        eprintln!(
+            "interrupted: the finished steps are kept in {}",
+            out.display()
+        );
         return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::SUCCESS)

@@ -59,7 +59,12 @@ fn stat_fields(pid: u32) -> Option<Vec<u64>> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after = &text[text.rfind(')')? + 2..];
     // Field 3 (state) is a letter; keep positions by mapping it to 0.
-    Some(after.split_whitespace().map(|f| f.parse().unwrap_or(0)).collect())
+    Some(
+        after
+            .split_whitespace()
+            .map(|f| f.parse().unwrap_or(0))
+            .collect(),
+    )
 }
 
 /// The pids of a process's live children (all threads' children).
@@ -68,7 +73,10 @@ fn children(pid: u32) -> Vec<u32> {
     if let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) {
         for task in tasks.flatten() {
             if let Ok(text) = fs::read_to_string(task.path().join("children")) {
-                kids.extend(text.split_whitespace().filter_map(|p| p.parse::<u32>().ok()));
+                kids.extend(
+                    text.split_whitespace()
+                        .filter_map(|p| p.parse::<u32>().ok()),
+                );
             }
         }
     }
@@ -208,7 +216,11 @@ mod tests {
         assert_eq!(process_tree(pid).len(), 3);
         assert_eq!(s.threads, 3);
         assert!(s.rss_bytes > 0);
-        assert!(s.fds >= 3, "each process has at least stdin/out/err: {}", s.fds);
+        assert!(
+            s.fds >= 3,
+            "each process has at least stdin/out/err: {}",
+            s.fds
+        );
         child.kill().unwrap();
         child.wait().unwrap();
         assert_eq!(sample(pid, 0.0), None);
@@ -221,7 +233,10 @@ mod tests {
         let csv = dir.join("probe.csv");
         // Busy for ~0.3 s of CPU, then exit.
         let mut child = Command::new("sh")
-            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 0.3"])
+            .args([
+                "-c",
+                "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; sleep 0.3",
+            ])
             .spawn()
             .unwrap();
         let probe = Probe::start(child.id(), Duration::from_millis(100), &csv).unwrap();

@@ -92,7 +92,14 @@ pub fn spawn(
     // prepared before the fork; it allocates nothing.
     unsafe {
         command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) == -1 {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) == -1
+            {
                 return Err(io::Error::last_os_error());
             }
             // The runner may have died before prctl took effect: then nothing would kill us.
@@ -238,7 +245,10 @@ mod tests {
     fn stop_reports_a_clean_exit_or_a_kill() {
         let mut guard = spawn(
             Path::new("sh"),
-            &["-c".into(), "trap 'exit 0' TERM; while :; do sleep 0.05; done".into()],
+            &[
+                "-c".into(),
+                "trap 'exit 0' TERM; while :; do sleep 0.05; done".into(),
+            ],
             None,
             Stdio::null(),
             Stdio::null(),
@@ -251,7 +261,10 @@ mod tests {
         // A child that ignores SIGTERM is killed after the grace period.
         let mut stubborn = spawn(
             Path::new("sh"),
-            &["-c".into(), "trap '' TERM; while :; do sleep 0.05; done".into()],
+            &[
+                "-c".into(),
+                "trap '' TERM; while :; do sleep 0.05; done".into(),
+            ],
             None,
             Stdio::null(),
             Stdio::null(),

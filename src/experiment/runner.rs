@@ -196,7 +196,12 @@ fn read_json(path: &Path) -> Option<Value> {
 fn tail(path: &Path) -> String {
     fs::read_to_string(path)
         .ok()
-        .and_then(|t| t.lines().rev().find(|l| !l.trim().is_empty()).map(str::to_string))
+        .and_then(|t| {
+            t.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(str::to_string)
+        })
         .unwrap_or_default()
 }
 
@@ -394,7 +399,10 @@ fn judge(rule: &FailureRule, step: &Step, server: &ServerSide, load: &LoadSide) 
                 .filter(|(_, v)| v.as_u64().unwrap_or(0) > 0)
                 .map(|(k, v)| format!("{k}: {v}"))
                 .collect();
-            return Some(format!("server refused {total} connections ({})", why.join(", ")));
+            return Some(format!(
+                "server refused {total} connections ({})",
+                why.join(", ")
+            ));
         }
     }
     let error_rate = get_f64(summary, &["error_rate"]).unwrap_or(0.0);
@@ -408,11 +416,17 @@ fn judge(rule: &FailureRule, step: &Step, server: &ServerSide, load: &LoadSide) 
     }
     let mismatches = get_u64(summary, &["mismatches"]).unwrap_or(0);
     if mismatches > 0 {
-        return Some(format!("{mismatches} echoed bytes did not match what was sent"));
+        return Some(format!(
+            "{mismatches} echoed bytes did not match what was sent"
+        ));
     }
     if let (Some(bound), Some(p99)) = (rule.max_p99, get_f64(summary, &["latency_us", "p99"])) {
         if p99 > bound.0.as_secs_f64() * 1e6 {
-            return Some(format!("p99 {} us above {}", trim_float(p99.round()), ms(bound.0)));
+            return Some(format!(
+                "p99 {} us above {}",
+                trim_float(p99.round()),
+                ms(bound.0)
+            ));
         }
     }
     if rule.bytes_match {
@@ -730,7 +744,8 @@ impl Progress {
         let verdict = match row.status.as_str() {
             "ok" => format!(
                 "ok, {} req/s, p99 {} us",
-                row.throughput_rps.map_or("?".into(), |t| trim_float(t.round())),
+                row.throughput_rps
+                    .map_or("?".into(), |t| trim_float(t.round())),
                 row.p99_us.map_or("?".into(), |t| trim_float(t.round()))
             ),
             other => format!("{other}: {}", row.failure_reason),
@@ -785,7 +800,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                 if let Some(f) = failed.filter(|f| step.at_least_as_heavy_as(f)) {
                     row.status = "skipped".into();
                     row.failure_reason = if f.name == step.name {
-                        format!("step failed in an earlier repetition")
+                        "step failed in an earlier repetition".to_string()
                     } else {
                         format!("at least as heavy as failed step {}", f.name)
                     };
@@ -858,7 +873,10 @@ pub fn comparison_table(rows: &[Row], models: &[String]) -> String {
             .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))));
         let heaviest = ok.last();
         let max_conns = ok.iter().filter_map(|r| r.connections_established).max();
-        let status = match mine.iter().find(|r| r.status != "ok" && r.status != "skipped") {
+        let status = match mine
+            .iter()
+            .find(|r| r.status != "ok" && r.status != "skipped")
+        {
             None => "ok".to_string(),
             Some(r) => format!("{} at {}: {}", r.status, r.step, r.failure_reason),
         };
@@ -880,7 +898,13 @@ pub fn comparison_table(rows: &[Row], models: &[String]) -> String {
         ]);
     }
     let widths: Vec<usize> = (0..6)
-        .map(|i| table.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .map(|i| {
+            table
+                .iter()
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for r in &table {
         for (i, w) in widths.iter().enumerate() {

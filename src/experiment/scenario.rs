@@ -19,12 +19,18 @@ use crate::server::{AcceptMode, Model, Trigger};
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
 pub const BUILTIN: [(&str, &str); 6] = [
     ("quick", include_str!("../../scenarios/quick.toml")),
-    ("max-clients", include_str!("../../scenarios/max-clients.toml")),
+    (
+        "max-clients",
+        include_str!("../../scenarios/max-clients.toml"),
+    ),
     (
         "request-frequency",
         include_str!("../../scenarios/request-frequency.toml"),
     ),
-    ("message-size", include_str!("../../scenarios/message-size.toml")),
+    (
+        "message-size",
+        include_str!("../../scenarios/message-size.toml"),
+    ),
     ("churn", include_str!("../../scenarios/churn.toml")),
     ("ramp", include_str!("../../scenarios/ramp.toml")),
 ];
@@ -112,7 +118,9 @@ impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let v = f64::deserialize(deserializer)?;
         if !(v.is_finite() && v > 0.0) {
-            return Err(de::Error::custom(format!("must be a positive rate, not {v}")));
+            return Err(de::Error::custom(format!(
+                "must be a positive rate, not {v}"
+            )));
         }
         Ok(Rate(v))
     }
@@ -382,7 +390,11 @@ fn located(origin: &str, source: &str, span: Option<Range<usize>>, message: &str
 /// Finds a scenario: a built-in name, or a path to a TOML file. Returns (origin, text).
 pub fn locate(arg: &str) -> anyhow::Result<(String, String, String)> {
     if let Some((name, text)) = BUILTIN.iter().find(|(name, _)| *name == arg) {
-        return Ok((format!("built-in scenario '{name}'"), name.to_string(), text.to_string()));
+        return Ok((
+            format!("built-in scenario '{name}'"),
+            name.to_string(),
+            text.to_string(),
+        ));
     }
     let path = std::path::Path::new(arg);
     if path.exists() || arg.ends_with(".toml") || arg.contains('/') {
@@ -404,8 +416,8 @@ pub fn locate(arg: &str) -> anyhow::Result<(String, String, String)> {
 /// Parses and validates a scenario. `origin` names the file in error messages,
 /// `default_name` is used when the file has no `name`.
 pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<Scenario> {
-    let file: ScenarioFile = toml::from_str(source)
-        .map_err(|e| located(origin, source, e.span(), e.message()))?;
+    let file: ScenarioFile =
+        toml::from_str(source).map_err(|e| located(origin, source, e.span(), e.message()))?;
     let err = |span: Option<Range<usize>>, message: String| located(origin, source, span, &message);
 
     // Models: plain model names, or variant labels defined by a [model.LABEL] table with `base`.
@@ -417,7 +429,10 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
             .collect(),
     };
     if listed.is_empty() {
-        return Err(err(None, "`models` is empty: name at least one model".into()));
+        return Err(err(
+            None,
+            "`models` is empty: name at least one model".into(),
+        ));
     }
     if let Some(base) = file.server.base {
         return Err(err(
@@ -462,7 +477,10 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
             if p.0 > 1 && !model.supports_processes() {
                 return Err(err(
                     own.map(|o| o.span()),
-                    format!("model '{label}' ({model}) cannot run with processes = {}", p.0),
+                    format!(
+                        "model '{label}' ({model}) cannot run with processes = {}",
+                        p.0
+                    ),
                 ));
             }
         }
@@ -513,11 +531,21 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         .unwrap_or_else(|| vec![load.connections.map_or(DEFAULT_CONNECTIONS, |c| c.0)]);
     let message_len = load.message.as_ref().map(|m| m.len() as u64);
     let sizes = match &file.sweep.size {
-        Some(axis) => expand(axis, "size", &err, |b: &Bytes| b.0 as f64, |v| Bytes(v.round() as u64))?
-            .into_iter()
+        Some(axis) => expand(
+            axis,
+            "size",
+            &err,
+            |b: &Bytes| b.0 as f64,
+            |v| Bytes(v.round() as u64),
+        )?
+        .into_iter()
+        .map(|b| b.0)
+        .collect(),
+        None => vec![load
+            .size
             .map(|b| b.0)
-            .collect(),
-        None => vec![load.size.map(|b| b.0).or(message_len).unwrap_or(DEFAULT_SIZE)],
+            .or(message_len)
+            .unwrap_or(DEFAULT_SIZE)],
     };
     if let Some(zero) = sizes.iter().position(|s| *s == 0) {
         return Err(err(
@@ -526,9 +554,13 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         ));
     }
     let delays: Vec<Option<Duration>> = match &file.sweep.delay {
-        Some(axis) => expand(axis, "delay", &err, |d: &Dur| d.0.as_secs_f64(), |v| {
-            Dur(Duration::from_secs_f64(v.max(0.0)))
-        })?
+        Some(axis) => expand(
+            axis,
+            "delay",
+            &err,
+            |d: &Dur| d.0.as_secs_f64(),
+            |v| Dur(Duration::from_secs_f64(v.max(0.0))),
+        )?
         .into_iter()
         .map(|d| Some(d.0))
         .collect(),
@@ -542,7 +574,10 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         None => vec![load.rate.map(|r| r.0)],
     };
     if file.sweep.rate.is_some() && (load.delay.is_some() || file.sweep.delay.is_some()) {
-        return Err(err(None, "a rate sweep (open loop) cannot have a delay".into()));
+        return Err(err(
+            None,
+            "a rate sweep (open loop) cannot have a delay".into(),
+        ));
     }
     let workers: Vec<Option<u64>> = match expand_counts(&file.sweep.workers, "workers", &err)? {
         Some(list) => list.into_iter().map(Some).collect(),
@@ -561,7 +596,10 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     }
     let total = connections.len() * sizes.len() * delays.len() * rates.len() * workers.len();
     if total > MAX_STEPS {
-        return Err(err(None, format!("the sweep has {total} steps; at most {MAX_STEPS}")));
+        return Err(err(
+            None,
+            format!("the sweep has {total} steps; at most {MAX_STEPS}"),
+        ));
     }
     let mut steps = Vec::new();
     for w in &workers {
@@ -594,13 +632,18 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     }
 
     Ok(Scenario {
-        name: file.name.clone().unwrap_or_else(|| default_name.to_string()),
+        name: file
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name.to_string()),
         description: file.description.trim().to_string(),
         expected_duration: file.expected_duration.clone(),
         requirements: file.requirements.clone(),
         toml: source.to_string(),
         models,
-        repetitions: file.repetitions.map_or(1, |r| r.0.min(u32::MAX as u64) as u32),
+        repetitions: file
+            .repetitions
+            .map_or(1, |r| r.0.min(u32::MAX as u64) as u32),
         step_timeout: file.step_timeout.map(|d| d.0),
         pause: file.pause.map_or(Duration::ZERO, |d| d.0),
         load,
@@ -626,10 +669,16 @@ fn expand_counts(
 ) -> anyhow::Result<Option<Vec<u64>>> {
     match axis {
         Some(axis) => Ok(Some(
-            expand(axis, name, err, |c: &Count| c.0 as f64, |v| Count(v.round() as u64))?
-                .into_iter()
-                .map(|c| c.0)
-                .collect(),
+            expand(
+                axis,
+                name,
+                err,
+                |c: &Count| c.0 as f64,
+                |v| Count(v.round() as u64),
+            )?
+            .into_iter()
+            .map(|c| c.0)
+            .collect(),
         )),
         None => Ok(None),
     }
@@ -702,7 +751,10 @@ mod tests {
         }
         let quick = parse("quick", "quick", BUILTIN[0].1).unwrap();
         let labels: Vec<&str> = quick.models.iter().map(|m| m.label.as_str()).collect();
-        assert_eq!(labels, ["threads", "select", "poll", "epoll", "uring", "tokio"]);
+        assert_eq!(
+            labels,
+            ["threads", "select", "poll", "epoll", "uring", "tokio"]
+        );
     }
 
     #[test]
@@ -750,7 +802,15 @@ size = ["1KiB", 2048]
         )
         .unwrap();
         let names: Vec<&str> = s.steps.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["c10-s64-d1ms", "c10-s64-d2ms", "c10-s64-d4ms", "c10-s64-d8ms"]);
+        assert_eq!(
+            names,
+            [
+                "c10-s64-d1ms",
+                "c10-s64-d2ms",
+                "c10-s64-d4ms",
+                "c10-s64-d8ms"
+            ]
+        );
     }
 
     #[test]
@@ -787,20 +847,38 @@ requests = 1
     #[test]
     fn errors_name_the_line() {
         let e = error_of("models = [\"poll\"]\n[load]\nrequests = 3\nconections = 5\n");
-        assert!(e.starts_with("test.toml: line 4, column 1: unknown field `conections`"), "{e}");
+        assert!(
+            e.starts_with("test.toml: line 4, column 1: unknown field `conections`"),
+            "{e}"
+        );
         let e = error_of("models = [\"poll\"]\n[load]\nrequests = 3\nsize = \"12 parsecs\"\n");
         assert!(e.starts_with("test.toml: line 4, column 8: "), "{e}");
         assert!(e.contains("parsecs"), "{e}");
         let e = error_of("models = [\"poll\",\n  \"epol\"]\n[load]\nrequests = 3\n");
-        assert!(e.starts_with("test.toml: line 2, column 3: unknown model 'epol'"), "{e}");
+        assert!(
+            e.starts_with("test.toml: line 2, column 3: unknown model 'epol'"),
+            "{e}"
+        );
         let e = error_of("models = [\"poll\"]\n[load]\nrequests = 0\n");
-        assert!(e.starts_with("test.toml: line 3, column 12: must be at least 1, not 0"), "{e}");
-        let e = error_of("models = [\"epoll\"]\n[server]\ntrigger = \"sideways\"\n[load]\nrequests = 1\n");
+        assert!(
+            e.starts_with("test.toml: line 3, column 12: must be at least 1, not 0"),
+            "{e}"
+        );
+        let e = error_of(
+            "models = [\"epoll\"]\n[server]\ntrigger = \"sideways\"\n[load]\nrequests = 1\n",
+        );
         assert!(e.starts_with("test.toml: line 3, column 11: "), "{e}");
-        let e = error_of("models = [\"select\"]\n[model.select]\nprocesses = 2\n[load]\nrequests = 1\n");
+        let e = error_of(
+            "models = [\"select\"]\n[model.select]\nprocesses = 2\n[load]\nrequests = 1\n",
+        );
         assert!(e.contains("cannot run with processes = 2"), "{e}");
         let e = error_of("models = [\"poll\"]\n[load]\nrequests = 1\n[sweep]\nconnections = { from = 5, to = 1 , step = 1}\n");
-        assert!(e.starts_with("test.toml: line 5, column 15: sweep `connections`: from is larger than to"), "{e}");
+        assert!(
+            e.starts_with(
+                "test.toml: line 5, column 15: sweep `connections`: from is larger than to"
+            ),
+            "{e}"
+        );
         let e = error_of("models = [\"poll\"]\n[load]\nsize = 3\n");
         assert!(e.contains("needs `requests` or `duration`"), "{e}");
         let e = error_of("models = [\"poll\"]\n[model.epoll]\nworkers = 1\n[load]\nrequests = 1\n");
