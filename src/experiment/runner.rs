@@ -934,3 +934,206 @@ fn human_bytes(b: u64) -> String {
 pub fn stderr_is_terminal() -> bool {
     std::io::stderr().is_terminal()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::scenario;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A stand-in for the echolab binary: `serve` prints a listening line (port 1 for
+    /// select, 2 otherwise) and writes a summary on SIGTERM; `load` writes a summary in
+    /// which select's server holds at most 1000 connections (as FD_SETSIZE allows).
+    const FAKE: &str = r#"#!/bin/sh
+verb=$1; shift
+while [ $# -gt 0 ]; do
+  case $1 in
+    --summary-json) sj=$2; shift;;
+    --model) model=$2; shift;;
+    --target) target=$2; shift;;
+    --connections) conns=$2; shift;;
+    --out) out=$2; shift;;
+  esac
+  shift
+done
+case $verb in
+serve)
+  port=2; [ "$model" = select ] && port=1
+  trap 'echo "{\"max_concurrent\":7,\"bytes_in\":300,\"bytes_out\":300,\"workers\":1,\"refused\":{}}" > "$sj"; exit 0' TERM
+  echo "listening on 127.0.0.1:$port model=$model pid=$$"
+  while :; do sleep 0.02; done;;
+load)
+  est=$conns
+  [ "${target##*:}" = 1 ] && [ "$conns" -gt 1000 ] && est=1000
+  mkdir -p "$out"
+  echo "{\"duration_s\":0.5,\"connections_established\":$est,\"requests_completed\":$conns,\"throughput_rps\":2000,\"throughput_bytes_per_s\":2097152,\"latency_us\":{\"p50\":100,\"p90\":200,\"p99\":300,\"p999\":400,\"max\":500},\"errors_total\":0,\"error_rate\":0.0,\"mismatches\":0,\"bytes_sent\":300,\"bytes_received\":300}" > "$out/summary.json"
+  sleep 0.3;;
+esac
+"#;
+
+    #[test]
+    fn failure_stops_a_sweep_and_rows_are_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("fake-echolab");
+        fs::write(&exe, FAKE).unwrap();
+        fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+        let s = scenario::parse(
+            "t",
+            "t",
+            "models = [\"poll\", \"select\"]\n[load]\nrequests = 1\n[sweep]\nconnections = [500, 1100, 1500]\n",
+        )
+        .unwrap();
+        let out = dir.path().join("results");
+        fs::create_dir_all(&out).unwrap();
+        let config = RunConfig {
+            exe,
+            out: out.clone(),
+            progress_bar: false,
+            quiet: true,
+        };
+        let outcome = run(&s, &config).unwrap();
+        assert!(!outcome.interrupted);
+        let summary: Vec<(&str, &str, &str, &str)> = outcome
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r.model.as_str(),
+                    r.step.as_str(),
+                    r.status.as_str(),
+                    r.failure_reason.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("poll", "c500-s64", "ok", ""),
+                ("poll", "c1100-s64", "ok", ""),
+                ("poll", "c1500-s64", "ok", ""),
+                ("select", "c500-s64", "ok", ""),
+                (
+                    "select",
+                    "c1100-s64",
+                    "failed",
+                    "1000 of 1100 connections established (needed 1100)"
+                ),
+                (
+                    "select",
+                    "c1500-s64",
+                    "skipped",
+                    "at least as heavy as failed step c1100-s64"
+                ),
+            ]
+        );
+        let ok = &outcome.rows[0];
+        assert_eq!(ok.connections_established, Some(500));
+        assert_eq!(ok.max_concurrent_server, Some(7));
+        assert_eq!(ok.throughput_mib_s, Some(2.0));
+        assert_eq!(ok.p99_us, Some(300.0));
+        assert_eq!(ok.bytes_match, Some(true));
+        assert_eq!(ok.workers, Some(1));
+        assert!(ok.server_rss_max_bytes.unwrap() > 0);
+        assert!(ok.server_cpu_pct.is_some());
+
+        let text = fs::read_to_string(out.join("results.csv")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 7);
+        assert_eq!(lines[0], RESULTS_HEADER.join(","));
+        assert!(
+            lines[6].starts_with("select,c1500-s64,1,1500,64,0.0,,,skipped,"),
+            "{text}"
+        );
+        let step = out.join("poll").join("c500-s64").join("rep-1");
+        assert!(fs::read_to_string(step.join("server-stdout.txt"))
+            .unwrap()
+            .starts_with("listening on 127.0.0.1:2 model=poll"));
+        assert!(fs::read_to_string(step.join("probe.csv"))
+            .unwrap()
+            .starts_with(probe::CSV_HEADER));
+        assert!(step.join("server-summary.json").exists());
+        assert!(step.join("load").join("summary.json").exists());
+        assert!(!out.join("select").join("c1500-s64").exists());
+    }
+
+    #[test]
+    fn arguments_follow_the_scenario() {
+        let s = scenario::parse(
+            "t",
+            "t",
+            r#"
+models = ["epoll", "select"]
+[server]
+conns_per_process = 18000
+trigger = "level"
+idle_timeout = "30s"
+[load]
+requests = 3
+delay = "1.5ms"
+connect_rate = 5000
+conns_per_process = 18000
+source_addrs = "127.0.0.2-127.0.0.9"
+[sweep]
+connections = [100, 30000]
+"#,
+        )
+        .unwrap();
+        let dir = Path::new("/r/m/s/rep-1");
+        let big = &s.steps[1];
+        let epoll = server_args(&s.models[0], big, dir).join(" ");
+        assert_eq!(
+            epoll,
+            "serve --model epoll --addr 127.0.0.1:0 --log /r/m/s/rep-1/server-log.csv \
+             --summary-json /r/m/s/rep-1/server-summary.json --trigger level --processes 2 \
+             --idle-timeout 30000ms"
+        );
+        let select = server_args(&s.models[1], big, dir).join(" ");
+        assert!(!select.contains("--processes"), "{select}");
+        let load = load_args(&s.load, big, "127.0.0.1:7000".parse().unwrap(), dir).join(" ");
+        assert_eq!(
+            load,
+            "load --target 127.0.0.1:7000 --connections 30000 --size 64 --requests 3 \
+             --delay 1.5ms --connect-rate 5000 --processes 2 --source-addrs 127.0.0.2-127.0.0.9 \
+             --out /r/m/s/rep-1/load --quiet"
+        );
+        let small = load_args(&s.load, &s.steps[0], "127.0.0.1:7000".parse().unwrap(), dir);
+        assert!(!small.contains(&"--processes".to_string()));
+    }
+
+    #[test]
+    fn comparison_table_summarises_each_model() {
+        let row = |model: &str, step: &str, status: &str, rps: f64, conns: u64| Row {
+            model: model.into(),
+            step: step.into(),
+            status: status.into(),
+            failure_reason: if status == "failed" {
+                "why".into()
+            } else {
+                String::new()
+            },
+            throughput_rps: (status == "ok").then_some(rps),
+            connections_established: (status == "ok").then_some(conns),
+            p99_us: Some(1234.4),
+            server_cpu_pct: Some(87.6),
+            server_rss_per_conn_bytes: Some(2048),
+            ..Row::default()
+        };
+        let rows = [
+            row("select", "c500", "ok", 900.0, 500),
+            row("select", "c1100", "failed", 0.0, 0),
+            row("select", "c1500", "skipped", 0.0, 0),
+            row("epoll", "c500", "ok", 1000.0, 500),
+            row("epoll", "c1100", "ok", 800.0, 1100),
+        ];
+        let table = comparison_table(&rows, &["select".into(), "epoll".into()]);
+        let lines: Vec<&str> = table.lines().map(str::trim_end).collect();
+        assert_eq!(
+            lines,
+            [
+                "model   best req/s  p99 (heaviest ok)  max conns  CPU %  RSS/conn  status",
+                "select         900            1234 us        500     88   2.0 KiB  failed at c1100: why",
+                "epoll         1000            1234 us       1100     88   2.0 KiB  ok",
+            ]
+        );
+    }
+}
