@@ -1,0 +1,384 @@
+//! `echolab run` end to end: real servers and load generators on loopback.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_echolab");
+
+fn write_scenario(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("scenario.toml");
+    fs::write(&path, text).unwrap();
+    path
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(EXE).arg("run").args(args).output().unwrap()
+}
+
+fn read_rows(dir: &Path) -> Vec<csv::StringRecord> {
+    let mut reader = csv::Reader::from_path(dir.join("results.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    assert_eq!(header.get(0), Some("model"));
+    assert_eq!(header.len(), 36);
+    reader.records().map(|r| r.unwrap()).collect()
+}
+
+/// The value of `column` in a results.csv row.
+fn col<'a>(dir: &Path, row: &'a csv::StringRecord, column: &str) -> &'a str {
+    let mut reader = csv::Reader::from_path(dir.join("results.csv")).unwrap();
+    let index = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == column)
+        .unwrap_or_else(|| panic!("no column {column}"));
+    row.get(index).unwrap()
+}
+
+fn manifest(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn tiny_scenario_runs_end_to_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+name = "tiny"
+models = ["poll", "epoll"]
+[server]
+workers = 1
+[load]
+size = 32
+requests = 20
+connect_timeout = "5s"
+[sweep]
+connections = [5, 10]
+"#,
+    );
+    let out = tmp.path().join("out");
+    let output = run(&[
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-report",
+        "--quiet",
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows = read_rows(&out);
+    let keys: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| (&r[0], &r[1], &r[2], col(&out, r, "status")))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("poll", "c5-s32", "1", "ok"),
+            ("poll", "c10-s32", "1", "ok"),
+            ("epoll", "c5-s32", "1", "ok"),
+            ("epoll", "c10-s32", "1", "ok"),
+        ]
+    );
+    for row in &rows {
+        let conns: u64 = col(&out, row, "connections").parse().unwrap();
+        let bytes = (conns * 20 * 32).to_string();
+        assert_eq!(col(&out, row, "connections_established"), conns.to_string());
+        assert_eq!(col(&out, row, "requests"), (conns * 20).to_string());
+        assert_eq!(col(&out, row, "client_bytes_sent"), bytes);
+        assert_eq!(col(&out, row, "client_bytes_received"), bytes);
+        assert_eq!(col(&out, row, "server_bytes_in"), bytes);
+        assert_eq!(col(&out, row, "server_bytes_out"), bytes);
+        assert_eq!(col(&out, row, "bytes_match"), "true");
+        assert_eq!(col(&out, row, "mismatches"), "0");
+        assert_eq!(col(&out, row, "max_concurrent_server"), conns.to_string());
+        assert_eq!(col(&out, row, "workers"), "1");
+        assert!(
+            col(&out, row, "server_rss_max_bytes")
+                .parse::<u64>()
+                .unwrap()
+                > 0
+        );
+        let step = out.join(&row[0]).join(&row[1]).join("rep-1");
+        for file in [
+            "server-summary.json",
+            "server-log.csv",
+            "server-stdout.txt",
+            "server-stderr.txt",
+            "probe.csv",
+            "load/summary.json",
+        ] {
+            assert!(step.join(file).exists(), "{} lacks {file}", step.display());
+        }
+        // One server log row per connection: the client's connections join the server's.
+        let log = fs::read_to_string(step.join("server-log.csv")).unwrap();
+        assert_eq!(log.lines().count() as u64, conns + 1);
+    }
+    let m = manifest(&out);
+    assert_eq!(m["scenario_name"], "tiny");
+    assert_eq!(m["interrupted"], false);
+    assert_eq!(m["models"], serde_json::json!(["poll", "epoll"]));
+    assert_eq!(m["sweep_axes"], serde_json::json!(["connections"]));
+    // The comparison table: a header and one line per model.
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("model "))
+        .take(3)
+        .collect();
+    assert!(
+        table[1].starts_with("poll ") && table[1].ends_with(" ok"),
+        "{stdout}"
+    );
+    assert!(
+        table[2].starts_with("epoll ") && table[2].ends_with(" ok"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bad_scenarios_are_rejected_with_their_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "models = [\"poll\"]\n[load]\nrequests = 3\nconections = 5\n",
+            "line 4, column 1: unknown field `conections`",
+        ),
+        (
+            "models = [\"poll\"]\n[load]\nrequests = 3\ndelay = \"soon\"\n",
+            "line 4, column 9: 'soon' is not a duration",
+        ),
+        (
+            "models = [\"poll\", \"epol\"]\n[load]\nrequests = 3\n",
+            "line 1, column 19: unknown model 'epol'",
+        ),
+    ];
+    for (text, expected) in cases {
+        let path = write_scenario(tmp.path(), text);
+        let output = run(&[
+            path.to_str().unwrap(),
+            "--out",
+            tmp.path().to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(expected),
+            "expected '{expected}' in: {stderr}"
+        );
+        assert!(!tmp.path().join("results.csv").exists());
+    }
+    let output = run(&["no-such-scenario"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("neither a built-in scenario"));
+}
+
+#[test]
+fn list_names_every_builtin_scenario() {
+    let output = run(&["--list"]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let names: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "quick",
+            "max-clients",
+            "request-frequency",
+            "message-size",
+            "churn",
+            "ramp"
+        ]
+    );
+}
+
+#[test]
+fn failure_rule_stops_selects_sweep_past_fd_setsize() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["select"]
+[load]
+size = 16
+requests = 2
+connect_rate = 5000
+connect_timeout = "5s"
+[sweep]
+connections = [500, 1100, 1500]
+"#,
+    );
+    let out = tmp.path().join("out");
+    let output = run(&[
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--no-report",
+        "--quiet",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows = read_rows(&out);
+    let statuses: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (&r[1], col(&out, r, "status")))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("c500-s16", "ok"),
+            ("c1100-s16", "failed"),
+            ("c1500-s16", "skipped")
+        ]
+    );
+    assert!(!col(&out, &rows[1], "failure_reason").is_empty());
+    assert_eq!(
+        col(&out, &rows[2], "failure_reason"),
+        "at least as heavy as failed step c1100-s16"
+    );
+    assert!(!out.join("select/c1500-s16").exists());
+}
+
+/// The pids of a process's descendants (from /proc/*/stat parent links).
+fn descendants(root: u32) -> Vec<u32> {
+    let mut parents = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let ppid: u32 = after.split_whitespace().nth(1).unwrap().parse().unwrap();
+        parents.push((pid, ppid));
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let p = found[i];
+        found.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+fn alive(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
+        .unwrap_or(false)
+}
+
+fn cmdline(pid: u32) -> String {
+    fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// Starts a run whose load lasts 60 s and waits until its server and load are running.
+fn start_long_run(out: &Path, scenario: &Path) -> (Child, Vec<u32>) {
+    let runner = Command::new(EXE)
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(["--no-report", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let kids = descendants(runner.id());
+        let serving = kids.iter().any(|p| cmdline(*p).contains(" serve "));
+        let loading = kids.iter().any(|p| cmdline(*p).contains(" load "));
+        if serving && loading {
+            // Let the load connect, so both sides hold sockets when the runner goes.
+            std::thread::sleep(Duration::from_millis(500));
+            let kids = descendants(runner.id());
+            return (runner, kids);
+        }
+        assert!(Instant::now() < deadline, "server and load did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn assert_all_gone(pids: &[u32]) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let survivors: Vec<String> = pids
+        .iter()
+        .filter(|p| alive(**p))
+        .map(|p| format!("{p}: {}", cmdline(*p)))
+        .collect();
+    assert_eq!(survivors, Vec::<String>::new());
+}
+
+const LONG_SCENARIO: &str = r#"
+models = ["poll", "epoll"]
+[load]
+connections = 4
+size = 16
+delay = "10ms"
+duration = "60s"
+"#;
+
+#[test]
+fn no_child_survives_a_killed_runner() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(tmp.path(), LONG_SCENARIO);
+    let (mut runner, children) = start_long_run(&tmp.path().join("out"), &scenario);
+    assert!(children.len() >= 2, "{children:?}");
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    assert_all_gone(&children);
+    // The manifest written at the start says the run did not end normally.
+    let m = manifest(&tmp.path().join("out"));
+    assert_eq!(m["interrupted"], true);
+    assert_eq!(m["status"], "running");
+}
+
+#[test]
+fn sigterm_stops_the_step_and_keeps_its_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(tmp.path(), LONG_SCENARIO);
+    let out = tmp.path().join("out");
+    let (mut runner, children) = start_long_run(&out, &scenario);
+    // SAFETY: kill has no memory preconditions; the pid is our own child.
+    unsafe {
+        libc::kill(runner.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let status = runner.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_all_gone(&children);
+    let m = manifest(&out);
+    assert_eq!(m["interrupted"], true);
+    assert_eq!(m["status"], "interrupted");
+    let rows = read_rows(&out);
+    assert_eq!(rows.len(), 1);
+    assert_eq!((&rows[0][0], &rows[0][1]), ("poll", "c4-s16"));
+    assert_eq!(col(&out, &rows[0], "status"), "interrupted");
+    // Both sides flushed what they had: the client's partial result and the server's summary.
+    let step = out.join("poll/c4-s16/rep-1");
+    assert!(step.join("load/summary.json").exists());
+    assert!(step.join("server-summary.json").exists());
+    assert_eq!(col(&out, &rows[0], "bytes_match"), "true");
+}
