@@ -89,7 +89,7 @@ pub fn list_builtin() -> anyhow::Result<String> {
 }
 
 fn first_sentence(text: &str) -> &str {
-    match text.find(": ").or_else(|| text.find(". ")) {
+    match text.find(". ") {
         Some(i) => &text[..=i],
         None => text,
     }
