@@ -314,7 +314,11 @@ fn start_long_run(out: &Path, scenario: &Path) -> (Child, Vec<u32>) {
             let kids = descendants(runner.id());
             return (runner, kids);
         }
-        assert!(Instant::now() < deadline, "server and load did not start");
+        if Instant::now() >= deadline {
+            runner.kill().unwrap();
+            runner.wait().unwrap();
+            panic!("server and load did not start");
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
 }
