@@ -189,13 +189,19 @@ pub fn read_log(path: &std::path::Path) -> Vec<LogRow> {
     }
 }
 
+/// RSS from /proc/PID/smaps_rollup, which counts pages exactly (VmRSS in /proc/PID/status
+/// comes from per-CPU counters that may lag), falling back to VmRSS.
 fn rss_of(pid: i32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse::<u64>().ok())
+    let field_kib = |file: &str, key: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/{file}"))
+            .unwrap_or_default()
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+    };
+    field_kib("smaps_rollup", "Rss:")
+        .or_else(|| field_kib("status", "VmRSS:"))
         .unwrap_or(0)
         * 1024
 }
