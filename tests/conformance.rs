@@ -431,16 +431,17 @@ fn idle_10k(model: &str) {
         rss_used / 1024
     );
 
-    drop(streams);
+    // Stopped while the connections are open: each one it kept is closed as `shutdown`.
     let stopped = server.stop();
+    drop(streams);
     check_stopped(model, &stopped);
     let summary = &stopped.summary;
-    // Connections the server kept are closed at shutdown or by the client's close.
     assert_eq!(
         count(summary, "accepted"),
         held as u64 + 1,
         "{model}: accepted"
     );
+    assert_eq!(reason_count(summary, "closed", "shutdown"), held as u64);
     if model == "select" {
         assert!(
             (1000..=1024).contains(&held),

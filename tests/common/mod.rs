@@ -346,19 +346,25 @@ fn is_closed_error(e: &std::io::Error) -> bool {
     )
 }
 
-/// Connections waiting in the accept queue of the listener on 127.0.0.1:`port`
-/// (the rx_queue of a LISTEN socket in /proc/net/tcp), or None if no such listener.
+/// Connections waiting in the accept queues of the listeners on 127.0.0.1:`port` (the
+/// rx_queue of LISTEN sockets in /proc/net/tcp, summed over SO_REUSEPORT listeners),
+/// or None if there is no such listener.
 pub fn accept_queue_len(port: u16) -> Option<u64> {
     let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
     let local = format!("0100007F:{port:04X}");
-    table.lines().skip(1).find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.get(1) != Some(&local.as_str()) || fields.get(3) != Some(&"0A") {
-            return None;
-        }
-        let rx = fields.get(4)?.split(':').nth(1)?;
-        u64::from_str_radix(rx, 16).ok()
-    })
+    let queues: Vec<u64> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.get(1) != Some(&local.as_str()) || fields.get(3) != Some(&"0A") {
+                return None;
+            }
+            let rx = fields.get(4)?.split(':').nth(1)?;
+            u64::from_str_radix(rx, 16).ok()
+        })
+        .collect();
+    (!queues.is_empty()).then(|| queues.iter().sum())
 }
 
 /// Open file descriptors of process `pid`.
