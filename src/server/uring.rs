@@ -200,9 +200,13 @@ impl Worker {
         buffers: u16,
     ) -> anyhow::Result<Worker> {
         let mut builder = IoUring::builder();
-        builder.setup_cqsize(CQ_ENTRIES).setup_coop_taskrun();
+        builder.setup_cqsize(CQ_ENTRIES);
         if setup.config.sqpoll {
             builder.setup_sqpoll(1000);
+        } else {
+            // Completions are reaped only when the loop enters the kernel anyway: no need
+            // to interrupt the thread for them (the kernel refuses this flag with SQPOLL).
+            builder.setup_coop_taskrun();
         }
         let ring = builder
             .build(SQ_ENTRIES)
@@ -684,9 +688,9 @@ fn setup_error(error: io::Error, what: &str) -> anyhow::Error {
              (e.g. `ulimit -l unlimited`, or LimitMEMLOCK= in a systemd unit) or run fewer --workers",
             memlock_limit()
         ),
-        _ => format!("io_uring set-up failed ({what})"),
+        _ => "io_uring set-up failed".to_string(),
     };
-    anyhow::Error::new(error).context(format!("{advice} [{what}]"))
+    anyhow::Error::new(error).context(format!("{advice} ({what})"))
 }
 
 fn memlock_limit() -> String {
