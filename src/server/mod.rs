@@ -11,6 +11,7 @@ pub mod stats;
 
 mod epoll;
 mod poll;
+mod processes;
 mod select;
 mod threads;
 mod tokio;
@@ -233,7 +234,7 @@ pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
     let fd_limit = crate::sys::raise_fd_limit().context("reading the fd limit")?;
     install_shutdown_handler().context("installing the SIGINT/SIGTERM handler")?;
     if config.processes > 1 {
-        anyhow::bail!("--processes is not built yet");
+        return processes::main(config, fd_limit.soft);
     }
 
     let listener = bind_listener(config.addr, config.backlog)
