@@ -111,6 +111,10 @@ conformance! {
     threads: "threads" [],
     select: "select" [],
     poll: "poll" [],
+    epoll: "epoll" [],
+    epoll_level: "epoll" ["--trigger", "level", "--accept", "reuseport"],
+    uring: "uring" [],
+    tokio: "tokio" [],
 }
 
 /// A model and the server arguments every test of its module starts it with.
