@@ -189,13 +189,19 @@ pub fn read_log(path: &std::path::Path) -> Vec<LogRow> {
     }
 }
 
+/// RSS from /proc/PID/smaps_rollup, which counts pages exactly (VmRSS in /proc/PID/status
+/// comes from per-CPU counters that may lag), falling back to VmRSS.
 fn rss_of(pid: i32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse::<u64>().ok())
+    let field_kib = |file: &str, key: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/{file}"))
+            .unwrap_or_default()
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+    };
+    field_kib("smaps_rollup", "Rss:")
+        .or_else(|| field_kib("status", "VmRSS:"))
         .unwrap_or(0)
         * 1024
 }
@@ -340,19 +346,25 @@ fn is_closed_error(e: &std::io::Error) -> bool {
     )
 }
 
-/// Connections waiting in the accept queue of the listener on 127.0.0.1:`port`
-/// (the rx_queue of a LISTEN socket in /proc/net/tcp), or None if no such listener.
+/// Connections waiting in the accept queues of the listeners on 127.0.0.1:`port` (the
+/// rx_queue of LISTEN sockets in /proc/net/tcp, summed over SO_REUSEPORT listeners),
+/// or None if there is no such listener.
 pub fn accept_queue_len(port: u16) -> Option<u64> {
     let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
     let local = format!("0100007F:{port:04X}");
-    table.lines().skip(1).find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.get(1) != Some(&local.as_str()) || fields.get(3) != Some(&"0A") {
-            return None;
-        }
-        let rx = fields.get(4)?.split(':').nth(1)?;
-        u64::from_str_radix(rx, 16).ok()
-    })
+    let queues: Vec<u64> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.get(1) != Some(&local.as_str()) || fields.get(3) != Some(&"0A") {
+                return None;
+            }
+            let rx = fields.get(4)?.split(':').nth(1)?;
+            u64::from_str_radix(rx, 16).ok()
+        })
+        .collect();
+    (!queues.is_empty()).then(|| queues.iter().sum())
 }
 
 /// Open file descriptors of process `pid`.
