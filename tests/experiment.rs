@@ -291,7 +291,7 @@ fn cmdline(pid: u32) -> String {
 
 /// Starts a run whose load lasts 60 s and waits until its server and load are running.
 fn start_long_run(out: &Path, scenario: &Path) -> (Child, Vec<u32>) {
-    let runner = Command::new(EXE)
+    let mut runner = Command::new(EXE)
         .args([
             "run",
             scenario.to_str().unwrap(),

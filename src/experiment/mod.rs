@@ -13,7 +13,7 @@ pub mod process;
 pub mod runner;
 pub mod scenario;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -107,12 +107,6 @@ fn default_out(name: &str) -> PathBuf {
     dir
 }
 
-/// Writes the report into a results directory.
-fn write_report(dir: &Path) -> anyhow::Result<PathBuf> {
-    // Replaced by crate::report::write_report(dir) when the report module lands on this branch.
-    anyhow::bail!("this build has no report writer ({})", dir.display())
-}
-
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.list {
         print!("{}", list_builtin()?);
@@ -177,7 +171,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let outcome = outcome?;
 
     if !args.no_report {
-        match write_report(&out) {
+        match crate::report::write_report(&out) {
             Ok(path) => println!("report: {}", path.display()),
             Err(e) => eprintln!(
                 "warning: the report could not be written ({e:#}); the results are in {}",

@@ -19,9 +19,7 @@ use std::time::{Duration, Instant};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use super::preflight;
-use super::record::{
-    self, round3, unix_now, ConnRecord, ErrorKind, Interval, Outputs, Summary,
-};
+use super::record::{self, round3, unix_now, ConnRecord, ErrorKind, Interval, Outputs, Summary};
 use super::schedule::{Mode, Payload, Plan};
 use crate::syscall;
 
@@ -85,7 +83,11 @@ struct Shared {
 
 /// Runs the plan in this process. `None` when preflight found the run cannot fit (explained on
 /// stderr).
-pub fn run(plan: &Plan, out: Option<&Path>, show_progress: bool) -> anyhow::Result<Option<Summary>> {
+pub fn run(
+    plan: &Plan,
+    out: Option<&Path>,
+    show_progress: bool,
+) -> anyhow::Result<Option<Summary>> {
     let mut warnings = match preflight::check(plan, plan.connections()) {
         Ok(report) => report.warnings,
         Err(explanation) => {
@@ -107,7 +109,9 @@ pub fn run(plan: &Plan, out: Option<&Path>, show_progress: bool) -> anyhow::Resu
         stop: AtomicU8::new(0),
         active: AtomicU64::new(0),
         max_active: AtomicU64::new(0),
-        intervals: (0..threads).map(|_| Mutex::new(Interval::default())).collect(),
+        intervals: (0..threads)
+            .map(|_| Mutex::new(Interval::default()))
+            .collect(),
     });
     let started_unix = unix_now();
     let clock = Instant::now();
@@ -135,7 +139,9 @@ pub fn run(plan: &Plan, out: Option<&Path>, show_progress: bool) -> anyhow::Resu
     let mut second = 0u64;
     let mut cpu_busy_seconds = 0u64;
     let mut last_cpu = cpu_start;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(threads) as f64;
+    let cores = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(threads) as f64;
     loop {
         let finished = handles.iter().all(|h| h.is_finished());
         if !finished {
@@ -155,7 +161,11 @@ pub fn run(plan: &Plan, out: Option<&Path>, show_progress: bool) -> anyhow::Resu
             let mut taken = std::mem::take(&mut *slot.lock().expect("interval lock"));
             interval.add(&mut taken);
         }
-        let length = if finished { elapsed - second as f64 } else { 1.0 };
+        let length = if finished {
+            elapsed - second as f64
+        } else {
+            1.0
+        };
         let active = shared.active.load(Ordering::Relaxed);
         let row = record::timeline_row(second, active, &interval);
         let cpu = cpu_times();
@@ -165,7 +175,13 @@ pub fn run(plan: &Plan, out: Option<&Path>, show_progress: bool) -> anyhow::Resu
         last_cpu = cpu;
         if let Some(o) = outputs.as_mut() {
             o.write_records(&interval.records)?;
-            o.write_second(&row, second as f64, length, &interval.latency, raw_of(plan, &interval))?;
+            o.write_second(
+                &row,
+                second as f64,
+                length,
+                &interval.latency,
+                raw_of(plan, &interval),
+            )?;
         }
         totals.add(&mut interval);
         totals.records.clear();
@@ -296,7 +312,11 @@ fn describe_end(summary: &mut Summary, plan: &Plan, c: &record::Counters) {
             e.eaddrnotavail,
             e.other,
             c.unexpected_closes,
-            if all { ": the server stopped serving" } else { "" }
+            if all {
+                ": the server stopped serving"
+            } else {
+                ""
+            }
         ));
     }
 }
@@ -608,7 +628,11 @@ impl<'a> Worker<'a> {
             }
             let counters = &mut self.local.counters;
             counters.max_lateness_ns = counters.max_lateness_ns.max(lateness);
-            let next = if c.to_release > 0 { c.next_intended } else { NO_TIMER };
+            let next = if c.to_release > 0 {
+                c.next_intended
+            } else {
+                NO_TIMER
+            };
             self.set_timer(idx, next);
         } else {
             let n = std::mem::take(&mut c.delayed).min(c.to_release);
@@ -648,14 +672,23 @@ impl<'a> Worker<'a> {
                         as u32,
                     u64: ((idx as u64) << 32) | u64::from(c.attempt),
                 };
-                if let Err(e) = syscall!(epoll_ctl(self.epfd, libc::EPOLL_CTL_ADD, fd, &mut event)) {
-                    self.fail(idx, ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)), now);
+                if let Err(e) = syscall!(epoll_ctl(self.epfd, libc::EPOLL_CTL_ADD, fd, &mut event))
+                {
+                    self.fail(
+                        idx,
+                        ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
+                        now,
+                    );
                     return;
                 }
                 let timeout = now + ns(self.plan.connect_timeout);
                 self.set_timer(idx, timeout);
             }
-            Err(e) => self.fail(idx, ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)), now),
+            Err(e) => self.fail(
+                idx,
+                ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
+                now,
+            ),
         }
     }
 
@@ -734,7 +767,10 @@ impl<'a> Worker<'a> {
                 return;
             }
             let started = c.send_pos.div_ceil(size);
-            let startable = c.released.len().min(pipeline.saturating_sub(c.inflight.len()));
+            let startable = c
+                .released
+                .len()
+                .min(pipeline.saturating_sub(c.inflight.len()));
             let end = (started + startable as u64) * size;
             if c.send_pos >= end {
                 return;
@@ -770,7 +806,11 @@ impl<'a> Worker<'a> {
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) => {
-                    self.fail(idx, ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)), now);
+                    self.fail(
+                        idx,
+                        ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
+                        now,
+                    );
                     return;
                 }
             }
@@ -791,7 +831,11 @@ impl<'a> Worker<'a> {
                 Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => break,
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                 Err(e) => {
-                    self.fail(idx, ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)), now);
+                    self.fail(
+                        idx,
+                        ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
+                        now,
+                    );
                     return false;
                 }
             };
@@ -1007,7 +1051,9 @@ impl<'a> Worker<'a> {
         for idx in 0..self.conns.len() {
             let c = &self.conns[idx];
             if c.state == State::Active
-                && c.inflight.front().is_some_and(|&(_, sent)| now.saturating_sub(sent) > limit)
+                && c.inflight
+                    .front()
+                    .is_some_and(|&(_, sent)| now.saturating_sub(sent) > limit)
             {
                 self.fail(idx, ErrorKind::Timeout, now);
             }

@@ -164,7 +164,10 @@ pub fn main(args: LoadArgs) -> anyhow::Result<ExitCode> {
 pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
     if let Some(rate) = args.max_error_rate {
         if !(0.0..=1.0).contains(&rate) {
-            return Ok(usage_error("merge", "--max-error-rate must be between 0 and 1"));
+            return Ok(usage_error(
+                "merge",
+                "--max-error-rate must be between 0 and 1",
+            ));
         }
     }
     for dir in &args.dirs {
