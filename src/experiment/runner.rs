@@ -274,6 +274,11 @@ pub fn server_args(entry: &ModelEntry, step: &Step, dir: &Path) -> Vec<String> {
     a
 }
 
+/// How long opening `connections` at `rate` per second takes.
+fn ramp_time(connections: u64, rate: f64) -> Duration {
+    Duration::from_secs_f64(connections as f64 / rate)
+}
+
 /// `echolab load` arguments for one step.
 pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, dir: &Path) -> Vec<String> {
     let mut a: Vec<String> = vec![
@@ -315,6 +320,9 @@ pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, dir: &Path
     if let Some(d) = load.hold {
         push("--hold", ms(d.0));
     }
+    if let (Some(d), Some(r)) = (load.hold_together, load.connect_rate) {
+        push("--hold", ms(d.0 + ramp_time(step.connections, r.0)));
+    }
     if let Some(t) = load.threads {
         push("--threads", t.0.to_string());
     }
@@ -352,11 +360,12 @@ fn step_timeout(scenario: &Scenario, step: &Step) -> Duration {
         Some(d) => t += d.0,
         None => t += Duration::from_secs(240),
     }
-    if let Some(h) = load.hold {
+    if let Some(h) = load.hold.or(load.hold_together) {
         t += h.0;
     }
     if let Some(r) = load.connect_rate {
-        t += Duration::from_secs_f64(step.connections as f64 / r.0);
+        // Once for opening, once more for a hold_together that covers the ramp.
+        t += ramp_time(step.connections, r.0) * 2;
     }
     t
 }
@@ -402,6 +411,21 @@ fn judge(rule: &FailureRule, step: &Step, server: &ServerSide, load: &LoadSide) 
             return Some(format!(
                 "server refused {total} connections ({})",
                 why.join(", ")
+            ));
+        }
+    }
+    if let (Some(fraction), Some(held)) = (
+        rule.min_concurrent,
+        server
+            .summary
+            .as_ref()
+            .and_then(|s| get_u64(s, &["max_concurrent"])),
+    ) {
+        let needed = (fraction.0 * step.connections as f64).ceil() as u64;
+        if held < needed {
+            return Some(format!(
+                "server held at most {held} of {} connections at once (needed {needed})",
+                step.connections
             ));
         }
     }
@@ -1071,6 +1095,7 @@ idle_timeout = "30s"
 requests = 3
 delay = "1.5ms"
 connect_rate = 5000
+hold_together = "2s"
 conns_per_process = 18000
 source_addrs = "127.0.0.2-127.0.0.9"
 [sweep]
@@ -1093,7 +1118,7 @@ connections = [100, 30000]
         assert_eq!(
             load,
             "load --target 127.0.0.1:7000 --connections 30000 --size 64 --requests 3 \
-             --delay 1.5ms --connect-rate 5000 --processes 2 --source-addrs 127.0.0.2-127.0.0.9 \
+             --delay 1.5ms --connect-rate 5000 --hold 8000ms --processes 2 --source-addrs 127.0.0.2-127.0.0.9 \
              --out /r/m/s/rep-1/load --quiet"
         );
         let small = load_args(&s.load, &s.steps[0], "127.0.0.1:7000".parse().unwrap(), dir);

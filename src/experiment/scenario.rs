@@ -225,6 +225,9 @@ pub struct LoadOptions {
     pub connect_rate: Option<Rate>,
     pub connect_timeout: Option<Dur>,
     pub hold: Option<Dur>,
+    /// Hold long enough that every connection is open together for this long:
+    /// `--hold` = this + connections / connect_rate (max-clients studies).
+    pub hold_together: Option<Dur>,
     pub threads: Option<Count>,
     pub processes: Option<Count>,
     pub conns_per_process: Option<Count>,
@@ -282,6 +285,8 @@ pub struct FailureRule {
     /// Connections the server may refuse (accept and close: FD_SETSIZE, fd limit, --max-conns).
     #[serde(default)]
     pub max_refused: u64,
+    /// Fraction of the connections the server must have held open at once; no bound when absent.
+    pub min_concurrent: Option<Fraction>,
 }
 
 fn all_established() -> Fraction {
@@ -302,6 +307,7 @@ impl Default for FailureRule {
             max_p99: None,
             bytes_match: true,
             max_refused: 0,
+            min_concurrent: None,
         }
     }
 }
@@ -516,6 +522,18 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         return Err(err(
             None,
             "[load] rate (open loop) and delay (closed loop) are mutually exclusive".into(),
+        ));
+    }
+    if load.hold.is_some() && load.hold_together.is_some() {
+        return Err(err(
+            None,
+            "[load] hold and hold_together are mutually exclusive".into(),
+        ));
+    }
+    if load.hold_together.is_some() && load.connect_rate.is_none() {
+        return Err(err(
+            None,
+            "[load] hold_together needs connect_rate (the hold covers the connection ramp)".into(),
         ));
     }
     if load.requests.is_none() && load.duration.is_none() && load.hold.is_none() {
