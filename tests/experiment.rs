@@ -54,6 +54,7 @@ workers = 1
 [load]
 size = 32
 requests = 20
+hold = "500ms"
 connect_timeout = "5s"
 [sweep]
 connections = [5, 10]
@@ -98,6 +99,7 @@ connections = [5, 10]
         assert_eq!(col(&out, row, "server_bytes_out"), bytes);
         assert_eq!(col(&out, row, "bytes_match"), "true");
         assert_eq!(col(&out, row, "mismatches"), "0");
+        // The hold keeps every connection open until all are: the server held them at once.
         assert_eq!(col(&out, row, "max_concurrent_server"), conns.to_string());
         assert_eq!(col(&out, row, "workers"), "1");
         assert!(
@@ -339,9 +341,13 @@ fn assert_all_gone(pids: &[u32]) {
     assert_eq!(survivors, Vec::<String>::new());
 }
 
+/// Two server processes and two load processes, so grandchildren must go too.
 const LONG_SCENARIO: &str = r#"
 models = ["poll", "epoll"]
+[server]
+processes = 2
 [load]
+processes = 2
 connections = 4
 size = 16
 delay = "10ms"
@@ -353,7 +359,8 @@ fn no_child_survives_a_killed_runner() {
     let tmp = tempfile::tempdir().unwrap();
     let scenario = write_scenario(tmp.path(), LONG_SCENARIO);
     let (mut runner, children) = start_long_run(&tmp.path().join("out"), &scenario);
-    assert!(children.len() >= 2, "{children:?}");
+    // The server, its two copies, the load generator and its two processes.
+    assert!(children.len() >= 6, "{children:?}");
     runner.kill().unwrap();
     runner.wait().unwrap();
     assert_all_gone(&children);
