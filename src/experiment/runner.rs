@@ -321,7 +321,8 @@ pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, dir: &Path
         push("--hold", ms(d.0));
     }
     if let (Some(d), Some(r)) = (load.hold_together, load.connect_rate) {
-        push("--hold", ms(d.0 + ramp_time(step.connections, r.0)));
+        // Twice the nominal ramp: a busy machine opens connections slower than asked.
+        push("--hold", ms(d.0 + ramp_time(step.connections, r.0) * 2));
     }
     if let Some(t) = load.threads {
         push("--threads", t.0.to_string());
@@ -364,8 +365,8 @@ fn step_timeout(scenario: &Scenario, step: &Step) -> Duration {
         t += h.0;
     }
     if let Some(r) = load.connect_rate {
-        // Once for opening, once more for a hold_together that covers the ramp.
-        t += ramp_time(step.connections, r.0) * 2;
+        // Once for opening, twice more for a hold_together that covers the ramp.
+        t += ramp_time(step.connections, r.0) * 3;
     }
     t
 }
@@ -422,6 +423,14 @@ fn judge(rule: &FailureRule, step: &Step, server: &ServerSide, load: &LoadSide) 
             .and_then(|s| get_u64(s, &["max_concurrent"])),
     ) {
         let needed = (fraction.0 * step.connections as f64).ceil() as u64;
+        let client_held = get_u64(summary, &["max_concurrent"]).unwrap_or(held);
+        if held < needed && client_held < needed {
+            return Some(format!(
+                "the load generator itself held at most {client_held} of {} connections at once \
+                 (it connected slower than connect_rate; raise hold_together)",
+                step.connections
+            ));
+        }
         if held < needed {
             return Some(format!(
                 "server held at most {held} of {} connections at once (needed {needed})",
@@ -1118,11 +1127,65 @@ connections = [100, 30000]
         assert_eq!(
             load,
             "load --target 127.0.0.1:7000 --connections 30000 --size 64 --requests 3 \
-             --delay 1.5ms --connect-rate 5000 --hold 8000ms --processes 2 --source-addrs 127.0.0.2-127.0.0.9 \
+             --delay 1.5ms --connect-rate 5000 --hold 14000ms --processes 2 --source-addrs 127.0.0.2-127.0.0.9 \
              --out /r/m/s/rep-1/load --quiet"
         );
         let small = load_args(&s.load, &s.steps[0], "127.0.0.1:7000".parse().unwrap(), dir);
         assert!(!small.contains(&"--processes".to_string()));
+    }
+
+    #[test]
+    fn judge_applies_the_rule_in_order() {
+        let rule = FailureRule {
+            min_concurrent: Some(scenario::Fraction(1.0)),
+            max_p99: Some(scenario::Dur(Duration::from_millis(10))),
+            ..FailureRule::default()
+        };
+        let step = scenario::parse("t", "t", "[load]\nrequests = 1\nconnections = 100\n")
+            .unwrap()
+            .steps[0]
+            .clone();
+        let load = |held: u64, p99: u64, sent: u64| LoadSide {
+            summary: Some(serde_json::json!({
+                "connections_established": 100, "max_concurrent": held, "error_rate": 0.0,
+                "mismatches": 0, "latency_us": {"p99": p99}, "bytes_sent": sent,
+                "bytes_received": 640
+            })),
+            ..LoadSide::default()
+        };
+        let server = |held: u64| ServerSide {
+            summary: Some(serde_json::json!({
+                "max_concurrent": held, "refused": {}, "bytes_in": 640, "bytes_out": 640
+            })),
+            ..ServerSide::default()
+        };
+        assert_eq!(
+            judge(&rule, &step, &server(100), &load(100, 900, 640)),
+            None
+        );
+        assert_eq!(
+            judge(&rule, &step, &server(90), &load(100, 900, 640)).unwrap(),
+            "server held at most 90 of 100 connections at once (needed 100)"
+        );
+        assert!(judge(&rule, &step, &server(90), &load(95, 900, 640))
+            .unwrap()
+            .starts_with("the load generator itself held at most 95 of 100"));
+        assert_eq!(
+            judge(&rule, &step, &server(100), &load(100, 10_001, 640)).unwrap(),
+            "p99 10001 us above 10ms"
+        );
+        assert_eq!(
+            judge(&rule, &step, &server(100), &load(100, 900, 650)).unwrap(),
+            "bytes differ: client sent 650, server received 640"
+        );
+        let died = ServerSide {
+            died: Some("server died during the step".into()),
+            ..server(100)
+        };
+        assert_eq!(
+            judge(&rule, &step, &died, &load(100, 900, 640)).unwrap(),
+            "server died during the step"
+        );
     }
 
     #[test]
