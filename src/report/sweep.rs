@@ -18,7 +18,8 @@ pub struct Sweep {
 
 impl Sweep {
     pub fn title(&self) -> String {
-        let mut title = format!("{} sweep", axis_name(&self.axis));
+        let name = axis_name(&self.axis);
+        let mut title = name[..1].to_uppercase() + &name[1..] + " sweep";
         if !self.fixed.is_empty() {
             let fixed: Vec<String> = self.fixed.iter().map(|(a, v)| format!("{a}={v}")).collect();
             title.push_str(&format!(" ({})", fixed.join(", ")));

@@ -134,8 +134,21 @@ impl Verdict {
         self.ranking.first()
     }
 
+    /// The models sharing the best value (more than one on a tie).
+    pub fn winners(&self) -> Vec<&str> {
+        let Some(best) = self.ranking.first().map(|w| w.1) else {
+            return Vec::new();
+        };
+        self.ranking
+            .iter()
+            .take_while(|(_, v)| *v == best)
+            .map(|(m, _)| m.as_str())
+            .collect()
+    }
+
+    /// The best model after those tied for first place.
     pub fn runner_up(&self) -> Option<&(String, f64)> {
-        self.ranking.get(1)
+        self.ranking.get(self.winners().len())
     }
 
     pub fn ratio_to_runner_up(&self) -> Option<f64> {
