@@ -16,10 +16,7 @@ const FONT: &str = "sans-serif";
 /// Okabe-Ito colours (distinguishable with the common colour-vision deficiencies),
 /// fixed per model so that a model looks the same in every chart.
 pub fn model_color(model: &str) -> RGBColor {
-    let base = model
-        .split(|c: char| c == '-' || c == ':' || c == '/' || c == ' ')
-        .next()
-        .unwrap_or(model);
+    let base = model.split(['-', ':', '/', ' ']).next().unwrap_or(model);
     match base {
         "threads" => RGBColor(0xE6, 0x9F, 0x00),
         "select" => RGBColor(0xD5, 0x5E, 0x00),
