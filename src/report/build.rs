@@ -63,6 +63,11 @@ fn alerts(results: &Results) -> Vec<String> {
                 .into(),
         );
     }
+    if results.rows.is_empty() {
+        alerts.push(
+            "results.csv has no rows: no step was recorded, so there is nothing to chart.".into(),
+        );
+    }
     for status in [Status::Interrupted, Status::Failed, Status::Skipped] {
         // Group repetitions of one step so each step is listed once.
         let mut steps: Vec<(String, String, Vec<u32>, String)> = Vec::new();
