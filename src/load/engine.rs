@@ -386,6 +386,9 @@ struct Conn {
     send_pos: u64,
     recv_pos: u64,
     writable: bool,
+    /// EPOLLOUT is in the registration. Left out while sends never block, so a small-message
+    /// run is not woken once more per request when the peer's ACK frees send buffer space.
+    out_armed: bool,
     /// The message being received has a wrong byte.
     mismatch: bool,
     /// (intended send time or 0 in closed loop, actual send time) of messages started, not echoed.
@@ -460,6 +463,7 @@ impl<'a> Worker<'a> {
                 send_pos: 0,
                 recv_pos: 0,
                 writable: false,
+                out_armed: false,
                 mismatch: false,
                 inflight: VecDeque::new(),
                 released: VecDeque::new(),
@@ -666,6 +670,7 @@ impl<'a> Worker<'a> {
             Ok(fd) => {
                 let c = &mut self.conns[idx];
                 c.fd = fd;
+                c.out_armed = true; // the connect completes as writability
                 let mut event = libc::epoll_event {
                     events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET)
                         as u32,
@@ -733,6 +738,10 @@ impl<'a> Worker<'a> {
         c.established = true;
         c.writable = true;
         c.rec.connect_us = (now - c.connect_started) / 1000;
+        let data = ((idx as u64) << 32) | u64::from(c.attempt);
+        if set_interest(self.epfd, c.fd, data, false).is_ok() {
+            c.out_armed = false;
+        }
         if let Some(local) = local_addr(c.fd) {
             c.rec.local_addr = local.ip().to_string();
             c.rec.local_port = local.port();
@@ -796,12 +805,13 @@ impl<'a> Worker<'a> {
                     c.rec.bytes_sent += written;
                     self.local.counters.bytes_sent += written;
                     if (written as usize) < len {
-                        c.writable = false; // the socket buffer is full: wait for EPOLLOUT
+                        // The socket buffer is full: wait for EPOLLOUT.
+                        self.wait_writable(idx, now);
                         return;
                     }
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
-                    c.writable = false;
+                    self.wait_writable(idx, now);
                     return;
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
@@ -813,6 +823,22 @@ impl<'a> Worker<'a> {
                     );
                     return;
                 }
+            }
+        }
+    }
+
+    fn wait_writable(&mut self, idx: usize, now: u64) {
+        let c = &mut self.conns[idx];
+        c.writable = false;
+        if !c.out_armed {
+            let data = ((idx as u64) << 32) | u64::from(c.attempt);
+            match set_interest(self.epfd, c.fd, data, true) {
+                Ok(()) => c.out_armed = true,
+                Err(e) => self.fail(
+                    idx,
+                    ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
+                    now,
+                ),
             }
         }
     }
@@ -1076,6 +1102,20 @@ fn release_now(c: &mut Conn, n: u64) {
     if c.to_release != UNLIMITED {
         c.to_release -= n;
     }
+}
+
+/// Sets what epoll reports for `fd`: input and hang-ups, plus output when `output`.
+fn set_interest(epfd: RawFd, fd: RawFd, data: u64, output: bool) -> std::io::Result<()> {
+    let mut events = libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET;
+    if output {
+        events |= libc::EPOLLOUT;
+    }
+    let mut event = libc::epoll_event {
+        events: events as u32,
+        u64: data,
+    };
+    libc_call!(epoll_ctl(epfd, libc::EPOLL_CTL_MOD, fd, &mut event))?;
+    Ok(())
 }
 
 /// A nonblocking socket with a connect in progress to `target`, from `source` if given.
