@@ -19,11 +19,8 @@ use std::time::{Duration, Instant};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use super::preflight;
-use super::record::{
-    self, round3, unix_now, ConnRecord, ErrorKind, Interval, Outputs, Summary,
-};
+use super::record::{self, round3, unix_now, ConnRecord, ErrorKind, Interval, Outputs, Summary};
 use super::schedule::{Mode, Payload, Plan};
-use crate::syscall;
 
 /// How long in-flight echoes may still arrive after the run stops sending.
 const DRAIN: Duration = Duration::from_secs(1);
@@ -85,7 +82,11 @@ struct Shared {
 
 /// Runs the plan in this process. `None` when preflight found the run cannot fit (explained on
 /// stderr).
-pub fn run(plan: &Plan, out: Option<&Path>, show_progress: bool) -> anyhow::Result<Option<Summary>> {
+pub fn run(
+    plan: &Plan,
+    out: Option<&Path>,
+    show_progress: bool,
+) -> anyhow::Result<Option<Summary>> {
     let mut warnings = match preflight::check(plan, plan.connections()) {
         Ok(report) => report.warnings,
         Err(explanation) => {
@@ -107,7 +108,9 @@ pub fn run(plan: &Plan, out: Option<&Path>, show_progress: bool) -> anyhow::Resu
         stop: AtomicU8::new(0),
         active: AtomicU64::new(0),
         max_active: AtomicU64::new(0),
-        intervals: (0..threads).map(|_| Mutex::new(Interval::default())).collect(),
+        intervals: (0..threads)
+            .map(|_| Mutex::new(Interval::default()))
+            .collect(),
     });
     let started_unix = unix_now();
     let clock = Instant::now();
@@ -135,7 +138,9 @@ pub fn run(plan: &Plan, out: Option<&Path>, show_progress: bool) -> anyhow::Resu
     let mut second = 0u64;
     let mut cpu_busy_seconds = 0u64;
     let mut last_cpu = cpu_start;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(threads) as f64;
+    let cores = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(threads) as f64;
     loop {
         let finished = handles.iter().all(|h| h.is_finished());
         if !finished {
@@ -155,7 +160,11 @@ pub fn run(plan: &Plan, out: Option<&Path>, show_progress: bool) -> anyhow::Resu
             let mut taken = std::mem::take(&mut *slot.lock().expect("interval lock"));
             interval.add(&mut taken);
         }
-        let length = if finished { elapsed - second as f64 } else { 1.0 };
+        let length = if finished {
+            elapsed - second as f64
+        } else {
+            1.0
+        };
         let active = shared.active.load(Ordering::Relaxed);
         let row = record::timeline_row(second, active, &interval);
         let cpu = cpu_times();
@@ -165,7 +174,13 @@ pub fn run(plan: &Plan, out: Option<&Path>, show_progress: bool) -> anyhow::Resu
         last_cpu = cpu;
         if let Some(o) = outputs.as_mut() {
             o.write_records(&interval.records)?;
-            o.write_second(&row, second as f64, length, &interval.latency, raw_of(plan, &interval))?;
+            o.write_second(
+                &row,
+                second as f64,
+                length,
+                &interval.latency,
+                raw_of(plan, &interval),
+            )?;
         }
         totals.add(&mut interval);
         totals.records.clear();
@@ -193,7 +208,7 @@ pub fn run(plan: &Plan, out: Option<&Path>, show_progress: bool) -> anyhow::Resu
             partial.max_concurrent = shared.max_active.load(Ordering::Relaxed);
             partial.set_totals(&totals.counters, &totals.latency, raw_of(plan, &totals));
             o.write_summary(&partial)?;
-            if second % 5 == 0 {
+            if second.is_multiple_of(5) {
                 o.write_percentiles(&totals.latency, raw_of(plan, &totals))?;
             }
         }
@@ -296,7 +311,11 @@ fn describe_end(summary: &mut Summary, plan: &Plan, c: &record::Counters) {
             e.eaddrnotavail,
             e.other,
             c.unexpected_closes,
-            if all { ": the server stopped serving" } else { "" }
+            if all {
+                ": the server stopped serving"
+            } else {
+                ""
+            }
         ));
     }
 }
@@ -334,7 +353,7 @@ fn run_warnings(
 pub fn cpu_times() -> (f64, f64) {
     // SAFETY: rusage is plain data; getrusage fills it.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if syscall!(getrusage(libc::RUSAGE_SELF, &mut usage)).is_err() {
+    if libc_call!(getrusage(libc::RUSAGE_SELF, &mut usage)).is_err() {
         return (0.0, 0.0);
     }
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
@@ -367,6 +386,9 @@ struct Conn {
     send_pos: u64,
     recv_pos: u64,
     writable: bool,
+    /// EPOLLOUT is in the registration. Left out while sends never block, so a small-message
+    /// run is not woken once more per request when the peer's ACK frees send buffer space.
+    out_armed: bool,
     /// The message being received has a wrong byte.
     mismatch: bool,
     /// (intended send time or 0 in closed loop, actual send time) of messages started, not echoed.
@@ -406,10 +428,10 @@ impl Drop for Worker<'_> {
     fn drop(&mut self) {
         for conn in &self.conns {
             if conn.fd >= 0 {
-                let _ = syscall!(close(conn.fd));
+                let _ = libc_call!(close(conn.fd));
             }
         }
-        let _ = syscall!(close(self.epfd));
+        let _ = libc_call!(close(self.epfd));
     }
 }
 
@@ -426,7 +448,7 @@ impl<'a> Worker<'a> {
         clock: Instant,
         started_unix: f64,
     ) -> anyhow::Result<Worker<'a>> {
-        let epfd = syscall!(epoll_create1(libc::EPOLL_CLOEXEC))?;
+        let epfd = libc_call!(epoll_create1(libc::EPOLL_CLOEXEC))?;
         let to_release = plan.requests.unwrap_or(UNLIMITED);
         let conns: Vec<Conn> = (index as u64..plan.connections())
             .step_by(threads)
@@ -441,6 +463,7 @@ impl<'a> Worker<'a> {
                 send_pos: 0,
                 recv_pos: 0,
                 writable: false,
+                out_armed: false,
                 mismatch: false,
                 inflight: VecDeque::new(),
                 released: VecDeque::new(),
@@ -515,7 +538,7 @@ impl<'a> Worker<'a> {
             }
             let now = self.now();
             let timeout_ms = wake.saturating_sub(now).div_ceil(1_000_000).min(100) as i32;
-            let n = match syscall!(epoll_wait(
+            let n = match libc_call!(epoll_wait(
                 self.epfd,
                 events.as_mut_ptr(),
                 events.len() as i32,
@@ -608,7 +631,11 @@ impl<'a> Worker<'a> {
             }
             let counters = &mut self.local.counters;
             counters.max_lateness_ns = counters.max_lateness_ns.max(lateness);
-            let next = if c.to_release > 0 { c.next_intended } else { NO_TIMER };
+            let next = if c.to_release > 0 {
+                c.next_intended
+            } else {
+                NO_TIMER
+            };
             self.set_timer(idx, next);
         } else {
             let n = std::mem::take(&mut c.delayed).min(c.to_release);
@@ -643,19 +670,30 @@ impl<'a> Worker<'a> {
             Ok(fd) => {
                 let c = &mut self.conns[idx];
                 c.fd = fd;
+                c.out_armed = true; // the connect completes as writability
                 let mut event = libc::epoll_event {
                     events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET)
                         as u32,
                     u64: ((idx as u64) << 32) | u64::from(c.attempt),
                 };
-                if let Err(e) = syscall!(epoll_ctl(self.epfd, libc::EPOLL_CTL_ADD, fd, &mut event)) {
-                    self.fail(idx, ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)), now);
+                if let Err(e) =
+                    libc_call!(epoll_ctl(self.epfd, libc::EPOLL_CTL_ADD, fd, &mut event))
+                {
+                    self.fail(
+                        idx,
+                        ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
+                        now,
+                    );
                     return;
                 }
                 let timeout = now + ns(self.plan.connect_timeout);
                 self.set_timer(idx, timeout);
             }
-            Err(e) => self.fail(idx, ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)), now),
+            Err(e) => self.fail(
+                idx,
+                ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
+                now,
+            ),
         }
     }
 
@@ -700,6 +738,10 @@ impl<'a> Worker<'a> {
         c.established = true;
         c.writable = true;
         c.rec.connect_us = (now - c.connect_started) / 1000;
+        let data = ((idx as u64) << 32) | u64::from(c.attempt);
+        if set_interest(self.epfd, c.fd, data, false).is_ok() {
+            c.out_armed = false;
+        }
         if let Some(local) = local_addr(c.fd) {
             c.rec.local_addr = local.ip().to_string();
             c.rec.local_port = local.port();
@@ -734,7 +776,10 @@ impl<'a> Worker<'a> {
                 return;
             }
             let started = c.send_pos.div_ceil(size);
-            let startable = c.released.len().min(pipeline.saturating_sub(c.inflight.len()));
+            let startable = c
+                .released
+                .len()
+                .min(pipeline.saturating_sub(c.inflight.len()));
             let end = (started + startable as u64) * size;
             if c.send_pos >= end {
                 return;
@@ -743,7 +788,7 @@ impl<'a> Worker<'a> {
             let window = self.payload.repeated.len() - size as usize;
             let len = ((end - c.send_pos) as usize).min(window);
             let chunk = &self.payload.repeated[offset..offset + len];
-            match syscall!(send(
+            match libc_call!(send(
                 c.fd,
                 chunk.as_ptr().cast(),
                 chunk.len(),
@@ -760,19 +805,40 @@ impl<'a> Worker<'a> {
                     c.rec.bytes_sent += written;
                     self.local.counters.bytes_sent += written;
                     if (written as usize) < len {
-                        c.writable = false; // the socket buffer is full: wait for EPOLLOUT
+                        // The socket buffer is full: wait for EPOLLOUT.
+                        self.wait_writable(idx, now);
                         return;
                     }
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
-                    c.writable = false;
+                    self.wait_writable(idx, now);
                     return;
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
                 Err(e) => {
-                    self.fail(idx, ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)), now);
+                    self.fail(
+                        idx,
+                        ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
+                        now,
+                    );
                     return;
                 }
+            }
+        }
+    }
+
+    fn wait_writable(&mut self, idx: usize, now: u64) {
+        let c = &mut self.conns[idx];
+        c.writable = false;
+        if !c.out_armed {
+            let data = ((idx as u64) << 32) | u64::from(c.attempt);
+            match set_interest(self.epfd, c.fd, data, true) {
+                Ok(()) => c.out_armed = true,
+                Err(e) => self.fail(
+                    idx,
+                    ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
+                    now,
+                ),
             }
         }
     }
@@ -782,7 +848,7 @@ impl<'a> Worker<'a> {
         let size = self.size;
         loop {
             let fd = self.conns[idx].fd;
-            let n = match syscall!(read(fd, self.buf.as_mut_ptr().cast(), self.buf.len())) {
+            let n = match libc_call!(read(fd, self.buf.as_mut_ptr().cast(), self.buf.len())) {
                 Ok(0) => {
                     self.on_eof(idx, now);
                     return false;
@@ -791,7 +857,11 @@ impl<'a> Worker<'a> {
                 Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => break,
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                 Err(e) => {
-                    self.fail(idx, ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)), now);
+                    self.fail(
+                        idx,
+                        ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
+                        now,
+                    );
                     return false;
                 }
             };
@@ -822,7 +892,7 @@ impl<'a> Worker<'a> {
                 }
                 done += seg;
                 c.recv_pos += seg as u64;
-                if c.recv_pos % size == 0 {
+                if c.recv_pos.is_multiple_of(size) {
                     completed += 1;
                     let (intended, sent) = c.inflight.pop_front().unwrap_or((now, now));
                     if std::mem::take(&mut c.mismatch) {
@@ -901,7 +971,7 @@ impl<'a> Worker<'a> {
         let started_unix = self.started_unix;
         let c = &mut self.conns[idx];
         if c.fd >= 0 {
-            let _ = syscall!(close(c.fd));
+            let _ = libc_call!(close(c.fd));
             c.fd = -1;
         }
         if c.established {
@@ -1007,7 +1077,9 @@ impl<'a> Worker<'a> {
         for idx in 0..self.conns.len() {
             let c = &self.conns[idx];
             if c.state == State::Active
-                && c.inflight.front().is_some_and(|&(_, sent)| now.saturating_sub(sent) > limit)
+                && c.inflight
+                    .front()
+                    .is_some_and(|&(_, sent)| now.saturating_sub(sent) > limit)
             {
                 self.fail(idx, ErrorKind::Timeout, now);
             }
@@ -1032,6 +1104,20 @@ fn release_now(c: &mut Conn, n: u64) {
     }
 }
 
+/// Sets what epoll reports for `fd`: input and hang-ups, plus output when `output`.
+fn set_interest(epfd: RawFd, fd: RawFd, data: u64, output: bool) -> std::io::Result<()> {
+    let mut events = libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET;
+    if output {
+        events |= libc::EPOLLOUT;
+    }
+    let mut event = libc::epoll_event {
+        events: events as u32,
+        u64: data,
+    };
+    libc_call!(epoll_ctl(epfd, libc::EPOLL_CTL_MOD, fd, &mut event))?;
+    Ok(())
+}
+
 /// A nonblocking socket with a connect in progress to `target`, from `source` if given.
 fn connect_socket(target: SocketAddr, source: Option<std::net::IpAddr>) -> std::io::Result<RawFd> {
     let socket = Socket::new(
@@ -1049,7 +1135,7 @@ fn connect_socket(target: SocketAddr, source: Option<std::net::IpAddr>) -> std::
             // Leave the port unchosen until connect, so each source address can use the whole
             // port range once per destination instead of once in total.
             let one: libc::c_int = 1;
-            syscall!(setsockopt(
+            libc_call!(setsockopt(
                 fd,
                 libc::IPPROTO_IP,
                 libc::IP_BIND_ADDRESS_NO_PORT,

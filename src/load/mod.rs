@@ -6,6 +6,21 @@
 //! - [`record`]: histograms, counters and the output files, written as the run goes;
 //! - [`multi`]: `--processes` children and `merge` of several result directories.
 
+/// Calls a libc function and turns its `-1` into the `errno` as an [`std::io::Error`]; the
+/// module's own copy of `crate::syscall!`, private so its arguments are this module's to check.
+macro_rules! libc_call {
+    ($fn: ident ( $($arg: expr),* $(,)* ) ) => {{
+        // SAFETY: every call site passes arguments valid for this libc call (see each site).
+        #[allow(unused_unsafe)]
+        let res = unsafe { libc::$fn($($arg, )*) };
+        if res == -1 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(res)
+        }
+    }};
+}
+
 pub mod engine;
 pub mod multi;
 pub mod preflight;
@@ -164,7 +179,10 @@ pub fn main(args: LoadArgs) -> anyhow::Result<ExitCode> {
 pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
     if let Some(rate) = args.max_error_rate {
         if !(0.0..=1.0).contains(&rate) {
-            return Ok(usage_error("merge", "--max-error-rate must be between 0 and 1"));
+            return Ok(usage_error(
+                "merge",
+                "--max-error-rate must be between 0 and 1",
+            ));
         }
     }
     for dir in &args.dirs {

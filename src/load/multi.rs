@@ -25,7 +25,13 @@ fn micros(d: Duration) -> String {
 
 /// The command line of child `index` of `processes`: this run's arguments with the shard
 /// narrowed (shard j of M split P ways is shard j + M*i of M*P) and its own output directory.
-pub fn child_args(args: &LoadArgs, plan: &Plan, index: u64, processes: u64, out: &Path) -> Vec<String> {
+pub fn child_args(
+    args: &LoadArgs,
+    plan: &Plan,
+    index: u64,
+    processes: u64,
+    out: &Path,
+) -> Vec<String> {
     let (j, m) = plan.shard;
     let mut v: Vec<String> = vec![
         "load".into(),
@@ -133,7 +139,7 @@ pub fn run_processes(
         let signal = received_signal();
         if signal.is_some() && signal != forwarded {
             for child in &children {
-                let _ = crate::syscall!(kill(child.id() as libc::pid_t, signal.unwrap_or(0)));
+                let _ = libc_call!(kill(child.id() as libc::pid_t, signal.unwrap_or(0)));
             }
             forwarded = signal;
         }
@@ -187,7 +193,10 @@ struct MergedSecond {
 
 /// Merges result directories into `out` exactly and returns the merged summary.
 pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Summary> {
-    let parts: Vec<Summary> = dirs.iter().map(|d| read_summary(d)).collect::<anyhow::Result<_>>()?;
+    let parts: Vec<Summary> = dirs
+        .iter()
+        .map(|d| read_summary(d))
+        .collect::<anyhow::Result<_>>()?;
     let started = parts
         .iter()
         .map(|s| s.started_unix)
@@ -207,7 +216,9 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Summary> {
             .with_context(|| format!("reading {}/timeline.csv", dir.display()))?;
         for row in reader.deserialize::<TimelineRow>() {
             let row = row?;
-            let entry = seconds.entry(shift(row.second as f64)).or_insert_with(empty_second);
+            let entry = seconds
+                .entry(shift(row.second as f64))
+                .or_insert_with(empty_second);
             let r = &mut entry.row;
             r.active_connections += row.active_connections;
             r.new_connections += row.new_connections;
@@ -216,7 +227,9 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Summary> {
             r.errors += row.errors;
         }
         for interval in intervals {
-            let entry = seconds.entry(shift(interval.start_s)).or_insert_with(empty_second);
+            let entry = seconds
+                .entry(shift(interval.start_s))
+                .or_insert_with(empty_second);
             entry.length = entry.length.max(interval.length_s);
             let (into, sum) = if interval.raw {
                 (&mut entry.raw, &mut total_raw)
@@ -239,12 +252,24 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Summary> {
     for (second, mut merged) in seconds {
         merged.row.second = second;
         let h = &merged.latency;
-        merged.row.p50_us = if h.is_empty() { 0 } else { h.value_at_quantile(0.5) };
-        merged.row.p99_us = if h.is_empty() { 0 } else { h.value_at_quantile(0.99) };
+        merged.row.p50_us = if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.5)
+        };
+        merged.row.p99_us = if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.99)
+        };
         outputs.write_second(
             &merged.row,
             second as f64,
-            if merged.length > 0.0 { merged.length } else { 1.0 },
+            if merged.length > 0.0 {
+                merged.length
+            } else {
+                1.0
+            },
             &merged.latency,
             open_loop.then_some(&merged.raw),
         )?;

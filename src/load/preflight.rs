@@ -32,7 +32,8 @@ pub fn check(plan: &Plan, per_process: u64) -> Result<Report, String> {
     check_memory(plan, per_process)?;
     check_source_addrs(plan)?;
     if let Some(somaxconn) = read_number("/proc/sys/net/core/somaxconn") {
-        if plan.connect_rate.is_none() && per_process > somaxconn && plan.target.ip().is_loopback() {
+        if plan.connect_rate.is_none() && per_process > somaxconn && plan.target.ip().is_loopback()
+        {
             report.warnings.push(format!(
                 "{per_process} connections opened at once exceed net.core.somaxconn ({somaxconn}): \
                  a server on this host may drop SYNs and connects then take a 1 s retransmit; use \

@@ -295,7 +295,12 @@ pub struct Summary {
 
 impl Summary {
     /// Fills the counter-derived fields from the run's totals.
-    pub fn set_totals(&mut self, c: &Counters, latency: &Histogram<u64>, raw: Option<&Histogram<u64>>) {
+    pub fn set_totals(
+        &mut self,
+        c: &Counters,
+        latency: &Histogram<u64>,
+        raw: Option<&Histogram<u64>>,
+    ) {
         self.connections_established = c.established;
         self.connections_failed = c.failed;
         self.connect_attempts = c.connect_attempts;
@@ -360,7 +365,8 @@ impl Outputs {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let open = |name: &str| -> anyhow::Result<BufWriter<File>> {
             let path = dir.join(name);
-            let file = File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+            let file =
+                File::create(&path).with_context(|| format!("creating {}", path.display()))?;
             Ok(BufWriter::new(file))
         };
         // Headers are written by hand so a file without rows still has them.
@@ -501,11 +507,7 @@ impl Outputs {
                     .filter(|r| !r.is_empty())
                     .map(|r| r.value_at_quantile(q).to_string())
                     .unwrap_or_default();
-                w.write_record([
-                    format!("{:.6}", q * 100.0),
-                    value.to_string(),
-                    raw_value,
-                ])?;
+                w.write_record([format!("{:.6}", q * 100.0), value.to_string(), raw_value])?;
                 if q >= 1.0 {
                     break;
                 }
@@ -528,8 +530,16 @@ pub fn timeline_row(second: u64, active: u64, interval: &Interval) -> TimelineRo
         new_connections: c.established,
         requests: c.requests,
         bytes: c.bytes_received,
-        p50_us: if h.is_empty() { 0 } else { h.value_at_quantile(0.5) },
-        p99_us: if h.is_empty() { 0 } else { h.value_at_quantile(0.99) },
+        p50_us: if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.5)
+        },
+        p99_us: if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.99)
+        },
         errors: c.errors_total(),
     }
 }
@@ -555,12 +565,18 @@ pub fn human_summary(s: &Summary) -> String {
             "connections",
             format!(
                 "{} established of {} target, {} failed attempts, max concurrent {}",
-                s.connections_established, s.connections_target, s.connections_failed, s.max_concurrent
+                s.connections_established,
+                s.connections_target,
+                s.connections_failed,
+                s.max_concurrent
             ),
         ),
         (
             "requests",
-            format!("{} completed, {:.1} req/s", s.requests_completed, s.throughput_rps),
+            format!(
+                "{} completed, {:.1} req/s",
+                s.requests_completed, s.throughput_rps
+            ),
         ),
         (
             "bytes",
@@ -573,7 +589,11 @@ pub fn human_summary(s: &Summary) -> String {
             ),
         ),
         (
-            if s.latency_raw_us.is_some() { "latency corrected" } else { "latency" },
+            if s.latency_raw_us.is_some() {
+                "latency corrected"
+            } else {
+                "latency"
+            },
             lat(&s.latency_us),
         ),
     ];
@@ -601,7 +621,10 @@ pub fn human_summary(s: &Summary) -> String {
     ));
     rows.push((
         "client cpu",
-        format!("{:.2} s user, {:.2} s sys", s.client_cpu_user_s, s.client_cpu_sys_s),
+        format!(
+            "{:.2} s user, {:.2} s sys",
+            s.client_cpu_user_s, s.client_cpu_sys_s
+        ),
     ));
     for w in &s.warnings {
         rows.push(("warning", w.clone()));
@@ -659,9 +682,10 @@ pub fn read_hlog(path: &Path) -> anyhow::Result<(Option<f64>, Vec<LoggedInterval
             LogEntry::BaseTime(_) => {}
             LogEntry::Interval(interval) => {
                 let encoded = base64_decode(interval.encoded_histogram())?;
-                let histogram: Histogram<u64> = deserializer
-                    .deserialize(&mut encoded.as_slice())
-                    .map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))?;
+                let histogram: Histogram<u64> =
+                    deserializer
+                        .deserialize(&mut encoded.as_slice())
+                        .map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))?;
                 intervals.push(LoggedInterval {
                     start_s: interval.start_timestamp().as_secs_f64(),
                     length_s: interval.duration().as_secs_f64(),
@@ -696,8 +720,12 @@ mod tests {
             raw.record(v).unwrap();
         }
         let row = TimelineRow::default();
-        outputs.write_second(&row, 0.0, 1.0, &h, Some(&raw)).unwrap();
-        outputs.write_second(&row, 1.0, 1.0, &h, Some(&raw)).unwrap();
+        outputs
+            .write_second(&row, 0.0, 1.0, &h, Some(&raw))
+            .unwrap();
+        outputs
+            .write_second(&row, 1.0, 1.0, &h, Some(&raw))
+            .unwrap();
         let (start, intervals) = read_hlog(&dir.join("latency.hlog")).unwrap();
         assert_eq!(start, Some(1_700_000_000.0));
         assert_eq!(intervals.len(), 4);

@@ -67,7 +67,9 @@ impl Payload {
 pub enum Mode {
     Closed,
     /// Requests per second in total over all connections of all shards.
-    Open { rate: f64 },
+    Open {
+        rate: f64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -121,8 +123,7 @@ impl Plan {
         let message = if let Some(text) = &args.message {
             text.as_bytes().to_vec()
         } else if let Some(path) = &args.payload_file {
-            std::fs::read(path)
-                .map_err(|e| format!("--payload-file {}: {e}", path.display()))?
+            std::fs::read(path).map_err(|e| format!("--payload-file {}: {e}", path.display()))?
         } else {
             let size = args.size.unwrap_or(64);
             if size == 0 || size > MAX_MESSAGE {
@@ -306,7 +307,9 @@ pub fn parse_source_addrs(text: &str) -> Result<Vec<IpAddr>, String> {
             let first: IpAddr = first.trim().parse().map_err(|_| bad("not an address"))?;
             let last: IpAddr = last.trim().parse().map_err(|_| bad("not an address"))?;
             let (a, b) = match (first, last) {
-                (IpAddr::V4(a), IpAddr::V4(b)) => (u128::from(u32::from(a)), u128::from(u32::from(b))),
+                (IpAddr::V4(a), IpAddr::V4(b)) => {
+                    (u128::from(u32::from(a)), u128::from(u32::from(b)))
+                }
                 (IpAddr::V6(a), IpAddr::V6(b)) => (u128::from(a), u128::from(b)),
                 _ => return Err(bad("a range cannot mix IPv4 and IPv6")),
             };
