@@ -75,7 +75,8 @@ impl Server {
             .and_then(|a| a.parse().ok())
             .unwrap_or_else(|| {
                 let _ = child.kill();
-                let stderr = std::fs::read_to_string(dir.path().join("stderr.txt")).unwrap_or_default();
+                let stderr =
+                    std::fs::read_to_string(dir.path().join("stderr.txt")).unwrap_or_default();
                 panic!("{model}: no 'listening on ADDR' line, got {line:?}; stderr: {stderr}")
             });
         Server {
@@ -134,11 +135,18 @@ impl Server {
 
     /// CPU seconds (user + system) the server has used so far.
     pub fn cpu_seconds(&self) -> f64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap_or_default();
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap_or_default();
         let after = stat.rsplit(')').next().unwrap_or("");
         let fields: Vec<&str> = after.split_whitespace().collect();
-        let ticks: f64 = fields.get(11).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0)
-            + fields.get(12).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        let ticks: f64 = fields
+            .get(11)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+            + fields
+                .get(12)
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0);
         // SAFETY: sysconf has no preconditions.
         ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
     }
@@ -225,7 +233,9 @@ pub fn echo_once(stream: &mut TcpStream, data: &[u8]) -> Vec<u8> {
 
 /// Deterministic test payload: `len` bytes covering every byte value, NUL included.
 pub fn payload(len: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..len)
         .map(|_| {
             state = state
@@ -238,7 +248,9 @@ pub fn payload(len: usize, seed: u64) -> Vec<u8> {
 
 /// The summary's counter `key` (e.g. "accepted") as u64.
 pub fn count(summary: &Value, key: &str) -> u64 {
-    summary[key].as_u64().unwrap_or_else(|| panic!("summary has no '{key}': {summary}"))
+    summary[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("summary has no '{key}': {summary}"))
 }
 
 /// The summary's `refused` or `closed` count for `reason` (0 when absent).
