@@ -11,6 +11,7 @@ pub mod stats;
 
 mod epoll;
 mod poll;
+mod processes;
 mod select;
 mod threads;
 mod tokio;
@@ -233,7 +234,7 @@ pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
     let fd_limit = crate::sys::raise_fd_limit().context("reading the fd limit")?;
     install_shutdown_handler().context("installing the SIGINT/SIGTERM handler")?;
     if config.processes > 1 {
-        anyhow::bail!("--processes is not built yet");
+        return processes::main(config, fd_limit.soft);
     }
 
     let listener = bind_listener(config.addr, config.backlog)
@@ -329,6 +330,7 @@ pub struct Acceptor {
     stats: Arc<Stats>,
     spare: Option<OwnedFd>,
     resume_at: Option<Instant>,
+    fd_ceiling: Option<RawFd>,
 }
 
 impl Acceptor {
@@ -340,7 +342,16 @@ impl Acceptor {
             stats,
             spare: open_spare_fd(),
             resume_at: None,
+            fd_ceiling: None,
         }
+    }
+
+    /// Refuses (closes at once, counted as `fd_setsize`) every connection whose fd is
+    /// `ceiling` or more, before it is admitted: for select(2), whose `fd_set` cannot
+    /// hold such fds.
+    pub fn refuse_fds_from(mut self, ceiling: RawFd) -> Acceptor {
+        self.fd_ceiling = Some(ceiling);
+        self
     }
 
     /// Whether accepting is paused after fd exhaustion.
@@ -366,6 +377,14 @@ impl Acceptor {
         loop {
             match accept_raw(self.listener) {
                 Ok((fd, peer)) => {
+                    if self
+                        .fd_ceiling
+                        .is_some_and(|ceiling| fd.as_raw_fd() >= ceiling)
+                    {
+                        drop(fd);
+                        self.stats.refuse(RefuseReason::FdSetsize, Some(peer));
+                        return Accepted::Refused;
+                    }
                     return match self.stats.admit(peer) {
                         Some(record) => Accepted::Conn(fd, record),
                         None => Accepted::Refused,

@@ -1,6 +1,220 @@
-//! The select model (being built).
-use super::Setup;
+//! select(2): one thread, level-triggered, watching fds through two `fd_set` bitmaps.
+//!
+//! Each turn clears the read and write sets and sets a bit for the shutdown
+//! eventfd, the listener (unless accepting is paused after fd exhaustion) and every
+//! connection: in the read set while it may read (its unsent echo is under the
+//! cap), in the write set while it has echo to send. select(2) overwrites the sets
+//! with the ready fds, so they are rebuilt on every call, and both the kernel and
+//! the loop scan every fd number up to the highest one, open or not.
+//!
+//! An `fd_set` is a fixed bitmap of FD_SETSIZE (1024) bits: FD_SET on a larger fd
+//! writes past its end. So a connection whose fd is FD_SETSIZE or more is closed at
+//! once by the acceptor, before it is admitted, and counted as refused (`fd_setsize`);
+//! its fd never reaches a set, and `FdSet::insert` asserts so. The model holds about
+//! a thousand connections, whatever the fd limit.
 
-pub fn serve(_setup: Setup) -> anyhow::Result<()> {
-    anyhow::bail!("the select model is not built yet")
+use std::collections::HashMap;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+
+use super::echo::EchoConn;
+use super::stats::CloseReason;
+use super::{shutdown_fd, shutdown_requested, Accepted, Acceptor, Setup};
+use crate::syscall;
+
+/// Bytes read from one connection per turn, so one fast client cannot starve the rest.
+const READ_BUDGET: usize = 256 * 1024;
+const SCRATCH_SIZE: usize = 64 * 1024;
+/// The first fd number an `fd_set` cannot hold.
+const FD_LIMIT: RawFd = libc::FD_SETSIZE as RawFd;
+
+pub fn serve(setup: Setup) -> anyhow::Result<()> {
+    let listener_fd = setup.listener.as_raw_fd();
+    anyhow::ensure!(
+        listener_fd < FD_LIMIT && shutdown_fd() < FD_LIMIT,
+        "select(2) cannot watch the listener or shutdown fd: fd number is FD_SETSIZE or more"
+    );
+    // The acceptor closes, before admitting, every connection whose fd is FD_SETSIZE or more.
+    let mut acceptor =
+        Acceptor::new(&setup.listener, setup.stats.clone()).refuse_fds_from(FD_LIMIT);
+    let cap = setup.config.max_pending;
+    let idle_timeout = setup.config.idle_timeout;
+    let mut conns: HashMap<RawFd, EchoConn> = HashMap::new();
+    let mut read_set = FdSet::new();
+    let mut write_set = FdSet::new();
+    let mut scratch = vec![0u8; SCRATCH_SIZE];
+
+    while !shutdown_requested() {
+        // 1. Build the interest sets; every fd here is known to be below FD_SETSIZE.
+        read_set.clear();
+        write_set.clear();
+        read_set.insert(shutdown_fd());
+        let accepting = !acceptor.paused();
+        if accepting {
+            read_set.insert(listener_fd);
+        }
+        for conn in conns.values() {
+            if conn.wants_read(cap) {
+                read_set.insert(conn.raw_fd());
+            }
+            if conn.wants_write() {
+                write_set.insert(conn.raw_fd());
+            }
+        }
+        let highest = read_set.highest.max(write_set.highest);
+
+        // 2. Wait: until something is ready, a pause ends or an idle check is due.
+        let mut timeout = loop_timeout(acceptor.pause_left(), idle_timeout);
+        let timeout_ptr = timeout
+            .as_mut()
+            .map_or(std::ptr::null_mut(), |t| t as *mut libc::timeval);
+        let ready = match syscall!(select(
+            highest + 1,
+            &mut read_set.bits,
+            &mut write_set.bits,
+            std::ptr::null_mut(),
+            timeout_ptr
+        )) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+
+        // 3. Serve the ready connections.
+        if ready > 0 {
+            conns.retain(|&fd, conn| {
+                let readable = read_set.contains(fd);
+                let writable = write_set.contains(fd);
+                if !readable && !writable {
+                    return true;
+                }
+                match serve_ready(conn, readable, writable, &mut scratch, cap) {
+                    Some(reason) => {
+                        setup.stats.close(&conn.record, reason);
+                        false
+                    }
+                    None => true,
+                }
+            });
+            // 4. Accept new connections last, so their fds are not tested against this turn's sets.
+            if accepting && read_set.contains(listener_fd) {
+                accept_all(&mut acceptor, &mut conns);
+            }
+        }
+
+        if let Some(limit) = idle_timeout {
+            close_idle(&mut conns, limit, &setup);
+        }
+    }
+
+    for (_, conn) in conns.drain() {
+        setup.stats.close(&conn.record, CloseReason::Shutdown);
+    }
+    Ok(())
+}
+
+/// Flushes, reads and echoes one ready connection; returns why to close it, if so.
+fn serve_ready(
+    conn: &mut EchoConn,
+    readable: bool,
+    writable: bool,
+    scratch: &mut [u8],
+    cap: usize,
+) -> Option<CloseReason> {
+    if writable {
+        if let Err(reason) = conn.flush() {
+            return Some(reason);
+        }
+    }
+    // select reports EOF and errors as readable: the read tells which it was.
+    if readable && conn.wants_read(cap) {
+        if let Err(reason) = conn.read_and_echo(scratch, READ_BUDGET, cap) {
+            return Some(reason);
+        }
+    }
+    if conn.finished() {
+        return Some(CloseReason::ClientClosed);
+    }
+    None
+}
+
+/// Accepts every waiting connection (those whose fd an `fd_set` cannot hold were
+/// already closed and counted by the acceptor).
+fn accept_all(acceptor: &mut Acceptor, conns: &mut HashMap<RawFd, EchoConn>) {
+    loop {
+        match acceptor.accept() {
+            Accepted::Conn(fd, record) => {
+                conns.insert(fd.as_raw_fd(), EchoConn::new(fd, record));
+            }
+            Accepted::Refused => continue,
+            Accepted::WouldBlock | Accepted::Paused => return,
+        }
+    }
+}
+
+fn close_idle(conns: &mut HashMap<RawFd, EchoConn>, limit: Duration, setup: &Setup) {
+    let now = Instant::now();
+    conns.retain(|_, conn| {
+        let idle = now.duration_since(conn.last_active) >= limit;
+        if idle {
+            setup.stats.close(&conn.record, CloseReason::IdleTimeout);
+        }
+        !idle
+    });
+}
+
+/// An `fd_set` and the highest fd in it. Only fds below FD_SETSIZE may be inserted.
+struct FdSet {
+    bits: libc::fd_set,
+    highest: RawFd,
+}
+
+impl FdSet {
+    fn new() -> FdSet {
+        // SAFETY: fd_set is a plain bitmap; all-zero is the empty set.
+        let bits = unsafe { std::mem::zeroed() };
+        FdSet { bits, highest: -1 }
+    }
+
+    fn clear(&mut self) {
+        // SAFETY: FD_ZERO writes only within the fd_set it is given.
+        unsafe { libc::FD_ZERO(&mut self.bits) };
+        self.highest = -1;
+    }
+
+    fn insert(&mut self, fd: RawFd) {
+        // Checked at accept; a larger fd here would be a bug, never a write past the set.
+        assert!(
+            (0..FD_LIMIT).contains(&fd),
+            "fd {fd} does not fit an fd_set"
+        );
+        // SAFETY: 0 <= fd < FD_SETSIZE, so the bit is inside the set.
+        unsafe { libc::FD_SET(fd, &mut self.bits) };
+        self.highest = self.highest.max(fd);
+    }
+
+    fn contains(&self, fd: RawFd) -> bool {
+        if !(0..FD_LIMIT).contains(&fd) {
+            return false;
+        }
+        // SAFETY: 0 <= fd < FD_SETSIZE, so the bit is inside the set.
+        unsafe { libc::FD_ISSET(fd, &self.bits) }
+    }
+}
+
+/// How long select may wait: block until an event (None), but wake for a paused
+/// accept or an idle check.
+fn loop_timeout(
+    pause_left: Option<Duration>,
+    idle_timeout: Option<Duration>,
+) -> Option<libc::timeval> {
+    let idle_check = idle_timeout
+        .map(|limit| (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1)));
+    let wait = pause_left.into_iter().chain(idle_check).min()?;
+    let wait = wait.max(Duration::from_millis(1));
+    Some(libc::timeval {
+        tv_sec: wait.as_secs() as libc::time_t,
+        tv_usec: wait.subsec_micros() as libc::suseconds_t,
+    })
 }

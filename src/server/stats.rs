@@ -346,6 +346,15 @@ impl Stats {
         }
     }
 
+    /// Turns an admitted connection into a refused one, for a model that cannot serve it
+    /// after all (no thread for it, an fd select(2) cannot watch, a failed registration):
+    /// it no longer counts as open or accepted, and gets no log row.
+    pub fn refuse_admitted(&self, record: &ConnRecord, reason: RefuseReason) {
+        self.active.fetch_sub(1, Ordering::AcqRel);
+        self.accepted.fetch_sub(1, Ordering::Relaxed);
+        self.refuse(reason, Some(record.peer));
+    }
+
     /// Counts a connection as closed, adds it to the totals and appends its row to the log.
     pub fn close(&self, record: &ConnRecord, reason: CloseReason) {
         self.active.fetch_sub(1, Ordering::AcqRel);

@@ -1,6 +1,188 @@
-//! The tokio model (being built).
-use super::Setup;
+//! tokio: the async runtime most Rust users would reach for, written the way they write it.
+//!
+//! A multi-thread runtime with `--workers` worker threads runs one accept loop and
+//! one task per connection. Each task owns a fixed buffer and loops: read into it,
+//! write all of it back, repeat. Backpressure is natural: a task does not read
+//! again until its echo was written, so the unsent echo never exceeds the buffer
+//! (well under `--max-pending`). Underneath, tokio's reactor is epoll and its
+//! scheduler steals tasks between workers.
+//!
+//! Costs: every connection holds its task and its [`BUF_SIZE`] buffer for its whole
+//! life, idle or not, and each readiness event goes through the reactor, a task
+//! wake-up and the scheduler. That is the baseline the hand-written models are
+//! measured against.
 
-pub fn serve(_setup: Setup) -> anyhow::Result<()> {
-    anyhow::bail!("the tokio model is not built yet")
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ::tokio::io::unix::AsyncFd;
+use ::tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
+use ::tokio::net::{TcpListener, TcpStream};
+use ::tokio::sync::watch;
+use ::tokio::task::JoinSet;
+use anyhow::Context as _;
+
+use super::echo::close_reason_for;
+use super::stats::{CloseReason, ConnRecord, RefuseReason, Stats};
+use super::{accept_raw, shutdown_fd, Acceptor, Setup};
+
+/// Each connection's read buffer, allocated when the connection opens.
+const BUF_SIZE: usize = 16 * 1024;
+
+pub fn serve(setup: Setup) -> anyhow::Result<()> {
+    let runtime = ::tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(setup.config.worker_count())
+        .thread_name("echolab-tokio")
+        .enable_io()
+        .enable_time()
+        .build()
+        .context("starting the tokio runtime")?;
+    runtime.block_on(accept_loop(setup))
+}
+
+/// The shutdown eventfd, watched by the reactor like any socket (the fd belongs to mod.rs).
+struct ShutdownFd;
+
+impl AsRawFd for ShutdownFd {
+    fn as_raw_fd(&self) -> RawFd {
+        shutdown_fd()
+    }
+}
+
+async fn accept_loop(setup: Setup) -> anyhow::Result<()> {
+    let Setup {
+        config,
+        listener,
+        stats,
+        ..
+    } = setup;
+    let listener = TcpListener::from_std(listener)?;
+    // SAFETY: the shutdown eventfd is created once per process and never closed.
+    let shutdown = unsafe { AsyncFd::register_with_interest(ShutdownFd, Interest::READABLE) }
+        .map_err(io::Error::from)?;
+    // Dropping the sender tells every connection task to stop.
+    let (stop_sender, stop) = watch::channel(());
+    let mut tasks = JoinSet::new();
+    let mut spare = open_spare_fd();
+    let mut out_of_fds = false;
+
+    loop {
+        ::tokio::select! {
+            _ = shutdown.readable() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    out_of_fds = false;
+                    // A refused connection was counted by admit; dropping it closes it.
+                    if let Some(record) = stats.admit(peer) {
+                        let task = echo(stream, record, stats.clone(), config.idle_timeout, stop.clone());
+                        tasks.spawn(task);
+                    }
+                }
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
+                    if !out_of_fds {
+                        eprintln!("echolab serve: accept failed: {e}; shedding new connections");
+                        out_of_fds = true;
+                    }
+                    shed_one(&listener, &stats, &mut spare).await;
+                }
+                // The peer gave up before we accepted: nothing to count.
+                Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
+                Err(e) => {
+                    eprintln!("echolab serve: accept failed: {e}; pausing accepts");
+                    ::tokio::time::sleep(Acceptor::PAUSE).await;
+                }
+            },
+            Some(finished) = tasks.join_next() => {
+                if let Err(error) = finished {
+                    eprintln!("echolab serve: a connection task failed: {error}");
+                }
+            }
+        }
+    }
+
+    // Stop accepting, then stop every connection and wait until each has counted its close.
+    drop(listener);
+    drop(stop_sender);
+    while let Some(finished) = tasks.join_next().await {
+        if let Err(error) = finished {
+            eprintln!("echolab serve: a connection task failed: {error}");
+        }
+    }
+    Ok(())
+}
+
+/// Out of fds: closes the spare fd to accept and close one waiting connection
+/// (counted as refused, `fd_limit`), as [`Acceptor`] does; sleeps if that fails,
+/// because the listener stays readable and accepting again at once would spin.
+async fn shed_one(listener: &TcpListener, stats: &Stats, spare: &mut Option<std::fs::File>) {
+    let shed = spare.take().and_then(|spare_fd| {
+        drop(spare_fd);
+        accept_raw(listener.as_raw_fd()).ok()
+    });
+    *spare = open_spare_fd();
+    match shed {
+        Some((fd, peer)) => {
+            drop(fd);
+            stats.refuse(RefuseReason::FdLimit, Some(peer));
+        }
+        None => ::tokio::time::sleep(Acceptor::PAUSE).await,
+    }
+}
+
+fn open_spare_fd() -> Option<std::fs::File> {
+    std::fs::File::open("/dev/null").ok()
+}
+
+/// One connection's task: echoes until the client closes, fails, idles out or the server stops.
+async fn echo(
+    mut stream: TcpStream,
+    mut record: ConnRecord,
+    stats: Arc<Stats>,
+    idle_timeout: Option<Duration>,
+    mut stop: watch::Receiver<()>,
+) {
+    let reason = ::tokio::select! {
+        reason = echo_loop(&mut stream, &mut record, idle_timeout) => reason,
+        _ = stop.changed() => CloseReason::Shutdown,
+    };
+    stats.close(&record, reason);
+}
+
+async fn echo_loop(
+    stream: &mut TcpStream,
+    record: &mut ConnRecord,
+    idle_timeout: Option<Duration>,
+) -> CloseReason {
+    let mut buf = vec![0u8; BUF_SIZE];
+    loop {
+        let read = match idle_timeout {
+            Some(limit) => match ::tokio::time::timeout(limit, stream.read(&mut buf)).await {
+                Ok(read) => read,
+                Err(_elapsed) => return CloseReason::IdleTimeout,
+            },
+            None => stream.read(&mut buf).await,
+        };
+        let n = match read {
+            // Half-close: everything read so far has been echoed.
+            Ok(0) => return CloseReason::ClientClosed,
+            Ok(n) => n,
+            Err(e) => return close_reason_for(&e),
+        };
+        record.bytes_in += n as u64;
+        record.reads += 1;
+        // write() rather than write_all(), so bytes_out stays exact if a shutdown cuts in.
+        let mut written = 0;
+        while written < n {
+            match stream.write(&buf[written..n]).await {
+                Ok(0) => return close_reason_for(&io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(k) => {
+                    written += k;
+                    record.bytes_out += k as u64;
+                }
+                Err(e) => return close_reason_for(&e),
+            }
+        }
+    }
 }

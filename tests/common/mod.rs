@@ -189,13 +189,19 @@ pub fn read_log(path: &std::path::Path) -> Vec<LogRow> {
     }
 }
 
+/// RSS from /proc/PID/smaps_rollup, which counts pages exactly (VmRSS in /proc/PID/status
+/// comes from per-CPU counters that may lag), falling back to VmRSS.
 fn rss_of(pid: i32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|kb| kb.parse::<u64>().ok())
+    let field_kib = |file: &str, key: &str| {
+        std::fs::read_to_string(format!("/proc/{pid}/{file}"))
+            .unwrap_or_default()
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+    };
+    field_kib("smaps_rollup", "Rss:")
+        .or_else(|| field_kib("status", "VmRSS:"))
         .unwrap_or(0)
         * 1024
 }
@@ -256,4 +262,162 @@ pub fn count(summary: &Value, key: &str) -> u64 {
 /// The summary's `refused` or `closed` count for `reason` (0 when absent).
 pub fn reason_count(summary: &Value, group: &str, reason: &str) -> u64 {
     summary[group][reason].as_u64().unwrap_or(0)
+}
+
+/// Serialises the tests that hold thousands of sockets, so two of them never share
+/// the test process's fd limit, the ephemeral ports or the 2 CPUs. Hold the guard
+/// for the whole test.
+pub fn heavy() -> std::sync::MutexGuard<'static, ()> {
+    static HEAVY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    HEAVY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Opens `n` connections to `addr` (each with the 30 s read timeout of [`Server::connect`]).
+pub fn connect_many(addr: SocketAddr, n: usize) -> Vec<TcpStream> {
+    (0..n)
+        .map(|i| {
+            let stream = TcpStream::connect(addr)
+                .unwrap_or_else(|e| panic!("connection {i} of {n} to {addr} failed: {e}"));
+            stream
+                .set_read_timeout(Some(Duration::from_secs(30)))
+                .unwrap();
+            stream
+        })
+        .collect()
+}
+
+/// Echoes `data` on an open connection in chunks, reading each chunk's echo before
+/// writing the next, so blocking sockets never deadlock on full buffers. Returns the echo.
+pub fn echo_chunked(stream: &mut TcpStream, data: &[u8]) -> Vec<u8> {
+    const CHUNK: usize = 64 * 1024;
+    let mut got = vec![0u8; data.len()];
+    for (sent, back) in data.chunks(CHUNK).zip(got.chunks_mut(CHUNK)) {
+        stream.write_all(sent).expect("write chunk");
+        stream.read_exact(back).expect("read the chunk's echo");
+    }
+    got
+}
+
+/// Half-closes and expects the server to close without sending anything more.
+pub fn expect_eof_after_half_close(stream: &mut TcpStream) {
+    stream.shutdown(Shutdown::Write).expect("half-close");
+    let mut rest = Vec::new();
+    stream.read_to_end(&mut rest).expect("read until EOF");
+    assert!(
+        rest.is_empty(),
+        "{} unexpected bytes after the echo",
+        rest.len()
+    );
+}
+
+/// What happened to a probe message sent on a connection the server may have refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    /// The message came back byte for byte: the server serves this connection.
+    Echoed,
+    /// EOF or a reset: the server closed the connection (refused it or closed it).
+    Closed,
+}
+
+/// Sends `message` and classifies the answer; panics on a wrong echo or a timeout.
+pub fn probe(stream: &mut TcpStream, message: &[u8]) -> Probe {
+    if let Err(e) = stream.write_all(message) {
+        assert!(is_closed_error(&e), "probe write failed: {e}");
+        return Probe::Closed;
+    }
+    let mut got = Vec::with_capacity(message.len());
+    let mut buf = [0u8; 4096];
+    while got.len() < message.len() {
+        match stream.read(&mut buf) {
+            Ok(0) => return Probe::Closed,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if is_closed_error(&e) => return Probe::Closed,
+            Err(e) => panic!("probe read failed: {e}"),
+        }
+    }
+    assert_eq!(got, message, "wrong echo");
+    Probe::Echoed
+}
+
+fn is_closed_error(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ECONNRESET) | Some(libc::EPIPE) | Some(libc::ECONNABORTED)
+    )
+}
+
+/// Connections waiting in the accept queues of the listeners on 127.0.0.1:`port` (the
+/// rx_queue of LISTEN sockets in /proc/net/tcp, summed over SO_REUSEPORT listeners),
+/// or None if there is no such listener.
+pub fn accept_queue_len(port: u16) -> Option<u64> {
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    let local = format!("0100007F:{port:04X}");
+    let queues: Vec<u64> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.get(1) != Some(&local.as_str()) || fields.get(3) != Some(&"0A") {
+                return None;
+            }
+            let rx = fields.get(4)?.split(':').nth(1)?;
+            u64::from_str_radix(rx, 16).ok()
+        })
+        .collect();
+    (!queues.is_empty()).then(|| queues.iter().sum())
+}
+
+/// Open file descriptors of process `pid`.
+pub fn fd_count(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| dir.count())
+        .unwrap_or(0)
+}
+
+impl Server {
+    /// Waits (at most `limit`) until the server has taken every connection out of its
+    /// accept queue and its fd count has stopped changing, i.e. it has accepted or
+    /// refused everything the clients opened.
+    pub fn wait_accepted(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let mut last = usize::MAX;
+        let mut stable_since = Instant::now();
+        loop {
+            let queued = accept_queue_len(self.addr.port()).unwrap_or(0);
+            let fds = fd_count(self.pid());
+            if fds != last || queued > 0 {
+                last = fds;
+                stable_since = Instant::now();
+            } else if stable_since.elapsed() >= Duration::from_millis(300) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: {queued} connections still queued, {fds} fds open after {limit:?}",
+                self.model
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits (at most `limit`) until the server holds exactly `fds` open fds.
+    pub fn wait_fds(&self, fds: usize, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while fd_count(self.pid()) != fds {
+            assert!(
+                Instant::now() < deadline,
+                "{}: {} fds open after {limit:?}, expected {fds}",
+                self.model,
+                fd_count(self.pid())
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// The log row of the connection whose client port was `port`.
+pub fn row_for(log: &[LogRow], port: u16) -> &LogRow {
+    log.iter()
+        .find(|row| row.peer_port == port)
+        .unwrap_or_else(|| panic!("no log row for client port {port}"))
 }

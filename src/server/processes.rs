@@ -1,0 +1,321 @@
+//! `--processes P`: P copies of one server sharing its port, for more connections than
+//! one process's file-descriptor limit allows.
+//!
+//! The parent binds the address first (resolving port 0), then starts P children —
+//! this same executable, `serve` with the same options but `--processes 1`, the
+//! resolved address and per-child log and summary files — each binding its own
+//! SO_REUSEPORT listener, so the kernel spreads new connections over them. Once every
+//! child is listening the parent closes its own listener (it would otherwise get a
+//! share of the connections and never accept them) and prints the listening line.
+//! SIGINT/SIGTERM are forwarded to the children; a child that dies early is reported
+//! and the others keep serving. When all have exited, the parent writes one log (every
+//! child's rows under one header) and one summary (their sums), as one process would.
+//!
+//! `--max-conns` applies to each process.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use super::stats::{unix_now, Stats, Summary};
+use super::{bind_listener, finish, shutdown_requested, ServerConfig};
+
+/// One child server.
+struct Process {
+    index: usize,
+    child: Child,
+    summary_path: PathBuf,
+    log_path: PathBuf,
+    exited: bool,
+    stderr_forwarder: Option<std::thread::JoinHandle<()>>,
+}
+
+pub fn main(config: ServerConfig, fd_limit: u64) -> anyhow::Result<ExitCode> {
+    let started_unix = unix_now();
+    let listener = bind_listener(config.addr, config.backlog)
+        .with_context(|| format!("cannot listen on {}", config.addr))?;
+    let addr = listener.local_addr()?;
+    let dir = std::env::temp_dir().join(format!("echolab-processes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let result = run(&config, listener, addr, &dir, started_unix, fd_limit);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn run(
+    config: &ServerConfig,
+    listener: std::net::TcpListener,
+    addr: std::net::SocketAddr,
+    dir: &Path,
+    started_unix: f64,
+    fd_limit: u64,
+) -> anyhow::Result<ExitCode> {
+    let exe = std::env::current_exe().context("finding the echolab executable")?;
+    let mut processes = Vec::with_capacity(config.processes);
+    let mut workers = 1;
+    for index in 0..config.processes {
+        let mut process = spawn(&exe, config, addr, dir, index)?;
+        match wait_listening(&mut process) {
+            Ok(child_workers) => workers = child_workers,
+            Err(error) => {
+                for other in &mut processes {
+                    stop(other);
+                }
+                stop(&mut process);
+                return Err(error);
+            }
+        }
+        processes.push(process);
+    }
+    // Every child listens on its own socket now; ours would only swallow connections.
+    drop(listener);
+    println!(
+        "listening on {addr} model={} workers={workers} fd_limit={fd_limit} pid={} processes={}",
+        config.model,
+        std::process::id(),
+        config.processes
+    );
+    io::stdout().flush()?;
+
+    // Wait for SIGINT/SIGTERM (forwarded) or for every child to exit.
+    let mut forwarded = false;
+    while processes.iter().any(|p| !p.exited) {
+        if shutdown_requested() && !forwarded {
+            for process in processes.iter().filter(|p| !p.exited) {
+                signal(&process.child, libc::SIGTERM);
+            }
+            forwarded = true;
+        }
+        for process in processes.iter_mut().filter(|p| !p.exited) {
+            if let Some(status) = process.child.try_wait()? {
+                process.exited = true;
+                if !forwarded || !status.success() {
+                    eprintln!(
+                        "echolab serve: process {} (pid {}) exited with {}{}",
+                        process.index,
+                        process.child.id(),
+                        describe(status),
+                        if forwarded {
+                            ""
+                        } else {
+                            "; the others keep serving"
+                        }
+                    );
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Let the children's last messages out before the summary.
+    for process in &mut processes {
+        if let Some(forwarder) = process.stderr_forwarder.take() {
+            let _ = forwarder.join();
+        }
+    }
+
+    // One log and one summary, as a single process would write them.
+    let mut summary = Summary {
+        model: config.model.name().to_string(),
+        addr: addr.to_string(),
+        pid: std::process::id(),
+        processes: config.processes,
+        workers,
+        fd_limit,
+        started_unix,
+        ..Summary::default()
+    };
+    for process in &processes {
+        match read_summary(&process.summary_path) {
+            Ok(child) => summary.absorb(&child),
+            Err(error) => eprintln!(
+                "echolab serve: process {} left no summary ({error:#}); its connections are not counted",
+                process.index
+            ),
+        }
+    }
+    summary.stopped_unix = unix_now();
+    if let Some(path) = &config.log {
+        merge_logs(path, processes.iter().map(|p| p.log_path.as_path()))?;
+    }
+    // The log is already written: finish() only prints and writes the summary JSON.
+    let no_log = Stats::new(None, None)?;
+    finish(config, &no_log, &summary)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn spawn(
+    exe: &Path,
+    config: &ServerConfig,
+    addr: std::net::SocketAddr,
+    dir: &Path,
+    index: usize,
+) -> anyhow::Result<Process> {
+    let summary_path = dir.join(format!("summary-{index}.json"));
+    let log_path = dir.join(format!("log-{index}.csv"));
+    let mut command = Command::new(exe);
+    command
+        .arg("serve")
+        .args(["--model", config.model.name()])
+        .args(["--addr", &addr.to_string()])
+        .args(["--processes", "1"])
+        .args(["--trigger", &value_name(config.trigger)])
+        .args(["--accept", &value_name(config.accept)])
+        .args(["--max-pending", &config.max_pending.to_string()])
+        .args(["--thread-stack", &config.thread_stack.to_string()])
+        .args(["--backlog", &config.backlog.to_string()])
+        .arg("--summary-json")
+        .arg(&summary_path);
+    if config.log.is_some() {
+        command.arg("--log").arg(&log_path);
+    }
+    if let Some(workers) = config.workers {
+        command.args(["--workers", &workers.to_string()]);
+    }
+    if let Some(max_conns) = config.max_conns {
+        command.args(["--max-conns", &max_conns.to_string()]);
+    }
+    if let Some(idle) = config.idle_timeout {
+        command.args(["--idle-timeout", &format!("{}us", idle.as_micros())]);
+    }
+    if config.sqpoll {
+        command.arg("--sqpoll");
+    }
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe calls.
+    unsafe {
+        command.pre_exec(move || {
+            // Die with the parent (SIGTERM, so the child still shuts down cleanly).
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            // The parent may have died before the prctl took effect.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    let mut child = command
+        .spawn()
+        .with_context(|| format!("starting server process {index}"))?;
+    let stderr = child.stderr.take().expect("piped stderr");
+    let stderr_forwarder = Some(std::thread::spawn(move || forward_stderr(index, stderr)));
+    Ok(Process {
+        index,
+        child,
+        summary_path,
+        log_path,
+        exited: false,
+        stderr_forwarder,
+    })
+}
+
+/// Reads the child's listening line; returns its worker count.
+fn wait_listening(process: &mut Process) -> anyhow::Result<usize> {
+    let stdout = process.child.stdout.take().expect("piped stdout");
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line)?;
+    if !line.starts_with("listening on ") {
+        let status = process.child.wait()?;
+        process.exited = true;
+        anyhow::bail!(
+            "server process {} exited before listening ({})",
+            process.index,
+            describe(status)
+        );
+    }
+    Ok(line
+        .split_whitespace()
+        .find_map(|word| word.strip_prefix("workers="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1))
+}
+
+/// Passes the child's messages on, prefixed, but not its own summary: the parent prints the total.
+fn forward_stderr(index: usize, stderr: std::process::ChildStderr) {
+    let mut in_summary = false;
+    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+        in_summary |= line.starts_with("echolab serve summary:");
+        if !in_summary {
+            eprintln!("[process {index}] {line}");
+        }
+    }
+}
+
+fn stop(process: &mut Process) {
+    if !process.exited {
+        let _ = process.child.kill();
+        let _ = process.child.wait();
+        process.exited = true;
+    }
+}
+
+fn signal(child: &Child, signal: libc::c_int) {
+    // SAFETY: kill(2) on a child we started and have not reaped yet.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, signal);
+    }
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        _ => status.to_string(),
+    }
+}
+
+/// The CLI spelling of a value-enum option.
+fn value_name(value: impl clap::ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}
+
+fn read_summary(path: &Path) -> anyhow::Result<Summary> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// Writes every child's log rows under one header into `path`.
+fn merge_logs<'a>(path: &Path, logs: impl Iterator<Item = &'a Path>) -> anyhow::Result<()> {
+    let out =
+        File::create(path).with_context(|| format!("cannot create log {}", path.display()))?;
+    let mut out = io::BufWriter::new(out);
+    let mut header_written = false;
+    for log in logs {
+        let Ok(file) = File::open(log) else {
+            continue;
+        };
+        let mut lines = BufReader::new(file).lines();
+        if let Some(header) = lines.next().transpose()? {
+            if !header_written {
+                writeln!(out, "{header}")?;
+                header_written = true;
+            }
+        }
+        for line in lines {
+            writeln!(out, "{}", line?)?;
+        }
+    }
+    if !header_written {
+        // No child wrote a log: still leave a valid empty log.
+        let stats = Stats::new(Some(path), None)?;
+        stats.flush_log()?;
+        return Ok(());
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,698 @@
+//! The conformance suite: every server model must pass every test here.
+//!
+//! `conformance!` instantiates the whole suite once per model (or model variant with
+//! its own server arguments), as a module named after it, so one model's tests run
+//! with `cargo test --test conformance select::` and one test across models with
+//! `cargo test --test conformance idle_10k`.
+//! Model-specific tests (select's FD_SETSIZE, threads' spawn failure) sit at the end.
+
+mod common;
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+const KIB: usize = 1024;
+const MIB: usize = 1024 * 1024;
+
+macro_rules! conformance {
+    ($($name:ident: $model:literal [$($arg:literal),* $(,)?]),* $(,)?) => {$(
+        mod $name {
+            const VARIANT: super::Variant = super::Variant {
+                model: $model,
+                args: &[$($arg),*],
+            };
+
+            #[test]
+            fn echo_1b_1conn() {
+                super::echo_concurrent(&VARIANT, 1, 1);
+            }
+            #[test]
+            fn echo_1b_100conns() {
+                super::echo_concurrent(&VARIANT, 100, 1);
+            }
+            #[test]
+            fn echo_1b_1000conns() {
+                super::echo_concurrent(&VARIANT, 1000, 1);
+            }
+            #[test]
+            fn echo_1kib_1conn() {
+                super::echo_concurrent(&VARIANT, 1, super::KIB);
+            }
+            #[test]
+            fn echo_1kib_100conns() {
+                super::echo_concurrent(&VARIANT, 100, super::KIB);
+            }
+            #[test]
+            fn echo_1kib_1000conns() {
+                super::echo_concurrent(&VARIANT, 1000, super::KIB);
+            }
+            #[test]
+            fn echo_1mib_1conn() {
+                super::echo_concurrent(&VARIANT, 1, super::MIB);
+            }
+            #[test]
+            fn echo_1mib_100conns() {
+                super::echo_concurrent(&VARIANT, 100, super::MIB);
+            }
+            #[test]
+            fn stream_64mib() {
+                super::stream_64mib(&VARIANT);
+            }
+            #[test]
+            fn garbage_bytes() {
+                super::garbage_bytes(&VARIANT);
+            }
+            #[test]
+            fn log_counts_per_connection() {
+                super::log_counts_per_connection(&VARIANT);
+            }
+            #[test]
+            fn half_close() {
+                super::half_close(&VARIANT);
+            }
+            #[test]
+            fn reset_mid_transfer() {
+                super::reset_mid_transfer(&VARIANT);
+            }
+            #[test]
+            fn client_never_reads() {
+                super::client_never_reads(&VARIANT);
+            }
+            #[test]
+            fn idle_10k() {
+                super::idle_10k(&VARIANT);
+            }
+            #[test]
+            fn fd_exhaustion() {
+                super::fd_exhaustion(&VARIANT);
+            }
+            #[test]
+            fn max_conns() {
+                super::max_conns(&VARIANT);
+            }
+            #[test]
+            fn idle_timeout() {
+                super::idle_timeout(&VARIANT);
+            }
+            #[test]
+            fn sigterm_summary() {
+                super::sigterm_summary(&VARIANT);
+            }
+        }
+    )*};
+}
+
+// One module per model (or model variant: `epoll_level: "epoll" ["--trigger", "level"]`).
+conformance! {
+    threads: "threads" [],
+    select: "select" [],
+    poll: "poll" [],
+    epoll: "epoll" [],
+    epoll_level: "epoll" ["--trigger", "level", "--accept", "reuseport"],
+    uring: "uring" [],
+    tokio: "tokio" [],
+}
+
+/// A model and the server arguments every test of its module starts it with.
+pub struct Variant {
+    pub model: &'static str,
+    pub args: &'static [&'static str],
+}
+
+/// Starts the variant's server with its own arguments plus `extra`.
+fn start(variant: &Variant, extra: &[&str]) -> Server {
+    start_with(variant, extra, |_| {})
+}
+
+fn start_with(
+    variant: &Variant,
+    extra: &[&str],
+    adjust: impl FnOnce(&mut std::process::Command),
+) -> Server {
+    let args: Vec<&str> = variant.args.iter().chain(extra).copied().collect();
+    Server::start_with(variant.model, &args, adjust)
+}
+
+/// Checks what every stopped server must show: exit status 0, the summary on stderr,
+/// and a log that agrees with the summary.
+fn check_stopped(model: &str, stopped: &Stopped) {
+    assert!(
+        stopped.status.success(),
+        "{model}: exit status {:?}; stderr: {}",
+        stopped.status,
+        stopped.stderr
+    );
+    assert!(
+        stopped.stderr.contains("echolab serve summary"),
+        "{model}: no summary on stderr: {}",
+        stopped.stderr
+    );
+    let summary = &stopped.summary;
+    assert_eq!(
+        count(summary, "accepted"),
+        stopped.log.len() as u64,
+        "{model}: one log row per accepted connection"
+    );
+    let logged_in: u64 = stopped.log.iter().map(|r| r.bytes_in).sum();
+    let logged_out: u64 = stopped.log.iter().map(|r| r.bytes_out).sum();
+    assert_eq!(count(summary, "bytes_in"), logged_in, "{model}: bytes_in");
+    assert_eq!(
+        count(summary, "bytes_out"),
+        logged_out,
+        "{model}: bytes_out"
+    );
+}
+
+/// `conns` connections open at once, each echoing `size` bytes (different bytes per
+/// connection) and half-closing; the log has each connection's exact counts.
+fn echo_concurrent(variant: &Variant, conns: usize, size: usize) {
+    let model = variant.model;
+    let _heavy = (conns >= 1000).then(heavy);
+    let server = start(variant, &[]);
+    let mut streams = connect_many(server.addr, conns);
+    let ports: Vec<u16> = streams
+        .iter()
+        .map(|s| s.local_addr().unwrap().port())
+        .collect();
+    // Large transfers get a thread each; small ones are served by a few threads in turn.
+    let workers = if size >= MIB { conns } else { conns.min(8) };
+    let per_worker = conns.div_ceil(workers);
+    std::thread::scope(|scope| {
+        for group in streams.chunks_mut(per_worker) {
+            scope.spawn(move || {
+                for stream in group.iter_mut() {
+                    let port = stream.local_addr().unwrap().port();
+                    let data = payload(size, port as u64);
+                    let got = echo_chunked(stream, &data);
+                    assert!(
+                        got == data,
+                        "{model}: wrong echo of {size} B on port {port}"
+                    );
+                }
+            });
+        }
+    });
+    // Every connection was open during all of the above; now each half-closes.
+    std::thread::scope(|scope| {
+        for group in streams.chunks_mut(per_worker) {
+            scope.spawn(move || group.iter_mut().for_each(expect_eof_after_half_close));
+        }
+    });
+    drop(streams);
+    let stopped = server.stop();
+    check_stopped(model, &stopped);
+    let summary = &stopped.summary;
+    assert_eq!(count(summary, "accepted"), conns as u64);
+    assert_eq!(count(summary, "bytes_in"), (conns * size) as u64);
+    assert_eq!(count(summary, "bytes_out"), (conns * size) as u64);
+    assert_eq!(
+        reason_count(summary, "closed", "client_closed"),
+        conns as u64
+    );
+    for port in ports {
+        let row = row_for(&stopped.log, port);
+        assert_eq!((row.bytes_in, row.bytes_out), (size as u64, size as u64));
+        assert_eq!(row.close_reason, "client_closed");
+        assert_eq!(row.peer_ip, "127.0.0.1");
+    }
+}
+
+/// 64 MiB written on one thread while the echo is read on another, over one connection.
+fn stream_64mib(variant: &Variant) {
+    let model = variant.model;
+    let _heavy = heavy();
+    let server = start(variant, &[]);
+    let data = payload(64 * MIB, 64);
+    let got = echo_stream(server.connect(), &data);
+    assert_eq!(got.len(), data.len(), "{model}: echo length");
+    assert!(got == data, "{model}: 64 MiB echo differs");
+    let stopped = server.stop();
+    check_stopped(model, &stopped);
+    assert_eq!(count(&stopped.summary, "bytes_out"), (64 * MIB) as u64);
+}
+
+/// Bytes a line-oriented or C-string server would mangle.
+fn garbage_bytes(variant: &Variant) {
+    let model = variant.model;
+    let server = start(variant, &[]);
+    let garbage: &[u8] = b"\0\xff\r\n\x00GET / HTTP/1.1\r\n\r\n\x1b[2J\xc3\x28\xfe\xfe\xff\xff\0\0";
+    let mut stream = server.connect();
+    assert_eq!(echo_once(&mut stream, garbage), garbage);
+    assert_eq!(echo_stream(stream, garbage), garbage);
+    let stopped = server.stop();
+    check_stopped(model, &stopped);
+    assert_eq!(
+        count(&stopped.summary, "bytes_in"),
+        2 * garbage.len() as u64
+    );
+}
+
+/// Twenty connections sending different amounts in several writes; each log row
+/// (joined by client port) has exactly what that client sent and got back.
+fn log_counts_per_connection(variant: &Variant) {
+    let model = variant.model;
+    let server = start(variant, &[]);
+    let mut expected = Vec::new();
+    for i in 0..20usize {
+        let mut stream = server.connect();
+        let port = stream.local_addr().unwrap().port();
+        let mut sent = 0;
+        for write in 0..=(i % 4) {
+            let data = payload(1 + i * 997 + write * 13, (i * 10 + write) as u64);
+            assert_eq!(echo_once(&mut stream, &data), data);
+            sent += data.len() as u64;
+        }
+        expect_eof_after_half_close(&mut stream);
+        expected.push((port, sent));
+    }
+    let stopped = server.stop();
+    check_stopped(model, &stopped);
+    for (port, sent) in expected {
+        let row = row_for(&stopped.log, port);
+        assert_eq!((row.bytes_in, row.bytes_out), (sent, sent), "port {port}");
+        assert!(
+            row.reads >= 1 && row.reads <= sent,
+            "port {port}: {} reads",
+            row.reads
+        );
+        assert!(row.closed_unix >= row.opened_unix);
+    }
+}
+
+/// The client writes, shuts down its write side, reads the whole echo, then sees EOF.
+fn half_close(variant: &Variant) {
+    let model = variant.model;
+    let server = start(variant, &[]);
+    let data = payload(300 * KIB, 7);
+    let mut stream = server.connect();
+    let port = stream.local_addr().unwrap().port();
+    stream.write_all(&data).expect("write");
+    stream.shutdown(Shutdown::Write).expect("half-close");
+    let mut got = vec![0u8; data.len()];
+    stream
+        .read_exact(&mut got)
+        .expect("the whole echo after half-close");
+    assert!(got == data, "{model}: echo after half-close differs");
+    assert_eq!(stream.read(&mut [0u8; 16]).expect("read EOF"), 0, "EOF");
+    let stopped = server.stop();
+    check_stopped(model, &stopped);
+    let row = row_for(&stopped.log, port);
+    assert_eq!(row.close_reason, "client_closed");
+    assert_eq!(
+        (row.bytes_in, row.bytes_out),
+        (data.len() as u64, data.len() as u64)
+    );
+}
+
+/// A client resets (SO_LINGER 0) while the server still has echo for it; the server
+/// counts it and keeps serving.
+fn reset_mid_transfer(variant: &Variant) {
+    let model = variant.model;
+    let server = start(variant, &[]);
+    let mut warm = server.connect();
+    assert_eq!(echo_once(&mut warm, b"warm"), b"warm");
+    let baseline_fds = fd_count(server.pid());
+
+    let victim = server.connect();
+    let port = victim.local_addr().unwrap().port();
+    let mut reader = victim.try_clone().unwrap();
+    let mut first = [0u8; 1000];
+    victim.set_nonblocking(true).unwrap();
+    let sent = push_without_reading(&victim, 16 * MIB, Duration::from_secs(3));
+    assert!(sent > MIB, "{model}: only {sent} bytes went out");
+    // Read a little so the echo is known to be flowing, then reset.
+    reader.set_nonblocking(false).unwrap();
+    reader.read_exact(&mut first).expect("some echo");
+    socket2::SockRef::from(&victim)
+        .set_linger(Some(Duration::ZERO))
+        .unwrap();
+    drop(reader);
+    drop(victim);
+    // The server notices the reset and closes the connection.
+    server.wait_fds(baseline_fds, Duration::from_secs(10));
+
+    let mut other = server.connect();
+    let data = payload(100 * KIB, 3);
+    assert!(
+        echo_chunked(&mut other, &data) == data,
+        "{model}: echo after a reset"
+    );
+    assert_eq!(echo_once(&mut warm, b"still"), b"still");
+    let stopped = server.stop();
+    check_stopped(model, &stopped);
+    let row = row_for(&stopped.log, port);
+    assert!(
+        row.close_reason == "reset" || row.close_reason == "client_closed",
+        "{model}: reset connection closed as {}",
+        row.close_reason
+    );
+    assert!(row.bytes_out <= row.bytes_in && row.bytes_in <= sent as u64);
+    let resets = reason_count(&stopped.summary, "closed", "reset")
+        + reason_count(&stopped.summary, "closed", "client_closed");
+    assert!(resets >= 1);
+}
+
+/// Writes up to `limit` bytes on a non-blocking socket without reading, for at most
+/// `time`, stopping once the socket has stayed full for 300 ms. Returns the bytes written.
+fn push_without_reading(stream: &TcpStream, limit: usize, time: Duration) -> usize {
+    let chunk = payload(MIB, 99);
+    let deadline = Instant::now() + time;
+    let mut sent = 0;
+    let mut full_since: Option<Instant> = None;
+    let mut writer = stream;
+    while sent < limit && Instant::now() < deadline {
+        let want = chunk.len().min(limit - sent);
+        match writer.write(&chunk[..want]) {
+            Ok(n) => {
+                sent += n;
+                full_since = None;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                let since = *full_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= Duration::from_millis(300) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => panic!("push failed after {sent} bytes: {e}"),
+        }
+    }
+    sent
+}
+
+/// A client pushes up to 256 MiB and never reads: the server must stop reading it
+/// (bounded memory) and keep serving everyone else.
+fn client_never_reads(variant: &Variant) {
+    let model = variant.model;
+    let _heavy = heavy();
+    let server = start(variant, &[]);
+    // Warm up so buffers that are allocated once are in the baseline.
+    let mut warm = server.connect();
+    let data = payload(MIB, 5);
+    assert!(echo_chunked(&mut warm, &data) == data);
+    let baseline = server.rss_bytes();
+
+    let hog = server.connect();
+    hog.set_nonblocking(true).unwrap();
+    let sent = push_without_reading(&hog, 256 * MIB, Duration::from_secs(5));
+
+    let mut other = server.connect();
+    assert!(
+        echo_chunked(&mut other, &data) == data,
+        "{model}: others still served"
+    );
+    let grown = server.rss_bytes().saturating_sub(baseline);
+    eprintln!(
+        "{model}: a client that never reads pushed {} MiB; server RSS grew {} KiB",
+        sent / MIB,
+        grown / 1024
+    );
+    assert!(
+        grown < 32 * MIB as u64,
+        "{model}: RSS grew {grown} bytes while a client did not read"
+    );
+    assert!(sent < 256 * MIB, "{model}: the server kept reading 256 MiB");
+    drop(hog);
+    let stopped = server.stop();
+    check_stopped(model, &stopped);
+}
+
+/// 10 000 idle connections: measures the server's RSS per idle connection, then every
+/// connection the server kept must still echo. select keeps the ones below FD_SETSIZE
+/// and refuses (counted) the rest.
+fn idle_10k(variant: &Variant) {
+    let model = variant.model;
+    const CONNS: usize = 10_000;
+    let _heavy = heavy();
+    let server = start(variant, &[]);
+    let mut warm = server.connect();
+    assert_eq!(echo_once(&mut warm, b"warm"), b"warm");
+    drop(warm);
+    server.wait_accepted(Duration::from_secs(10));
+    let rss_empty = server.rss_bytes();
+
+    let mut streams = connect_many(server.addr, CONNS);
+    server.wait_accepted(Duration::from_secs(120));
+    let rss_idle = server.rss_bytes();
+
+    // Every connection sends one small message: the kept ones echo, refused ones are closed.
+    let per_worker = CONNS.div_ceil(8);
+    let outcomes: Vec<Probe> = std::thread::scope(|scope| {
+        let workers: Vec<_> = streams
+            .chunks_mut(per_worker)
+            .map(|group| {
+                scope.spawn(move || {
+                    group
+                        .iter_mut()
+                        .map(|s| probe(s, b"still there?"))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("probe worker"))
+            .collect()
+    });
+    let held = outcomes.iter().filter(|p| **p == Probe::Echoed).count();
+    let refused = CONNS - held;
+    let rss_used = server.rss_bytes();
+    let per_conn = rss_idle.saturating_sub(rss_empty) / held.max(1) as u64;
+    let per_conn_used = rss_used.saturating_sub(rss_empty) / held.max(1) as u64;
+    eprintln!(
+        "{model}: held {held} of {CONNS} idle connections ({refused} refused); RSS {} KiB empty, \
+         {} KiB idle, {} KiB after one echo each: {per_conn} B per idle connection, \
+         {per_conn_used} B after one echo",
+        rss_empty / 1024,
+        rss_idle / 1024,
+        rss_used / 1024
+    );
+
+    // Stopped while the connections are open: each one it kept is closed as `shutdown`.
+    let stopped = server.stop();
+    drop(streams);
+    check_stopped(model, &stopped);
+    let summary = &stopped.summary;
+    assert_eq!(
+        count(summary, "accepted"),
+        held as u64 + 1,
+        "{model}: accepted"
+    );
+    assert_eq!(reason_count(summary, "closed", "shutdown"), held as u64);
+    if model == "select" {
+        assert!(
+            (1000..=1024).contains(&held),
+            "select held {held} connections; FD_SETSIZE is 1024"
+        );
+        assert_eq!(
+            reason_count(summary, "refused", "fd_setsize"),
+            refused as u64,
+            "select: refused fd_setsize"
+        );
+        assert_eq!(count(summary, "max_concurrent"), held as u64);
+    } else {
+        assert_eq!(
+            held, CONNS,
+            "{model}: every idle connection kept; refused: {}",
+            summary["refused"]
+        );
+        assert_eq!(count(summary, "max_concurrent"), CONNS as u64);
+    }
+    let bound = idle_rss_bound(model);
+    assert!(
+        per_conn < bound,
+        "{model}: {per_conn} B of RSS per idle connection (bound {bound} B)"
+    );
+}
+
+/// A sane ceiling on the server's RSS per idle connection: a thread costs at most its
+/// 128 KiB stack and a read buffer; a readiness model's idle connection holds no buffer,
+/// only its entry in the connection table.
+fn idle_rss_bound(model: &str) -> u64 {
+    let bound = match model {
+        "threads" => 192 * KIB,
+        "tokio" => 128 * KIB,
+        _ => 8 * KIB,
+    };
+    bound as u64
+}
+
+/// The server runs with RLIMIT_NOFILE 64: it serves what fits, refuses the rest
+/// (counted as fd_limit), does not spin, and keeps serving its clients.
+fn fd_exhaustion(variant: &Variant) {
+    let model = variant.model;
+    const CLIENTS: usize = 100;
+    let server = start_with(variant, &[], |command| {
+        // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
+        unsafe {
+            command.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 64,
+                    rlim_max: 64,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+    });
+    let mut streams = connect_many(server.addr, CLIENTS);
+    server.wait_accepted(Duration::from_secs(30));
+    let served: Vec<usize> = (0..CLIENTS)
+        .filter(|&i| probe(&mut streams[i], b"hello") == Probe::Echoed)
+        .collect();
+    assert!(
+        !served.is_empty() && served.len() < CLIENTS,
+        "{model}: {} of {CLIENTS} served under a 64 fd limit",
+        served.len()
+    );
+
+    // Full: more clients arrive and are turned away, without the server spinning.
+    let late = connect_many(server.addr, 10);
+    let cpu_before = server.cpu_seconds();
+    std::thread::sleep(Duration::from_secs(1));
+    let cpu = server.cpu_seconds() - cpu_before;
+    assert!(
+        cpu < 0.5,
+        "{model}: {cpu:.2} CPU seconds in 1 s while out of fds"
+    );
+    for &i in &served {
+        let data = payload(10 * KIB, i as u64);
+        assert!(
+            echo_chunked(&mut streams[i], &data) == data,
+            "{model}: client {i}"
+        );
+    }
+    drop(late);
+    drop(streams);
+    let stopped = server.stop();
+    check_stopped(model, &stopped);
+    let summary = &stopped.summary;
+    assert_eq!(count(summary, "accepted"), served.len() as u64);
+    assert!(
+        reason_count(summary, "refused", "fd_limit") > 0,
+        "{model}: {summary}"
+    );
+}
+
+/// `--max-conns 5`: the sixth and later connections are refused and counted.
+fn max_conns(variant: &Variant) {
+    let model = variant.model;
+    let server = start(variant, &["--max-conns", "5"]);
+    let mut streams = connect_many(server.addr, 8);
+    server.wait_accepted(Duration::from_secs(10));
+    let outcomes: Vec<Probe> = streams.iter_mut().map(|s| probe(s, b"hi")).collect();
+    assert_eq!(
+        outcomes.iter().filter(|p| **p == Probe::Echoed).count(),
+        5,
+        "{model}: {outcomes:?}"
+    );
+    drop(streams);
+    let stopped = server.stop();
+    check_stopped(model, &stopped);
+    assert_eq!(count(&stopped.summary, "accepted"), 5);
+    assert_eq!(reason_count(&stopped.summary, "refused", "max_conns"), 3);
+}
+
+/// `--idle-timeout 1s` closes a client that went quiet, not one that keeps talking.
+fn idle_timeout(variant: &Variant) {
+    let model = variant.model;
+    let server = start(variant, &["--idle-timeout", "1s"]);
+    let mut quiet = server.connect();
+    let quiet_port = quiet.local_addr().unwrap().port();
+    assert_eq!(echo_once(&mut quiet, b"one"), b"one");
+    let mut busy = server.connect();
+    let busy_port = busy.local_addr().unwrap().port();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(1500) {
+        assert_eq!(echo_once(&mut busy, b"tick"), b"tick");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The quiet one is closed by now or soon (the read timeout bounds the wait).
+    let mut rest = Vec::new();
+    quiet
+        .read_to_end(&mut rest)
+        .expect("EOF from the idle timeout");
+    assert!(rest.is_empty());
+    expect_eof_after_half_close(&mut busy);
+    let stopped = server.stop();
+    check_stopped(model, &stopped);
+    assert_eq!(
+        row_for(&stopped.log, quiet_port).close_reason,
+        "idle_timeout"
+    );
+    assert_eq!(
+        row_for(&stopped.log, busy_port).close_reason,
+        "client_closed"
+    );
+    assert_eq!(reason_count(&stopped.summary, "closed", "idle_timeout"), 1);
+}
+
+/// SIGTERM: exit 0, summary on stderr, totals equal what the clients did, and the
+/// connections still open are logged with reason `shutdown`.
+fn sigterm_summary(variant: &Variant) {
+    let model = variant.model;
+    let server = start(variant, &[]);
+    let mut total = 0u64;
+    let mut closed_ports = Vec::new();
+    for i in 0..2u64 {
+        let mut stream = server.connect();
+        closed_ports.push(stream.local_addr().unwrap().port());
+        let data = payload(1000 + i as usize, i);
+        assert_eq!(echo_once(&mut stream, &data), data);
+        expect_eof_after_half_close(&mut stream);
+        total += data.len() as u64;
+    }
+    let mut open = Vec::new();
+    for i in 0..3u64 {
+        let mut stream = server.connect();
+        let data = payload(5000 * (i as usize + 1), 10 + i);
+        assert!(echo_chunked(&mut stream, &data) == data);
+        total += data.len() as u64;
+        open.push((
+            stream.local_addr().unwrap().port(),
+            data.len() as u64,
+            stream,
+        ));
+    }
+    let stopped = server.stop();
+    check_stopped(model, &stopped);
+    let summary = &stopped.summary;
+    assert_eq!(summary["model"], model);
+    assert_eq!(count(summary, "accepted"), 5);
+    assert_eq!(count(summary, "bytes_in"), total);
+    assert_eq!(count(summary, "bytes_out"), total);
+    assert_eq!(reason_count(summary, "closed", "shutdown"), 3);
+    assert_eq!(reason_count(summary, "closed", "client_closed"), 2);
+    for port in closed_ports {
+        assert_eq!(row_for(&stopped.log, port).close_reason, "client_closed");
+    }
+    for (port, bytes, mut stream) in open {
+        let row = row_for(&stopped.log, port);
+        assert_eq!(row.close_reason, "shutdown");
+        assert_eq!((row.bytes_in, row.bytes_out), (bytes, bytes));
+        // The server closed its side.
+        assert_eq!(stream.read(&mut [0u8; 8]).unwrap_or(0), 0);
+    }
+}
+
+/// threads: a thread that cannot be created (a 1 TiB stack) refuses the connection,
+/// counted as thread_spawn, and the server lives on.
+#[test]
+fn threads_spawn_failure_refuses() {
+    let server = Server::start("threads", &["--thread-stack", "1024GiB"]);
+    for _ in 0..3 {
+        let mut stream = server.connect();
+        assert_eq!(probe(&mut stream, b"anyone?"), Probe::Closed);
+    }
+    let stopped = server.stop();
+    check_stopped("threads", &stopped);
+    assert_eq!(count(&stopped.summary, "accepted"), 0);
+    assert_eq!(reason_count(&stopped.summary, "refused", "thread_spawn"), 3);
+}
