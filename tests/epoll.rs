@@ -300,3 +300,58 @@ fn zero_workers_is_a_clear_error() {
     assert!(stderr.contains("--workers must be at least 1"), "{stderr}");
     assert!(output.stdout.is_empty(), "no listening line expected");
 }
+
+/// Under a 64-fd limit every accept mode serves what fits, counts the rest as refused
+/// (fd_limit) and keeps running: no worker may fail for want of an fd of its own.
+#[test]
+fn fd_exhaustion_in_every_accept_mode() {
+    use std::os::unix::process::CommandExt;
+    const CLIENTS: usize = 100;
+    for accept in ACCEPT_MODES {
+        let args = ["--workers", "2", "--accept", accept];
+        let server = Server::start_with("epoll", &args, |command| {
+            // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
+            unsafe {
+                command.pre_exec(|| {
+                    let limit = libc::rlimit {
+                        rlim_cur: 64,
+                        rlim_max: 64,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
+        });
+        let mut streams: Vec<TcpStream> = (0..CLIENTS).map(|_| server.connect()).collect();
+        server.wait_accepted(Duration::from_secs(30));
+        let mut served = 0;
+        for (i, stream) in streams.iter_mut().enumerate() {
+            let message = payload(8, i as u64);
+            if stream.write_all(&message).is_err() {
+                continue;
+            }
+            let mut got = [0u8; 8];
+            if stream.read_exact(&mut got).is_ok() {
+                assert_eq!(got[..], message[..], "{accept}");
+                served += 1;
+            }
+        }
+        assert!(
+            served > 0 && served < CLIENTS,
+            "{accept}: {served} of {CLIENTS} served under a 64 fd limit"
+        );
+        drop(streams);
+        let stopped = server.stop();
+        assert!(stopped.status.success(), "{accept}: {}", stopped.stderr);
+        let summary = &stopped.summary;
+        assert_eq!(count(summary, "accepted"), served as u64, "{accept}");
+        assert_eq!(
+            reason_count(summary, "refused", "fd_limit"),
+            (CLIENTS - served) as u64,
+            "{accept}"
+        );
+    }
+}
