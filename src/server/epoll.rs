@@ -10,8 +10,15 @@
 //! (backpressure), EPOLLOUT is added only while echo is pending.
 //!
 //! Each worker's table is a `Vec<Option<Slot>>` indexed by fd (like Redis's events
-//! array); `data.u64` of every registration is the fd itself. The table of a worker
-//! is as long as the highest fd it has seen, a few hundred bytes per slot.
+//! array); `data.u64` of every registration is the fd itself. An idle connection
+//! holds no buffer, so the table is most of its user-space cost; but fds are numbered
+//! process-wide, so every worker's table spans the highest fd it has served: with W
+//! workers that is about W x 130 B per open fd (measured: ~280 B of RSS per idle
+//! connection at 10 000 connections and 2 workers). Kernel socket memory comes on top.
+//!
+//! Threads: one per worker, plus the acceptor with `--accept dispatcher`. Every epoll
+//! set, registration and spare fd is created before any thread starts, so no worker
+//! needs a new fd once connections have filled the fd table.
 //!
 //! `--trigger`:
 //! - `level`: epoll reports a connection for as long as it is readable or
