@@ -198,6 +198,11 @@ fn small_clients_complete_while_one_client_streams_64_mib() {
 fn connections_spread_over_workers_and_shutdown_closes_them() {
     for accept in ACCEPT_MODES {
         let server = start("edge", accept, "2", &[]);
+        if accept == "reuseport" {
+            // The listening line comes before serve() binds the second listener; a
+            // connection made before that can only go to the first.
+            wait_for_listeners(server.addr.port(), 2);
+        }
         let mut streams: Vec<TcpStream> = (0..100).map(|_| server.connect()).collect();
         for (i, stream) in streams.iter_mut().enumerate() {
             let data = payload(10, i as u64);
@@ -230,6 +235,29 @@ fn connections_spread_over_workers_and_shutdown_closes_them() {
             let _ = stream.read_to_end(&mut rest);
             assert!(rest.is_empty());
         }
+    }
+}
+
+/// Waits (at most 10 s) until `count` sockets listen on 127.0.0.1:`port` (/proc/net/tcp).
+fn wait_for_listeners(port: u16, count: usize) {
+    let local = format!("0100007F:{port:04X}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+        let listening = table
+            .lines()
+            .skip(1)
+            .map(|line| line.split_whitespace().collect::<Vec<_>>())
+            .filter(|fields| fields.get(1) == Some(&local.as_str()) && fields.get(3) == Some(&"0A"))
+            .count();
+        if listening >= count {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{listening} of {count} listeners on port {port} after 10 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
