@@ -128,6 +128,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         }
         _ => None,
     };
+    setup.announce()?;
 
     let outcome = std::thread::scope(|scope| {
         let mut worker_threads = Vec::with_capacity(workers);

@@ -218,9 +218,28 @@ pub struct Setup {
     /// The bound address (port 0 resolved).
     pub local_addr: SocketAddr,
     pub stats: Arc<Stats>,
+    /// Threads that serve connections (1 for threads, select and poll).
+    pub workers: usize,
+    /// The soft fd limit in force.
+    pub fd_limit: u64,
 }
 
 impl Setup {
+    /// Prints the `listening on ADDR ...` line that scripts and tests wait for. A model
+    /// calls it once everything it needs is set up (rings, epoll sets, extra listeners),
+    /// so a client that connects after the line reaches a server that is ready for it.
+    pub fn announce(&self) -> io::Result<()> {
+        println!(
+            "listening on {} model={} workers={} fd_limit={} pid={}",
+            self.local_addr,
+            self.config.model,
+            self.workers,
+            self.fd_limit,
+            std::process::id()
+        );
+        io::stdout().flush()
+    }
+
     /// Another SO_REUSEPORT listener on the same address, for models with one listener per worker.
     pub fn bind_another_listener(&self) -> io::Result<TcpListener> {
         bind_listener(self.local_addr, self.config.backlog)
@@ -245,20 +264,14 @@ pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
         Model::Epoll | Model::Uring | Model::Tokio => config.worker_count(),
         Model::Threads | Model::Select | Model::Poll => 1,
     };
-    println!(
-        "listening on {local_addr} model={} workers={workers} fd_limit={} pid={}",
-        config.model,
-        fd_limit.soft,
-        std::process::id()
-    );
-    io::stdout().flush()?;
-
     let model = config.model;
     let setup = Setup {
         config: config.clone(),
         listener,
         local_addr,
         stats: Arc::clone(&stats),
+        workers,
+        fd_limit: fd_limit.soft,
     };
     match model {
         Model::Threads => threads::serve(setup),

@@ -52,6 +52,7 @@ impl AsRawFd for ShutdownFd {
 }
 
 async fn accept_loop(setup: Setup) -> anyhow::Result<()> {
+    setup.announce()?;
     let Setup {
         config,
         listener,
