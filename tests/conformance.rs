@@ -113,6 +113,7 @@ conformance! {
     poll: "poll" [],
     epoll: "epoll" [],
     epoll_level: "epoll" ["--trigger", "level", "--accept", "reuseport"],
+    epoll_exclusive: "epoll" ["--accept", "exclusive"],
     uring: "uring" [],
     tokio: "tokio" [],
 }

@@ -21,7 +21,6 @@ use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use super::preflight;
 use super::record::{self, round3, unix_now, ConnRecord, ErrorKind, Interval, Outputs, Summary};
 use super::schedule::{Mode, Payload, Plan};
-use crate::syscall;
 
 /// How long in-flight echoes may still arrive after the run stops sending.
 const DRAIN: Duration = Duration::from_secs(1);
@@ -209,7 +208,7 @@ pub fn run(
             partial.max_concurrent = shared.max_active.load(Ordering::Relaxed);
             partial.set_totals(&totals.counters, &totals.latency, raw_of(plan, &totals));
             o.write_summary(&partial)?;
-            if second % 5 == 0 {
+            if second.is_multiple_of(5) {
                 o.write_percentiles(&totals.latency, raw_of(plan, &totals))?;
             }
         }
@@ -354,7 +353,7 @@ fn run_warnings(
 pub fn cpu_times() -> (f64, f64) {
     // SAFETY: rusage is plain data; getrusage fills it.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if syscall!(getrusage(libc::RUSAGE_SELF, &mut usage)).is_err() {
+    if libc_call!(getrusage(libc::RUSAGE_SELF, &mut usage)).is_err() {
         return (0.0, 0.0);
     }
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
@@ -387,6 +386,9 @@ struct Conn {
     send_pos: u64,
     recv_pos: u64,
     writable: bool,
+    /// EPOLLOUT is in the registration. Left out while sends never block, so a small-message
+    /// run is not woken once more per request when the peer's ACK frees send buffer space.
+    out_armed: bool,
     /// The message being received has a wrong byte.
     mismatch: bool,
     /// (intended send time or 0 in closed loop, actual send time) of messages started, not echoed.
@@ -426,10 +428,10 @@ impl Drop for Worker<'_> {
     fn drop(&mut self) {
         for conn in &self.conns {
             if conn.fd >= 0 {
-                let _ = syscall!(close(conn.fd));
+                let _ = libc_call!(close(conn.fd));
             }
         }
-        let _ = syscall!(close(self.epfd));
+        let _ = libc_call!(close(self.epfd));
     }
 }
 
@@ -446,7 +448,7 @@ impl<'a> Worker<'a> {
         clock: Instant,
         started_unix: f64,
     ) -> anyhow::Result<Worker<'a>> {
-        let epfd = syscall!(epoll_create1(libc::EPOLL_CLOEXEC))?;
+        let epfd = libc_call!(epoll_create1(libc::EPOLL_CLOEXEC))?;
         let to_release = plan.requests.unwrap_or(UNLIMITED);
         let conns: Vec<Conn> = (index as u64..plan.connections())
             .step_by(threads)
@@ -461,6 +463,7 @@ impl<'a> Worker<'a> {
                 send_pos: 0,
                 recv_pos: 0,
                 writable: false,
+                out_armed: false,
                 mismatch: false,
                 inflight: VecDeque::new(),
                 released: VecDeque::new(),
@@ -535,7 +538,7 @@ impl<'a> Worker<'a> {
             }
             let now = self.now();
             let timeout_ms = wake.saturating_sub(now).div_ceil(1_000_000).min(100) as i32;
-            let n = match syscall!(epoll_wait(
+            let n = match libc_call!(epoll_wait(
                 self.epfd,
                 events.as_mut_ptr(),
                 events.len() as i32,
@@ -667,12 +670,14 @@ impl<'a> Worker<'a> {
             Ok(fd) => {
                 let c = &mut self.conns[idx];
                 c.fd = fd;
+                c.out_armed = true; // the connect completes as writability
                 let mut event = libc::epoll_event {
                     events: (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET)
                         as u32,
                     u64: ((idx as u64) << 32) | u64::from(c.attempt),
                 };
-                if let Err(e) = syscall!(epoll_ctl(self.epfd, libc::EPOLL_CTL_ADD, fd, &mut event))
+                if let Err(e) =
+                    libc_call!(epoll_ctl(self.epfd, libc::EPOLL_CTL_ADD, fd, &mut event))
                 {
                     self.fail(
                         idx,
@@ -733,6 +738,10 @@ impl<'a> Worker<'a> {
         c.established = true;
         c.writable = true;
         c.rec.connect_us = (now - c.connect_started) / 1000;
+        let data = ((idx as u64) << 32) | u64::from(c.attempt);
+        if set_interest(self.epfd, c.fd, data, false).is_ok() {
+            c.out_armed = false;
+        }
         if let Some(local) = local_addr(c.fd) {
             c.rec.local_addr = local.ip().to_string();
             c.rec.local_port = local.port();
@@ -779,7 +788,7 @@ impl<'a> Worker<'a> {
             let window = self.payload.repeated.len() - size as usize;
             let len = ((end - c.send_pos) as usize).min(window);
             let chunk = &self.payload.repeated[offset..offset + len];
-            match syscall!(send(
+            match libc_call!(send(
                 c.fd,
                 chunk.as_ptr().cast(),
                 chunk.len(),
@@ -796,12 +805,13 @@ impl<'a> Worker<'a> {
                     c.rec.bytes_sent += written;
                     self.local.counters.bytes_sent += written;
                     if (written as usize) < len {
-                        c.writable = false; // the socket buffer is full: wait for EPOLLOUT
+                        // The socket buffer is full: wait for EPOLLOUT.
+                        self.wait_writable(idx, now);
                         return;
                     }
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
-                    c.writable = false;
+                    self.wait_writable(idx, now);
                     return;
                 }
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
@@ -817,12 +827,28 @@ impl<'a> Worker<'a> {
         }
     }
 
+    fn wait_writable(&mut self, idx: usize, now: u64) {
+        let c = &mut self.conns[idx];
+        c.writable = false;
+        if !c.out_armed {
+            let data = ((idx as u64) << 32) | u64::from(c.attempt);
+            match set_interest(self.epfd, c.fd, data, true) {
+                Ok(()) => c.out_armed = true,
+                Err(e) => self.fail(
+                    idx,
+                    ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
+                    now,
+                ),
+            }
+        }
+    }
+
     /// Reads and verifies echoes. Returns false when the connection ended.
     fn on_readable(&mut self, idx: usize, now: u64, read_to_end: bool) -> bool {
         let size = self.size;
         loop {
             let fd = self.conns[idx].fd;
-            let n = match syscall!(read(fd, self.buf.as_mut_ptr().cast(), self.buf.len())) {
+            let n = match libc_call!(read(fd, self.buf.as_mut_ptr().cast(), self.buf.len())) {
                 Ok(0) => {
                     self.on_eof(idx, now);
                     return false;
@@ -866,7 +892,7 @@ impl<'a> Worker<'a> {
                 }
                 done += seg;
                 c.recv_pos += seg as u64;
-                if c.recv_pos % size == 0 {
+                if c.recv_pos.is_multiple_of(size) {
                     completed += 1;
                     let (intended, sent) = c.inflight.pop_front().unwrap_or((now, now));
                     if std::mem::take(&mut c.mismatch) {
@@ -945,7 +971,7 @@ impl<'a> Worker<'a> {
         let started_unix = self.started_unix;
         let c = &mut self.conns[idx];
         if c.fd >= 0 {
-            let _ = syscall!(close(c.fd));
+            let _ = libc_call!(close(c.fd));
             c.fd = -1;
         }
         if c.established {
@@ -1078,6 +1104,20 @@ fn release_now(c: &mut Conn, n: u64) {
     }
 }
 
+/// Sets what epoll reports for `fd`: input and hang-ups, plus output when `output`.
+fn set_interest(epfd: RawFd, fd: RawFd, data: u64, output: bool) -> std::io::Result<()> {
+    let mut events = libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLET;
+    if output {
+        events |= libc::EPOLLOUT;
+    }
+    let mut event = libc::epoll_event {
+        events: events as u32,
+        u64: data,
+    };
+    libc_call!(epoll_ctl(epfd, libc::EPOLL_CTL_MOD, fd, &mut event))?;
+    Ok(())
+}
+
 /// A nonblocking socket with a connect in progress to `target`, from `source` if given.
 fn connect_socket(target: SocketAddr, source: Option<std::net::IpAddr>) -> std::io::Result<RawFd> {
     let socket = Socket::new(
@@ -1095,7 +1135,7 @@ fn connect_socket(target: SocketAddr, source: Option<std::net::IpAddr>) -> std::
             // Leave the port unchosen until connect, so each source address can use the whole
             // port range once per destination instead of once in total.
             let one: libc::c_int = 1;
-            syscall!(setsockopt(
+            libc_call!(setsockopt(
                 fd,
                 libc::IPPROTO_IP,
                 libc::IP_BIND_ADDRESS_NO_PORT,

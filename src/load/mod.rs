@@ -6,6 +6,21 @@
 //! - [`record`]: histograms, counters and the output files, written as the run goes;
 //! - [`multi`]: `--processes` children and `merge` of several result directories.
 
+/// Calls a libc function and turns its `-1` into the `errno` as an [`std::io::Error`]; the
+/// module's own copy of `crate::syscall!`, private so its arguments are this module's to check.
+macro_rules! libc_call {
+    ($fn: ident ( $($arg: expr),* $(,)* ) ) => {{
+        // SAFETY: every call site passes arguments valid for this libc call (see each site).
+        #[allow(unused_unsafe)]
+        let res = unsafe { libc::$fn($($arg, )*) };
+        if res == -1 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(res)
+        }
+    }};
+}
+
 pub mod engine;
 pub mod multi;
 pub mod preflight;

@@ -139,7 +139,7 @@ pub fn run_processes(
         let signal = received_signal();
         if signal.is_some() && signal != forwarded {
             for child in &children {
-                let _ = crate::syscall!(kill(child.id() as libc::pid_t, signal.unwrap_or(0)));
+                let _ = libc_call!(kill(child.id() as libc::pid_t, signal.unwrap_or(0)));
             }
             forwarded = signal;
         }

@@ -63,6 +63,11 @@ fn alerts(results: &Results) -> Vec<String> {
                 .into(),
         );
     }
+    if results.rows.is_empty() {
+        alerts.push(
+            "results.csv has no rows: no step was recorded, so there is nothing to chart.".into(),
+        );
+    }
     for status in [Status::Interrupted, Status::Failed, Status::Skipped] {
         // Group repetitions of one step so each step is listed once.
         let mut steps: Vec<(String, String, Vec<u32>, String)> = Vec::new();
@@ -96,11 +101,16 @@ fn alerts(results: &Results) -> Vec<String> {
                 format!("{m} {s} (rep {}): {reason}", reps.join(", "))
             })
             .collect();
+        let verb = match (status, total) {
+            (Status::Failed, _) => "failed",
+            (Status::Skipped, 1) => "was skipped",
+            (Status::Skipped, _) => "were skipped",
+            (_, 1) => "was interrupted",
+            _ => "were interrupted",
+        };
         alerts.push(format!(
-            "{total} repetition{} {} {}: {}.",
+            "{total} repetition{} {verb}: {}.",
             if total == 1 { "" } else { "s" },
-            if total == 1 { "was" } else { "were" },
-            status.name(),
             list.join("; ")
         ));
     }
@@ -219,7 +229,11 @@ fn verdict_table(results: &Results, s: &Sweep) -> Table {
             Some((m, value)) => (m.clone(), fmt(*value)),
             None => ("—".into(), "—".into()),
         };
-        let (winner, winner_value) = name_value(v.winner());
+        let (mut winner, winner_value) = name_value(v.winner());
+        let winners = v.winners();
+        if winners.len() > 1 {
+            winner = format!("tie: {}", winners.join(", "));
+        }
         let (runner, runner_value) = name_value(v.runner_up());
         let ratio = |r: Option<f64>| r.map(fmt_ratio).unwrap_or_else(|| "—".into());
         rows.push(vec![
@@ -507,7 +521,7 @@ fn sweep_sections(
                     })
                     .collect()
             };
-            let label = format!("{} ({})", h.model, h.at);
+            let label = format!("{} ({})", h.model, h.x);
             pct_series.push(Series {
                 label: if i == 0 {
                     label.clone()
@@ -544,10 +558,11 @@ fn sweep_sections(
             y_log: None,
             notes: vec![],
         },
-        "HdrHistogram-style percentile plot from load/percentiles.csv at each model's heaviest \
-         step (named in the legend); the first repetition solid, others faint; open-loop runs \
-         also show the uncorrected latency dashed."
-            .into(),
+        format!(
+            "HdrHistogram-style percentile plot from load/percentiles.csv at each model's heaviest \
+             step (its {name} in brackets in the legend); the first repetition solid, others \
+             faint; open-loop runs also show the uncorrected latency dashed."
+        ),
     )?);
 
     blocks.push(Block::Paragraph(format!(
@@ -650,6 +665,8 @@ struct HeavyStep {
     model: String,
     /// "connections=4000"
     at: String,
+    /// "4000": the x value alone, for legends.
+    x: String,
     step: String,
     /// (repetition, table) for each repetition that has the file.
     percentiles: Vec<(u32, DataTable)>,
@@ -718,6 +735,7 @@ fn heaviest_steps(results: &mut Results, s: &Sweep) -> Vec<HeavyStep> {
         let probe = read_step_file(results, &step_dir.join("probe.csv"));
         out.push(HeavyStep {
             at: s.x_of(&first).map(|x| at(&s.axis, x)).unwrap_or_default(),
+            x: s.x_of(&first).map(sweep::plain_number).unwrap_or_default(),
             step: first.step.clone(),
             model,
             percentiles,

@@ -10,16 +10,13 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 const WIDTH: u32 = 960;
 const PLOT_HEIGHT: u32 = 440;
 const LEGEND_WIDTH: u32 = 200;
-const NOTE_LINE: u32 = 18;
+const NOTE_LINE: u32 = 20;
 const FONT: &str = "sans-serif";
 
 /// Okabe-Ito colours (distinguishable with the common colour-vision deficiencies),
 /// fixed per model so that a model looks the same in every chart.
 pub fn model_color(model: &str) -> RGBColor {
-    let base = model
-        .split(|c: char| c == '-' || c == ':' || c == '/' || c == ' ')
-        .next()
-        .unwrap_or(model);
+    let base = model.split(['-', ':', '/', ' ']).next().unwrap_or(model);
     match base {
         "threads" => RGBColor(0xE6, 0x9F, 0x00),
         "select" => RGBColor(0xD5, 0x5E, 0x00),
@@ -221,7 +218,7 @@ fn responsive(svg: String) -> String {
 fn notes_lines(marks: &[Mark], notes: &[String]) -> Vec<(String, RGBColor)> {
     let mut lines = Vec::new();
     for (i, mark) in marks.iter().enumerate() {
-        for (k, line) in wrap(&format!("× {}  {}", i + 1, mark.note), 130)
+        for (k, line) in wrap(&format!("× {}  {}", i + 1, mark.note), 140)
             .into_iter()
             .enumerate()
         {
@@ -234,7 +231,7 @@ fn notes_lines(marks: &[Mark], notes: &[String]) -> Vec<(String, RGBColor)> {
         }
     }
     for note in notes {
-        for line in wrap(note, 130) {
+        for line in wrap(note, 140) {
             lines.push((line, RGBColor(0x22, 0x22, 0x22)));
         }
     }
@@ -245,7 +242,7 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 
 fn draw_notes(area: &Area<'_>, lines: &[(String, RGBColor)]) -> anyhow::Result<()> {
     for (i, (line, color)) in lines.iter().enumerate() {
-        let style = TextStyle::from((FONT, 13).into_font()).color(color);
+        let style = TextStyle::from((FONT, 16).into_font()).color(color);
         area.draw_text(line, &style, (16, 6 + i as i32 * NOTE_LINE as i32))?;
     }
     Ok(())
@@ -297,7 +294,7 @@ fn draw_legend(area: &Area<'_>, entries: &[LegendEntry]) -> anyhow::Result<()> {
                 ))?;
             }
         }
-        let text = TextStyle::from((FONT, 14).into_font())
+        let text = TextStyle::from((FONT, 17).into_font())
             .color(&BLACK)
             .pos(Pos::new(HPos::Left, VPos::Center));
         area.draw_text(&entry.label, &text, (x0 + 40, y))?;
@@ -349,10 +346,10 @@ pub fn xy_chart(spec: &XySpec) -> anyhow::Result<String> {
         let (plot, legend) = main.split_horizontally(WIDTH - LEGEND_WIDTH);
         let mut builder = ChartBuilder::on(&plot);
         builder
-            .caption(&spec.title, (FONT, 20))
+            .caption(&spec.title, (FONT, 24))
             .margin(12)
             .x_label_area_size(52)
-            .y_label_area_size(76);
+            .y_label_area_size(84);
         let y_at = |fraction: f64| {
             if y_log {
                 y_lo * (y_hi / y_lo).powf(fraction)
@@ -411,7 +408,7 @@ pub fn xy_chart(spec: &XySpec) -> anyhow::Result<String> {
             (false, false) => "",
         };
         if !scale_note.is_empty() {
-            let style = TextStyle::from((FONT, 12).into_font()).color(&RGBColor(0x66, 0x66, 0x66));
+            let style = TextStyle::from((FONT, 15).into_font()).color(&RGBColor(0x66, 0x66, 0x66));
             legend.draw_text(scale_note, &style, (8, PLOT_HEIGHT as i32 - 40))?;
         }
         draw_notes(&bottom, &notes)?;
@@ -441,10 +438,14 @@ where
         .y_desc(spec.y_desc.as_str())
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
-        .x_labels(10)
+        .x_labels(if x_format == XFormat::Percentile {
+            20
+        } else {
+            10
+        })
         .y_labels(8)
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 15))
+        .label_style((FONT, 16))
+        .axis_desc_style((FONT, 18))
         .light_line_style(RGBColor(0xEE, 0xEE, 0xEE))
         .bold_line_style(RGBColor(0xDD, 0xDD, 0xDD))
         .draw()?;
@@ -500,7 +501,7 @@ where
         let level = stacked.iter().filter(|&&x| x == mark.x).count();
         stacked.push(mark.x);
         let y = y_at(0.04 + 0.07 * level as f64);
-        let label = TextStyle::from((FONT, 13).into_font().style(FontStyle::Bold))
+        let label = TextStyle::from((FONT, 16).into_font().style(FontStyle::Bold))
             .color(&mark.color)
             .pos(Pos::new(HPos::Left, VPos::Center));
         chart.draw_series(std::iter::once(
@@ -517,7 +518,7 @@ pub fn bar_chart(spec: &BarSpec) -> anyhow::Result<String> {
     let notes: Vec<(String, RGBColor)> = spec
         .notes
         .iter()
-        .flat_map(|n| wrap(n, 130))
+        .flat_map(|n| wrap(n, 140))
         .map(|l| (l, RGBColor(0x22, 0x22, 0x22)))
         .collect();
     let footer = if notes.is_empty() {
@@ -536,20 +537,21 @@ pub fn bar_chart(spec: &BarSpec) -> anyhow::Result<String> {
         let (main, bottom) = root.split_vertically(PLOT_HEIGHT);
         let (plot, _legend) = main.split_horizontally(WIDTH - LEGEND_WIDTH);
         let mut chart = ChartBuilder::on(&plot)
-            .caption(&spec.title, (FONT, 20))
+            .caption(&spec.title, (FONT, 24))
             .margin(12)
             .x_label_area_size(52)
-            .y_label_area_size(76)
+            .y_label_area_size(84)
             .build_cartesian_2d(0f64..n as f64, 0f64..y_hi)?;
         let y_fmt = |v: &f64| short_number(*v);
         chart
             .configure_mesh()
             .disable_x_mesh()
             .disable_x_axis()
+            .y_max_light_lines(1)
             .y_desc(spec.y_desc.as_str())
             .y_label_formatter(&y_fmt)
-            .label_style((FONT, 13))
-            .axis_desc_style((FONT, 15))
+            .label_style((FONT, 16))
+            .axis_desc_style((FONT, 18))
             .light_line_style(RGBColor(0xEE, 0xEE, 0xEE))
             .bold_line_style(RGBColor(0xDD, 0xDD, 0xDD))
             .draw()?;
@@ -559,7 +561,7 @@ pub fn bar_chart(spec: &BarSpec) -> anyhow::Result<String> {
                 [(x + 0.18, 0.0), (x + 0.82, bar.value)],
                 bar.color.filled(),
             )))?;
-            let above = TextStyle::from((FONT, 14).into_font())
+            let above = TextStyle::from((FONT, 17).into_font())
                 .color(&BLACK)
                 .pos(Pos::new(HPos::Center, VPos::Bottom));
             chart.draw_series(std::iter::once(
@@ -574,7 +576,7 @@ pub fn bar_chart(spec: &BarSpec) -> anyhow::Result<String> {
         let (x_pixels, y_pixels) = area.get_pixel_range();
         let (px0, px1, py1) = (x_pixels.start, x_pixels.end, y_pixels.end);
         let plot_width = (px1 - px0) as f64;
-        let name_style = TextStyle::from((FONT, 14).into_font())
+        let name_style = TextStyle::from((FONT, 17).into_font())
             .color(&BLACK)
             .pos(Pos::new(HPos::Center, VPos::Top));
         for (i, bar) in spec.bars.iter().enumerate() {

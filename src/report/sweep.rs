@@ -5,11 +5,14 @@ use std::collections::BTreeSet;
 
 use super::data::{Results, Row, Status, AXES};
 
+/// The other swept columns and their values: what one sweep holds constant.
+type Fixed = Vec<(String, String)>;
+
 pub struct Sweep {
     /// The column on the x axis.
     pub axis: String,
     /// The other swept columns and the value they have in this sweep.
-    pub fixed: Vec<(String, String)>,
+    pub fixed: Fixed,
     /// Indices into Results::rows with a value on `axis`.
     pub rows: Vec<usize>,
     /// The distinct x values, ascending.
@@ -18,7 +21,8 @@ pub struct Sweep {
 
 impl Sweep {
     pub fn title(&self) -> String {
-        let mut title = format!("{} sweep", axis_name(&self.axis));
+        let name = axis_name(&self.axis);
+        let mut title = name[..1].to_uppercase() + &name[1..] + " sweep";
         if !self.fixed.is_empty() {
             let fixed: Vec<String> = self.fixed.iter().map(|(a, v)| format!("{a}={v}")).collect();
             title.push_str(&format!(" ({})", fixed.join(", ")));
@@ -145,12 +149,12 @@ pub fn sweeps(results: &Results) -> Vec<Sweep> {
     let mut sweeps = Vec::new();
     for axis in &axes {
         let others: Vec<&String> = axes.iter().filter(|a| *a != axis).collect();
-        let mut groups: Vec<(Vec<(String, String)>, Vec<usize>)> = Vec::new();
+        let mut groups: Vec<(Fixed, Vec<usize>)> = Vec::new();
         for (i, row) in results.rows.iter().enumerate() {
             if row.num(axis).is_none() {
                 continue;
             }
-            let key: Vec<(String, String)> = others
+            let key: Fixed = others
                 .iter()
                 .map(|a| (a.to_string(), row.raw(a).to_string()))
                 .collect();

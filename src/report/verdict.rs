@@ -60,7 +60,7 @@ pub fn fmt_count(v: f64) -> String {
         let digits = n.abs().to_string();
         let mut out = String::new();
         for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
                 out.push(',');
             }
             out.push(c);
@@ -134,8 +134,21 @@ impl Verdict {
         self.ranking.first()
     }
 
+    /// The models sharing the best value (more than one on a tie).
+    pub fn winners(&self) -> Vec<&str> {
+        let Some(best) = self.ranking.first().map(|w| w.1) else {
+            return Vec::new();
+        };
+        self.ranking
+            .iter()
+            .take_while(|(_, v)| *v == best)
+            .map(|(m, _)| m.as_str())
+            .collect()
+    }
+
+    /// The best model after those tied for first place.
     pub fn runner_up(&self) -> Option<&(String, f64)> {
-        self.ranking.get(1)
+        self.ranking.get(self.winners().len())
     }
 
     pub fn ratio_to_runner_up(&self) -> Option<f64> {
@@ -240,12 +253,16 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
     let axis = sweep.axis.as_str();
 
     for model in &models {
-        for p in problems(
+        // Only the first failure says where the model broke.
+        if let Some(p) = problems(
             results,
             sweep,
             model,
             &[Status::Failed, Status::Interrupted],
-        ) {
+        )
+        .into_iter()
+        .next()
+        {
             let held = p
                 .rows
                 .iter()
@@ -270,8 +287,6 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
             }
             text.push_str(&format!(": {}.", p.reasons()));
             out.push(text);
-            // Only the first failure says where the model broke.
-            break;
         }
         let skipped = problems(results, sweep, model, &[Status::Skipped]);
         if let Some(first) = skipped.first() {

@@ -28,6 +28,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let mut conns: HashMap<RawFd, EchoConn> = HashMap::new();
     let mut pollfds: Vec<libc::pollfd> = Vec::new();
     let mut scratch = vec![0u8; SCRATCH_SIZE];
+    setup.announce()?;
 
     while !shutdown_requested() {
         // 1. Build the interest set.

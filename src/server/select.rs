@@ -44,6 +44,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let mut read_set = FdSet::new();
     let mut write_set = FdSet::new();
     let mut scratch = vec![0u8; SCRATCH_SIZE];
+    setup.announce()?;
 
     while !shutdown_requested() {
         // 1. Build the interest sets; every fd here is known to be below FD_SETSIZE.

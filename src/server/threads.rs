@@ -44,6 +44,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         stack: setup.config.thread_stack,
         idle_timeout: setup.config.idle_timeout,
     };
+    setup.announce()?;
 
     while !shutdown_requested() {
         // 1. Wait for a connection or shutdown; leave the listener out while accepting is paused.

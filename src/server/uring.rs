@@ -83,6 +83,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         };
         prepared.push(Worker::new(id, listener, &setup, buffers)?);
     }
+    setup.announce()?;
 
     let threads: Vec<_> = prepared
         .into_iter()
