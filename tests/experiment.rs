@@ -295,6 +295,8 @@ fn cmdline(pid: u32) -> String {
 }
 
 /// Starts a run whose load lasts 60 s and waits until its server and load are running.
+// The runner is handed to the caller, which kills and waits for it.
+#[allow(clippy::zombie_processes)]
 fn start_long_run(out: &Path, scenario: &Path) -> (Child, Vec<u32>) {
     let mut runner = Command::new(EXE)
         .args([
