@@ -426,8 +426,9 @@ fn judge(rule: &FailureRule, step: &Step, server: &ServerSide, load: &LoadSide) 
         let client_held = get_u64(summary, &["max_concurrent"]).unwrap_or(held);
         if held < needed && client_held < needed {
             return Some(format!(
-                "the load generator itself held at most {client_held} of {} connections at once \
-                 (it connected slower than connect_rate; raise hold_together)",
+                "connections opened too slowly to be open all at once: at most {client_held} of {} \
+                 on the client, {held} on the server (a slow accept or a busy machine; a longer \
+                 hold_together tells them apart)",
                 step.connections
             ));
         }
@@ -1169,7 +1170,7 @@ connections = [100, 30000]
         );
         assert!(judge(&rule, &step, &server(90), &load(95, 900, 640))
             .unwrap()
-            .starts_with("the load generator itself held at most 95 of 100"));
+            .starts_with("connections opened too slowly to be open all at once: at most 95 of 100 on the client, 90 on the server"));
         assert_eq!(
             judge(&rule, &step, &server(100), &load(100, 10_001, 640)).unwrap(),
             "p99 10001 us above 10ms"
