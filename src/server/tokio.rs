@@ -119,14 +119,14 @@ async fn accept_loop(setup: Setup) -> anyhow::Result<()> {
 async fn shed_one(listener: &TcpListener, stats: &Stats, spare: &mut Option<std::fs::File>) {
     let shed = spare.take().and_then(|spare_fd| {
         drop(spare_fd);
-        accept_raw(listener.as_raw_fd()).ok()
+        // Closed at once (the OwnedFd is dropped here), before the spare is reopened.
+        accept_raw(listener.as_raw_fd())
+            .ok()
+            .map(|(_fd, peer)| peer)
     });
     *spare = open_spare_fd();
     match shed {
-        Some((fd, peer)) => {
-            drop(fd);
-            stats.refuse(RefuseReason::FdLimit, Some(peer));
-        }
+        Some(peer) => stats.refuse(RefuseReason::FdLimit, Some(peer)),
         None => ::tokio::time::sleep(Acceptor::PAUSE).await,
     }
 }
