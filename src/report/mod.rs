@@ -1,9 +1,69 @@
-//! The report (being built).
+//! `echolab report RESULTS_DIR`: turns a results directory (manifest.json,
+//! results.csv and the per-step files) into report.html, report.md and
+//! charts/*.svg inside that directory.
+//!
+//! data.rs reads the files, sweep.rs finds the x axes and aggregates repetitions,
+//! verdict.rs ranks the models, build.rs lays out the document, and html.rs and
+//! markdown.rs render that one document twice.
+
+mod build;
+mod charts;
+mod data;
+mod document;
+mod html;
+mod markdown;
+mod sweep;
+mod verdict;
+
+use std::fs;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[derive(clap::Args, Debug)]
-pub struct ReportArgs {}
+use anyhow::Context;
 
-pub fn main(_args: ReportArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("echolab report is not built yet")
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// The results directory written by `echolab run` (manifest.json, results.csv, step folders)
+    pub results_dir: PathBuf,
+}
+
+pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let written = write_all(&args.results_dir)?;
+    for path in written {
+        println!("{}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes report.html, report.md and charts/*.svg into `results_dir`; returns
+/// report.html's path.
+pub fn write_report(results_dir: &Path) -> anyhow::Result<PathBuf> {
+    Ok(write_all(results_dir)?.remove(0))
+}
+
+/// Every file written, report.html first.
+fn write_all(results_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut results = data::load(results_dir)?;
+    let doc = build::document(&mut results)?;
+    let charts_dir = results_dir.join("charts");
+    fs::create_dir_all(&charts_dir)
+        .with_context(|| format!("cannot create {}", charts_dir.display()))?;
+    let html_path = results_dir.join("report.html");
+    let md_path = results_dir.join("report.md");
+    let mut written = vec![html_path.clone(), md_path.clone()];
+    for section in &doc.sections {
+        for block in &section.blocks {
+            if let document::Block::Chart(chart) = block {
+                let path = charts_dir.join(format!("{}.svg", chart.file));
+                fs::write(&path, &chart.svg)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                written.push(path);
+            }
+        }
+    }
+    fs::write(&html_path, html::render(&doc))
+        .with_context(|| format!("cannot write {}", html_path.display()))?;
+    fs::write(&md_path, markdown::render(&doc))
+        .with_context(|| format!("cannot write {}", md_path.display()))?;
+    Ok(written)
 }

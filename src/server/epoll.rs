@@ -1,6 +1,659 @@
-//! The epoll model (being built).
-use super::Setup;
+//! epoll(7): N worker threads, each with its own epoll set and its own connection table.
+//!
+//! Unlike select and poll, the kernel keeps the interest set between calls: a
+//! connection is registered once (EPOLL_CTL_ADD) and epoll_wait returns only the
+//! ready ones, so the cost of a wakeup grows with the number of *ready*
+//! connections, not with the number open. The price is a system call whenever
+//! the interest of a connection changes (EPOLL_CTL_MOD), so each connection
+//! remembers the mask it registered and the loop only calls MOD when the wanted
+//! mask differs: EPOLLIN is dropped while its unsent echo is over `--max-pending`
+//! (backpressure), EPOLLOUT is added only while echo is pending.
+//!
+//! Each worker's table is a `Vec<Option<Slot>>` indexed by fd (like Redis's events
+//! array); `data.u64` of every registration is the fd itself. The table of a worker
+//! is as long as the highest fd it has seen, a few hundred bytes per slot.
+//!
+//! `--trigger`:
+//! - `level`: epoll reports a connection for as long as it is readable or
+//!   writable, like poll; a turn reads at most a fairness budget and the rest is
+//!   reported again on the next epoll_wait.
+//! - `edge` (EPOLLET): epoll reports a connection once per change of state, so a
+//!   wakeup must read until EAGAIN or that data is never reported again. To stay
+//!   fair, a wakeup still reads at most a byte budget; a connection that used its
+//!   budget without reaching EAGAIN goes on the worker's ready list and is served
+//!   again after the other ready connections, and epoll_wait does not block (timeout
+//!   0) while that list is non-empty. Fewer wakeups than level-triggered, at the
+//!   cost of this bookkeeping. Turning EPOLLIN back on with EPOLL_CTL_MOD re-checks
+//!   the socket, so data that arrived while it was off is reported.
+//!
+//! `--accept` (how connections reach the workers):
+//! - `dispatcher`: one acceptor thread (its own epoll set with the listener) accepts
+//!   and hands each connection round-robin to a worker through that worker's inbox:
+//!   a locked queue and an eventfd the worker watches. An even spread and one place
+//!   that accepts, at the cost of an extra thread and a hand-off per connection.
+//! - `reuseport`: one SO_REUSEPORT listener per worker; the kernel spreads incoming
+//!   connections over the listeners by a hash of the addresses, with no hand-off and
+//!   no shared accept queue, but a busy or paused worker keeps its share waiting.
+//! - `exclusive`: one listener in every worker's epoll set with EPOLLEXCLUSIVE, so a
+//!   new connection wakes one (or a few) of the waiting workers instead of all of them
+//!   (the thundering herd). Only a worker blocked in epoll_wait can be woken, and the
+//!   kernel wakes the first such worker on the listener's wait queue: under light load
+//!   one worker takes nearly every connection; the spread follows the load, it is not
+//!   round-robin.
+//!
+//! Every worker also watches the shutdown eventfd (level-triggered: it stays
+//! readable), so all of them wake and close their connections on SIGINT/SIGTERM.
+//! Accepting pauses after fd exhaustion by taking the listener out of the set
+//! (EPOLL_CTL_DEL, the only change EPOLLEXCLUSIVE allows) and adding it back after.
 
-pub fn serve(_setup: Setup) -> anyhow::Result<()> {
-    anyhow::bail!("the epoll model is not built yet")
+use std::collections::VecDeque;
+use std::io;
+use std::net::TcpListener;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+
+use super::echo::{EchoConn, ReadStop};
+use super::stats::{CloseReason, ConnRecord, Stats};
+use super::{
+    request_shutdown, shutdown_fd, shutdown_requested, AcceptMode, Accepted, Acceptor, Setup,
+    Trigger,
+};
+use crate::syscall;
+
+/// Bytes read from one connection per wakeup, so one fast client cannot starve the rest.
+const READ_BUDGET: usize = 256 * 1024;
+const SCRATCH_SIZE: usize = 64 * 1024;
+/// Events taken from the kernel per epoll_wait.
+const EVENTS_PER_WAIT: usize = 1024;
+/// Connections a worker accepts per wakeup before serving its others again
+/// (the listener is level-triggered, so the rest are reported on the next wait).
+const ACCEPT_BATCH: usize = 64;
+
+/// `data.u64` tokens of the fds that are not connections (connections use their fd).
+const SHUTDOWN_TOKEN: u64 = u64::MAX;
+const LISTENER_TOKEN: u64 = u64::MAX - 1;
+const INBOX_TOKEN: u64 = u64::MAX - 2;
+
+const IN: u32 = libc::EPOLLIN as u32;
+const OUT: u32 = libc::EPOLLOUT as u32;
+const ERR_HUP: u32 = (libc::EPOLLERR | libc::EPOLLHUP) as u32;
+const ET: u32 = libc::EPOLLET as u32;
+const EXCLUSIVE: u32 = libc::EPOLLEXCLUSIVE as u32;
+
+pub fn serve(setup: Setup) -> anyhow::Result<()> {
+    let workers = setup.config.worker_count();
+    let accept = setup.config.accept;
+    let reuseport_listeners: Vec<TcpListener> = match accept {
+        AcceptMode::Reuseport => (1..workers)
+            .map(|_| setup.bind_another_listener())
+            .collect::<io::Result<_>>()
+            .context("binding one SO_REUSEPORT listener per worker")?,
+        _ => Vec::new(),
+    };
+    let inboxes: Vec<Inbox> = match accept {
+        AcceptMode::Dispatcher => (0..workers)
+            .map(|_| Inbox::new())
+            .collect::<io::Result<_>>()
+            .context("creating the worker inboxes")?,
+        _ => Vec::new(),
+    };
+
+    let outcome = std::thread::scope(|scope| {
+        let mut worker_threads = Vec::with_capacity(workers);
+        let mut spawn_error = None;
+        for id in 0..workers {
+            let source = match accept {
+                AcceptMode::Dispatcher => Source::Inbox(&inboxes[id]),
+                AcceptMode::Reuseport if id == 0 => Source::Listener(&setup.listener, 0),
+                AcceptMode::Reuseport => Source::Listener(&reuseport_listeners[id - 1], 0),
+                AcceptMode::Exclusive => Source::Listener(&setup.listener, EXCLUSIVE),
+            };
+            let setup = &setup;
+            let spawned = std::thread::Builder::new()
+                .name(format!("epoll-worker-{id}"))
+                .spawn_scoped(scope, move || run_worker(setup, source));
+            match spawned {
+                Ok(handle) => worker_threads.push(handle),
+                Err(e) => {
+                    spawn_error = Some(e);
+                    break;
+                }
+            }
+        }
+        let mut dispatcher = None;
+        if spawn_error.is_none() && accept == AcceptMode::Dispatcher {
+            let (setup, inboxes) = (&setup, &inboxes);
+            match std::thread::Builder::new()
+                .name("epoll-acceptor".into())
+                .spawn_scoped(scope, move || run_dispatcher(setup, inboxes))
+            {
+                Ok(handle) => dispatcher = Some(handle),
+                Err(e) => spawn_error = Some(e),
+            }
+        }
+        if spawn_error.is_some() {
+            // Stop the threads that did start, then report why.
+            request_shutdown();
+        }
+
+        let mut first_error: Option<anyhow::Error> =
+            spawn_error.map(|e| anyhow::Error::new(e).context("spawning an epoll thread"));
+        if let Some(handle) = dispatcher {
+            let result = handle.join().expect("the epoll acceptor thread panicked");
+            if let Err(e) = result {
+                first_error.get_or_insert(anyhow::Error::new(e).context("the acceptor failed"));
+            }
+        }
+        let mut per_worker = Vec::with_capacity(workers);
+        for (id, handle) in worker_threads.into_iter().enumerate() {
+            match handle.join().expect("an epoll worker thread panicked") {
+                Ok(served) => per_worker.push(served),
+                Err(e) => {
+                    per_worker.push(0);
+                    first_error.get_or_insert(
+                        anyhow::Error::new(e).context(format!("epoll worker {id} failed")),
+                    );
+                }
+            }
+        }
+        (per_worker, first_error)
+    });
+    let (per_worker, first_error) = outcome;
+
+    // Every thread has stopped: what the acceptor handed over after a worker left is closed here.
+    for inbox in &inboxes {
+        for (fd, record) in inbox.take() {
+            drop(fd);
+            setup.stats.close(&record, CloseReason::Shutdown);
+        }
+    }
+    for (id, served) in per_worker.iter().enumerate() {
+        eprintln!("echolab serve: epoll worker {id} served {served} connections");
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Where a worker's connections come from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    /// Handed over by the acceptor thread.
+    Inbox(&'a Inbox),
+    /// Accepted by the worker itself from this listener, registered with these extra flags.
+    Listener(&'a TcpListener, u32),
+}
+
+/// One worker's loop; returns how many connections it served.
+fn run_worker(setup: &Setup, source: Source) -> io::Result<u64> {
+    let result = Worker::new(setup).and_then(|mut worker| {
+        let result = worker.run(source);
+        // Whatever ended the loop, every connection is closed and counted exactly once.
+        worker.close_all(CloseReason::Shutdown);
+        result.map(|()| worker.served)
+    });
+    if result.is_err() {
+        // Without this worker the server cannot serve everyone: stop the others too.
+        request_shutdown();
+    }
+    if let Source::Inbox(inbox) = source {
+        for (fd, record) in inbox.take() {
+            drop(fd);
+            setup.stats.close(&record, CloseReason::Shutdown);
+        }
+    }
+    result
+}
+
+/// One connection in a worker's table.
+struct Slot {
+    conn: EchoConn,
+    /// The events mask registered with epoll, so MOD is called only when it changes.
+    registered: u32,
+    /// On the ready list (edge-triggered: budget used, more may be waiting).
+    queued: bool,
+}
+
+struct Worker<'a> {
+    epoll: OwnedFd,
+    stats: &'a Arc<Stats>,
+    trigger: Trigger,
+    cap: usize,
+    idle_timeout: Option<Duration>,
+    /// Indexed by fd.
+    conns: Vec<Option<Slot>>,
+    /// Edge-triggered connections that used their budget before EAGAIN, in service order.
+    ready: VecDeque<RawFd>,
+    scratch: Vec<u8>,
+    served: u64,
+}
+
+impl<'a> Worker<'a> {
+    fn new(setup: &'a Setup) -> io::Result<Worker<'a>> {
+        let epoll = syscall!(epoll_create1(libc::EPOLL_CLOEXEC))?;
+        Ok(Worker {
+            // SAFETY: epoll_create1 returned a new fd that nothing else owns.
+            epoll: unsafe { OwnedFd::from_raw_fd(epoll) },
+            stats: &setup.stats,
+            trigger: setup.config.trigger,
+            cap: setup.config.max_pending,
+            idle_timeout: setup.config.idle_timeout,
+            conns: Vec::new(),
+            ready: VecDeque::new(),
+            scratch: vec![0u8; SCRATCH_SIZE],
+            served: 0,
+        })
+    }
+
+    fn run(&mut self, source: Source) -> io::Result<()> {
+        let epoll = self.epoll.as_raw_fd();
+        epoll_ctl(
+            epoll,
+            libc::EPOLL_CTL_ADD,
+            shutdown_fd(),
+            IN,
+            SHUTDOWN_TOKEN,
+        )?;
+        let mut acceptor = None;
+        match source {
+            Source::Inbox(inbox) => {
+                epoll_ctl(epoll, libc::EPOLL_CTL_ADD, inbox.wake_fd(), IN, INBOX_TOKEN)?;
+            }
+            Source::Listener(listener, flags) => {
+                epoll_ctl(
+                    epoll,
+                    libc::EPOLL_CTL_ADD,
+                    listener.as_raw_fd(),
+                    IN | flags,
+                    LISTENER_TOKEN,
+                )?;
+                acceptor = Some((
+                    Acceptor::new(listener, Arc::clone(self.stats)),
+                    listener,
+                    flags,
+                ));
+            }
+        }
+        let mut listening = true;
+        let idle_check = self.idle_timeout.map(idle_check_interval);
+        let mut next_idle_scan = idle_check.map(|every| Instant::now() + every);
+        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS_PER_WAIT];
+
+        while !shutdown_requested() {
+            // 1. Take the listener back after an fd-exhaustion pause.
+            if let Some((acceptor, listener, flags)) = &mut acceptor {
+                if !listening && !acceptor.paused() {
+                    let fd = listener.as_raw_fd();
+                    epoll_ctl(epoll, libc::EPOLL_CTL_ADD, fd, IN | *flags, LISTENER_TOKEN)?;
+                    listening = true;
+                }
+            }
+
+            // 2. Wait; never block while the ready list has work.
+            let timeout = if self.ready.is_empty() {
+                let pause_left = acceptor
+                    .as_ref()
+                    .filter(|_| !listening)
+                    .and_then(|(acceptor, _, _)| acceptor.pause_left());
+                wait_timeout(pause_left, next_idle_scan)
+            } else {
+                0
+            };
+            let ready_count = match syscall!(epoll_wait(
+                epoll,
+                events.as_mut_ptr(),
+                events.len() as libc::c_int,
+                timeout
+            )) {
+                Ok(n) => n as usize,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+
+            // 3. Serve the connections epoll reported. Those already on the ready list
+            //    read in their turn below, so each gets one budget per round.
+            let carried = self.ready.len();
+            let (mut accept_due, mut inbox_due) = (false, false);
+            for event in &events[..ready_count] {
+                let (token, flags) = (event.u64, event.events);
+                match token {
+                    SHUTDOWN_TOKEN => return Ok(()),
+                    LISTENER_TOKEN => accept_due = true,
+                    INBOX_TOKEN => inbox_due = true,
+                    fd => self.serve_event(fd as RawFd, flags),
+                }
+            }
+
+            // 4. Then the edge-triggered connections left over from earlier rounds.
+            self.serve_ready_list(carried);
+
+            // 5. New connections last, so this round's events never refer to their fds.
+            if accept_due {
+                if let Some((acceptor, listener, _)) = &mut acceptor {
+                    if !self.accept_batch(acceptor) {
+                        epoll_ctl(epoll, libc::EPOLL_CTL_DEL, listener.as_raw_fd(), 0, 0)?;
+                        listening = false;
+                    }
+                }
+            }
+            if inbox_due {
+                if let Source::Inbox(inbox) = source {
+                    for (fd, record) in inbox.take() {
+                        self.add_conn(fd, record);
+                    }
+                }
+            }
+
+            // 6. Idle timeout: a scan of the table now and then, not on every wakeup.
+            if let (Some(limit), Some(every), Some(due)) =
+                (self.idle_timeout, idle_check, next_idle_scan)
+            {
+                if Instant::now() >= due {
+                    self.close_idle(limit);
+                    next_idle_scan = Some(Instant::now() + every);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Accepts up to a batch; returns false when accepting paused (take the listener out).
+    fn accept_batch(&mut self, acceptor: &mut Acceptor) -> bool {
+        for _ in 0..ACCEPT_BATCH {
+            match acceptor.accept() {
+                Accepted::Conn(fd, record) => self.add_conn(fd, record),
+                Accepted::Refused => continue,
+                Accepted::WouldBlock => return true,
+                Accepted::Paused => return false,
+            }
+        }
+        true
+    }
+
+    /// Registers a new connection for reading and puts it in the table.
+    fn add_conn(&mut self, fd: OwnedFd, record: ConnRecord) {
+        let raw = fd.as_raw_fd();
+        let conn = EchoConn::new(fd, record);
+        let mask = self.mask(IN);
+        // With EPOLLET, ADD reports data that arrived before it, so nothing is missed.
+        if let Err(e) = epoll_ctl(
+            self.epoll.as_raw_fd(),
+            libc::EPOLL_CTL_ADD,
+            raw,
+            mask,
+            raw as u64,
+        ) {
+            eprintln!("echolab serve: epoll_ctl(ADD) failed for a new connection: {e}");
+            self.stats.close(&conn.record, CloseReason::Error);
+            return;
+        }
+        let index = raw as usize;
+        if self.conns.len() <= index {
+            self.conns.resize_with(index + 1, || None);
+        }
+        self.conns[index] = Some(Slot {
+            conn,
+            registered: mask,
+            queued: false,
+        });
+        self.served += 1;
+    }
+
+    /// Serves a connection epoll reported with `flags`.
+    fn serve_event(&mut self, fd: RawFd, flags: u32) {
+        let Some(slot) = self.slot(fd) else {
+            return;
+        };
+        // ERR/HUP: write or read to learn whether it was a clean close or a reset.
+        let can_write = flags & (OUT | ERR_HUP) != 0;
+        let can_read = flags & (IN | ERR_HUP) != 0 && !slot.queued;
+        self.serve_conn(fd, can_write, can_read);
+    }
+
+    /// Serves up to `count` connections from the front of the ready list.
+    fn serve_ready_list(&mut self, count: usize) {
+        for _ in 0..count {
+            let Some(fd) = self.ready.pop_front() else {
+                return;
+            };
+            let Some(slot) = self.slot(fd) else {
+                continue;
+            };
+            slot.queued = false;
+            self.serve_conn(fd, true, true);
+        }
+    }
+
+    /// Flushes, reads and echoes; then closes the connection, queues it on the ready
+    /// list or updates its registration, as its new state asks.
+    fn serve_conn(&mut self, fd: RawFd, can_write: bool, can_read: bool) {
+        let (cap, edge) = (self.cap, self.trigger == Trigger::Edge);
+        let Some(slot) = self.conns.get_mut(fd as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        let conn = &mut slot.conn;
+        let step = (|| {
+            if can_write && conn.wants_write() {
+                conn.flush()?;
+            }
+            if can_read && conn.wants_read(cap) {
+                return conn
+                    .read_and_echo(&mut self.scratch, READ_BUDGET, cap)
+                    .map(Some);
+            }
+            Ok(None)
+        })();
+        match step {
+            Err(reason) => return self.close(fd, reason),
+            Ok(_) if conn.finished() => return self.close(fd, CloseReason::ClientClosed),
+            Ok(Some(ReadStop::Budget)) if edge && !slot.queued => {
+                slot.queued = true;
+                self.ready.push_back(fd);
+            }
+            Ok(_) => {}
+        }
+        let wanted = {
+            let conn = &slot.conn;
+            let read = if conn.wants_read(cap) { IN } else { 0 };
+            let write = if conn.wants_write() { OUT } else { 0 };
+            read | write | if edge { ET } else { 0 }
+        };
+        if wanted != slot.registered {
+            // Re-enabling EPOLLIN makes the kernel re-check the socket, so no edge is lost.
+            match epoll_ctl(
+                self.epoll.as_raw_fd(),
+                libc::EPOLL_CTL_MOD,
+                fd,
+                wanted,
+                fd as u64,
+            ) {
+                Ok(()) => slot.registered = wanted,
+                Err(e) => {
+                    eprintln!("echolab serve: epoll_ctl(MOD) failed: {e}");
+                    self.close(fd, CloseReason::Error);
+                }
+            }
+        }
+    }
+
+    fn slot(&mut self, fd: RawFd) -> Option<&mut Slot> {
+        self.conns.get_mut(fd as usize).and_then(Option::as_mut)
+    }
+
+    fn mask(&self, events: u32) -> u32 {
+        match self.trigger {
+            Trigger::Edge => events | ET,
+            Trigger::Level => events,
+        }
+    }
+
+    /// Closes a connection (its fd leaves the epoll set as it closes) and counts it.
+    fn close(&mut self, fd: RawFd, reason: CloseReason) {
+        let Some(slot) = self.conns.get_mut(fd as usize).and_then(Option::take) else {
+            return;
+        };
+        if slot.queued {
+            self.ready.retain(|&queued| queued != fd);
+        }
+        self.stats.close(&slot.conn.record, reason);
+    }
+
+    fn close_idle(&mut self, limit: Duration) {
+        let now = Instant::now();
+        let idle: Vec<RawFd> = self
+            .conns
+            .iter()
+            .enumerate()
+            .filter_map(|(fd, slot)| {
+                let slot = slot.as_ref()?;
+                (now.duration_since(slot.conn.last_active) >= limit).then_some(fd as RawFd)
+            })
+            .collect();
+        for fd in idle {
+            self.close(fd, CloseReason::IdleTimeout);
+        }
+    }
+
+    fn close_all(&mut self, reason: CloseReason) {
+        self.ready.clear();
+        for slot in self.conns.iter_mut().filter_map(Option::take) {
+            self.stats.close(&slot.conn.record, reason);
+        }
+    }
+}
+
+/// `--accept dispatcher`: accepts on its own epoll set and deals connections round-robin.
+fn run_dispatcher(setup: &Setup, inboxes: &[Inbox]) -> io::Result<()> {
+    let epoll = syscall!(epoll_create1(libc::EPOLL_CLOEXEC))?;
+    // SAFETY: epoll_create1 returned a new fd that nothing else owns.
+    let epoll = unsafe { OwnedFd::from_raw_fd(epoll) };
+    let (epoll, listener) = (epoll.as_raw_fd(), setup.listener.as_raw_fd());
+    epoll_ctl(
+        epoll,
+        libc::EPOLL_CTL_ADD,
+        shutdown_fd(),
+        IN,
+        SHUTDOWN_TOKEN,
+    )?;
+    epoll_ctl(epoll, libc::EPOLL_CTL_ADD, listener, IN, LISTENER_TOKEN)?;
+    let mut acceptor = Acceptor::new(&setup.listener, setup.stats.clone());
+    let mut listening = true;
+    let mut next_worker = 0;
+    let mut events = [libc::epoll_event { events: 0, u64: 0 }; 2];
+
+    while !shutdown_requested() {
+        if !listening && !acceptor.paused() {
+            epoll_ctl(epoll, libc::EPOLL_CTL_ADD, listener, IN, LISTENER_TOKEN)?;
+            listening = true;
+        }
+        let timeout = match acceptor.pause_left().filter(|_| !listening) {
+            Some(left) => left.as_millis().max(1) as libc::c_int,
+            None => -1,
+        };
+        let ready_count = match syscall!(epoll_wait(
+            epoll,
+            events.as_mut_ptr(),
+            events.len() as libc::c_int,
+            timeout
+        )) {
+            Ok(n) => n as usize,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if events[..ready_count]
+            .iter()
+            .any(|e| e.u64 == SHUTDOWN_TOKEN)
+        {
+            return Ok(());
+        }
+        if !events[..ready_count]
+            .iter()
+            .any(|e| e.u64 == LISTENER_TOKEN)
+        {
+            continue;
+        }
+        loop {
+            match acceptor.accept() {
+                Accepted::Conn(fd, record) => {
+                    inboxes[next_worker].push(fd, record);
+                    next_worker = (next_worker + 1) % inboxes.len();
+                }
+                Accepted::Refused => continue,
+                Accepted::WouldBlock => break,
+                Accepted::Paused => {
+                    epoll_ctl(epoll, libc::EPOLL_CTL_DEL, listener, 0, 0)?;
+                    listening = false;
+                    break;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A worker's inbox in dispatcher mode: connections queued by the acceptor, and an
+/// eventfd (in the worker's epoll set) that the acceptor writes after each push.
+///
+/// The worker resets the eventfd *before* taking the queue, so a push it does not
+/// see is always followed by a write that wakes it again.
+struct Inbox {
+    queue: Mutex<Vec<(OwnedFd, ConnRecord)>>,
+    wake: OwnedFd,
+}
+
+impl Inbox {
+    fn new() -> io::Result<Inbox> {
+        let fd = syscall!(eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC))?;
+        Ok(Inbox {
+            queue: Mutex::new(Vec::new()),
+            // SAFETY: eventfd returned a new fd that nothing else owns.
+            wake: unsafe { OwnedFd::from_raw_fd(fd) },
+        })
+    }
+
+    fn wake_fd(&self) -> RawFd {
+        self.wake.as_raw_fd()
+    }
+
+    fn push(&self, fd: OwnedFd, record: ConnRecord) {
+        self.queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((fd, record));
+        let one: u64 = 1;
+        // Cannot block (EFD_NONBLOCK) and cannot overflow in practice; the counter's
+        // value does not matter, only that it is non-zero.
+        let _ = syscall!(write(self.wake_fd(), (&one as *const u64).cast(), 8));
+    }
+
+    fn take(&self) -> Vec<(OwnedFd, ConnRecord)> {
+        let mut count: u64 = 0;
+        // Resets the counter; EAGAIN just means it was already zero.
+        let _ = syscall!(read(self.wake_fd(), (&mut count as *mut u64).cast(), 8));
+        std::mem::take(&mut *self.queue.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+fn epoll_ctl(epoll: RawFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
+    let mut event = libc::epoll_event { events, u64: token };
+    syscall!(epoll_ctl(epoll, op, fd, &mut event))?;
+    Ok(())
+}
+
+/// How often to scan for idle connections: often enough to close them near their limit.
+fn idle_check_interval(limit: Duration) -> Duration {
+    (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
+}
+
+/// Milliseconds to wait: block until an event, but wake for a paused accept or an idle scan.
+fn wait_timeout(pause_left: Option<Duration>, next_idle_scan: Option<Instant>) -> libc::c_int {
+    let idle_left = next_idle_scan.map(|at| at.saturating_duration_since(Instant::now()));
+    match pause_left.into_iter().chain(idle_left).min() {
+        None => -1,
+        Some(wait) => wait.as_millis().max(1) as libc::c_int,
+    }
 }

@@ -23,7 +23,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -320,28 +320,37 @@ pub enum Accepted {
 /// and survives EMFILE/ENFILE without spinning.
 ///
 /// On EMFILE the pending connection would stay in the backlog and a level-triggered
-/// loop would wake for it forever. So the acceptor keeps one spare fd (on /dev/null):
-/// it closes the spare, accepts and closes the connection (counted as refused,
-/// `fd_limit`), and reopens the spare, as libuv and nginx do. If the spare cannot be
-/// reopened, accepting pauses for [`Acceptor::PAUSE`] and the loop leaves the
-/// listener out of its interest set until [`Acceptor::paused`] turns false.
+/// loop would wake for it forever. So the process keeps one spare fd (on /dev/null):
+/// [`shed_connection`] closes the spare, accepts and closes the connection (counted as
+/// refused, `fd_limit`), and reopens the spare, as libuv and nginx do. If nothing can
+/// be shed, accepting pauses for [`Acceptor::PAUSE`] and the loop leaves the listener
+/// out of its interest set until [`Acceptor::paused`] turns false.
 pub struct Acceptor {
     listener: RawFd,
     stats: Arc<Stats>,
-    spare: Option<OwnedFd>,
     resume_at: Option<Instant>,
+    fd_ceiling: Option<RawFd>,
 }
 
 impl Acceptor {
     pub const PAUSE: Duration = Duration::from_millis(100);
 
     pub fn new(listener: &impl AsRawFd, stats: Arc<Stats>) -> Acceptor {
+        reserve_spare_fd();
         Acceptor {
             listener: listener.as_raw_fd(),
             stats,
-            spare: open_spare_fd(),
             resume_at: None,
+            fd_ceiling: None,
         }
+    }
+
+    /// Refuses (closes at once, counted as `fd_setsize`) every connection whose fd is
+    /// `ceiling` or more, before it is admitted: for select(2), whose `fd_set` cannot
+    /// hold such fds.
+    pub fn refuse_fds_from(mut self, ceiling: RawFd) -> Acceptor {
+        self.fd_ceiling = Some(ceiling);
+        self
     }
 
     /// Whether accepting is paused after fd exhaustion.
@@ -367,6 +376,14 @@ impl Acceptor {
         loop {
             match accept_raw(self.listener) {
                 Ok((fd, peer)) => {
+                    if self
+                        .fd_ceiling
+                        .is_some_and(|ceiling| fd.as_raw_fd() >= ceiling)
+                    {
+                        drop(fd);
+                        self.stats.refuse(RefuseReason::FdSetsize, Some(peer));
+                        return Accepted::Refused;
+                    }
                     return match self.stats.admit(peer) {
                         Some(record) => Accepted::Conn(fd, record),
                         None => Accepted::Refused,
@@ -376,9 +393,16 @@ impl Acceptor {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 // The peer gave up before we accepted: nothing to count.
                 Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
-                    return self.shed_one();
-                }
+                Err(e) if is_fd_exhaustion(&e) => match shed_connection(self.listener) {
+                    Some(peer) => {
+                        self.stats.refuse(RefuseReason::FdLimit, Some(peer));
+                        return Accepted::Refused;
+                    }
+                    None => {
+                        self.resume_at = Some(Instant::now() + Self::PAUSE);
+                        return Accepted::Paused;
+                    }
+                },
                 Err(e) => {
                     // ENOBUFS, ENOMEM and the like: back off rather than spin.
                     eprintln!("echolab serve: accept failed: {e}; pausing accepts");
@@ -388,30 +412,47 @@ impl Acceptor {
             }
         }
     }
+}
 
-    /// Out of fds: uses the spare fd to accept and close one waiting connection.
-    fn shed_one(&mut self) -> Accepted {
-        let Some(spare) = self.spare.take() else {
-            self.resume_at = Some(Instant::now() + Self::PAUSE);
-            return Accepted::Paused;
-        };
-        drop(spare);
-        let peer = match accept_raw(self.listener) {
-            Ok((fd, peer)) => {
-                drop(fd);
-                Some(peer)
-            }
-            Err(_) => None,
-        };
-        self.spare = open_spare_fd();
-        if peer.is_some() {
-            self.stats.refuse(RefuseReason::FdLimit, peer);
-            Accepted::Refused
-        } else {
-            self.resume_at = Some(Instant::now() + Self::PAUSE);
-            Accepted::Paused
-        }
+/// Whether an accept failed because the process or the system is out of fds.
+pub fn is_fd_exhaustion(error: &io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EMFILE) | Some(libc::ENFILE)
+    )
+}
+
+/// The process's spare fd, and the lock every [`accept_raw`] takes: while one thread
+/// sheds a connection through the slot the spare frees, no other acceptor can take it.
+static SPARE_FD: Mutex<Option<OwnedFd>> = Mutex::new(None);
+
+fn lock_spare_fd() -> std::sync::MutexGuard<'static, Option<OwnedFd>> {
+    SPARE_FD.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Opens the spare fd if it is not open yet (done when an acceptor starts).
+pub fn reserve_spare_fd() {
+    let mut spare = lock_spare_fd();
+    if spare.is_none() {
+        *spare = open_spare_fd();
     }
+}
+
+/// Out of fds: closes the spare to accept and close one waiting connection from
+/// `listener`, then reopens the spare. Returns the shed connection's peer (the caller
+/// counts it as refused, `fd_limit`), or `None` when nothing could be shed (no spare
+/// and no fd free for one, or no connection waiting): then the caller pauses accepting.
+pub fn shed_connection(listener: RawFd) -> Option<SocketAddr> {
+    let mut spare = lock_spare_fd();
+    // A connection may have closed since the spare was lost: try to take it back first.
+    let freed = spare.take().or_else(open_spare_fd)?;
+    drop(freed);
+    let peer = accept4_nonblocking(listener).ok().map(|(fd, peer)| {
+        drop(fd);
+        peer
+    });
+    *spare = open_spare_fd();
+    peer
 }
 
 fn open_spare_fd() -> Option<OwnedFd> {
@@ -419,7 +460,13 @@ fn open_spare_fd() -> Option<OwnedFd> {
 }
 
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC, returning the fd and the peer address.
+/// Serialised with [`shed_connection`] so a shed never loses its slot to another thread.
 pub fn accept_raw(listener: RawFd) -> io::Result<(OwnedFd, SocketAddr)> {
+    let _spare = lock_spare_fd();
+    accept4_nonblocking(listener)
+}
+
+fn accept4_nonblocking(listener: RawFd) -> io::Result<(OwnedFd, SocketAddr)> {
     // SAFETY: sockaddr_storage is plain data; all-zero is a valid value.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;

@@ -9,8 +9,9 @@
 //!
 //! An `fd_set` is a fixed bitmap of FD_SETSIZE (1024) bits: FD_SET on a larger fd
 //! writes past its end. So a connection whose fd is FD_SETSIZE or more is closed at
-//! once, counted as refused (`fd_setsize`), before its fd ever reaches a set: the
-//! model holds about a thousand connections, whatever the fd limit.
+//! once by the acceptor, before it is admitted, and counted as refused (`fd_setsize`);
+//! its fd never reaches a set, and `FdSet::insert` asserts so. The model holds about
+//! a thousand connections, whatever the fd limit.
 
 use std::collections::HashMap;
 use std::io;
@@ -18,7 +19,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::echo::EchoConn;
-use super::stats::{CloseReason, RefuseReason};
+use super::stats::CloseReason;
 use super::{shutdown_fd, shutdown_requested, Accepted, Acceptor, Setup};
 use crate::syscall;
 
@@ -34,7 +35,9 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         listener_fd < FD_LIMIT && shutdown_fd() < FD_LIMIT,
         "select(2) cannot watch the listener or shutdown fd: fd number is FD_SETSIZE or more"
     );
-    let mut acceptor = Acceptor::new(&setup.listener, setup.stats.clone());
+    // The acceptor closes, before admitting, every connection whose fd is FD_SETSIZE or more.
+    let mut acceptor =
+        Acceptor::new(&setup.listener, setup.stats.clone()).refuse_fds_from(FD_LIMIT);
     let cap = setup.config.max_pending;
     let idle_timeout = setup.config.idle_timeout;
     let mut conns: HashMap<RawFd, EchoConn> = HashMap::new();
@@ -96,7 +99,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
             });
             // 4. Accept new connections last, so their fds are not tested against this turn's sets.
             if accepting && read_set.contains(listener_fd) {
-                accept_all(&mut acceptor, &mut conns, &setup);
+                accept_all(&mut acceptor, &mut conns);
             }
         }
 
@@ -136,18 +139,12 @@ fn serve_ready(
     None
 }
 
-/// Accepts every waiting connection; one whose fd an `fd_set` cannot hold is closed at once.
-fn accept_all(acceptor: &mut Acceptor, conns: &mut HashMap<RawFd, EchoConn>, setup: &Setup) {
+/// Accepts every waiting connection (those whose fd an `fd_set` cannot hold were
+/// already closed and counted by the acceptor).
+fn accept_all(acceptor: &mut Acceptor, conns: &mut HashMap<RawFd, EchoConn>) {
     loop {
         match acceptor.accept() {
             Accepted::Conn(fd, record) => {
-                if fd.as_raw_fd() >= FD_LIMIT {
-                    setup
-                        .stats
-                        .refuse_admitted(&record, RefuseReason::FdSetsize);
-                    drop(fd);
-                    continue;
-                }
                 conns.insert(fd.as_raw_fd(), EchoConn::new(fd, record));
             }
             Accepted::Refused => continue,

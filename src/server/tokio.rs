@@ -26,7 +26,7 @@ use anyhow::Context as _;
 
 use super::echo::close_reason_for;
 use super::stats::{CloseReason, ConnRecord, RefuseReason, Stats};
-use super::{accept_raw, shutdown_fd, Acceptor, Setup};
+use super::{is_fd_exhaustion, reserve_spare_fd, shed_connection, shutdown_fd, Acceptor, Setup};
 
 /// Each connection's read buffer, allocated when the connection opens.
 const BUF_SIZE: usize = 16 * 1024;
@@ -65,7 +65,7 @@ async fn accept_loop(setup: Setup) -> anyhow::Result<()> {
     // Dropping the sender tells every connection task to stop.
     let (stop_sender, stop) = watch::channel(());
     let mut tasks = JoinSet::new();
-    let mut spare = open_spare_fd();
+    reserve_spare_fd();
     let mut out_of_fds = false;
 
     loop {
@@ -80,12 +80,17 @@ async fn accept_loop(setup: Setup) -> anyhow::Result<()> {
                         tasks.spawn(task);
                     }
                 }
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
+                Err(e) if is_fd_exhaustion(&e) => {
                     if !out_of_fds {
                         eprintln!("echolab serve: accept failed: {e}; shedding new connections");
                         out_of_fds = true;
                     }
-                    shed_one(&listener, &stats, &mut spare).await;
+                    // Accept and close one waiting connection through the spare fd, so the
+                    // listener does not stay readable for nothing; pause when even that fails.
+                    match shed_connection(listener.as_raw_fd()) {
+                        Some(peer) => stats.refuse(RefuseReason::FdLimit, Some(peer)),
+                        None => ::tokio::time::sleep(Acceptor::PAUSE).await,
+                    }
                 }
                 // The peer gave up before we accepted: nothing to count.
                 Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
@@ -111,28 +116,6 @@ async fn accept_loop(setup: Setup) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Out of fds: closes the spare fd to accept and close one waiting connection
-/// (counted as refused, `fd_limit`), as [`Acceptor`] does; sleeps if that fails,
-/// because the listener stays readable and accepting again at once would spin.
-async fn shed_one(listener: &TcpListener, stats: &Stats, spare: &mut Option<std::fs::File>) {
-    let shed = spare.take().and_then(|spare_fd| {
-        drop(spare_fd);
-        // Closed at once (the OwnedFd is dropped here), before the spare is reopened.
-        accept_raw(listener.as_raw_fd())
-            .ok()
-            .map(|(_fd, peer)| peer)
-    });
-    *spare = open_spare_fd();
-    match shed {
-        Some(peer) => stats.refuse(RefuseReason::FdLimit, Some(peer)),
-        None => ::tokio::time::sleep(Acceptor::PAUSE).await,
-    }
-}
-
-fn open_spare_fd() -> Option<std::fs::File> {
-    std::fs::File::open("/dev/null").ok()
 }
 
 /// One connection's task: echoes until the client closes, fails, idles out or the server stops.

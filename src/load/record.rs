@@ -1,0 +1,738 @@
+//! Measurements and the output files: counters, HdrHistograms (microseconds), per-connection
+//! records, and the writers of summary.json, connections.csv, timeline.csv, latency.hlog and
+//! percentiles.csv. Files are written as the run goes so a cut-short run leaves valid results.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Connection-level errors by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    pub refused: u64,
+    pub reset: u64,
+    pub timeout: u64,
+    pub emfile: u64,
+    pub eaddrnotavail: u64,
+    pub other: u64,
+}
+
+impl ErrorCounts {
+    pub fn total(&self) -> u64 {
+        self.refused + self.reset + self.timeout + self.emfile + self.eaddrnotavail + self.other
+    }
+
+    pub fn add(&mut self, other: &ErrorCounts) {
+        self.refused += other.refused;
+        self.reset += other.reset;
+        self.timeout += other.timeout;
+        self.emfile += other.emfile;
+        self.eaddrnotavail += other.eaddrnotavail;
+        self.other += other.other;
+    }
+
+    pub fn count(&mut self, kind: ErrorKind) {
+        match kind {
+            ErrorKind::Refused => self.refused += 1,
+            ErrorKind::Reset => self.reset += 1,
+            ErrorKind::Timeout => self.timeout += 1,
+            ErrorKind::Emfile => self.emfile += 1,
+            ErrorKind::AddrNotAvail => self.eaddrnotavail += 1,
+            ErrorKind::Other => self.other += 1,
+            ErrorKind::Closed => {}
+        }
+    }
+}
+
+/// Why a connection ended badly. `Closed` is the server closing while the client still
+/// expected echoes or had requests to send (counted as `unexpected_closes`, not in `errors`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ErrorKind {
+    Refused,
+    Reset,
+    Timeout,
+    Emfile,
+    AddrNotAvail,
+    Other,
+    Closed,
+}
+
+impl ErrorKind {
+    pub fn from_errno(errno: i32) -> ErrorKind {
+        match errno {
+            libc::ECONNREFUSED => ErrorKind::Refused,
+            libc::ECONNRESET | libc::EPIPE | libc::ECONNABORTED => ErrorKind::Reset,
+            libc::ETIMEDOUT => ErrorKind::Timeout,
+            libc::EMFILE | libc::ENFILE => ErrorKind::Emfile,
+            // Port exhaustion shows as either, depending on where the kernel ran out.
+            libc::EADDRNOTAVAIL | libc::EADDRINUSE => ErrorKind::AddrNotAvail,
+            _ => ErrorKind::Other,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Refused => "refused",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Emfile => "emfile",
+            ErrorKind::AddrNotAvail => "eaddrnotavail",
+            ErrorKind::Other => "other",
+            ErrorKind::Closed => "closed",
+        }
+    }
+}
+
+/// One row of connections.csv: one TCP connection (or failed attempt) of a connection slot.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ConnRecord {
+    pub conn_id: u64,
+    pub attempt: u32,
+    pub local_addr: String,
+    pub local_port: u16,
+    pub connect_us: u64,
+    pub opened_unix: f64,
+    pub closed_unix: f64,
+    pub requests: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub total_response_us: u64,
+    pub mean_response_us: f64,
+    pub mismatches: u64,
+    pub short_echoes: u64,
+    pub errors: u64,
+    pub error_kind: String,
+    pub end: String,
+}
+
+/// Counters of one interval (or of the whole run).
+#[derive(Clone, Debug, Default)]
+pub struct Counters {
+    pub requests: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub bytes_verified: u64,
+    pub mismatches: u64,
+    pub short_echoes: u64,
+    pub unexpected_closes: u64,
+    pub errors: ErrorCounts,
+    pub connect_attempts: u64,
+    pub established: u64,
+    pub failed: u64,
+    /// Connection slots that ended before finishing their requests or the duration.
+    pub ended_early: u64,
+    /// Open loop: requests released by the schedule, and those released over 5 ms late.
+    pub releases: u64,
+    pub late_releases: u64,
+    pub max_lateness_ns: u64,
+}
+
+impl Counters {
+    pub fn add(&mut self, o: &Counters) {
+        self.requests += o.requests;
+        self.bytes_sent += o.bytes_sent;
+        self.bytes_received += o.bytes_received;
+        self.bytes_verified += o.bytes_verified;
+        self.mismatches += o.mismatches;
+        self.short_echoes += o.short_echoes;
+        self.unexpected_closes += o.unexpected_closes;
+        self.errors.add(&o.errors);
+        self.connect_attempts += o.connect_attempts;
+        self.established += o.established;
+        self.failed += o.failed;
+        self.ended_early += o.ended_early;
+        self.releases += o.releases;
+        self.late_releases += o.late_releases;
+        self.max_lateness_ns = self.max_lateness_ns.max(o.max_lateness_ns);
+    }
+
+    /// Connection errors + mismatched messages + unexpected closes.
+    pub fn errors_total(&self) -> u64 {
+        self.errors.total() + self.mismatches + self.unexpected_closes
+    }
+}
+
+pub fn new_histogram() -> Histogram<u64> {
+    // Auto-resizing, 3 significant digits: small while latencies are small.
+    Histogram::new(3).expect("3 significant digits is a valid histogram precision")
+}
+
+/// What one thread hands to the recorder: everything measured since its last hand-over.
+#[derive(Clone, Debug)]
+pub struct Interval {
+    pub counters: Counters,
+    /// Latency in microseconds (open loop: from the intended send time).
+    pub latency: Histogram<u64>,
+    /// Open loop: latency from the actual send time.
+    pub latency_raw: Histogram<u64>,
+    pub records: Vec<ConnRecord>,
+}
+
+impl Default for Interval {
+    fn default() -> Self {
+        Interval {
+            counters: Counters::default(),
+            latency: new_histogram(),
+            latency_raw: new_histogram(),
+            records: Vec::new(),
+        }
+    }
+}
+
+impl Interval {
+    pub fn add(&mut self, other: &mut Interval) {
+        self.counters.add(&other.counters);
+        self.latency
+            .add(&other.latency)
+            .expect("auto-resizing histograms always add");
+        self.latency_raw
+            .add(&other.latency_raw)
+            .expect("auto-resizing histograms always add");
+        self.records.append(&mut other.records);
+    }
+
+    pub fn reset(&mut self) {
+        self.counters = Counters::default();
+        self.latency.reset();
+        self.latency_raw.reset();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.latency.is_empty()
+            && self.latency_raw.is_empty()
+            && self.records.is_empty()
+            && self.counters.requests == 0
+            && self.counters.bytes_sent == 0
+            && self.counters.bytes_received == 0
+            && self.counters.connect_attempts == 0
+            && self.counters.errors_total() == 0
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+impl LatencyStats {
+    pub fn of(h: &Histogram<u64>) -> LatencyStats {
+        if h.is_empty() {
+            return LatencyStats::default();
+        }
+        LatencyStats {
+            count: h.len(),
+            min: h.min(),
+            mean: (h.mean() * 10.0).round() / 10.0,
+            p50: h.value_at_quantile(0.5),
+            p90: h.value_at_quantile(0.9),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        }
+    }
+}
+
+/// summary.json.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Summary {
+    pub echolab_version: String,
+    pub target: String,
+    pub mode: String,
+    /// False while the run is going (the file is rewritten every second).
+    pub complete: bool,
+    pub started_unix: f64,
+    pub ended_unix: f64,
+    pub duration_s: f64,
+    pub interrupted: bool,
+    pub cut_short_reason: Option<String>,
+    pub connections_target: u64,
+    pub connections_established: u64,
+    pub connections_failed: u64,
+    pub connect_attempts: u64,
+    pub connections_ended_early: u64,
+    pub max_concurrent: u64,
+    pub requests_completed: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub bytes_verified: u64,
+    pub mismatches: u64,
+    pub short_echoes: u64,
+    pub unexpected_closes: u64,
+    pub errors: ErrorCounts,
+    pub errors_total: u64,
+    pub error_rate: f64,
+    pub throughput_rps: f64,
+    pub throughput_bytes_per_s: f64,
+    pub latency_us: LatencyStats,
+    pub latency_raw_us: Option<LatencyStats>,
+    pub client_cpu_user_s: f64,
+    pub client_cpu_sys_s: f64,
+    pub warnings: Vec<String>,
+    pub message_bytes: u64,
+    pub requests_per_connection: Option<u64>,
+    pub rate: Option<f64>,
+    pub pipeline: u64,
+    pub threads: u64,
+    pub processes: u64,
+    pub shard: Option<String>,
+    /// Result directories merged into this one (empty for a single process).
+    pub merged_from: Vec<String>,
+}
+
+impl Summary {
+    /// Fills the counter-derived fields from the run's totals.
+    pub fn set_totals(
+        &mut self,
+        c: &Counters,
+        latency: &Histogram<u64>,
+        raw: Option<&Histogram<u64>>,
+    ) {
+        self.connections_established = c.established;
+        self.connections_failed = c.failed;
+        self.connect_attempts = c.connect_attempts;
+        self.connections_ended_early = c.ended_early;
+        self.requests_completed = c.requests;
+        self.bytes_sent = c.bytes_sent;
+        self.bytes_received = c.bytes_received;
+        self.bytes_verified = c.bytes_verified;
+        self.mismatches = c.mismatches;
+        self.short_echoes = c.short_echoes;
+        self.unexpected_closes = c.unexpected_closes;
+        self.errors = c.errors;
+        self.errors_total = c.errors_total();
+        let attempts = c.requests + self.errors_total;
+        self.error_rate = if attempts == 0 {
+            0.0
+        } else {
+            self.errors_total as f64 / attempts as f64
+        };
+        let seconds = self.duration_s.max(1e-9);
+        self.throughput_rps = round3(c.requests as f64 / seconds);
+        self.throughput_bytes_per_s = round3(c.bytes_received as f64 / seconds);
+        self.latency_us = LatencyStats::of(latency);
+        self.latency_raw_us = raw.map(LatencyStats::of);
+    }
+}
+
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// One row of timeline.csv.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct TimelineRow {
+    pub second: u64,
+    pub active_connections: u64,
+    pub new_connections: u64,
+    pub requests: u64,
+    pub bytes: u64,
+    pub p50_us: u64,
+    pub p99_us: u64,
+    pub errors: u64,
+}
+
+/// The writers of a results directory.
+pub struct Outputs {
+    dir: PathBuf,
+    connections: csv::Writer<BufWriter<File>>,
+    timeline: csv::Writer<BufWriter<File>>,
+    hlog: BufWriter<File>,
+    serializer: V2DeflateSerializer,
+}
+
+impl Outputs {
+    pub fn create(dir: &Path, started_unix: f64) -> anyhow::Result<Outputs> {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let open = |name: &str| -> anyhow::Result<BufWriter<File>> {
+            let path = dir.join(name);
+            let file =
+                File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+            Ok(BufWriter::new(file))
+        };
+        // Headers are written by hand so a file without rows still has them.
+        let mut connections = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(open("connections.csv")?);
+        connections.write_record([
+            "conn_id",
+            "attempt",
+            "local_addr",
+            "local_port",
+            "connect_us",
+            "opened_unix",
+            "closed_unix",
+            "requests",
+            "bytes_sent",
+            "bytes_received",
+            "total_response_us",
+            "mean_response_us",
+            "mismatches",
+            "short_echoes",
+            "errors",
+            "error_kind",
+            "end",
+        ])?;
+        connections.flush()?;
+        let timeline = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(open("timeline.csv")?);
+        let mut hlog = open("latency.hlog")?;
+        // The Java HistogramLogWriter's header, so standard tools (HistogramLogProcessor) read it.
+        writeln!(hlog, "#[Histogram log format version 1.3]")?;
+        writeln!(hlog, "#[echolab load latency in microseconds; untagged: latency (open loop: corrected), tag raw: from actual send]")?;
+        let mut serializer = V2DeflateSerializer::new();
+        let start = std::time::UNIX_EPOCH + Duration::from_secs_f64(started_unix);
+        IntervalLogWriterBuilder::new()
+            .with_start_time(start)
+            .with_base_time(start)
+            .begin_log_with(&mut hlog, &mut serializer)?;
+        writeln!(
+            hlog,
+            "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
+        )?;
+        hlog.flush()?;
+        let mut outputs = Outputs {
+            dir: dir.to_path_buf(),
+            connections,
+            timeline,
+            hlog,
+            serializer,
+        };
+        outputs.write_timeline_header()?;
+        Ok(outputs)
+    }
+
+    fn write_timeline_header(&mut self) -> anyhow::Result<()> {
+        self.timeline.write_record([
+            "second",
+            "active_connections",
+            "new_connections",
+            "requests",
+            "bytes",
+            "p50_us",
+            "p99_us",
+            "errors",
+        ])?;
+        self.timeline.flush()?;
+        Ok(())
+    }
+
+    pub fn write_records(&mut self, records: &[ConnRecord]) -> anyhow::Result<()> {
+        for r in records {
+            self.connections.serialize(r)?;
+        }
+        self.connections.flush()?;
+        Ok(())
+    }
+
+    /// One second of the run: a timeline row and its latency histograms in the interval log.
+    pub fn write_second(
+        &mut self,
+        row: &TimelineRow,
+        start_s: f64,
+        length_s: f64,
+        latency: &Histogram<u64>,
+        raw: Option<&Histogram<u64>>,
+    ) -> anyhow::Result<()> {
+        self.timeline.serialize(row)?;
+        self.timeline.flush()?;
+        let start = Duration::from_secs_f64(start_s.max(0.0));
+        let length = Duration::from_secs_f64(length_s.max(0.0));
+        let mut writer =
+            IntervalLogWriterBuilder::new().begin_log_with(&mut self.hlog, &mut self.serializer)?;
+        writer
+            .write_histogram(latency, start, length, None)
+            .map_err(|e| anyhow::anyhow!("writing latency.hlog: {e:?}"))?;
+        if let Some(raw) = raw {
+            writer
+                .write_histogram(raw, start, length, Tag::new("raw"))
+                .map_err(|e| anyhow::anyhow!("writing latency.hlog: {e:?}"))?;
+        }
+        self.hlog.flush()?;
+        Ok(())
+    }
+
+    pub fn write_summary(&self, summary: &Summary) -> anyhow::Result<()> {
+        Outputs::rewrite_summary(&self.dir, summary)
+    }
+
+    /// Writes `dir`/summary.json aside and renames it, so a reader never sees half a file.
+    pub fn rewrite_summary(dir: &Path, summary: &Summary) -> anyhow::Result<()> {
+        let path = dir.join("summary.json");
+        let tmp = dir.join(".summary.json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(summary)?)?;
+        std::fs::rename(&tmp, &path)?;
+        Ok(())
+    }
+
+    pub fn write_percentiles(
+        &self,
+        latency: &Histogram<u64>,
+        raw: Option<&Histogram<u64>>,
+    ) -> anyhow::Result<()> {
+        let tmp = self.dir.join(".percentiles.csv.tmp");
+        let mut w = csv::Writer::from_path(&tmp)?;
+        w.write_record(["percentile", "latency_us", "latency_raw_us"])?;
+        if !latency.is_empty() {
+            // HdrHistogram's percentile distribution: 5 steps per halving of the distance to 100%.
+            let mut last_quantile = -1.0;
+            for step in latency.iter_quantiles(5) {
+                let q = step.quantile_iterated_to();
+                if q <= last_quantile {
+                    continue;
+                }
+                last_quantile = q;
+                let value = latency.highest_equivalent(step.value_iterated_to());
+                let raw_value = raw
+                    .filter(|r| !r.is_empty())
+                    .map(|r| r.value_at_quantile(q).to_string())
+                    .unwrap_or_default();
+                w.write_record([format!("{:.6}", q * 100.0), value.to_string(), raw_value])?;
+                if q >= 1.0 {
+                    break;
+                }
+            }
+        }
+        w.flush()?;
+        drop(w);
+        std::fs::rename(&tmp, self.dir.join("percentiles.csv"))?;
+        Ok(())
+    }
+}
+
+/// The timeline row of one second from its interval.
+pub fn timeline_row(second: u64, active: u64, interval: &Interval) -> TimelineRow {
+    let c = &interval.counters;
+    let h = &interval.latency;
+    TimelineRow {
+        second,
+        active_connections: active,
+        new_connections: c.established,
+        requests: c.requests,
+        bytes: c.bytes_received,
+        p50_us: if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.5)
+        },
+        p99_us: if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.99)
+        },
+        errors: c.errors_total(),
+    }
+}
+
+/// The final table printed on stdout.
+pub fn human_summary(s: &Summary) -> String {
+    let mut out = String::new();
+    let status = match (&s.cut_short_reason, s.interrupted) {
+        (Some(reason), true) => format!("cut short: {reason}"),
+        (Some(reason), false) => format!("completed ({reason})"),
+        (None, _) => "completed".to_string(),
+    };
+    let lat = |l: &LatencyStats| {
+        format!(
+            "p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  mean {:.1}  (us, n={})",
+            l.p50, l.p90, l.p99, l.p999, l.max, l.mean, l.count
+        )
+    };
+    let rows: Vec<(&str, String)> = vec![
+        ("target", format!("{} ({} loop)", s.target, s.mode)),
+        ("run", format!("{:.2} s, {status}", s.duration_s)),
+        (
+            "connections",
+            format!(
+                "{} established of {} target, {} failed attempts, max concurrent {}",
+                s.connections_established,
+                s.connections_target,
+                s.connections_failed,
+                s.max_concurrent
+            ),
+        ),
+        (
+            "requests",
+            format!(
+                "{} completed, {:.1} req/s",
+                s.requests_completed, s.throughput_rps
+            ),
+        ),
+        (
+            "bytes",
+            format!(
+                "{} sent, {} received, {} verified ({:.2} MiB/s)",
+                s.bytes_sent,
+                s.bytes_received,
+                s.bytes_verified,
+                s.throughput_bytes_per_s / (1 << 20) as f64
+            ),
+        ),
+        (
+            if s.latency_raw_us.is_some() {
+                "latency corrected"
+            } else {
+                "latency"
+            },
+            lat(&s.latency_us),
+        ),
+    ];
+    let mut rows = rows;
+    if let Some(raw) = &s.latency_raw_us {
+        rows.push(("latency raw", lat(raw)));
+    }
+    rows.push((
+        "errors",
+        format!(
+            "{} (rate {:.5}): refused {} reset {} timeout {} emfile {} eaddrnotavail {} other {}; \
+             mismatches {} short echoes {} unexpected closes {}",
+            s.errors_total,
+            s.error_rate,
+            s.errors.refused,
+            s.errors.reset,
+            s.errors.timeout,
+            s.errors.emfile,
+            s.errors.eaddrnotavail,
+            s.errors.other,
+            s.mismatches,
+            s.short_echoes,
+            s.unexpected_closes
+        ),
+    ));
+    rows.push((
+        "client cpu",
+        format!(
+            "{:.2} s user, {:.2} s sys",
+            s.client_cpu_user_s, s.client_cpu_sys_s
+        ),
+    ));
+    for w in &s.warnings {
+        rows.push(("warning", w.clone()));
+    }
+    for (name, value) in rows {
+        out.push_str(&format!("{name:>18}  {value}\n"));
+    }
+    out.pop();
+    out
+}
+
+/// Decodes standard base64 (the interval log's histogram encoding).
+pub fn base64_decode(text: &str) -> anyhow::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    for byte in text.bytes() {
+        let value = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' => break,
+            _ => anyhow::bail!("invalid base64 byte {byte}"),
+        };
+        buffer = (buffer << 6) | u32::from(value);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
+        }
+    }
+    Ok(out)
+}
+
+/// An interval read back from latency.hlog.
+pub struct LoggedInterval {
+    pub start_s: f64,
+    pub length_s: f64,
+    pub raw: bool,
+    pub histogram: Histogram<u64>,
+}
+
+/// Reads every interval of a latency.hlog, and its StartTime (Unix seconds).
+pub fn read_hlog(path: &Path) -> anyhow::Result<(Option<f64>, Vec<LoggedInterval>)> {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut deserializer = hdrhistogram::serialization::Deserializer::new();
+    let mut start = None;
+    let mut intervals = Vec::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        match entry.map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))? {
+            LogEntry::StartTime(t) => start = Some(t.as_secs_f64()),
+            LogEntry::BaseTime(_) => {}
+            LogEntry::Interval(interval) => {
+                let encoded = base64_decode(interval.encoded_histogram())?;
+                let histogram: Histogram<u64> =
+                    deserializer
+                        .deserialize(&mut encoded.as_slice())
+                        .map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))?;
+                intervals.push(LoggedInterval {
+                    start_s: interval.start_timestamp().as_secs_f64(),
+                    length_s: interval.duration().as_secs_f64(),
+                    raw: interval.tag().is_some_and(|t| t.as_str() == "raw"),
+                    histogram,
+                });
+            }
+        }
+    }
+    Ok((start, intervals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_round_trip() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("aGk=").unwrap(), b"hi");
+        assert_eq!(base64_decode("YWJj").unwrap(), b"abc");
+    }
+
+    #[test]
+    fn hlog_round_trip_keeps_every_count() {
+        let dir = std::env::temp_dir().join(format!("echolab-hlog-{}", std::process::id()));
+        let mut outputs = Outputs::create(&dir, 1_700_000_000.0).unwrap();
+        let mut h = new_histogram();
+        let mut raw = new_histogram();
+        for v in 1..=1000u64 {
+            h.record(v * 10).unwrap();
+            raw.record(v).unwrap();
+        }
+        let row = TimelineRow::default();
+        outputs
+            .write_second(&row, 0.0, 1.0, &h, Some(&raw))
+            .unwrap();
+        outputs
+            .write_second(&row, 1.0, 1.0, &h, Some(&raw))
+            .unwrap();
+        let (start, intervals) = read_hlog(&dir.join("latency.hlog")).unwrap();
+        assert_eq!(start, Some(1_700_000_000.0));
+        assert_eq!(intervals.len(), 4);
+        assert_eq!(intervals.iter().filter(|i| i.raw).count(), 2);
+        assert_eq!(intervals[0].histogram.len(), 1000);
+        assert_eq!(intervals[0].histogram.max(), h.max());
+        assert_eq!(intervals[3].start_s, 1.0);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,286 @@
+//! Reading a results directory: manifest.json, results.csv and the per-step files
+//! (probe.csv, load/timeline.csv, load/percentiles.csv) that `echolab run` writes.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::Deserialize;
+
+/// The columns a sweep can vary, in the order results.csv lists them.
+pub const AXES: [&str; 5] = ["connections", "size", "delay_ms", "rate", "workers"];
+
+/// Columns without which a row cannot be placed in the report at all.
+const REQUIRED: [&str; 4] = ["model", "step", "repetition", "status"];
+
+/// Columns that hold free text or booleans rather than numbers.
+const TEXT_COLUMNS: [&str; 6] = [
+    "model",
+    "step",
+    "repetition",
+    "status",
+    "failure_reason",
+    "bytes_match",
+];
+
+/// manifest.json. Every field is optional so that a partial manifest from an
+/// interrupted run still gives a report; absent facts are shown as "unknown".
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Manifest {
+    pub scenario_name: Option<String>,
+    pub scenario_toml: Option<String>,
+    pub sweep_axes: Vec<String>,
+    pub models: Vec<String>,
+    pub echolab_version: Option<String>,
+    pub git_revision: Option<String>,
+    pub kernel: Option<String>,
+    pub cpu_model: Option<String>,
+    pub cores: Option<u64>,
+    pub memory_bytes: Option<u64>,
+    pub fd_limit_soft: Option<u64>,
+    pub fd_limit_hard: Option<u64>,
+    pub sysctls: BTreeMap<String, serde_json::Value>,
+    pub command: Option<String>,
+    pub started_unix: Option<f64>,
+    pub ended_unix: Option<f64>,
+    pub interrupted: bool,
+    pub duration_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Ok,
+    Failed,
+    Skipped,
+    Interrupted,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+            Status::Skipped => "skipped",
+            Status::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One line of results.csv: one repetition of one step of one model.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub model: String,
+    pub step: String,
+    pub repetition: u32,
+    pub status: Status,
+    pub failure_reason: String,
+    pub bytes_match: Option<bool>,
+    /// Every numeric column that had a value.
+    pub numbers: BTreeMap<String, f64>,
+    /// Every column as written, so tables can show exactly what results.csv says.
+    pub raw: BTreeMap<String, String>,
+}
+
+impl Row {
+    pub fn num(&self, column: &str) -> Option<f64> {
+        self.numbers.get(column).copied()
+    }
+
+    pub fn raw(&self, column: &str) -> &str {
+        self.raw.get(column).map(String::as_str).unwrap_or("")
+    }
+
+    /// The folder holding this repetition's probe and load files.
+    pub fn step_dir(&self, results_dir: &Path) -> PathBuf {
+        results_dir
+            .join(&self.model)
+            .join(&self.step)
+            .join(format!("rep-{}", self.repetition))
+    }
+}
+
+pub struct Results {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    pub rows: Vec<Row>,
+    /// results.csv columns in file order (for the all-steps table).
+    pub columns: Vec<String>,
+    /// Problems that did not stop the report (an unreadable step file), shown at the top.
+    pub warnings: Vec<String>,
+}
+
+pub fn load(dir: &Path) -> anyhow::Result<Results> {
+    if !dir.is_dir() {
+        bail!(
+            "results directory {} does not exist or is not a directory",
+            dir.display()
+        );
+    }
+    let manifest_path = dir.join("manifest.json");
+    let manifest: Manifest = {
+        let text = fs::read_to_string(&manifest_path)
+            .with_context(|| format!("cannot read {}", manifest_path.display()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{} line {}, column {}: invalid manifest: {e}",
+                manifest_path.display(),
+                e.line(),
+                e.column()
+            )
+        })?
+    };
+    let csv_path = dir.join("results.csv");
+    let (columns, rows) = read_results_csv(&csv_path)?;
+    Ok(Results {
+        dir: dir.to_path_buf(),
+        manifest,
+        rows,
+        columns,
+        warnings: Vec::new(),
+    })
+}
+
+fn read_results_csv(path: &Path) -> anyhow::Result<(Vec<String>, Vec<Row>)> {
+    let file = fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(file);
+    let header: Vec<String> = reader
+        .headers()
+        .with_context(|| format!("{} line 1: cannot read the header", path.display()))?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    for column in REQUIRED {
+        if !header.iter().any(|h| h == column) {
+            bail!(
+                "{} line 1: the header has no '{column}' column (header: {})",
+                path.display(),
+                header.join(",")
+            );
+        }
+    }
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = e.position().map(|p| p.line()).unwrap_or(0);
+            anyhow::anyhow!("{} line {line}: malformed CSV: {e}", path.display())
+        })?;
+        let line = record.position().map(|p| p.line()).unwrap_or(0);
+        let at = |column: &str, message: String| {
+            anyhow::anyhow!("{} line {line}, column {column}: {message}", path.display())
+        };
+        let mut raw = BTreeMap::new();
+        let mut numbers = BTreeMap::new();
+        for (column, value) in header.iter().zip(record.iter()) {
+            let value = value.trim();
+            raw.insert(column.clone(), value.to_string());
+            if TEXT_COLUMNS.contains(&column.as_str()) || value.is_empty() {
+                continue;
+            }
+            let number: f64 = value
+                .parse()
+                .map_err(|_| at(column, format!("'{value}' is not a number")))?;
+            numbers.insert(column.clone(), number);
+        }
+        let model = raw["model"].clone();
+        if model.is_empty() {
+            return Err(at("model", "empty model name".into()));
+        }
+        let repetition: u32 = raw["repetition"].parse().map_err(|_| {
+            at(
+                "repetition",
+                format!("'{}' is not a repetition number", raw["repetition"]),
+            )
+        })?;
+        let status = match raw["status"].as_str() {
+            "ok" => Status::Ok,
+            "failed" => Status::Failed,
+            "skipped" => Status::Skipped,
+            "interrupted" => Status::Interrupted,
+            other => {
+                return Err(at(
+                    "status",
+                    format!("'{other}' is not one of ok, failed, skipped, interrupted"),
+                ))
+            }
+        };
+        let bytes_match = match raw.get("bytes_match").map(String::as_str) {
+            None | Some("") => None,
+            Some("true" | "1") => Some(true),
+            Some("false" | "0") => Some(false),
+            Some(other) => {
+                return Err(at("bytes_match", format!("'{other}' is not true or false")))
+            }
+        };
+        rows.push(Row {
+            step: raw["step"].clone(),
+            failure_reason: raw.get("failure_reason").cloned().unwrap_or_default(),
+            model,
+            repetition,
+            status,
+            bytes_match,
+            numbers,
+            raw,
+        });
+    }
+    Ok((header, rows))
+}
+
+/// A small numeric CSV (probe.csv, timeline.csv, percentiles.csv): rows of named
+/// optional numbers.
+pub struct Table {
+    pub rows: Vec<BTreeMap<String, f64>>,
+}
+
+impl Table {
+    /// Pairs (x, y) for the rows where both columns have a value.
+    pub fn pairs(&self, x: &str, y: &str) -> Vec<(f64, f64)> {
+        self.rows
+            .iter()
+            .filter_map(|r| Some((*r.get(x)?, *r.get(y)?)))
+            .collect()
+    }
+}
+
+/// Reads a per-step CSV. Ok(None) when the file does not exist (a step that
+/// never ran its load); an error naming file and line when it is malformed.
+pub fn read_table(path: &Path) -> anyhow::Result<Option<Table>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_path(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let header: Vec<String> = reader
+        .headers()
+        .with_context(|| format!("{} line 1: cannot read the header", path.display()))?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| {
+            let line = e.position().map(|p| p.line()).unwrap_or(0);
+            anyhow::anyhow!("{} line {line}: malformed CSV: {e}", path.display())
+        })?;
+        let line = record.position().map(|p| p.line()).unwrap_or(0);
+        let mut row = BTreeMap::new();
+        for (column, value) in header.iter().zip(record.iter()) {
+            let value = value.trim();
+            if value.is_empty() {
+                continue;
+            }
+            let number: f64 = value.parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "{} line {line}, column {column}: '{value}' is not a number",
+                    path.display()
+                )
+            })?;
+            row.insert(column.clone(), number);
+        }
+        rows.push(row);
+    }
+    Ok(Some(Table { rows }))
+}

@@ -1,0 +1,43 @@
+//! The report as a format-neutral document: the HTML and Markdown writers render
+//! the same sections, tables and charts, so the two never disagree.
+
+pub struct Document {
+    pub title: String,
+    /// Shown at the top, prominently: the run is incomplete or has failures.
+    pub alerts: Vec<String>,
+    pub sections: Vec<Section>,
+}
+
+pub struct Section {
+    pub heading: String,
+    /// 2 for a top-level section, 3 inside one.
+    pub level: u8,
+    pub id: String,
+    pub blocks: Vec<Block>,
+}
+
+pub enum Block {
+    Paragraph(String),
+    List(Vec<String>),
+    Table(Table),
+    Chart(Chart),
+    /// Preformatted text (the scenario TOML).
+    Code(String),
+}
+
+pub struct Table {
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Right-aligned (numeric) columns.
+    pub numeric: Vec<bool>,
+    /// Rows to highlight (failed or skipped steps): true for each such row.
+    pub flagged: Vec<bool>,
+}
+
+pub struct Chart {
+    /// File stem under charts/ (the Markdown links to charts/<file>.svg).
+    pub file: String,
+    pub title: String,
+    pub svg: String,
+    pub caption: String,
+}

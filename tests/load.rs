@@ -1,0 +1,685 @@
+//! `echolab load` against small independent echo servers written here: a thread-per-connection
+//! server (with faults: a corrupted byte, a 200 ms stall) and an epoll server run as child
+//! processes of this test binary (to be killed, or to hold 25 000 connections over two
+//! SO_REUSEPORT processes).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use echolab::load::record::{read_hlog, ConnRecord, Summary, TimelineRow};
+
+const ECHOLAB: &str = env!("CARGO_BIN_EXE_echolab");
+
+/// Faults the thread server can inject.
+#[derive(Clone, Copy, Default)]
+struct Faults {
+    /// Flip this byte (stream offset) of the first connection's echo.
+    corrupt_at: Option<u64>,
+    /// Stall 200 ms once, after this many bytes of the first connection.
+    stall_after: Option<u64>,
+}
+
+struct ThreadServer {
+    addr: SocketAddr,
+    bytes: Arc<AtomicU64>,
+}
+
+fn thread_server(faults: Faults) -> ThreadServer {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let bytes = Arc::new(AtomicU64::new(0));
+    let total = Arc::clone(&bytes);
+    let stalled = Arc::new(AtomicBool::new(false));
+    std::thread::spawn(move || {
+        for (index, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { continue };
+            let total = Arc::clone(&total);
+            let stalled = Arc::clone(&stalled);
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 64 * 1024];
+                let mut offset = 0u64;
+                loop {
+                    let n = match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    if index == 0 {
+                        if let Some(at) = faults.corrupt_at {
+                            if (offset..offset + n as u64).contains(&at) {
+                                buf[(at - offset) as usize] ^= 0x20;
+                            }
+                        }
+                        if let Some(after) = faults.stall_after {
+                            if offset >= after && !stalled.swap(true, Ordering::SeqCst) {
+                                std::thread::sleep(Duration::from_millis(200));
+                            }
+                        }
+                    }
+                    offset += n as u64;
+                    total.fetch_add(n as u64, Ordering::SeqCst);
+                    if stream.write_all(&buf[..n]).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    ThreadServer { addr, bytes }
+}
+
+/// An epoll echo server in a child process (this test binary re-run as the ignored test
+/// `epoll_echo_server_child`), listening with SO_REUSEPORT on `port`.
+fn spawn_epoll_server(port: u16, ready: &Path) -> Child {
+    let _ = std::fs::remove_file(ready);
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "epoll_echo_server_child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("ECHOLAB_TEST_SERVER_PORT", port.to_string())
+        .env("ECHOLAB_TEST_SERVER_READY", ready)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !ready.exists() {
+        assert!(Instant::now() < deadline, "test server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+#[ignore = "run as a child process by the tests that need a separate server"]
+fn epoll_echo_server_child() {
+    let Ok(port) = std::env::var("ECHOLAB_TEST_SERVER_PORT") else {
+        return;
+    };
+    let ready = std::env::var("ECHOLAB_TEST_SERVER_READY").unwrap();
+    epoll_echo_server(port.parse().unwrap(), Path::new(&ready));
+}
+
+/// Level-triggered epoll echo server; a connection with unsent echo is not read until it drains.
+fn epoll_echo_server(port: u16, ready: &Path) {
+    use std::collections::HashMap;
+    use std::os::fd::{AsRawFd, IntoRawFd};
+    echolab::sys::raise_fd_limit().unwrap();
+    echolab::sys::ignore_sigpipe();
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.set_reuse_port(true).unwrap();
+    socket.set_reuse_address(true).unwrap();
+    socket.set_nonblocking(true).unwrap();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    socket.bind(&addr.into()).unwrap();
+    socket.listen(4096).unwrap();
+    std::fs::write(ready, b"ready").unwrap();
+    let lfd = socket.as_raw_fd();
+    // SAFETY: plain epoll calls on descriptors owned by this function.
+    unsafe {
+        let ep = libc::epoll_create1(0);
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: lfd as u64,
+        };
+        libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, lfd, &mut ev);
+        let mut pending: HashMap<i32, Vec<u8>> = HashMap::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 512];
+        // Bounded: the parent kills this process; give up on our own after 10 minutes.
+        let deadline = Instant::now() + Duration::from_secs(600);
+        while Instant::now() < deadline {
+            let n = libc::epoll_wait(ep, events.as_mut_ptr(), 512, 1000);
+            for e in &events[..n.max(0) as usize] {
+                let fd = e.u64 as i32;
+                if fd == lfd {
+                    loop {
+                        let c = libc::accept4(
+                            lfd,
+                            std::ptr::null_mut(),
+                            std::ptr::null_mut(),
+                            libc::SOCK_NONBLOCK,
+                        );
+                        if c < 0 {
+                            break;
+                        }
+                        let mut ev = libc::epoll_event {
+                            events: libc::EPOLLIN as u32,
+                            u64: c as u64,
+                        };
+                        libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, c, &mut ev);
+                    }
+                    continue;
+                }
+                let mut close = false;
+                if let Some(out) = pending.get_mut(&fd) {
+                    let w = libc::write(fd, out.as_ptr().cast(), out.len());
+                    if w > 0 {
+                        out.drain(..w as usize);
+                    } else if w < 0 && *libc::__errno_location() != libc::EAGAIN {
+                        close = true;
+                    }
+                    if out.is_empty() && !close {
+                        pending.remove(&fd);
+                        let mut ev = libc::epoll_event {
+                            events: libc::EPOLLIN as u32,
+                            u64: fd as u64,
+                        };
+                        libc::epoll_ctl(ep, libc::EPOLL_CTL_MOD, fd, &mut ev);
+                    }
+                } else {
+                    let r = libc::read(fd, buf.as_mut_ptr().cast(), buf.len());
+                    if r == 0 || (r < 0 && *libc::__errno_location() != libc::EAGAIN) {
+                        close = true;
+                    } else if r > 0 {
+                        let r = r as usize;
+                        let w = libc::write(fd, buf.as_ptr().cast(), r);
+                        let w = if w < 0 { 0 } else { w as usize };
+                        if w < r {
+                            pending.insert(fd, buf[w..r].to_vec());
+                            let mut ev = libc::epoll_event {
+                                events: libc::EPOLLOUT as u32,
+                                u64: fd as u64,
+                            };
+                            libc::epoll_ctl(ep, libc::EPOLL_CTL_MOD, fd, &mut ev);
+                        }
+                    }
+                }
+                if close {
+                    pending.remove(&fd);
+                    libc::close(fd);
+                }
+            }
+        }
+    }
+    let _ = socket.into_raw_fd();
+}
+
+fn load(args: &[&str]) -> Output {
+    let mut child = Command::new(ECHOLAB)
+        .arg("load")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded: every run here finishes in seconds.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("echolab load did not finish: {args:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("echolab-test-load-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn summary(dir: &Path) -> Summary {
+    serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
+}
+
+fn connections(dir: &Path) -> Vec<ConnRecord> {
+    csv::Reader::from_path(dir.join("connections.csv"))
+        .unwrap()
+        .deserialize()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+fn timeline(dir: &Path) -> Vec<TimelineRow> {
+    csv::Reader::from_path(dir.join("timeline.csv"))
+        .unwrap()
+        .deserialize()
+        .map(|r| r.unwrap())
+        .collect()
+}
+
+/// Requests in latency.hlog: (untagged, tagged raw).
+fn hlog_counts(dir: &Path) -> (u64, u64) {
+    let (_, intervals) = read_hlog(&dir.join("latency.hlog")).unwrap();
+    let count = |raw: bool| {
+        intervals
+            .iter()
+            .filter(|i| i.raw == raw)
+            .map(|i| i.histogram.len())
+            .sum()
+    };
+    (count(false), count(true))
+}
+
+fn assert_summary_matches_files(dir: &Path) {
+    let s = summary(dir);
+    let rows = connections(dir);
+    let sum = |f: fn(&ConnRecord) -> u64| rows.iter().map(f).sum::<u64>();
+    assert_eq!(s.requests_completed, sum(|r| r.requests));
+    assert_eq!(s.bytes_sent, sum(|r| r.bytes_sent));
+    assert_eq!(s.bytes_received, sum(|r| r.bytes_received));
+    assert_eq!(s.mismatches, sum(|r| r.mismatches));
+    assert_eq!(s.errors_total, sum(|r| r.errors));
+    let tl = timeline(dir);
+    assert_eq!(
+        s.requests_completed,
+        tl.iter().map(|r| r.requests).sum::<u64>()
+    );
+    assert_eq!(s.bytes_received, tl.iter().map(|r| r.bytes).sum::<u64>());
+    assert_eq!(s.latency_us.count, s.requests_completed);
+    assert_eq!(hlog_counts(dir).0, s.requests_completed);
+    let percentiles = std::fs::read_to_string(dir.join("percentiles.csv")).unwrap();
+    assert!(percentiles.starts_with("percentile,latency_us,latency_raw_us\n"));
+    if s.requests_completed > 0 {
+        let last = percentiles.lines().last().unwrap();
+        assert!(last.starts_with("100.000000,"), "{last}");
+    }
+}
+
+#[test]
+fn closed_loop_totals_are_exact() {
+    let server = thread_server(Faults::default());
+    let dir = out_dir("exact");
+    let out = load(&[
+        "--target",
+        &server.addr.to_string(),
+        "--connections",
+        "8",
+        "--requests",
+        "50",
+        "--size",
+        "1000",
+        "--pipeline",
+        "2",
+        "--threads",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = summary(&dir);
+    assert!(s.complete);
+    assert!(!s.interrupted);
+    assert_eq!(s.cut_short_reason, None);
+    assert_eq!(s.mode, "closed");
+    assert_eq!(s.connections_target, 8);
+    assert_eq!(s.connections_established, 8);
+    assert_eq!(s.max_concurrent, 8);
+    assert_eq!(s.requests_completed, 400);
+    assert_eq!(s.bytes_sent, 400_000);
+    assert_eq!(s.bytes_received, 400_000);
+    assert_eq!(s.bytes_verified, 400_000);
+    assert_eq!(s.errors_total, 0);
+    assert_eq!(s.latency_raw_us, None);
+    assert_eq!(server.bytes.load(Ordering::SeqCst), 400_000);
+    let rows = connections(&dir);
+    assert_eq!(rows.len(), 8);
+    assert!(rows
+        .iter()
+        .all(|r| r.requests == 50 && r.end == "done" && r.local_port > 0));
+    assert_summary_matches_files(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("400 completed"), "{stdout}");
+}
+
+#[test]
+fn a_corrupted_byte_is_counted_as_a_mismatch() {
+    let server = thread_server(Faults {
+        corrupt_at: Some(5_500),
+        ..Faults::default()
+    });
+    let dir = out_dir("mismatch");
+    let out = load(&[
+        "--target",
+        &server.addr.to_string(),
+        "--connections",
+        "1",
+        "--requests",
+        "20",
+        "--size",
+        "1000",
+        "--max-error-rate",
+        "0",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a mismatch must fail --max-error-rate 0"
+    );
+    let s = summary(&dir);
+    assert_eq!(s.mismatches, 1);
+    assert_eq!(s.requests_completed, 19);
+    assert_eq!(s.bytes_received, 20_000);
+    assert_eq!(s.bytes_verified, 19_999);
+    assert_eq!(s.errors_total, 1);
+    assert_eq!(s.error_rate, 1.0 / 20.0);
+    assert_summary_matches_files(&dir);
+}
+
+#[test]
+fn a_server_killed_mid_run_leaves_valid_partial_results() {
+    let port = free_port();
+    let ready = out_dir("killed-ready");
+    let mut server = spawn_epoll_server(port, &ready);
+    let dir = out_dir("killed");
+    let target = format!("127.0.0.1:{port}");
+    let dir_text = dir.to_str().unwrap().to_string();
+    let client = std::thread::spawn(move || {
+        load(&[
+            "--target",
+            &target,
+            "--connections",
+            "20",
+            "--duration",
+            "30s",
+            "--size",
+            "64",
+            "--delay",
+            "1ms",
+            "--out",
+            &dir_text,
+        ])
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let out = client.join().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = summary(&dir);
+    assert!(s.complete);
+    assert!(s.interrupted);
+    let reason = s.cut_short_reason.clone().unwrap();
+    assert!(
+        reason.contains("20 of 20 connections ended early"),
+        "{reason}"
+    );
+    assert!(
+        s.duration_s < 20.0,
+        "the run must end when the server is gone"
+    );
+    assert_eq!(s.connections_established, 20);
+    assert_eq!(s.connections_ended_early, 20);
+    assert_eq!(s.errors.reset + s.unexpected_closes, 20);
+    assert_eq!(s.errors_total, 20);
+    assert_eq!(s.mismatches, 0);
+    assert!(s.requests_completed > 0);
+    assert_summary_matches_files(&dir);
+    assert_eq!(
+        connections(&dir)
+            .iter()
+            .filter(|r| r.end == "error")
+            .count(),
+        20
+    );
+}
+
+#[test]
+fn open_loop_latency_is_corrected_for_a_stall() {
+    // 500 requests/s on one connection for 4 s; the server stalls 200 ms once after 1 s.
+    let server = thread_server(Faults {
+        stall_after: Some(16 * 500),
+        ..Faults::default()
+    });
+    let dir = out_dir("stall");
+    let out = load(&[
+        "--target",
+        &server.addr.to_string(),
+        "--connections",
+        "1",
+        "--rate",
+        "500",
+        "--duration",
+        "4s",
+        "--size",
+        "16",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = summary(&dir);
+    assert_eq!(s.mode, "open");
+    let raw = s.latency_raw_us.clone().unwrap();
+    assert_eq!(raw.count, s.latency_us.count);
+    assert_eq!(s.requests_completed, s.latency_us.count);
+    // About 2000 requests: the ~100 scheduled during the stall waited up to 200 ms.
+    assert!(s.requests_completed >= 1900, "{}", s.requests_completed);
+    assert!(
+        s.latency_us.p999 >= 150_000,
+        "corrected p99.9 {}",
+        s.latency_us.p999
+    );
+    assert!(
+        s.latency_us.p99 >= 50_000,
+        "corrected p99 {}",
+        s.latency_us.p99
+    );
+    // Only the one request in flight during the stall saw it when measured from its send.
+    assert!(raw.max >= 190_000, "raw max {}", raw.max);
+    assert!(raw.p999 < 100_000, "raw p99.9 {}", raw.p999);
+    let (corrected, raw_logged) = hlog_counts(&dir);
+    assert_eq!(corrected, s.requests_completed);
+    assert_eq!(raw_logged, s.requests_completed);
+    assert_summary_matches_files(&dir);
+    let percentiles = std::fs::read_to_string(dir.join("percentiles.csv")).unwrap();
+    let last = percentiles.lines().last().unwrap();
+    assert!(
+        !last.ends_with(','),
+        "raw column filled in open loop: {last}"
+    );
+}
+
+#[test]
+fn twenty_five_thousand_connections_over_two_processes_and_source_addresses() {
+    let port = free_port();
+    let ready_a = out_dir("25k-ready-a");
+    let ready_b = out_dir("25k-ready-b");
+    // Two server processes share the port: one process may hold only 20 000 descriptors.
+    let mut servers = [
+        spawn_epoll_server(port, &ready_a),
+        spawn_epoll_server(port, &ready_b),
+    ];
+    let dir = out_dir("25k");
+    let out = load(&[
+        "--target",
+        &format!("127.0.0.1:{port}"),
+        "--connections",
+        "25000",
+        "--processes",
+        "2",
+        "--source-addrs",
+        "127.0.0.2-127.0.0.3",
+        "--requests",
+        "1",
+        "--hold",
+        "6s",
+        "--size",
+        "16",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    for server in &mut servers {
+        server.kill().unwrap();
+        server.wait().unwrap();
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = summary(&dir);
+    assert_eq!(s.connections_target, 25_000);
+    assert_eq!(s.connections_established, 25_000);
+    assert_eq!(s.max_concurrent, 25_000);
+    assert_eq!(s.requests_completed, 25_000);
+    assert_eq!(s.bytes_verified, 25_000 * 16);
+    assert_eq!(s.errors_total, 0);
+    assert_eq!(s.processes, 2);
+    let rows = connections(&dir);
+    assert_eq!(rows.len(), 25_000);
+    let from = |addr: &str| rows.iter().filter(|r| r.local_addr == addr).count();
+    assert_eq!(from("127.0.0.2"), 12_500);
+    assert_eq!(from("127.0.0.3"), 12_500);
+    let mut ids: Vec<u64> = rows.iter().map(|r| r.conn_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 25_000);
+    assert!(dir.join("process-0/summary.json").is_file());
+    assert!(dir.join("process-1/summary.json").is_file());
+    assert_summary_matches_files(&dir);
+}
+
+#[test]
+fn shards_merge_exactly() {
+    let server = thread_server(Faults::default());
+    let target = server.addr.to_string();
+    let a = out_dir("shard-a");
+    let b = out_dir("shard-b");
+    for (shard, dir) in [("0/2", &a), ("1/2", &b)] {
+        let out = load(&[
+            "--target",
+            &target,
+            "--connections",
+            "5",
+            "--requests",
+            "7",
+            "--size",
+            "100",
+            "--shard",
+            shard,
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(summary(&a).connections_target, 3);
+    assert_eq!(summary(&b).connections_target, 2);
+    let merged = out_dir("shard-merged");
+    let out = Command::new(ECHOLAB)
+        .args(["merge", a.to_str().unwrap(), b.to_str().unwrap(), "--out"])
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = summary(&merged);
+    assert_eq!(s.connections_target, 5);
+    assert_eq!(s.requests_completed, 35);
+    assert_eq!(s.bytes_verified, 3_500);
+    assert_eq!(s.latency_us.count, 35);
+    let ids: Vec<u64> = connections(&merged).iter().map(|r| r.conn_id).collect();
+    assert_eq!(ids, vec![0, 1, 2, 3, 4]);
+    assert_summary_matches_files(&merged);
+}
+
+#[test]
+fn bad_arguments_exit_2_with_usage() {
+    let cases: &[&[&str]] = &[
+        &["--target", "127.0.0.1:9", "--connections", "0"],
+        &[
+            "--target",
+            "127.0.0.1:9",
+            "--processes",
+            "3",
+            "--connections",
+            "2",
+        ],
+        &["--target", "127.0.0.1:9", "--size", "0"],
+        &["--target", "127.0.0.1:9", "--size", "17MiB"],
+        &["--target", "127.0.0.1:9", "--message", "hi", "--size", "10"],
+        &[
+            "--target",
+            "127.0.0.1:9",
+            "--source-addrs",
+            "127.0.0.9-127.0.0.2",
+        ],
+        &["--target", "127.0.0.1:9", "--shard", "3/2"],
+        &["--target", "127.0.0.1:9", "--pipeline", "0"],
+        &["--target", "127.0.0.1:9", "--rate", "0"],
+        &["--target", "127.0.0.1:9", "--connections", "many"],
+        &["--target", "nowhere"],
+        &["--connections", "3"],
+    ];
+    for args in cases {
+        let out = Command::new(ECHOLAB)
+            .arg("load")
+            .args(*args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        // clap's value errors end with the --help hint; semantic errors add the usage line too.
+        assert!(stderr.contains("try '--help'"), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn preflight_names_the_limit_and_the_way_out() {
+    let out = load(&["--target", "127.0.0.1:9", "--connections", "50000"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--processes 3"), "{stderr}");
+    let out = load(&[
+        "--target",
+        "127.0.0.1:9",
+        "--connections",
+        "60000",
+        "--processes",
+        "4",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("ip_local_port_range"), "{stderr}");
+    assert!(
+        stderr.contains("--source-addrs 127.0.0.2-127.0.0.4"),
+        "{stderr}"
+    );
+}

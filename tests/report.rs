@@ -1,0 +1,684 @@
+//! `echolab report` on the stored results fixture (tests/fixtures/results-small):
+//! charts, tables, verdict, failure banners, bad input, and the page as Chromium
+//! renders it.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use echolab::report::write_report;
+
+const MODELS: [&str; 6] = ["threads", "select", "poll", "epoll", "uring", "tokio"];
+
+const CHARTS: [&str; 11] = [
+    "connections-cpu.svg",
+    "connections-latency-percentiles.svg",
+    "connections-max-connections.svg",
+    "connections-memory-per-connection.svg",
+    "connections-response-time.svg",
+    "connections-throughput.svg",
+    "connections-timeline-connections.svg",
+    "connections-timeline-cpu.svg",
+    "connections-timeline-memory.svg",
+    "connections-timeline-p99.svg",
+    "connections-timeline-throughput.svg",
+];
+
+/// The all-steps table's columns (as the report promises: exactly results.csv's values).
+const STEP_COLUMNS: [&str; 18] = [
+    "model",
+    "step",
+    "repetition",
+    "status",
+    "connections",
+    "size",
+    "delay_ms",
+    "rate",
+    "workers",
+    "connections_established",
+    "max_concurrent_server",
+    "throughput_rps",
+    "p50_us",
+    "p99_us",
+    "server_cpu_pct",
+    "server_rss_per_conn_bytes",
+    "errors",
+    "failure_reason",
+];
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-small")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A fresh copy of the fixture: the report writes into the results directory.
+fn fixture_copy(name: &str) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "echolab-report-{name}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = fs::remove_dir_all(&dir);
+    copy_dir(&fixture(), &dir);
+    dir
+}
+
+/// The text elements of an SVG, trimmed (plotters writes each on its own line).
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|part| {
+            let start = part.find('>')? + 1;
+            let end = part.find("</text>")?;
+            Some(part[start..end].trim().to_string())
+        })
+        .collect()
+}
+
+fn read(path: &Path) -> String {
+    fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+#[test]
+fn every_chart_is_written_with_labelled_axes_and_legends() {
+    let dir = fixture_copy("charts");
+    let html_path = write_report(&dir).unwrap();
+    assert_eq!(html_path, dir.join("report.html"));
+    let mut names: Vec<String> = fs::read_dir(dir.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, CHARTS);
+
+    let expect = [
+        (
+            "connections-response-time.svg",
+            "concurrent connections",
+            "response time (ms)",
+        ),
+        (
+            "connections-throughput.svg",
+            "concurrent connections",
+            "throughput (requests/s)",
+        ),
+        (
+            "connections-cpu.svg",
+            "concurrent connections",
+            "server CPU (% of one core)",
+        ),
+        (
+            "connections-memory-per-connection.svg",
+            "concurrent connections",
+            "server RSS per connection (KiB)",
+        ),
+        (
+            "connections-latency-percentiles.svg",
+            "percentile (log scale of 1/(1−p))",
+            "response time (ms)",
+        ),
+        (
+            "connections-timeline-p99.svg",
+            "time since the step started (s)",
+            "p99 response time (ms)",
+        ),
+        (
+            "connections-timeline-cpu.svg",
+            "time since the step started (s)",
+            "server CPU (% of one core)",
+        ),
+        (
+            "connections-timeline-memory.svg",
+            "time since the step started (s)",
+            "server RSS (MiB)",
+        ),
+    ];
+    for (file, x_desc, y_desc) in expect {
+        let texts = svg_texts(&read(&dir.join("charts").join(file)));
+        assert!(
+            texts.iter().any(|t| t == x_desc),
+            "{file}: no x axis label '{x_desc}'"
+        );
+        assert!(
+            texts.iter().any(|t| t == y_desc),
+            "{file}: no y axis label '{y_desc}'"
+        );
+    }
+    for file in CHARTS {
+        let svg = read(&dir.join("charts").join(file));
+        let tag_end = svg.find('>').unwrap();
+        let tag = &svg[svg.find("<svg").unwrap()..tag_end];
+        assert!(tag.contains("viewBox=\"0 0 960 "), "{file}: {tag}");
+        assert!(!tag.contains(" width="), "{file} has a fixed width: {tag}");
+        // Every model has a step folder, so every chart's legend (or, for the
+        // bars, the axis) names all six, e.g. "epoll p99", "select (2000)".
+        let texts = svg_texts(&svg);
+        for model in MODELS {
+            assert!(
+                texts.iter().any(|t| t.split(' ').next() == Some(model)),
+                "{file}: legend or labels lack {model}: {texts:?}"
+            );
+        }
+    }
+    let legend = svg_texts(&read(&dir.join("charts/connections-response-time.svg")));
+    for entry in [
+        "threads p99",
+        "threads p50",
+        "tokio p99",
+        "min–max of reps",
+        "failed step (notes)",
+    ] {
+        assert!(
+            legend.iter().any(|t| t == entry),
+            "legend lacks {entry}: {legend:?}"
+        );
+    }
+    // The percentile axis reads in percent.
+    let pct = svg_texts(&read(
+        &dir.join("charts/connections-latency-percentiles.svg"),
+    ));
+    for label in [
+        "90%",
+        "99%",
+        "99.9%",
+        "99.99%",
+        "select (2000)",
+        "epoll (4000)",
+    ] {
+        assert!(
+            pct.iter().any(|t| t == label),
+            "percentile chart lacks {label}: {pct:?}"
+        );
+    }
+    // The bar chart writes each model's capacity above its bar.
+    let bars = svg_texts(&read(&dir.join("charts/connections-max-connections.svg")));
+    // Five bars at 4000, plus the y axis tick of that name.
+    assert_eq!(bars.iter().filter(|t| *t == "4000").count(), 6, "{bars:?}");
+    assert_eq!(bars.iter().filter(|t| *t == "1020").count(), 1, "{bars:?}");
+
+    let html = read(&html_path);
+    assert_eq!(html.matches("<svg").count(), CHARTS.len());
+    assert!(
+        !html.contains("<script"),
+        "the page must not need JavaScript"
+    );
+    assert!(!html.contains("<?xml"));
+    for forbidden in ["src=\"http", "href=\"http", "@import", "url("] {
+        assert!(
+            !html.contains(forbidden),
+            "the page loads something: {forbidden}"
+        );
+    }
+    assert!(html.contains("@media print"));
+    let md = read(&dir.join("report.md"));
+    for file in CHARTS {
+        assert!(
+            md.contains(&format!("](charts/{file})")),
+            "report.md lacks {file}"
+        );
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn failures_are_marked_on_the_charts_with_their_reason() {
+    let dir = fixture_copy("marks");
+    write_report(&dir).unwrap();
+    for file in [
+        "connections-response-time.svg",
+        "connections-throughput.svg",
+        "connections-cpu.svg",
+        "connections-memory-per-connection.svg",
+    ] {
+        let texts = svg_texts(&read(&dir.join("charts").join(file)));
+        let note = texts
+            .iter()
+            .position(|t| {
+                t == "× 1 select at connections=2000: failed in 2 of 2 repetitions: 980 of \
+                      2000 connections not established: server refused fd &gt;= FD_SETSIZE"
+            })
+            .unwrap_or_else(|| panic!("{file} does not explain the failed step: {texts:?}"));
+        // The note's wrapped rest, and the numbered cross on the plot.
+        assert_eq!(texts[note + 1], "(1024)");
+        assert!(texts.iter().any(|t| t == "1"));
+    }
+    let bars = read(&dir.join("charts/connections-max-connections.svg"));
+    assert!(bars.contains("select failed at connections=2000: 980 of 2000 connections"));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+fn csv_records(dir: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_path(dir.join("results.csv")).unwrap();
+    let header = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn step_tables_equal_results_csv() {
+    let dir = fixture_copy("tables");
+    write_report(&dir).unwrap();
+    let md = read(&dir.join("report.md"));
+    let html = read(&dir.join("report.html"));
+    let (header, rows) = csv_records(&dir);
+    assert_eq!(rows.len(), 60);
+    let index: Vec<usize> = STEP_COLUMNS
+        .iter()
+        .map(|c| header.iter().position(|h| h == c).unwrap())
+        .collect();
+    for row in &rows {
+        let cells: Vec<&str> = index.iter().map(|&i| row[i].as_str()).collect();
+        let md_row = format!("| {} |", cells.join(" | "));
+        assert!(md.contains(&md_row), "report.md lacks the row {md_row}");
+        let html_row: String = STEP_COLUMNS
+            .iter()
+            .zip(&cells)
+            .map(|(column, cell)| {
+                let cell = cell.replace('>', "&gt;");
+                match *column {
+                    "model" | "step" | "status" | "failure_reason" => format!("<td>{cell}</td>"),
+                    _ => format!("<td class=\"num\">{cell}</td>"),
+                }
+            })
+            .collect();
+        assert!(
+            html.contains(&html_row),
+            "report.html lacks the row {html_row}"
+        );
+    }
+    // The per-sweep summary: the mean of the two repetitions with their range.
+    assert!(md.contains(
+        "| uring | 4000 | 2/2 | 55,500 [55,000–56,000] | 64.87 ms [64.29 ms–65.45 ms] |"
+    ));
+    assert!(md.contains("| select | 4000 | 0/2 | — | — | — | — | — | — | skipped: model broke at c2000-s128; later steps skipped |"));
+    // The setup comes from the manifest.
+    assert!(md.contains("| Kernel | Linux 6.1.0-18-amd64 x86_64 |"));
+    assert!(md.contains("| File descriptor limit | soft 20,000, hard 20,000 |"));
+    assert!(md.contains("| Started | 2025-01-01 00:00:00 UTC |"));
+    assert!(md.contains("| sysctl net.ipv4.ip_local_port_range | 32768 60999 |"));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn verdict_and_findings_are_computed_from_the_data() {
+    let dir = fixture_copy("verdict");
+    write_report(&dir).unwrap();
+    let md = read(&dir.join("report.md"));
+    for row in [
+        // uring 55,500 (mean of 55,000 and 56,000) / epoll 50,500 = 1.099; / tokio 45,500 = 1.220
+        "| Throughput | connections=4000 | uring | 55,500 req/s | epoll | 50,500 req/s | ×1.10 | 45,500 req/s | ×1.22 |",
+        "| Response time p99 | connections=4000 | uring | 116.77 ms | epoll | 142.59 ms | ×1.22 | 174.09 ms | ×1.49 |",
+        "| Server memory per connection | connections=4000 | poll | 3.3 KiB | epoll | 3.5 KiB | ×1.08 | 5.0 KiB | ×1.53 |",
+        // Five models held 4000; select's ceiling of 1020 is the runner-up: 4000/1020 = 3.92
+        "| Max connections held | whole sweep | tie: threads, poll, epoll, uring, tokio | 4,000 | select | 1,020 | ×3.92 | 4,000 | ×1.00 |",
+    ] {
+        assert!(md.contains(row), "verdict lacks {row}");
+    }
+    for finding in [
+        "- select failed at connections=2000 (2 of 2 repetitions); its server held at most 1,020 connections there: 980 of 2000 connections not established: server refused fd >= FD_SETSIZE (1024).",
+        "- select was skipped at connections=4000: model broke at c2000-s128; later steps skipped.",
+        "- threads used 24.45 MiB per 1000 connections (server RSS at connections=4000), ×7.63 poll's.",
+        "- At connections=4000, uring served the most: 55,500 req/s, ×1.22 the baseline tokio (45,500 req/s).",
+        "- Every byte was accounted for: no echo mismatches, and client and server byte counts agreed, in all 56 completed repetitions.",
+    ] {
+        assert!(md.contains(finding), "findings lack {finding}");
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn failed_and_interrupted_steps_are_announced_at_the_top() {
+    let dir = fixture_copy("interrupted");
+    let manifest_path = dir.join("manifest.json");
+    let mut manifest: serde_json::Value = serde_json::from_str(&read(&manifest_path)).unwrap();
+    manifest["interrupted"] = serde_json::Value::Bool(true);
+    fs::write(&manifest_path, manifest.to_string()).unwrap();
+    let csv_path = dir.join("results.csv");
+    let text = read(&csv_path);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("tokio,c4000-s128,2,"))
+        .unwrap();
+    let interrupted = line.replacen(",ok,,", ",interrupted,run interrupted by SIGINT,", 1);
+    fs::write(&csv_path, text.replace(line, &interrupted)).unwrap();
+
+    write_report(&dir).unwrap();
+    let html = read(&dir.join("report.html"));
+    let body = &html[html.find("<body>").unwrap()..];
+    let banner = &body[..body.find("<nav>").unwrap()];
+    for text in [
+        "This run is not complete or has failures.",
+        "The run was interrupted (manifest.json says &quot;interrupted&quot;: true)",
+        "1 repetition was interrupted: tokio c4000-s128 (rep 2): run interrupted by SIGINT.",
+        "2 repetitions failed: select c2000-s128 (rep 1, 2): 980 of 2000 connections not established: server refused fd &gt;= FD_SETSIZE (1024).",
+        "2 repetitions were skipped: select c4000-s128 (rep 1, 2): model broke at c2000-s128; later steps skipped.",
+    ] {
+        assert!(banner.contains(text), "the banner lacks {text}:\n{banner}");
+    }
+    let md = read(&dir.join("report.md"));
+    assert!(md.contains("> **This run is not complete or has failures.**"));
+    assert!(md.contains("> - 1 repetition was interrupted: tokio c4000-s128 (rep 2)"));
+    // The interrupted repetition is out of the means: tokio's throughput at 4000 is rep 1's.
+    assert!(md.contains("| tokio | 4000 | 1/2 | 45,000 |"));
+    assert!(read(&dir.join("charts/connections-throughput.svg"))
+        .contains("tokio at connections=4000: interrupted in 1 of 2 repetitions: run interrupted by SIGINT"));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_complete_run_says_so() {
+    let dir = fixture_copy("complete");
+    let csv_path = dir.join("results.csv");
+    let kept: String = read(&csv_path)
+        .lines()
+        .filter(|l| !l.starts_with("select,c2000") && !l.starts_with("select,c4000"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    fs::write(&csv_path, kept).unwrap();
+    write_report(&dir).unwrap();
+    let html = read(&dir.join("report.html"));
+    assert!(html.contains("Complete run: every step finished as ok."));
+    assert!(!html.contains("This run is not complete"));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+fn error_of(dir: &Path) -> String {
+    format!(
+        "{:#}",
+        write_report(dir).expect_err("the report should refuse this input")
+    )
+}
+
+#[test]
+fn bad_input_gives_an_error_naming_the_problem() {
+    let missing = std::env::temp_dir().join("echolab-report-no-such-dir");
+    let error = error_of(&missing);
+    assert_eq!(
+        error,
+        format!(
+            "results directory {} does not exist or is not a directory",
+            missing.display()
+        )
+    );
+
+    let dir = fixture_copy("bad-number");
+    let csv_path = dir.join("results.csv");
+    let text = read(&csv_path);
+    // Line 5 is threads c100-s128 rep 2; its throughput becomes text.
+    let line = text.lines().nth(4).unwrap().to_string();
+    assert!(line.starts_with("threads,c100-s128,2,"));
+    fs::write(
+        &csv_path,
+        text.replace(&line, &line.replacen(",23800,", ",fast,", 1)),
+    )
+    .unwrap();
+    assert_eq!(
+        error_of(&dir),
+        format!(
+            "{} line 5, column throughput_rps: 'fast' is not a number",
+            csv_path.display()
+        )
+    );
+
+    // A row with a missing field.
+    fs::write(&csv_path, text.replace(&line, "threads,c100-s128,2,100")).unwrap();
+    let error = error_of(&dir);
+    assert!(
+        error.starts_with(&format!("{} line 5: malformed CSV", csv_path.display())),
+        "{error}"
+    );
+
+    // An unknown status.
+    fs::write(
+        &csv_path,
+        text.replace(&line, &line.replacen(",ok,", ",fine,", 1)),
+    )
+    .unwrap();
+    assert_eq!(
+        error_of(&dir),
+        format!(
+            "{} line 5, column status: 'fine' is not one of ok, failed, skipped, interrupted",
+            csv_path.display()
+        )
+    );
+
+    fs::remove_file(&csv_path).unwrap();
+    assert!(error_of(&dir).starts_with(&format!("cannot read {}", csv_path.display())));
+
+    let manifest_path = dir.join("manifest.json");
+    fs::write(&manifest_path, "{\"scenario_name\": \n").unwrap();
+    assert!(error_of(&dir).starts_with(&format!("{} line 2", manifest_path.display())));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_sweep_axis_falls_back_to_the_column_that_varies() {
+    let dir = fixture_copy("size-sweep");
+    for model in MODELS {
+        let _ = fs::remove_dir_all(dir.join(model));
+    }
+    fs::write(
+        dir.join("manifest.json"),
+        "{\"scenario_name\": \"message-size\", \"models\": [\"epoll\", \"tokio\"]}",
+    )
+    .unwrap();
+    // workers differs between models but not within one: it is not a sweep.
+    let header = read(&fixture().join("results.csv"))
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let mut csv = header + "\n";
+    for (model, workers, base) in [("epoll", 2, 40000.0), ("tokio", 4, 30000.0)] {
+        for (i, size) in [1, 1024, 65536].iter().enumerate() {
+            let thr = base / (i + 1) as f64;
+            csv.push_str(&format!(
+                "{model},c100-s{size},1,100,{size},0,,{workers},ok,,5.0,100,100,{},{thr},1.0,\
+                 1000,1500,2000,3000,4000,0,0,0,50.0,1.0,1.5,8388608,83886.1,3,105,1,1,1,1,true\n",
+                thr as u64 * 5
+            ));
+        }
+    }
+    fs::write(dir.join("results.csv"), csv).unwrap();
+    write_report(&dir).unwrap();
+    let throughput = read(&dir.join("charts/size-throughput.svg"));
+    assert!(throughput.contains("message size (bytes)"));
+    assert!(!dir.join("charts/workers-throughput.svg").exists());
+    let md = read(&dir.join("report.md"));
+    assert!(md.contains("## Message size sweep"));
+    assert!(md.contains(
+        "| Throughput | size=65536 | epoll | 13,333 req/s | tokio | 10,000 req/s | ×1.33 | 10,000 req/s | ×1.33 |"
+    ));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_command_prints_the_paths_it_wrote() {
+    let dir = fixture_copy("cli");
+    let out = Command::new(env!("CARGO_BIN_EXE_echolab"))
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2 + CHARTS.len());
+    assert_eq!(lines[0], dir.join("report.html").display().to_string());
+    assert_eq!(lines[1], dir.join("report.md").display().to_string());
+    for line in &lines {
+        assert!(Path::new(line).is_file(), "{line} was not written");
+    }
+
+    let missing = dir.join("nothing-here");
+    let out = Command::new(env!("CARGO_BIN_EXE_echolab"))
+        .arg("report")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("{} does not exist", missing.display())),
+        "{stderr}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---- the page in a real browser ----
+
+fn find_chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    for name in [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ] {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join(name);
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+/// Runs headless Chromium on `page`, screenshots it and returns (PNG path, stderr).
+fn screenshot(chromium: &Path, page: &Path, work: &Path, size: (u32, u32)) -> (PathBuf, String) {
+    let png = work.join("shot.png");
+    let _ = fs::remove_file(&png);
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            work.join("profile").display()
+        ))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("--window-size={},{}", size.0, size.1))
+        .arg(format!("file://{}", page.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start chromium");
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (png, reader.join().unwrap())
+}
+
+/// Console output from the page: a script error, a resource that failed to
+/// load, anything the page itself logged. The report has no scripts, so any
+/// such line is a fault.
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught"))
+        .collect()
+}
+
+#[test]
+fn the_page_renders_in_headless_chromium() {
+    let Some(chromium) = find_chromium() else {
+        if std::env::var("ECHOLAB_SKIP_BROWSER").as_deref() == Ok("1") {
+            eprintln!("chromium not installed; skipped because ECHOLAB_SKIP_BROWSER=1");
+            return;
+        }
+        panic!(
+            "chromium is not installed: install Debian's `chromium` package \
+             (apt-get install -y chromium), or set ECHOLAB_SKIP_BROWSER=1 to skip this test"
+        );
+    };
+    let dir = fixture_copy("browser");
+    let html = write_report(&dir).unwrap();
+    let work = dir.join("browser");
+    fs::create_dir_all(&work).unwrap();
+
+    // The console check must be able to see an error: a page that throws.
+    let broken = work.join("broken.html");
+    fs::write(&broken, "<p>x</p><script>throw new Error('probe')</script>").unwrap();
+    let (_, stderr) = screenshot(&chromium, &broken, &work, (400, 300));
+    assert!(
+        console_lines(&stderr)
+            .iter()
+            .any(|l| l.contains("Uncaught Error: probe")),
+        "the console check does not see a thrown error:\n{stderr}"
+    );
+
+    let (png, stderr) = screenshot(&chromium, &html, &work, (1200, 2000));
+    assert_eq!(
+        console_lines(&stderr),
+        Vec::<&str>::new(),
+        "console output:\n{stderr}"
+    );
+    let decoder = png::Decoder::new(fs::File::open(&png).expect("no screenshot written"));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (1200, 2000));
+    let bytes_per_pixel = info.line_size / info.width as usize;
+    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(bytes_per_pixel).collect();
+    let first = pixels[0];
+    let differing = pixels.iter().filter(|p| *p != &first).count();
+    // Text, tables and the red status banner: well over 2% of the first screen.
+    assert!(
+        differing * 50 > pixels.len(),
+        "the screenshot is blank: only {differing} of {} pixels differ from the first",
+        pixels.len()
+    );
+    let reddish = pixels
+        .iter()
+        .filter(|p| p[0] > 150 && p[1] < 60 && p[2] < 80)
+        .count();
+    assert!(
+        reddish > 500,
+        "the failure banner's red border is not visible ({reddish} px)"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
