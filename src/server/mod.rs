@@ -140,6 +140,7 @@ pub struct ServerConfig {
     pub processes: usize,
 
     /// Refuse (accept and close at once, counted) connections beyond this many open
+    /// (with --processes: in each process)
     #[arg(long)]
     pub max_conns: Option<usize>,
 
@@ -147,7 +148,8 @@ pub struct ServerConfig {
     #[arg(long, value_parser = crate::units::parse_duration)]
     pub idle_timeout: Option<Duration>,
 
-    /// Append one CSV row per closed connection to this file (peer, bytes, reads, times, reason)
+    /// Write one CSV row per closed connection to this file, created anew (peer, bytes, reads,
+    /// times, reason); connections still open at shutdown are logged with reason `shutdown`
     #[arg(long)]
     pub log: Option<PathBuf>,
 

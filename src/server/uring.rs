@@ -182,6 +182,8 @@ struct Worker {
     conns: Vec<Option<Conn>>,
     free_slots: Vec<usize>,
     accept_armed: bool,
+    accept_cancelling: bool,
+    shed_when_accept_ends: bool,
     accept_paused: bool,
     accept_resume_at: Instant,
     timer_armed: bool,
@@ -230,6 +232,8 @@ impl Worker {
             conns: Vec::new(),
             free_slots: Vec::new(),
             accept_armed: false,
+            accept_cancelling: false,
+            shed_when_accept_ends: false,
             accept_paused: false,
             accept_resume_at: Instant::now(),
             timer_armed: false,
@@ -337,6 +341,7 @@ impl Worker {
             .user_data(user_data(ACCEPT, 0));
         self.push(accept)?;
         self.accept_armed = true;
+        self.accept_cancelling = false;
         Ok(())
     }
 
@@ -359,7 +364,9 @@ impl Worker {
             }
         } else {
             match -result {
-                libc::EMFILE | libc::ENFILE => self.shed_connections()?,
+                // Shedding frees a slot with the spare fd: an armed accept could take it
+                // first (its task work runs on our next system call), so end it first.
+                libc::EMFILE | libc::ENFILE => self.shed_when_accept_ends = true,
                 libc::ECONNABORTED | libc::EINTR | libc::EAGAIN | libc::ECANCELED => {}
                 errno => {
                     eprintln!(
@@ -369,6 +376,14 @@ impl Worker {
                     self.pause_accepts()?;
                 }
             }
+        }
+        if self.shed_when_accept_ends {
+            if self.accept_armed {
+                self.cancel_accept()?;
+                return Ok(());
+            }
+            self.shed_when_accept_ends = false;
+            self.shed_connections()?;
         }
         if !self.accept_armed && !self.accept_paused && !self.stopping {
             self.counters.accept_rearms += 1;
@@ -395,12 +410,20 @@ impl Worker {
         self.accept_paused = true;
         self.accept_resume_at = Instant::now() + Acceptor::PAUSE;
         if self.accept_armed {
-            let cancel = opcode::AsyncCancel::new(user_data(ACCEPT, 0))
-                .build()
-                .user_data(user_data(CANCEL, 0));
-            self.push(cancel)?;
+            self.cancel_accept()?;
         }
         self.arm_timer()
+    }
+
+    fn cancel_accept(&mut self) -> io::Result<()> {
+        if self.accept_cancelling {
+            return Ok(());
+        }
+        self.accept_cancelling = true;
+        let cancel = opcode::AsyncCancel::new(user_data(ACCEPT, 0))
+            .build()
+            .user_data(user_data(CANCEL, 0));
+        self.push(cancel)
     }
 
     fn add_conn(&mut self, fd: OwnedFd, record: ConnRecord) -> io::Result<()> {

@@ -1,0 +1,333 @@
+//! Tests specific to the uring and tokio models (the conformance suite covers what every
+//! model must do): buffer-ring exhaustion and short sends, memory per idle connection,
+//! the message when io_uring cannot be used, and tokio's totals at SIGTERM.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+
+/// The uring worker's event counts from its stderr line, summed over workers.
+fn uring_counter(stderr: &str, after: &str) -> u64 {
+    stderr
+        .lines()
+        .filter(|line| line.contains("uring worker"))
+        .map(|line| {
+            let (before, _) = line
+                .split_once(after)
+                .unwrap_or_else(|| panic!("no '{after}' in {line:?}"));
+            before
+                .split_whitespace()
+                .last()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("no count before '{after}' in {line:?}"))
+        })
+        .sum()
+}
+
+/// 32 clients echo 1 MiB each at once through a ring of only 16 provided buffers, so
+/// the ring runs dry (ENOBUFS ends the multishot recvs, which must be re-armed), and a
+/// client that stops reading for a while forces short sends. Every byte comes back.
+#[test]
+fn uring_buffer_ring_exhaustion_and_short_sends() {
+    const CLIENTS: usize = 32;
+    const SIZE: usize = 1 << 20;
+    let server = Server::start_with("uring", &["--workers", "1"], |command| {
+        command.env("ECHOLAB_URING_BUFFERS", "16");
+    });
+    let handles: Vec<_> = (0..CLIENTS)
+        .map(|i| {
+            let stream = server.connect();
+            std::thread::spawn(move || {
+                let data = payload(SIZE, i as u64);
+                let echo = echo_stream(stream, &data);
+                assert!(
+                    echo == data,
+                    "client {i}: echo differs ({} bytes back)",
+                    echo.len()
+                );
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().expect("client thread");
+    }
+
+    // A client that writes 8 MiB but reads nothing for a while: the server's sends
+    // block on a full socket and then complete in parts.
+    let slow_size = 8 << 20;
+    let data = payload(slow_size, 99);
+    let mut stream = server.connect();
+    let mut writer = stream.try_clone().unwrap();
+    let to_send = data.clone();
+    let write_thread = std::thread::spawn(move || {
+        writer.write_all(&to_send).expect("write 8 MiB");
+        writer.shutdown(Shutdown::Write).unwrap();
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let mut echo = Vec::with_capacity(slow_size);
+    let mut chunk = vec![0u8; 4096];
+    loop {
+        let n = stream.read(&mut chunk).expect("read echo");
+        if n == 0 {
+            break;
+        }
+        echo.extend_from_slice(&chunk[..n]);
+    }
+    write_thread.join().unwrap();
+    assert!(
+        echo == data,
+        "slow client: echo differs ({} bytes back)",
+        echo.len()
+    );
+
+    let stopped = server.stop();
+    assert!(stopped.status.success(), "stderr: {}", stopped.stderr);
+    let total = (CLIENTS * SIZE + slow_size) as u64;
+    assert_eq!(count(&stopped.summary, "accepted"), CLIENTS as u64 + 1);
+    assert_eq!(count(&stopped.summary, "bytes_in"), total);
+    assert_eq!(count(&stopped.summary, "bytes_out"), total);
+    assert_eq!(
+        reason_count(&stopped.summary, "closed", "client_closed"),
+        CLIENTS as u64 + 1
+    );
+    assert_eq!(stopped.log.len(), CLIENTS + 1);
+    let empty_ring = uring_counter(&stopped.stderr, "recv re-arms after an empty buffer ring");
+    let short_sends = uring_counter(&stopped.stderr, "short sends");
+    assert!(
+        empty_ring > 0,
+        "the buffer ring never ran dry: {}",
+        stopped.stderr
+    );
+    assert!(
+        short_sends > 0,
+        "no short send happened: {}",
+        stopped.stderr
+    );
+}
+
+/// 10 000 idle connections cost the uring server almost no user-space memory: no
+/// buffer is held per connection, only a slab entry. The buffer pool is warmed up
+/// first, so its (fixed) pages are already in the baseline.
+#[test]
+fn uring_idle_connections_keep_memory_flat() {
+    const CONNS: usize = 10_000;
+    let _heavy = heavy();
+    let server = Server::start("uring", &["--workers", "1"]);
+    let mut warm = server.connect();
+    for round in 0..4096u64 {
+        let message = payload(1024, round);
+        assert_eq!(echo_once(&mut warm, &message), message);
+    }
+    let before = server.rss_bytes();
+
+    let mut streams = connect_many(server.addr, CONNS);
+    for (i, stream) in streams.iter_mut().enumerate() {
+        let message = format!("hello {i}\n");
+        assert_eq!(echo_once(stream, message.as_bytes()), message.as_bytes());
+    }
+    let after = server.rss_bytes();
+    let per_conn = after.saturating_sub(before) / CONNS as u64;
+    assert!(
+        per_conn < 2048,
+        "uring: {per_conn} B of RSS per idle connection ({before} -> {after})"
+    );
+
+    let stopped = server.stop();
+    assert!(stopped.status.success(), "stderr: {}", stopped.stderr);
+    assert_eq!(count(&stopped.summary, "accepted"), CONNS as u64 + 1);
+    assert_eq!(
+        reason_count(&stopped.summary, "closed", "shutdown"),
+        CONNS as u64 + 1
+    );
+    assert_eq!(stopped.log.len(), CONNS + 1);
+    drop(streams);
+}
+
+/// Runs `echolab serve --model uring` with io_uring_setup(2) failing with `errno`, as a
+/// seccomp policy (e.g. a container's) makes it; returns (exit success, stderr).
+fn uring_with_setup_errno(errno: u32) -> (bool, String) {
+    let mut command = Command::new(BIN);
+    command
+        .args(["serve", "--model", "uring", "--addr", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: between fork and exec the closure only calls prctl(2) on the child itself.
+    unsafe {
+        command.pre_exec(move || deny_io_uring_setup(errno));
+    }
+    let output = command.output().expect("run echolab serve");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Installs a seccomp filter: io_uring_setup(2) fails with `errno`, everything else runs.
+fn deny_io_uring_setup(errno: u32) -> std::io::Result<()> {
+    let filter = [
+        // A = seccomp_data.nr
+        libc::sock_filter {
+            code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+            jt: 0,
+            jf: 0,
+            k: 0,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 1,
+            k: libc::SYS_io_uring_setup as u32,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ERRNO | errno,
+        },
+        libc::sock_filter {
+            code: (libc::BPF_RET | libc::BPF_K) as u16,
+            jt: 0,
+            jf: 0,
+            k: libc::SECCOMP_RET_ALLOW,
+        },
+    ];
+    let program = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: plain prctl calls on this (child) process; `program` outlives the call.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+            || libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &program as *const libc::sock_fprog,
+            ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn uring_unavailable_gives_a_clear_message() {
+    let (ok, stderr) = uring_with_setup_errno(libc::ENOSYS as u32);
+    assert!(!ok, "uring ran without io_uring_setup: {stderr}");
+    assert!(
+        stderr.contains("io_uring is not available"),
+        "ENOSYS message: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let (ok, stderr) = uring_with_setup_errno(libc::EPERM as u32);
+    assert!(!ok, "uring ran without io_uring_setup: {stderr}");
+    assert!(
+        stderr.contains("io_uring is not permitted") && stderr.contains("io_uring_disabled"),
+        "EPERM message: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let (ok, stderr) = uring_with_setup_errno(libc::ENOMEM as u32);
+    assert!(!ok, "uring ran without io_uring_setup: {stderr}");
+    assert!(
+        stderr.contains("raise ulimit -l") && stderr.contains("memlock limit is"),
+        "ENOMEM message: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// A memlock limit of 0 either still works (ring memory is not locked memory on
+/// recent kernels, and root may lock anyway) or fails with the advice; never a crash.
+#[test]
+fn uring_with_no_memlock_serves_or_explains() {
+    let mut command = Command::new(BIN);
+    command
+        .args(["serve", "--model", "uring", "--addr", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            if libc::setrlimit(libc::RLIMIT_MEMLOCK, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let mut child = command.spawn().expect("spawn");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while stdout.read(&mut byte).unwrap_or(0) == 1 && byte[0] != b'\n' {
+        line.push(byte[0]);
+    }
+    let line = String::from_utf8_lossy(&line).into_owned();
+    let addr: std::net::SocketAddr = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+    // Either the worker failed right after the listening line, or it serves.
+    std::thread::sleep(Duration::from_millis(300));
+    if child.try_wait().unwrap().is_none() {
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        assert_eq!(echo_once(&mut stream, b"memlock"), b"memlock");
+        signal(child.id() as i32, libc::SIGTERM);
+    }
+    let output = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    if !output.status.success() {
+        assert!(stderr.contains("raise ulimit -l"), "{stderr}");
+    }
+}
+
+/// tokio: echoes, then at SIGTERM closes every open connection (reason shutdown) with
+/// exact totals; connections that half-closed earlier count as client_closed.
+#[test]
+fn tokio_echo_and_sigterm_totals() {
+    let server = Server::start("tokio", &["--workers", "2"]);
+    let mut expected_bytes = 0u64;
+    for i in 0..10 {
+        let data = payload(1000 + i * 777, i as u64);
+        assert_eq!(echo_stream(server.connect(), &data), data);
+        expected_bytes += data.len() as u64;
+    }
+    let mut open: Vec<TcpStream> = (0..5).map(|_| server.connect()).collect();
+    for (i, stream) in open.iter_mut().enumerate() {
+        let data = payload(100 * (i + 1), 50 + i as u64);
+        assert_eq!(echo_once(stream, &data), data);
+        expected_bytes += data.len() as u64;
+    }
+    server.wait_accepted(Duration::from_secs(30));
+
+    let stopped = server.stop();
+    assert!(stopped.status.success(), "stderr: {}", stopped.stderr);
+    let summary = &stopped.summary;
+    assert_eq!(count(summary, "accepted"), 15);
+    assert_eq!(reason_count(summary, "closed", "client_closed"), 10);
+    assert_eq!(reason_count(summary, "closed", "shutdown"), 5);
+    assert_eq!(count(summary, "bytes_in"), expected_bytes);
+    assert_eq!(count(summary, "bytes_out"), expected_bytes);
+    assert_eq!(count(summary, "workers"), 2);
+    assert_eq!(stopped.log.len(), 15);
+    // The server closed the held connections: each sees end of stream.
+    for mut stream in open {
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest);
+        assert!(rest.is_empty());
+    }
+}
