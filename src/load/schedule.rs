@@ -385,4 +385,17 @@ mod tests {
         assert_ne!(a.message, Payload::random(1000, 8).message);
         assert!(a.repeated.len() >= 2 * a.message.len());
     }
+
+    #[test]
+    fn loopback_targets_leave_half_the_cpus_to_the_server() {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let local: SocketAddr = "127.0.0.5:7".parse().unwrap();
+        let remote: SocketAddr = "192.0.2.1:7".parse().unwrap();
+        assert_eq!(default_threads(local), (cpus / 2).max(1));
+        assert_eq!(default_threads(remote), cpus);
+        assert_eq!(
+            default_threads("[::1]:7".parse().unwrap()),
+            (cpus / 2).max(1)
+        );
+    }
 }
