@@ -208,6 +208,11 @@ fn closed_loop_select() {
 }
 
 #[test]
+fn closed_loop_uring() {
+    closed_loop_against("uring");
+}
+
+#[test]
 fn closed_loop_tokio() {
     closed_loop_against("tokio");
 }
@@ -359,8 +364,8 @@ fn reconnect_survives_a_server_restart() {
         probe.local_addr().unwrap()
     };
     let first = serve_at(addr, dir.path(), "first");
-    // 5 connections x 150 requests with 10 ms think time: about 1.5 s of work, cut by the
-    // restart after 0.5 s; every request lost with the first server is sent again.
+    // 5 connections x 150 requests with 10 ms think time: at least 1.5 s of work, cut by the
+    // restart; every request lost with the first server is sent again.
     let args = [
         "--connections",
         "5",
@@ -374,7 +379,13 @@ fn reconnect_survives_a_server_restart() {
     ];
     let out = out_dir("reconnect");
     let child = load_command(addr, &out, &args).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // Stop the first server once all 5 connections are up and some requests have gone through.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server_side_open(addr.port()) != Some(5) {
+        assert!(Instant::now() < deadline, "the load did not connect");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     stop_child(first);
     let second = serve_at(addr, dir.path(), "second");
     let run = finish(child, out, &args);
