@@ -104,7 +104,7 @@ pub struct LoadArgs {
     /// Reopen a connection that failed or was closed, with exponential backoff
     #[arg(long)]
     pub reconnect: bool,
-    /// Event-loop threads (default: number of CPUs)
+    /// Event-loop threads (default: number of CPUs; half of them for a loopback target)
     #[arg(long)]
     pub threads: Option<usize>,
     /// Split the connections (and rate) over this many child processes

@@ -97,6 +97,19 @@ pub struct Plan {
     pub start_at: Option<f64>,
 }
 
+/// Event-loop threads when `--threads` is not given: one per CPU, but half of them when the
+/// target is on this host, whose server needs the other half. Nearly all of a request's cost
+/// is the kernel's TCP path, the same on both ends, so a client with as many threads as CPUs
+/// only competes with the server for cores and sleeps and wakes more often per request.
+pub fn default_threads(target: SocketAddr) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if target.ip().is_loopback() {
+        (cpus / 2).max(1)
+    } else {
+        cpus
+    }
+}
+
 impl Plan {
     /// Validates the arguments; an `Err` is a usage error (exit 2).
     pub fn from_args(args: &LoadArgs) -> Result<Plan, String> {
@@ -165,7 +178,7 @@ impl Plan {
         let threads = match args.threads {
             Some(0) => return Err("--threads must be at least 1".into()),
             Some(n) => n,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            None => default_threads(target),
         };
         if args.processes == 0 {
             return Err("--processes must be at least 1".into());
@@ -371,5 +384,18 @@ mod tests {
         assert_eq!(a.message, Payload::random(1000, 7).message);
         assert_ne!(a.message, Payload::random(1000, 8).message);
         assert!(a.repeated.len() >= 2 * a.message.len());
+    }
+
+    #[test]
+    fn loopback_targets_leave_half_the_cpus_to_the_server() {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let local: SocketAddr = "127.0.0.5:7".parse().unwrap();
+        let remote: SocketAddr = "192.0.2.1:7".parse().unwrap();
+        assert_eq!(default_threads(local), (cpus / 2).max(1));
+        assert_eq!(default_threads(remote), cpus);
+        assert_eq!(
+            default_threads("[::1]:7".parse().unwrap()),
+            (cpus / 2).max(1)
+        );
     }
 }
