@@ -4,15 +4,9 @@ use std::time::Duration;
 
 /// Parses a byte size: `128`, `64k`/`64KiB`/`64KB` (all 1024-based), `1M`/`1MiB`, `1G`/`1GiB`.
 pub fn parse_size(text: &str) -> Result<u64, String> {
-    let trimmed = text.trim();
-    let split = trimmed
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(trimmed.len());
-    let (number, unit) = trimmed.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a size (examples: 128, 64KiB, 1MiB)"))?;
-    let multiplier: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+    let (value, unit) = split_number(text)
+        .ok_or_else(|| format!("'{text}' is not a size (examples: 128, 64KiB, 1MiB)"))?;
+    let multiplier: u64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
         "m" | "mb" | "mib" => 1 << 20,
@@ -32,15 +26,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 
 /// Parses a duration: `1.5` (seconds), `250ms`, `10s`, `2m`, `1h`, `500us`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let trimmed = text.trim();
-    let split = trimmed
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(trimmed.len());
-    let (number, unit) = trimmed.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("'{text}' is not a duration (examples: 10s, 250ms, 2m)"))?;
-    let seconds = match unit.trim() {
+    let (value, unit) = split_number(text)
+        .ok_or_else(|| format!("'{text}' is not a duration (examples: 10s, 250ms, 2m)"))?;
+    let seconds = match unit {
         "" | "s" => value,
         "ms" => value / 1e3,
         "us" | "µs" => value / 1e6,
@@ -53,6 +41,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         }
     };
     Duration::try_from_secs_f64(seconds).map_err(|_| format!("'{text}' is not a valid duration"))
+}
+
+/// Splits `12.5ms` into its number and the unit after it (trimmed).
+fn split_number(text: &str) -> Option<(f64, &str)> {
+    let trimmed = text.trim();
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    Some((number.parse().ok()?, unit.trim()))
 }
 
 #[cfg(test)]

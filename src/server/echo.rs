@@ -6,11 +6,13 @@
 //! never grows past the `--max-pending` cap: while it is full the model stops
 //! asking for readability (backpressure), as Redis does with its reply buffers.
 
+use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use super::stats::{CloseReason, ConnRecord};
+use super::stats::{CloseReason, ConnRecord, Stats};
+use super::{Accepted, Acceptor};
 use crate::syscall;
 
 /// Why a call to [`EchoConn::read_and_echo`] stopped reading.
@@ -188,4 +190,33 @@ pub fn close_reason_for(error: &io::Error) -> CloseReason {
         Some(libc::ETIMEDOUT) => CloseReason::Reset,
         _ => CloseReason::Error,
     }
+}
+
+/// The connections of a one-thread readiness loop (select, poll), by fd.
+pub type ConnTable = HashMap<RawFd, EchoConn>;
+
+/// Accepts every waiting connection into `conns`; refused ones (over `--max-conns`,
+/// out of fds, an fd select cannot hold) were already closed and counted by the acceptor.
+pub fn accept_all(acceptor: &mut Acceptor, conns: &mut ConnTable) {
+    loop {
+        match acceptor.accept() {
+            Accepted::Conn(fd, record) => {
+                conns.insert(fd.as_raw_fd(), EchoConn::new(fd, record));
+            }
+            Accepted::Refused => continue,
+            Accepted::WouldBlock | Accepted::Paused => return,
+        }
+    }
+}
+
+/// Closes (reason `idle_timeout`) every connection that sent nothing for `limit`.
+pub fn close_idle(conns: &mut ConnTable, limit: Duration, stats: &Stats) {
+    let now = Instant::now();
+    conns.retain(|_, conn| {
+        let idle = now.duration_since(conn.last_active) >= limit;
+        if idle {
+            stats.close(&conn.record, CloseReason::IdleTimeout);
+        }
+        !idle
+    });
 }

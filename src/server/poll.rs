@@ -6,14 +6,13 @@
 //! POLLOUT while it has echo to send. The kernel scans the whole array on every
 //! call, which is why poll's cost grows with the number of connections, idle or not.
 
-use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::echo::{EchoConn, ReadStop};
+use super::echo::{accept_all, close_idle, ConnTable, EchoConn, ReadStop};
 use super::stats::CloseReason;
-use super::{shutdown_fd, shutdown_requested, Accepted, Acceptor, Setup};
+use super::{shutdown_fd, shutdown_requested, Acceptor, Setup};
 use crate::syscall;
 
 /// Bytes read from one connection per turn, so one fast client cannot starve the rest.
@@ -25,7 +24,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let mut acceptor = Acceptor::new(&setup.listener, setup.stats.clone());
     let cap = setup.config.max_pending;
     let idle_timeout = setup.config.idle_timeout;
-    let mut conns: HashMap<RawFd, EchoConn> = HashMap::new();
+    let mut conns = ConnTable::new();
     let mut pollfds: Vec<libc::pollfd> = Vec::new();
     let mut scratch = vec![0u8; SCRATCH_SIZE];
     setup.announce()?;
@@ -85,7 +84,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         }
 
         if let Some(limit) = idle_timeout {
-            close_idle(&mut conns, limit, &setup);
+            close_idle(&mut conns, limit, &setup.stats);
         }
     }
 
@@ -121,30 +120,6 @@ fn serve_ready(
         return Some(CloseReason::ClientClosed);
     }
     None
-}
-
-/// Accepts every waiting connection; refused ones were already counted by the acceptor.
-fn accept_all(acceptor: &mut Acceptor, conns: &mut HashMap<RawFd, EchoConn>) {
-    loop {
-        match acceptor.accept() {
-            Accepted::Conn(fd, record) => {
-                conns.insert(fd.as_raw_fd(), EchoConn::new(fd, record));
-            }
-            Accepted::Refused => continue,
-            Accepted::WouldBlock | Accepted::Paused => return,
-        }
-    }
-}
-
-fn close_idle(conns: &mut HashMap<RawFd, EchoConn>, limit: Duration, setup: &Setup) {
-    let now = Instant::now();
-    conns.retain(|_, conn| {
-        let idle = now.duration_since(conn.last_active) >= limit;
-        if idle {
-            setup.stats.close(&conn.record, CloseReason::IdleTimeout);
-        }
-        !idle
-    });
 }
 
 fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {

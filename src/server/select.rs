@@ -13,14 +13,13 @@
 //! its fd never reaches a set, and `FdSet::insert` asserts so. The model holds about
 //! a thousand connections, whatever the fd limit.
 
-use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::echo::EchoConn;
+use super::echo::{accept_all, close_idle, ConnTable, EchoConn};
 use super::stats::CloseReason;
-use super::{shutdown_fd, shutdown_requested, Accepted, Acceptor, Setup};
+use super::{shutdown_fd, shutdown_requested, Acceptor, Setup};
 use crate::syscall;
 
 /// Bytes read from one connection per turn, so one fast client cannot starve the rest.
@@ -40,7 +39,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         Acceptor::new(&setup.listener, setup.stats.clone()).refuse_fds_from(FD_LIMIT);
     let cap = setup.config.max_pending;
     let idle_timeout = setup.config.idle_timeout;
-    let mut conns: HashMap<RawFd, EchoConn> = HashMap::new();
+    let mut conns = ConnTable::new();
     let mut read_set = FdSet::new();
     let mut write_set = FdSet::new();
     let mut scratch = vec![0u8; SCRATCH_SIZE];
@@ -105,7 +104,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         }
 
         if let Some(limit) = idle_timeout {
-            close_idle(&mut conns, limit, &setup);
+            close_idle(&mut conns, limit, &setup.stats);
         }
     }
 
@@ -138,31 +137,6 @@ fn serve_ready(
         return Some(CloseReason::ClientClosed);
     }
     None
-}
-
-/// Accepts every waiting connection (those whose fd an `fd_set` cannot hold were
-/// already closed and counted by the acceptor).
-fn accept_all(acceptor: &mut Acceptor, conns: &mut HashMap<RawFd, EchoConn>) {
-    loop {
-        match acceptor.accept() {
-            Accepted::Conn(fd, record) => {
-                conns.insert(fd.as_raw_fd(), EchoConn::new(fd, record));
-            }
-            Accepted::Refused => continue,
-            Accepted::WouldBlock | Accepted::Paused => return,
-        }
-    }
-}
-
-fn close_idle(conns: &mut HashMap<RawFd, EchoConn>, limit: Duration, setup: &Setup) {
-    let now = Instant::now();
-    conns.retain(|_, conn| {
-        let idle = now.duration_since(conn.last_active) >= limit;
-        if idle {
-            setup.stats.close(&conn.record, CloseReason::IdleTimeout);
-        }
-        !idle
-    });
 }
 
 /// An `fd_set` and the highest fd in it. Only fds below FD_SETSIZE may be inserted.
