@@ -199,7 +199,8 @@ fn list_names_every_builtin_scenario() {
             "request-frequency",
             "message-size",
             "churn",
-            "ramp"
+            "ramp",
+            "hosts"
         ]
     );
 }

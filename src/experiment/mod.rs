@@ -4,9 +4,11 @@
 //! - [`scenario`]: the TOML format and its validation (docs/scenarios.md).
 //! - [`runner`]: servers and load generators per step, results.csv, the comparison table.
 //! - [`probe`]: the server's CPU, memory, threads and fds from /proc.
+//! - [`hosts`]: network namespaces standing in for a server host and client hosts.
 //! - [`process`]: children that never outlive the runner; SIGINT/SIGTERM handling.
 //! - [`manifest`]: manifest.json (machine, limits, scenario, run status).
 
+pub mod hosts;
 pub mod manifest;
 pub mod probe;
 pub mod process;
@@ -130,6 +132,10 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         scenario.repetitions = r;
     }
 
+    if scenario.client_hosts.is_some() {
+        // Before anything is written: a machine that cannot make namespaces cannot run it.
+        hosts::check_available()?;
+    }
     let out = args
         .out
         .clone()

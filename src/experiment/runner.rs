@@ -7,16 +7,17 @@
 
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, IsTerminal, Write};
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::hosts::{self, Host, Hosts};
 use super::probe::{self, Probe, Sample};
 use super::process::{self, Guard};
 use super::scenario::{trim_float, FailureRule, LoadOptions, ModelEntry, Scenario, Step};
@@ -28,6 +29,8 @@ const STOP_GRACE: Duration = Duration::from_secs(30);
 /// How long the load generator may take to flush after SIGINT.
 const LOAD_GRACE: Duration = Duration::from_secs(10);
 const PROBE_INTERVAL: Duration = Duration::from_millis(100);
+/// How long `echolab merge` may take to combine the client hosts' results.
+const MERGE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The header of results.csv, in order (the report reads it).
 pub const RESULTS_HEADER: [&str; 36] = [
@@ -216,14 +219,14 @@ fn processes_for(connections: u64, per: Option<u64>) -> Option<u64> {
 }
 
 /// `echolab serve` arguments for one step.
-pub fn server_args(entry: &ModelEntry, step: &Step, dir: &Path) -> Vec<String> {
+pub fn server_args(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) -> Vec<String> {
     let o = &entry.options;
     let mut a: Vec<String> = vec![
         "serve".into(),
         "--model".into(),
         entry.model.name().into(),
         "--addr".into(),
-        "127.0.0.1:0".into(),
+        SocketAddr::new(bind, 0).to_string(),
         "--log".into(),
         dir.join("server-log.csv").display().to_string(),
         "--summary-json".into(),
@@ -279,8 +282,8 @@ fn ramp_time(connections: u64, rate: f64) -> Duration {
     Duration::from_secs_f64(connections as f64 / rate)
 }
 
-/// `echolab load` arguments for one step.
-pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, dir: &Path) -> Vec<String> {
+/// `echolab load` arguments for one step, writing its results into `out`.
+pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Path) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "load".into(),
         "--target".into(),
@@ -345,7 +348,7 @@ pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, dir: &Path
     }
     a.extend(load.args.iter().flatten().cloned());
     a.push("--out".into());
-    a.push(dir.join("load").display().to_string());
+    a.push(out.display().to_string());
     a.push("--quiet".into());
     a
 }
@@ -560,30 +563,52 @@ fn round(v: f64, digits: i32) -> f64 {
     (v * f).round() / f
 }
 
-/// Starts the server and waits for its `listening on ADDR` line.
+/// A started server: its guard, address, the pid to probe and its stdout copier.
+struct Started {
+    guard: Guard,
+    addr: SocketAddr,
+    pid: u32,
+    reader: std::thread::JoinHandle<()>,
+}
+
+/// The pid a `listening on ... pid=N` line announces.
+fn announced_pid(line: &str) -> Option<u32> {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix("pid="))
+        .and_then(|p| p.parse().ok())
+}
+
+/// Starts the server (inside `host` when given) and waits for its `listening on ADDR` line.
 fn start_server(
     config: &RunConfig,
     entry: &ModelEntry,
     step: &Step,
     dir: &Path,
-) -> Result<(Guard, SocketAddr, std::thread::JoinHandle<()>), String> {
-    let args = server_args(entry, step, dir);
-    fs::write(dir.join("server-command.txt"), args.join(" ") + "\n").ok();
+    host: Option<&Host>,
+) -> Result<Started, String> {
+    let bind = host.map_or(IpAddr::V4(Ipv4Addr::LOCALHOST), |h| IpAddr::V4(h.addr));
+    let args = server_args(entry, step, dir, bind);
+    let (program, args) = wrap_in_host(&config.exe, args, host);
+    fs::write(
+        dir.join("server-command.txt"),
+        command_line(&program, &args),
+    )
+    .ok();
     let stderr = File::create(dir.join("server-stderr.txt")).map_err(|e| e.to_string())?;
     let cpus = entry.options.cpus.as_deref().and_then(process::cpu_set);
-    let mut guard = process::spawn(&config.exe, &args, cpus, Stdio::piped(), stderr.into())
+    let mut guard = process::spawn(&program, &args, cpus, Stdio::piped(), stderr.into())
         .map_err(|e| format!("cannot start server: {e}"))?;
     let stdout = guard.child.stdout.take().expect("stdout is piped");
     let mut copy = File::create(dir.join("server-stdout.txt")).map_err(|e| e.to_string())?;
     let (tx, rx) = mpsc::channel();
-    // Copies the server's stdout to its file for the whole run, handing over the address line.
+    // Copies the server's stdout to its file for the whole run, handing over the listening line.
     let reader = std::thread::spawn(move || {
         let mut sent = false;
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
             let _ = writeln!(copy, "{line}");
             if !sent && line.starts_with("listening on ") {
-                let _ = tx.send(line.split_whitespace().nth(2).map(str::to_string));
+                let _ = tx.send(line);
                 sent = true;
             }
         }
@@ -591,13 +616,26 @@ fn start_server(
     let deadline = Instant::now() + START_TIMEOUT;
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(Some(addr)) => {
-                return addr
-                    .parse()
-                    .map(|a| (guard, a, reader))
-                    .map_err(|_| format!("server printed an unreadable address '{addr}'"));
+            Ok(line) => {
+                let Some(addr) = line.split_whitespace().nth(2) else {
+                    return Err("server printed no address on its listening line".into());
+                };
+                let Ok(addr) = addr.parse() else {
+                    return Err(format!("server printed an unreadable address '{addr}'"));
+                };
+                // Probe the pid the server announces when it is the child or below it (a
+                // wrapper such as `ip netns exec` that forked); else the child itself.
+                let child = guard.pid();
+                let pid = announced_pid(&line)
+                    .filter(|p| *p == child || probe::process_tree(child).contains(p))
+                    .unwrap_or(child);
+                return Ok(Started {
+                    guard,
+                    addr,
+                    pid,
+                    reader,
+                });
             }
-            Ok(None) => return Err("server printed no address on its listening line".into()),
             Err(mpsc::RecvTimeoutError::Disconnected) | Err(mpsc::RecvTimeoutError::Timeout)
                 if guard.try_wait().is_some() =>
             {
@@ -619,13 +657,241 @@ fn start_server(
     }
 }
 
-/// Runs one repetition of one step for one model.
+/// `program args`, or `ip netns exec NS program args` to run inside `host`.
+fn wrap_in_host(program: &Path, args: Vec<String>, host: Option<&Host>) -> (PathBuf, Vec<String>) {
+    match host {
+        None => (program.to_path_buf(), args),
+        Some(h) => (
+            PathBuf::from("ip"),
+            h.exec_args(&program.display().to_string(), &args),
+        ),
+    }
+}
+
+/// A command as one line for the *-command.txt files (the echolab binary itself is implied).
+fn command_line(program: &Path, args: &[String]) -> String {
+    if program == Path::new("ip") {
+        format!("ip {}\n", args.join(" "))
+    } else {
+        args.join(" ") + "\n"
+    }
+}
+
+/// One load generator of a step: the only one, or the one on a client host.
+struct Agent {
+    /// Where it runs, for failure reasons: `load` or `host c2 (198.18.0.12)`.
+    name: String,
+    out: PathBuf,
+    stderr: PathBuf,
+    guard: Option<Guard>,
+    exit: Option<String>,
+}
+
+/// A load generator about to be started.
+struct Planned<'a> {
+    name: String,
+    args: Vec<String>,
+    host: Option<&'a Host>,
+    out: PathBuf,
+    /// The beginning of its stdout/stderr file names.
+    files: String,
+}
+
+/// Starts the step's load generators: one, or one per client host with `--shard` and a
+/// common `--start-at`. Returns them and the instant they start loading.
+fn start_load(
+    config: &RunConfig,
+    scenario: &Scenario,
+    step: &Step,
+    dir: &Path,
+    target: SocketAddr,
+    clients: &[Host],
+) -> (Vec<Agent>, Instant) {
+    let cpus = scenario.load.cpus.as_deref().and_then(process::cpu_set);
+    let mut planned: Vec<Planned> = Vec::new();
+    let mut start_at = None;
+    if clients.is_empty() {
+        let out = dir.join("load");
+        let args = load_args(&scenario.load, step, target, &out);
+        planned.push(Planned {
+            name: "load".into(),
+            args,
+            host: None,
+            out,
+            files: "load".into(),
+        });
+    } else {
+        // Far enough ahead that every agent is running (namespace entered, preflight
+        // done) when the load starts, so the hosts load the server together.
+        let margin = Duration::from_millis(500 + 50 * clients.len() as u64);
+        let at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            + margin;
+        start_at = Some(Instant::now() + margin);
+        let n = clients.len();
+        for (i, host) in clients.iter().enumerate() {
+            let file = format!("host-{}", i + 1);
+            let out = dir.join("load").join(&file);
+            let mut args = load_args(&scenario.load, step, target, &out);
+            args.extend([
+                "--shard".to_string(),
+                format!("{i}/{n}"),
+                "--start-at".to_string(),
+                format!("{:.3}", at.as_secs_f64()),
+            ]);
+            let name = format!(
+                "host {} ({})",
+                &host.namespace[host.namespace.rfind('-').map_or(0, |p| p + 1)..],
+                host.addr
+            );
+            planned.push(Planned {
+                name,
+                args,
+                host: Some(host),
+                out,
+                files: format!("load-{file}"),
+            });
+        }
+    }
+    let mut commands = String::new();
+    let mut agents = Vec::new();
+    for Planned {
+        name,
+        args,
+        host,
+        out,
+        files,
+    } in planned
+    {
+        let (program, args) = wrap_in_host(&config.exe, args, host);
+        commands += &command_line(&program, &args);
+        let stderr = dir.join(format!("{files}-stderr.txt"));
+        let spawned = match (
+            File::create(dir.join(format!("{files}-stdout.txt"))),
+            File::create(&stderr),
+        ) {
+            (Ok(o), Ok(e)) => {
+                process::spawn(&program, &args, cpus, o.into(), e.into()).map_err(|e| e.to_string())
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+        };
+        let (guard, exit) = match spawned {
+            Ok(g) => (Some(g), None),
+            Err(e) => (None, Some(format!("cannot start load generator: {e}"))),
+        };
+        agents.push(Agent {
+            name,
+            out,
+            stderr,
+            guard,
+            exit,
+        });
+    }
+    fs::write(dir.join("load-command.txt"), commands).ok();
+    // The step's clock (and the server's CPU window) starts when the load does.
+    if let Some(at) = start_at {
+        while Instant::now() < at && !process::stop_requested() {
+            std::thread::sleep(Duration::from_millis(10).min(at - Instant::now()));
+        }
+    }
+    (agents, Instant::now())
+}
+
+/// Stops the load generators still running: SIGINT (they flush a partial result),
+/// a shared grace period, then SIGKILL.
+fn stop_agents(agents: &mut [Agent]) {
+    for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
+        guard.signal_group(libc::SIGINT);
+    }
+    let deadline = Instant::now() + LOAD_GRACE;
+    for guard in agents.iter_mut().filter_map(|a| a.guard.as_mut()) {
+        if guard
+            .wait_timeout(deadline.saturating_duration_since(Instant::now()))
+            .is_none()
+        {
+            guard.signal_group(libc::SIGKILL);
+            guard.wait_timeout(Duration::from_secs(5));
+        }
+    }
+}
+
+/// The step's load summary: the one generator's, or the client hosts' merged with
+/// `echolab merge` into STEPDIR/load. Sets `exit` when there is none.
+fn collect_load(config: &RunConfig, dir: &Path, agents: &[Agent], load_side: &mut LoadSide) {
+    let statuses: Vec<String> = agents
+        .iter()
+        .map(|a| {
+            let status = a.exit.clone().unwrap_or_else(|| "killed".into());
+            if agents.len() == 1 {
+                status
+            } else {
+                format!("{}: {status}", a.name)
+            }
+        })
+        .collect();
+    load_side.exit = Some(statuses.join("; "));
+    if agents.len() == 1 {
+        load_side.summary = read_json(&agents[0].out.join("summary.json"));
+        return;
+    }
+    if let Some(missing) = agents
+        .iter()
+        .find(|a| !a.out.join("summary.json").is_file())
+    {
+        load_side.exit = Some(format!(
+            "{} left no summary ({}): {}",
+            missing.name,
+            missing.exit.as_deref().unwrap_or("killed"),
+            tail(&missing.stderr)
+        ));
+        return;
+    }
+    let merged = dir.join("load");
+    let mut args = vec!["merge".to_string()];
+    args.extend(agents.iter().map(|a| a.out.display().to_string()));
+    args.extend(["--out".to_string(), merged.display().to_string()]);
+    let mut commands = fs::read_to_string(dir.join("load-command.txt")).unwrap_or_default();
+    commands += &command_line(&config.exe, &args);
+    fs::write(dir.join("load-command.txt"), commands).ok();
+    let files = (
+        File::create(dir.join("merge-stdout.txt")),
+        File::create(dir.join("merge-stderr.txt")),
+    );
+    let merge = match files {
+        (Ok(o), Ok(e)) => {
+            process::spawn(&config.exe, &args, None, o.into(), e.into()).map_err(|e| e.to_string())
+        }
+        (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+    };
+    match merge {
+        Err(e) => load_side.exit = Some(format!("cannot start echolab merge: {e}")),
+        Ok(mut merge) => match merge.wait_timeout(MERGE_TIMEOUT) {
+            Some(_) => load_side.summary = read_json(&merged.join("summary.json")),
+            None => {
+                load_side.exit = Some(format!(
+                    "echolab merge did not finish within {} s",
+                    MERGE_TIMEOUT.as_secs()
+                ))
+            }
+        },
+    }
+    if load_side.summary.is_none() && load_side.exit.is_some() {
+        let why = tail(&dir.join("merge-stderr.txt"));
+        if !why.is_empty() {
+            load_side.exit = Some(format!("echolab merge failed: {why}"));
+        }
+    }
+}
+
+/// Runs one repetition of one step for one model (on the emulated hosts when given).
 fn run_step(
     config: &RunConfig,
     scenario: &Scenario,
     entry: &ModelEntry,
     step: &Step,
     dir: &Path,
+    hosts: Option<&Hosts>,
 ) -> (ServerSide, LoadSide, bool) {
     let mut server_side = ServerSide::default();
     let mut load_side = LoadSide::default();
@@ -633,7 +899,7 @@ fn run_step(
         server_side.start_error = Some(format!("cannot create {}: {e}", dir.display()));
         return (server_side, load_side, false);
     }
-    let (mut server, addr, reader) = match start_server(config, entry, step, dir) {
+    let started = match start_server(config, entry, step, dir, hosts.map(|h| h.server())) {
         Ok(started) => started,
         Err(e) if e == "interrupted" => return (server_side, load_side, true),
         Err(e) => {
@@ -641,65 +907,74 @@ fn run_step(
             return (server_side, load_side, false);
         }
     };
-    let pid = server.pid();
+    let Started {
+        guard: mut server,
+        addr,
+        pid,
+        reader,
+    } = started;
     let probe = Probe::start(pid, PROBE_INTERVAL, &dir.join("probe.csv")).ok();
     let now = |p: &Option<Probe>| p.as_ref().map_or(0.0, |p| p.elapsed());
-    server_side.at_load_start = probe::sample(pid, now(&probe));
 
-    let args = load_args(&scenario.load, step, addr, dir);
-    fs::write(dir.join("load-command.txt"), args.join(" ") + "\n").ok();
-    let files = (
-        File::create(dir.join("load-stdout.txt")),
-        File::create(dir.join("load-stderr.txt")),
-    );
-    let cpus = scenario.load.cpus.as_deref().and_then(process::cpu_set);
-    let load_start = Instant::now();
+    let clients = hosts.map_or(&[][..], |h| h.clients());
+    // The idle server before the load: sampled when the load starts, which on client
+    // hosts is the common --start-at instant.
+    if clients.is_empty() {
+        server_side.at_load_start = probe::sample(pid, now(&probe));
+    }
+    let (mut agents, load_start) = start_load(config, scenario, step, dir, addr, clients);
+    if !clients.is_empty() {
+        server_side.at_load_start = probe::sample(pid, now(&probe));
+    }
+    let deadline = load_start + step_timeout(scenario, step);
+    let mut server_died_at: Option<Instant> = None;
     let mut interrupted = false;
-    let load = match files {
-        (Ok(out), Ok(err)) => process::spawn(&config.exe, &args, cpus, out.into(), err.into())
-            .map_err(|e| e.to_string()),
-        (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
-    };
-    match load {
-        Err(e) => load_side.exit = Some(format!("cannot start load generator: {e}")),
-        Ok(mut load) => {
-            let deadline = load_start + step_timeout(scenario, step);
-            let mut server_died_at: Option<Instant> = None;
-            let status = loop {
-                if let Some(status) = load.try_wait() {
-                    break Some(status);
+    loop {
+        let mut running = 0;
+        for agent in &mut agents {
+            if let Some(guard) = &mut agent.guard {
+                match guard.try_wait() {
+                    Some(status) if agent.exit.is_none() => agent.exit = Some(status.to_string()),
+                    Some(_) => {}
+                    None => running += 1,
                 }
-                if server_died_at.is_none() {
-                    if let Some(status) = server.try_wait() {
-                        server_side.died = Some(format!(
-                            "server died during the step ({status}): {}",
-                            tail(&dir.join("server-stderr.txt"))
-                        ));
-                        server_died_at = Some(Instant::now());
-                    }
-                }
-                // With its server gone the load may wait on timeouts; let it finish briefly.
-                let dead_too_long =
-                    server_died_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10));
-                if process::stop_requested() || Instant::now() >= deadline || dead_too_long {
-                    interrupted = process::stop_requested();
-                    load_side.timed_out = !interrupted && !dead_too_long;
-                    // SIGINT: the load generator flushes a valid partial result.
-                    break load.stop(libc::SIGINT, LOAD_GRACE).0;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            };
-            // Forked load processes (--processes) go with their leader.
-            load.signal_group(libc::SIGKILL);
-            load_side.exit = Some(match status {
-                Some(s) => s.to_string(),
-                None => "killed".into(),
-            });
+            }
         }
+        if running == 0 {
+            break;
+        }
+        if server_died_at.is_none() {
+            if let Some(status) = server.try_wait() {
+                server_side.died = Some(format!(
+                    "server died during the step ({status}): {}",
+                    tail(&dir.join("server-stderr.txt"))
+                ));
+                server_died_at = Some(Instant::now());
+            }
+        }
+        // With its server gone the load may wait on timeouts; let it finish briefly.
+        let dead_too_long = server_died_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10));
+        if process::stop_requested() || Instant::now() >= deadline || dead_too_long {
+            interrupted = process::stop_requested();
+            load_side.timed_out = !interrupted && !dead_too_long;
+            stop_agents(&mut agents);
+            for agent in &mut agents {
+                if let (Some(guard), None) = (&mut agent.guard, &agent.exit) {
+                    agent.exit = guard.try_wait().map(|s| s.to_string());
+                }
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Forked load processes (--processes) go with their leaders.
+    for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
+        guard.signal_group(libc::SIGKILL);
     }
     server_side.load_wall_s = load_start.elapsed().as_secs_f64();
     server_side.at_load_end = probe::sample(pid, now(&probe));
-    load_side.summary = read_json(&dir.join("load").join("summary.json"));
+    collect_load(config, dir, &agents, &mut load_side);
+    drop(agents);
 
     let (status, killed) = server.stop(libc::SIGTERM, STOP_GRACE);
     if let Some(probe) = probe {
@@ -812,6 +1087,33 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
     let mut csv = ResultsCsv::create(&config.out.join("results.csv"))?;
     let reps = scenario.repetitions;
     let total = (scenario.models.len() * scenario.steps.len()) as u64 * reps as u64;
+    // One set of emulated hosts for the whole run; dropping it (on every way out of
+    // this function, an interrupt included) deletes the namespaces.
+    let hosts = match scenario.client_hosts {
+        None => None,
+        Some(clients) => {
+            hosts::check_available()?;
+            let removed = hosts::remove_leftovers()?;
+            if !removed.is_empty() && !config.quiet {
+                eprintln!(
+                    "removed namespaces left by runs that died: {}",
+                    removed.join(" ")
+                );
+            }
+            let hosts = Hosts::create(clients)?;
+            if !config.quiet {
+                let clients: Vec<String> =
+                    hosts.clients().iter().map(|c| c.addr.to_string()).collect();
+                eprintln!(
+                    "hosts: server {}, clients {} (network namespaces {}*)",
+                    hosts.server().addr,
+                    clients.join(" "),
+                    hosts.prefix()
+                );
+            }
+            Some(hosts)
+        }
+    };
     let mut progress = Progress::new(total, config.progress_bar, config.quiet);
     let mut rows = Vec::new();
     let mut interrupted = false;
@@ -849,7 +1151,8 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                         .join(&entry.label)
                         .join(&step.name)
                         .join(format!("rep-{rep}"));
-                    let (server, load, stopped) = run_step(config, scenario, entry, step, &dir);
+                    let (server, load, stopped) =
+                        run_step(config, scenario, entry, step, &dir, hosts.as_ref());
                     measure(&mut row, &server, &load);
                     if stopped || process::stop_requested() {
                         row.status = "interrupted".into();
@@ -1115,23 +1418,30 @@ connections = [100, 30000]
         .unwrap();
         let dir = Path::new("/r/m/s/rep-1");
         let big = &s.steps[1];
-        let epoll = server_args(&s.models[0], big, dir).join(" ");
+        let lo = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let epoll = server_args(&s.models[0], big, dir, lo).join(" ");
         assert_eq!(
             epoll,
             "serve --model epoll --addr 127.0.0.1:0 --log /r/m/s/rep-1/server-log.csv \
              --summary-json /r/m/s/rep-1/server-summary.json --trigger level --processes 2 \
              --idle-timeout 30000ms"
         );
-        let select = server_args(&s.models[1], big, dir).join(" ");
+        let select = server_args(&s.models[1], big, dir, lo).join(" ");
         assert!(!select.contains("--processes"), "{select}");
-        let load = load_args(&s.load, big, "127.0.0.1:7000".parse().unwrap(), dir).join(" ");
+        let out = dir.join("load");
+        let load = load_args(&s.load, big, "127.0.0.1:7000".parse().unwrap(), &out).join(" ");
         assert_eq!(
             load,
             "load --target 127.0.0.1:7000 --connections 30000 --size 64 --requests 3 \
              --delay 1.5ms --connect-rate 5000 --hold 14000ms --processes 2 --source-addrs 127.0.0.2-127.0.0.9 \
              --out /r/m/s/rep-1/load --quiet"
         );
-        let small = load_args(&s.load, &s.steps[0], "127.0.0.1:7000".parse().unwrap(), dir);
+        let small = load_args(
+            &s.load,
+            &s.steps[0],
+            "127.0.0.1:7000".parse().unwrap(),
+            &out,
+        );
         assert!(!small.contains(&"--processes".to_string()));
     }
 

@@ -17,7 +17,7 @@ use toml::Spanned;
 use crate::server::{AcceptMode, Model, Trigger};
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 6] = [
+pub const BUILTIN: [(&str, &str); 7] = [
     ("quick", include_str!("../../scenarios/quick.toml")),
     (
         "max-clients",
@@ -33,6 +33,7 @@ pub const BUILTIN: [(&str, &str); 6] = [
     ),
     ("churn", include_str!("../../scenarios/churn.toml")),
     ("ramp", include_str!("../../scenarios/ramp.toml")),
+    ("hosts", include_str!("../../scenarios/hosts.toml")),
 ];
 
 /// A byte count written as an integer (`1024`) or a string with a unit (`"1KiB"`).
@@ -165,6 +166,15 @@ pub struct ScenarioFile {
     pub sweep: SweepFile,
     #[serde(default)]
     pub failure: FailureRule,
+    pub hosts: Option<Spanned<HostsFile>>,
+}
+
+/// `[hosts]`: run the server and the load on emulated hosts (network namespaces).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct HostsFile {
+    /// Client hosts the load of every step is split over (1..=16).
+    pub clients: Spanned<i64>,
 }
 
 /// Server options: `[server]` for every model, `[model.NAME]` for one entry of `models`.
@@ -366,6 +376,8 @@ pub struct Scenario {
     pub steps: Vec<Step>,
     pub sweep_axes: Vec<&'static str>,
     pub failure: FailureRule,
+    /// `[hosts] clients`: client hosts (network namespaces) to split each step's load over.
+    pub client_hosts: Option<u32>,
 }
 
 const DEFAULT_CONNECTIONS: u64 = 10;
@@ -649,6 +661,37 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         }
     }
 
+    let client_hosts = match &file.hosts {
+        None => None,
+        Some(hosts) => {
+            let clients = &hosts.get_ref().clients;
+            let max = super::hosts::MAX_CLIENTS;
+            let n = *clients.get_ref();
+            if !(1..=i64::from(max)).contains(&n) {
+                return Err(err(
+                    Some(clients.span()),
+                    format!("[hosts] clients must be between 1 and {max}, not {n}"),
+                ));
+            }
+            if load.source_addrs.is_some() {
+                return Err(err(
+                    Some(hosts.span()),
+                    "[load] source_addrs cannot be used with [hosts]: each client host has its own address".into(),
+                ));
+            }
+            if let Some(step) = steps.iter().find(|s| s.connections < n as u64) {
+                return Err(err(
+                    Some(clients.span()),
+                    format!(
+                        "step {} has {} connections, fewer than the {n} client hosts that share them",
+                        step.name, step.connections
+                    ),
+                ));
+            }
+            Some(n as u32)
+        }
+    };
+
     Ok(Scenario {
         name: file
             .name
@@ -668,6 +711,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         steps,
         sweep_axes: axes,
         failure: file.failure.clone(),
+        client_hosts,
     })
 }
 
@@ -902,6 +946,42 @@ requests = 1
         let e = error_of("models = [\"poll\"]\n[model.epoll]\nworkers = 1\n[load]\nrequests = 1\n");
         assert!(e.starts_with("test.toml: line 2"), "{e}");
         assert!(e.contains("[model.epoll] is not in `models`"), "{e}");
+    }
+
+    #[test]
+    fn hosts_table() {
+        let base = "models = [\"epoll\"]\n[load]\nrequests = 1\nconnections = 4\n";
+        let s = parse_str(&format!("{base}[hosts]\nclients = 4\n")).unwrap();
+        assert_eq!(s.client_hosts, Some(4));
+        assert_eq!(parse_str(base).unwrap().client_hosts, None);
+        let e = error_of(&format!("{base}[hosts]\nclients = 17\n"));
+        assert!(
+            e.starts_with(
+                "test.toml: line 6, column 11: [hosts] clients must be between 1 and 16, not 17"
+            ),
+            "{e}"
+        );
+        let e = error_of(&format!("{base}[hosts]\nclients = 0\n"));
+        assert!(e.contains("between 1 and 16, not 0"), "{e}");
+        let e = error_of(&format!("{base}[hosts]\nclients = 2\nbridge = \"br9\"\n"));
+        assert!(
+            e.starts_with("test.toml: line 7, column 1: unknown field `bridge`"),
+            "{e}"
+        );
+        let e = error_of(&format!("{base}[hosts]\n"));
+        assert!(e.contains("missing field `clients`"), "{e}");
+        let e = error_of(&format!("{base}[hosts]\nclients = 5\n"));
+        assert!(
+            e.starts_with("test.toml: line 6, column 11: step c4-s64 has 4 connections, fewer than the 5 client hosts"),
+            "{e}"
+        );
+        let e = error_of(&format!(
+            "{base}source_addrs = \"127.0.0.2-127.0.0.3\"\n[hosts]\nclients = 2\n"
+        ));
+        assert!(
+            e.contains("source_addrs cannot be used with [hosts]"),
+            "{e}"
+        );
     }
 
     #[test]

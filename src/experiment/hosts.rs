@@ -1,0 +1,391 @@
+//! Several hosts on one machine: a server host and N client hosts, each a network
+//! namespace with its own address, joined by a bridge (`[hosts] clients = N`).
+//!
+//! The seeds loaded one server from up to four client machines, so the server saw
+//! several peer addresses and each client machine had its own ephemeral ports,
+//! socket tables and softirq work. Namespaces give the same picture on one machine.
+//!
+//! Layout for a run of runner pid P (every name starts with the per-run prefix `elabP-`):
+//!
+//! ```text
+//!   elabP-srv  eth0 198.18.0.1/24  ──veth──  srv ┐
+//!   elabP-c1   eth0 198.18.0.11/24 ──veth──  c1  ├─ br0 in elabP-br
+//!   elabP-cN   eth0 198.18.0.(10+N)/24 ─veth─ cN ┘
+//! ```
+//!
+//! The bridge lives in a namespace of its own and every veth is created inside
+//! `elabP-br` with its peer moved straight into its host, so the root namespace
+//! gains no interface, route, address, NAT or forwarding rule: traffic cannot
+//! leave these namespaces. 198.18.0.0/15 is RFC 2544's benchmarking range, meant
+//! for exactly this and never routed on the Internet.
+//!
+//! Dropping [`Hosts`] deletes every namespace it created (the runner handles
+//! SIGINT/SIGTERM by unwinding normally, so drop runs then too); a runner killed
+//! outright leaves them behind, and the next run deletes namespaces whose owner
+//! pid is gone ([`remove_leftovers`]).
+
+use std::net::Ipv4Addr;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context as _;
+
+/// At most this many client hosts (addresses .11 to .26 of the /24).
+pub const MAX_CLIENTS: u32 = 16;
+/// The message for a machine where namespaces cannot be made.
+pub const NEEDS: &str = "multi-host scenarios need root and iproute2 (`ip netns`)";
+/// The beginning of every namespace name this module makes: `elab<pid>-`.
+const NAME_STEM: &str = "elab";
+const SERVER_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
+const FIRST_CLIENT_OCTET: u8 = 11;
+const PREFIX_LEN: u8 = 24;
+const BRIDGE: &str = "br0";
+/// The interface name inside every host namespace.
+const HOST_IF: &str = "eth0";
+
+/// One process makes one set at a time: the names carry only the pid.
+static IN_USE: AtomicBool = AtomicBool::new(false);
+
+/// One emulated host: its namespace and address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Host {
+    pub namespace: String,
+    pub addr: Ipv4Addr,
+}
+
+impl Host {
+    /// Arguments for `ip` that run `program args` inside this host's namespace.
+    /// `ip netns exec` execs in place (it does not fork), so the child's pid is the program's.
+    pub fn exec_args(&self, program: &str, args: &[String]) -> Vec<String> {
+        let mut a = vec![
+            "netns".to_string(),
+            "exec".to_string(),
+            self.namespace.clone(),
+            program.to_string(),
+        ];
+        a.extend(args.iter().cloned());
+        a
+    }
+}
+
+/// The namespaces of one run; deleted on drop.
+#[derive(Debug)]
+pub struct Hosts {
+    prefix: String,
+    server: Host,
+    clients: Vec<Host>,
+    /// Namespaces that exist now, in creation order (deleted in reverse).
+    created: Vec<String>,
+    /// Whether this set still holds the process's one slot ([`IN_USE`]).
+    holds_slot: bool,
+}
+
+/// The name prefix of the namespaces made by process `pid`.
+pub fn prefix_of(pid: u32) -> String {
+    format!("{NAME_STEM}{pid}-")
+}
+
+/// The pid in a namespace name made by this module (`elab1234-c1` -> 1234).
+fn owner_of(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(NAME_STEM)?;
+    let (digits, _) = rest.split_once('-')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Runs `ip ARGS`, returning its stdout; the error carries ip's own message.
+fn ip(args: &[&str]) -> anyhow::Result<String> {
+    let output = Command::new("ip")
+        .args(args)
+        .stdin(Stdio::null())
+        // Its own process group: a terminal's Ctrl-C must not cut a teardown short.
+        .process_group(0)
+        .output()
+        .with_context(|| format!("cannot run `ip` ({NEEDS})"))?;
+    if !output.status.success() {
+        anyhow::bail!(
+            "`ip {}` failed ({}): {}",
+            args.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Checks that this process is root and `ip netns` works.
+pub fn check_available() -> anyhow::Result<()> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        anyhow::bail!("{NEEDS}: this process is not root");
+    }
+    ip(&["netns", "list"]).map_err(|e| anyhow::anyhow!("{NEEDS}: {e:#}"))?;
+    Ok(())
+}
+
+/// The names of all named network namespaces (`ip netns list` prints `NAME [(id: N)]`).
+pub fn list_namespaces() -> anyhow::Result<Vec<String>> {
+    Ok(ip(&["netns", "list"])?
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect())
+}
+
+/// Whether `pid` is a live echolab process (a namespace owner that may still use its set).
+fn owner_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|comm| comm.trim_end().starts_with("echolab"))
+}
+
+/// Deletes namespaces left by runs whose process is gone (killed outright);
+/// returns the names deleted.
+pub fn remove_leftovers() -> anyhow::Result<Vec<String>> {
+    let me = std::process::id();
+    let mut removed = Vec::new();
+    for name in list_namespaces()? {
+        match owner_of(&name) {
+            Some(pid) if pid != me && !owner_alive(pid) => {
+                ip(&["netns", "delete", &name])?;
+                removed.push(name);
+            }
+            _ => {}
+        }
+    }
+    Ok(removed)
+}
+
+impl Hosts {
+    /// Creates the server host, `clients` client hosts and the bridge between them.
+    /// On any error, whatever was made is deleted before returning.
+    pub fn create(clients: u32) -> anyhow::Result<Hosts> {
+        anyhow::ensure!(
+            (1..=MAX_CLIENTS).contains(&clients),
+            "[hosts] clients must be between 1 and {MAX_CLIENTS}, not {clients}"
+        );
+        check_available()?;
+        anyhow::ensure!(
+            !IN_USE.swap(true, Ordering::SeqCst),
+            "this process already has a set of host namespaces"
+        );
+        let prefix = prefix_of(std::process::id());
+        let host = |suffix: &str, addr| Host {
+            namespace: format!("{prefix}{suffix}"),
+            addr,
+        };
+        // Built before anything is made, so Drop cleans up after a failure halfway.
+        let mut hosts = Hosts {
+            server: host("srv", SERVER_ADDR),
+            clients: (0..clients)
+                .map(|i| {
+                    let octet = FIRST_CLIENT_OCTET + i as u8;
+                    host(&format!("c{}", i + 1), Ipv4Addr::new(198, 18, 0, octet))
+                })
+                .collect(),
+            prefix,
+            created: Vec::new(),
+            holds_slot: true,
+        };
+        // A dead run with our pid (pid reuse after a crash) may have left this very set.
+        for name in list_namespaces()? {
+            if name.starts_with(&hosts.prefix) {
+                ip(&["netns", "delete", &name])?;
+            }
+        }
+        hosts.build()?;
+        Ok(hosts)
+    }
+
+    fn build(&mut self) -> anyhow::Result<()> {
+        let bridge_ns = format!("{}br", self.prefix);
+        self.add_namespace(&bridge_ns)?;
+        let br = bridge_ns.as_str();
+        // No STP and no forward delay: the ports forward as soon as they are up.
+        ip(&[
+            "-n",
+            br,
+            "link",
+            "add",
+            BRIDGE,
+            "type",
+            "bridge",
+            "stp_state",
+            "0",
+            "forward_delay",
+            "0",
+        ])?;
+        ip(&["-n", br, "link", "set", BRIDGE, "up"])?;
+        let hosts: Vec<Host> = std::iter::once(self.server.clone())
+            .chain(self.clients.iter().cloned())
+            .collect();
+        for host in &hosts {
+            self.add_namespace(&host.namespace)?;
+            let ns = host.namespace.as_str();
+            // The bridge-side port is named after the host (srv, c1, ...).
+            let port = &ns[self.prefix.len()..];
+            ip(&[
+                "-n", br, "link", "add", port, "type", "veth", "peer", "name", HOST_IF, "netns", ns,
+            ])?;
+            ip(&["-n", br, "link", "set", port, "master", BRIDGE, "up"])?;
+            let cidr = format!("{}/{PREFIX_LEN}", host.addr);
+            ip(&["-n", ns, "addr", "add", &cidr, "dev", HOST_IF])?;
+            ip(&["-n", ns, "link", "set", HOST_IF, "up"])?;
+            ip(&["-n", ns, "link", "set", "lo", "up"])?;
+        }
+        Ok(())
+    }
+
+    fn add_namespace(&mut self, name: &str) -> anyhow::Result<()> {
+        ip(&["netns", "add", name])?;
+        self.created.push(name.to_string());
+        Ok(())
+    }
+
+    /// The name prefix shared by every namespace of this set (`elab<pid>-`).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    pub fn server(&self) -> &Host {
+        &self.server
+    }
+
+    pub fn clients(&self) -> &[Host] {
+        &self.clients
+    }
+
+    /// Deletes every namespace of the set; the veths and the bridge go with them.
+    /// Returns the problems met (a namespace that could not be deleted).
+    pub fn teardown(&mut self) -> Vec<String> {
+        let mut problems = Vec::new();
+        while let Some(name) = self.created.pop() {
+            if let Err(e) = ip(&["netns", "delete", &name]) {
+                problems.push(format!("{e:#}"));
+            }
+        }
+        if std::mem::take(&mut self.holds_slot) {
+            IN_USE.store(false, Ordering::SeqCst);
+        }
+        problems
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        for problem in self.teardown() {
+            eprintln!("warning: host namespaces not removed: {problem}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_come_from_names() {
+        assert_eq!(prefix_of(1234), "elab1234-");
+        assert_eq!(owner_of("elab1234-c1"), Some(1234));
+        assert_eq!(owner_of("elab1234-br"), Some(1234));
+        assert_eq!(owner_of("elab-c1"), None);
+        assert_eq!(owner_of("elabx1-c1"), None);
+        assert_eq!(owner_of("elab12"), None);
+        assert_eq!(owner_of("other1234-c1"), None);
+    }
+
+    #[test]
+    fn exec_args_wrap_the_program() {
+        let host = Host {
+            namespace: "elab7-c2".into(),
+            addr: Ipv4Addr::new(198, 18, 0, 12),
+        };
+        assert_eq!(
+            host.exec_args("/bin/echolab", &["load".into(), "--quiet".into()])
+                .join(" "),
+            "netns exec elab7-c2 /bin/echolab load --quiet"
+        );
+    }
+
+    #[test]
+    fn namespaces_connect_and_are_removed() {
+        if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
+            return;
+        }
+        let mut hosts = Hosts::create(2)
+            .unwrap_or_else(|e| panic!("{e:#}; set ECHOLAB_SKIP_NETNS=1 to skip this test"));
+        let prefix = hosts.prefix().to_string();
+        let mine = || -> Vec<String> {
+            let mut v: Vec<String> = list_namespaces()
+                .unwrap()
+                .into_iter()
+                .filter(|n| n.starts_with(&prefix))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            mine(),
+            [
+                format!("{prefix}br"),
+                format!("{prefix}c1"),
+                format!("{prefix}c2"),
+                format!("{prefix}srv")
+            ]
+        );
+        let addrs: Vec<String> = hosts.clients().iter().map(|h| h.addr.to_string()).collect();
+        assert_eq!(addrs, ["198.18.0.11", "198.18.0.12"]);
+        assert_eq!(hosts.server().addr.to_string(), "198.18.0.1");
+        // `ip netns exec` must not fork: the runner probes the child's pid as the server's.
+        let child = Command::new("ip")
+            .args(hosts.clients()[0].exec_args("sh", &["-c".into(), "echo $$".into()]))
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), pid.to_string());
+        // Each host sees its own address and the server's is one hop away on the bridge.
+        let shown = ip(&[
+            "-n",
+            &hosts.clients()[1].namespace,
+            "-4",
+            "-o",
+            "addr",
+            "show",
+        ])
+        .unwrap();
+        assert!(shown.contains("inet 198.18.0.12/24"), "{shown}");
+        let route = ip(&[
+            "-n",
+            &hosts.clients()[1].namespace,
+            "route",
+            "get",
+            "198.18.0.1",
+        ])
+        .unwrap();
+        assert!(
+            route.starts_with("198.18.0.1 dev eth0 src 198.18.0.12"),
+            "{route}"
+        );
+        // A second set in the same process would reuse the names.
+        assert!(Hosts::create(1).is_err());
+        assert_eq!(hosts.teardown(), Vec::<String>::new());
+        assert_eq!(mine(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn leftovers_of_dead_runs_are_removed() {
+        if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
+            return;
+        }
+        // A pid above the kernel's maximum (4194304) is never alive.
+        let dead = "elab4999999-c1";
+        ip(&["netns", "add", dead]).unwrap();
+        let removed = remove_leftovers().unwrap();
+        assert!(removed.contains(&dead.to_string()), "{removed:?}");
+        assert!(!list_namespaces().unwrap().contains(&dead.to_string()));
+    }
+}

@@ -1,0 +1,342 @@
+//! `[hosts]`: a server host and client hosts as network namespaces, end to end.
+//!
+//! These need root and iproute2 (`ip netns`), as CI has; elsewhere they fail with a
+//! message saying so, unless ECHOLAB_SKIP_NETNS=1 skips them.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const EXE: &str = env!("CARGO_BIN_EXE_echolab");
+const NEEDS: &str = "multi-host scenarios need root and iproute2 (`ip netns`)";
+
+/// Whether to run (false: skipped by ECHOLAB_SKIP_NETNS); panics when namespaces are unusable.
+fn netns_available() -> bool {
+    if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
+        eprintln!("ECHOLAB_SKIP_NETNS is set: multi-host test skipped");
+        return false;
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let ip = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        root && ip,
+        "{NEEDS} (root: {root}, `ip netns list` works: {ip}); set ECHOLAB_SKIP_NETNS=1 to skip"
+    );
+    true
+}
+
+/// The names of the namespaces starting with `prefix`.
+fn namespaces(prefix: &str) -> Vec<String> {
+    let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let mut names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(prefix))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names
+}
+
+fn write_scenario(dir: &Path, load: &str) -> PathBuf {
+    let path = dir.join("hosts.toml");
+    fs::write(
+        &path,
+        format!(
+            r#"
+name = "two-hosts"
+models = ["epoll"]
+[hosts]
+clients = 2
+[server]
+workers = 1
+[load]
+size = 32
+connect_timeout = "5s"
+{load}
+[sweep]
+connections = [5]
+"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn start_run(scenario: &Path, out: &Path) -> Child {
+    Command::new(EXE)
+        .arg("run")
+        .arg(scenario)
+        .arg("--out")
+        .arg(out)
+        .args(["--no-report", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// results.csv as (header, rows).
+fn results(out: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header.len(), 36);
+    reader
+        .records()
+        .map(|r| {
+            header
+                .iter()
+                .cloned()
+                .zip(r.unwrap().iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// Waits (bounded) until `path` exists.
+fn wait_for(path: &Path, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !path.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before {} appeared",
+            path.display()
+        );
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits (bounded) for the run to exit; returns its exit code.
+fn wait_exit(child: &mut Child) -> Option<i32> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("the run did not exit within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
+        .unwrap_or(false)
+}
+
+/// The server's pid from its `listening on ... pid=N` line.
+fn server_pid(step: &Path) -> u32 {
+    let stdout = fs::read_to_string(step.join("server-stdout.txt")).unwrap();
+    stdout
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("pid="))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {stdout:?}"))
+}
+
+#[test]
+fn two_client_hosts_run_end_to_end() {
+    if !netns_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(tmp.path(), "requests = 20\nhold = \"300ms\"");
+    let out = tmp.path().join("out");
+    let child = start_run(&scenario, &out);
+    let prefix = format!("elab{}-", child.id());
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let rows = results(&out);
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    let cells: Vec<&str> = [
+        "model",
+        "step",
+        "status",
+        "failure_reason",
+        "connections_established",
+        "max_concurrent_server",
+        "requests",
+        "client_bytes_sent",
+        "client_bytes_received",
+        "server_bytes_in",
+        "server_bytes_out",
+        "bytes_match",
+    ]
+    .iter()
+    .map(|c| row[*c].as_str())
+    .collect();
+    // 5 connections x 20 requests x 32 bytes.
+    assert_eq!(
+        cells,
+        ["epoll", "c5-s32", "ok", "", "5", "5", "100", "3200", "3200", "3200", "3200", "true"]
+    );
+
+    let step = out.join("epoll").join("c5-s32").join("rep-1");
+    let listening = fs::read_to_string(step.join("server-stdout.txt")).unwrap();
+    assert!(
+        listening.starts_with("listening on 198.18.0.1:"),
+        "{listening}"
+    );
+    // Shard 0 of 2 owns connections 0, 2, 4; shard 1 owns 1, 3.
+    let summary = read_json(&step.join("server-summary.json"));
+    let hosts: Vec<(String, u64, u64, u64)> = summary["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["host"].as_str().unwrap().to_string(),
+                h["connections"].as_u64().unwrap(),
+                h["bytes_in"].as_u64().unwrap(),
+                h["bytes_out"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hosts,
+        [
+            ("198.18.0.11".to_string(), 3, 1920, 1920),
+            ("198.18.0.12".to_string(), 2, 1280, 1280)
+        ]
+    );
+    for (host, established) in [("host-1", 3), ("host-2", 2)] {
+        let part = read_json(&step.join("load").join(host).join("summary.json"));
+        assert_eq!(part["connections_established"], established, "{host}");
+    }
+    let merged = read_json(&step.join("load").join("summary.json"));
+    assert_eq!(merged["connections_established"], 5);
+    assert_eq!(merged["requests_completed"], 100);
+    // The probe watched the server itself: `ip netns exec` runs it under the child's pid.
+    let probe = fs::read_to_string(step.join("probe.csv")).unwrap();
+    assert!(probe.lines().count() >= 2, "{probe}");
+    assert!(!alive(server_pid(&step)));
+
+    assert_eq!(namespaces(&prefix), Vec::<String>::new());
+}
+
+#[test]
+fn sigterm_mid_run_removes_the_namespaces() {
+    if !netns_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(tmp.path(), "duration = \"30s\"");
+    let out = tmp.path().join("out");
+    let mut child = start_run(&scenario, &out);
+    let prefix = format!("elab{}-", child.id());
+    let step = out.join("epoll").join("c5-s32").join("rep-1");
+    // The load-command file is written once every client host's agent is started.
+    wait_for(&step.join("load-command.txt"), &mut child);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(
+        namespaces(&prefix),
+        ["br", "c1", "c2", "srv"].map(|n| format!("{prefix}{n}"))
+    );
+    // SAFETY: kill has no memory preconditions; the pid is our own live child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    assert_eq!(wait_exit(&mut child), Some(130));
+    assert_eq!(namespaces(&prefix), Vec::<String>::new());
+    let rows = results(&out);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["status"], "interrupted");
+    assert_eq!(rows[0]["failure_reason"], "run interrupted by signal 15");
+    assert!(!alive(server_pid(&step)));
+    // Each host's agent flushed a partial result, and they were merged.
+    let merged = read_json(&step.join("load").join("summary.json"));
+    assert_eq!(merged["interrupted"], true);
+    assert_eq!(merged["connections_established"], 5);
+}
+
+#[test]
+fn a_run_killed_outright_is_cleaned_up_by_the_next() {
+    if !netns_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(tmp.path(), "duration = \"30s\"");
+    let out = tmp.path().join("killed");
+    let mut child = start_run(&scenario, &out);
+    let prefix = format!("elab{}-", child.id());
+    let step = out.join("epoll").join("c5-s32").join("rep-1");
+    wait_for(&step.join("load-command.txt"), &mut child);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // SIGKILL leaves no chance to clean up; the next multi-host run removes the dead
+    // run's namespaces (its children died with it through PR_SET_PDEATHSIG).
+    let short = write_scenario(tmp.path(), "requests = 1");
+    let next = start_run(&short, &tmp.path().join("next"));
+    let output = next.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(namespaces(&prefix), Vec::<String>::new());
+    assert!(!alive(server_pid(&step)));
+}
+
+#[test]
+fn without_root_the_run_says_what_it_needs() {
+    if !netns_available() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    // The unprivileged run must be able to read the scenario.
+    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    let scenario = write_scenario(tmp.path(), "requests = 1");
+    let out = tmp.path().join("out");
+    // SAFETY: setgid/setuid are async-signal-safe and touch no memory of the parent.
+    let output = unsafe {
+        Command::new(EXE)
+            .arg("run")
+            .arg(&scenario)
+            .arg("--out")
+            .arg(&out)
+            .pre_exec(|| {
+                if libc::setgid(65534) == -1 || libc::setuid(65534) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+            .output()
+            .unwrap()
+    };
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        stderr.trim(),
+        format!("echolab: {NEEDS}: this process is not root")
+    );
+    assert!(!out.exists());
+}
