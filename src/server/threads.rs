@@ -11,7 +11,10 @@
 //! stack, `--thread-stack`, plus a kernel stack and a scheduler entry), its read
 //! buffer, and a context switch for every read and write. A thread that cannot
 //! be created refuses the connection (counted as `thread_spawn`); the server
-//! lives on.
+//! lives on. The first limit is usually not the thread count but the process's
+//! memory mappings (vm.max_map_count, 65 530 by default): each thread maps four
+//! regions, and past the limit Rust's runtime aborts the process while starting
+//! a thread, so the acceptor refuses connections before the mappings run out.
 //!
 //! Shutdown: blocked threads never look at a flag, so the acceptor keeps a
 //! registry of open connection fds and shutdown(2)s every one of them, which
@@ -35,6 +38,11 @@ use crate::syscall;
 const BUFFER_SIZE: usize = 64 * 1024;
 /// How long shutdown waits for the connection threads to close their records.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
+/// Memory mappings one connection thread adds: its stack and guard page, and the
+/// signal stack and guard page Rust's runtime maps for it.
+const MAPS_PER_THREAD: usize = 4;
+/// Mappings left for everything else (heap growth, malloc arenas, libraries).
+const MAPS_RESERVED: usize = 1024;
 
 pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let listener_fd = setup.listener.as_raw_fd();
@@ -43,8 +51,15 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let options = ConnOptions {
         stack: setup.config.thread_stack,
         idle_timeout: setup.config.idle_timeout,
+        max_threads: thread_capacity(),
     };
     setup.announce()?;
+    if let Some(max) = options.max_threads {
+        eprintln!(
+            "echolab serve: at most {max} connection threads (vm.max_map_count: each thread maps \
+             {MAPS_PER_THREAD} regions); connections beyond are refused as thread_spawn"
+        );
+    }
 
     while !shutdown_requested() {
         // 1. Wait for a connection or shutdown; leave the listener out while accepting is paused.
@@ -95,6 +110,24 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
 struct ConnOptions {
     stack: usize,
     idle_timeout: Option<Duration>,
+    /// Connection threads the process can map, if vm.max_map_count is known.
+    max_threads: Option<usize>,
+}
+
+/// How many connection threads fit under vm.max_map_count. Past it, a new thread's
+/// stack may still be mapped but not the signal stack Rust's runtime gives every
+/// thread, and the runtime aborts the whole process; so the acceptor refuses first.
+fn thread_capacity() -> Option<usize> {
+    let max_maps: usize = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let maps_now = std::fs::read_to_string("/proc/self/maps")
+        .ok()?
+        .lines()
+        .count();
+    Some(max_maps.saturating_sub(maps_now + MAPS_RESERVED) / MAPS_PER_THREAD)
 }
 
 /// Makes the socket blocking (with the idle timeout on reads) and starts its thread;
@@ -106,6 +139,13 @@ fn spawn_connection(
     stats: &Arc<Stats>,
     registry: &Arc<Registry>,
 ) {
+    if options
+        .max_threads
+        .is_some_and(|max| registry.open() >= max)
+    {
+        stats.refuse_admitted(&record, RefuseReason::ThreadSpawn);
+        return;
+    }
     if let Err(e) = make_blocking(&fd, options.idle_timeout) {
         stats.close(&record, close_reason_for(&e));
         return;
