@@ -209,6 +209,13 @@ pub fn accept_all(acceptor: &mut Acceptor, conns: &mut ConnTable) {
     }
 }
 
+/// Closes every connection of the table for `reason` (at shutdown: `shutdown`).
+pub fn close_all(conns: &mut ConnTable, reason: CloseReason, stats: &Stats) {
+    for (_, conn) in conns.drain() {
+        stats.close(&conn.record, reason);
+    }
+}
+
 /// Closes (reason `idle_timeout`) every connection that sent nothing for `limit`.
 pub fn close_idle(conns: &mut ConnTable, limit: Duration, stats: &Stats) {
     let now = Instant::now();

@@ -65,8 +65,8 @@ use anyhow::Context as _;
 use super::echo::{EchoConn, ReadStop};
 use super::stats::{CloseReason, ConnRecord, Stats};
 use super::{
-    request_shutdown, shutdown_fd, shutdown_requested, AcceptMode, Accepted, Acceptor, Setup,
-    Trigger,
+    idle_check_interval, request_shutdown, shutdown_fd, shutdown_requested, AcceptMode, Accepted,
+    Acceptor, Setup, Trigger,
 };
 use crate::syscall;
 
@@ -707,11 +707,6 @@ fn epoll_ctl(epoll: RawFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) 
     let mut event = libc::epoll_event { events, u64: token };
     syscall!(epoll_ctl(epoll, op, fd, &mut event))?;
     Ok(())
-}
-
-/// How often to scan for idle connections: often enough to close them near their limit.
-fn idle_check_interval(limit: Duration) -> Duration {
-    (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
 }
 
 /// Milliseconds to wait: block until an event, but wake for a paused accept or an idle scan.

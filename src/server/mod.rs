@@ -248,6 +248,12 @@ impl Setup {
     }
 }
 
+/// How often a model scans for idle connections under `--idle-timeout`: often enough
+/// to close them near their limit, never busier than every 10 ms.
+pub fn idle_check_interval(limit: Duration) -> Duration {
+    (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
+}
+
 /// `echolab serve`: runs the configured model until SIGINT or SIGTERM, then prints the summary.
 pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
     config.validate()?;

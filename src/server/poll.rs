@@ -10,9 +10,9 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
-use super::echo::{accept_all, close_idle, ConnTable, EchoConn, ReadStop};
+use super::echo::{accept_all, close_all, close_idle, ConnTable, EchoConn, ReadStop};
 use super::stats::CloseReason;
-use super::{shutdown_fd, shutdown_requested, Acceptor, Setup};
+use super::{idle_check_interval, shutdown_fd, shutdown_requested, Acceptor, Setup};
 use crate::syscall;
 
 /// Bytes read from one connection per turn, so one fast client cannot starve the rest.
@@ -88,9 +88,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         }
     }
 
-    for (_, conn) in conns.drain() {
-        setup.stats.close(&conn.record, CloseReason::Shutdown);
-    }
+    close_all(&mut conns, CloseReason::Shutdown, &setup.stats);
     Ok(())
 }
 
@@ -132,8 +130,7 @@ fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
 
 /// Milliseconds to wait: block until an event, but wake for a paused accept or an idle check.
 fn loop_timeout(pause_left: Option<Duration>, idle_timeout: Option<Duration>) -> libc::c_int {
-    let idle_check = idle_timeout
-        .map(|limit| (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1)));
+    let idle_check = idle_timeout.map(idle_check_interval);
     match (pause_left, idle_check) {
         (None, None) => -1,
         (a, b) => {

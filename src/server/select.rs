@@ -17,9 +17,9 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
-use super::echo::{accept_all, close_idle, ConnTable, EchoConn};
+use super::echo::{accept_all, close_all, close_idle, ConnTable, EchoConn};
 use super::stats::CloseReason;
-use super::{shutdown_fd, shutdown_requested, Acceptor, Setup};
+use super::{idle_check_interval, shutdown_fd, shutdown_requested, Acceptor, Setup};
 use crate::syscall;
 
 /// Bytes read from one connection per turn, so one fast client cannot starve the rest.
@@ -108,9 +108,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         }
     }
 
-    for (_, conn) in conns.drain() {
-        setup.stats.close(&conn.record, CloseReason::Shutdown);
-    }
+    close_all(&mut conns, CloseReason::Shutdown, &setup.stats);
     Ok(())
 }
 
@@ -184,8 +182,7 @@ fn loop_timeout(
     pause_left: Option<Duration>,
     idle_timeout: Option<Duration>,
 ) -> Option<libc::timeval> {
-    let idle_check = idle_timeout
-        .map(|limit| (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1)));
+    let idle_check = idle_timeout.map(idle_check_interval);
     let wait = pause_left.into_iter().chain(idle_check).min()?;
     let wait = wait.max(Duration::from_millis(1));
     Some(libc::timeval {

@@ -42,7 +42,8 @@ use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use super::echo::close_reason_for;
 use super::stats::{CloseReason, ConnRecord, Stats};
 use super::{
-    request_shutdown, shutdown_fd, shutdown_requested, sockaddr_to_std, Accepted, Acceptor, Setup,
+    idle_check_interval, request_shutdown, shutdown_fd, shutdown_requested, sockaddr_to_std,
+    Accepted, Acceptor, Setup,
 };
 use crate::syscall;
 
@@ -619,9 +620,7 @@ impl Worker {
 
     /// Arms the timeout request when idle checks or a paused accept need a tick.
     fn arm_timer(&mut self) -> io::Result<()> {
-        let idle_tick = self
-            .idle_timeout
-            .map(|limit| (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1)));
+        let idle_tick = self.idle_timeout.map(idle_check_interval);
         let pause_tick = self.accept_paused.then_some(Acceptor::PAUSE);
         let Some(tick) = idle_tick.into_iter().chain(pause_tick).min() else {
             return Ok(());
