@@ -10,7 +10,6 @@ mod common;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -528,20 +527,7 @@ fn fd_exhaustion(variant: &Variant) {
     let model = variant.model;
     const CLIENTS: usize = 100;
     let server = start_with(variant, &[], |command| {
-        // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
-        unsafe {
-            command.pre_exec(|| {
-                let limit = libc::rlimit {
-                    rlim_cur: 64,
-                    rlim_max: 64,
-                };
-                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
-                }
-            });
-        }
+        limit_in_child(command, libc::RLIMIT_NOFILE, 64)
     });
     let mut streams = connect_many(server.addr, CLIENTS);
     server.wait_accepted(Duration::from_secs(30));

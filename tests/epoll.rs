@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{count, echo_once, echo_stream, payload, reason_count, Server, Stopped};
+use common::{
+    count, echo_once, echo_stream, limit_in_child, payload, reason_count, Server, Stopped,
+};
 
 const TRIGGERS: [&str; 2] = ["edge", "level"];
 const ACCEPT_MODES: [&str; 3] = ["dispatcher", "reuseport", "exclusive"];
@@ -333,25 +335,11 @@ fn zero_workers_is_a_clear_error() {
 /// (fd_limit) and keeps running: no worker may fail for want of an fd of its own.
 #[test]
 fn fd_exhaustion_in_every_accept_mode() {
-    use std::os::unix::process::CommandExt;
     const CLIENTS: usize = 100;
     for accept in ACCEPT_MODES {
         let args = ["--workers", "2", "--accept", accept];
         let server = Server::start_with("epoll", &args, |command| {
-            // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
-            unsafe {
-                command.pre_exec(|| {
-                    let limit = libc::rlimit {
-                        rlim_cur: 64,
-                        rlim_max: 64,
-                    };
-                    if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
-                        Ok(())
-                    } else {
-                        Err(std::io::Error::last_os_error())
-                    }
-                });
-            }
+            limit_in_child(command, libc::RLIMIT_NOFILE, 64)
         });
         let mut streams: Vec<TcpStream> = (0..CLIENTS).map(|_| server.connect()).collect();
         server.wait_accepted(Duration::from_secs(30));

@@ -254,20 +254,7 @@ fn uring_with_no_memlock_serves_or_explains() {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
-    unsafe {
-        command.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            if libc::setrlimit(libc::RLIMIT_MEMLOCK, &limit) == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
-            }
-        });
-    }
+    limit_in_child(&mut command, libc::RLIMIT_MEMLOCK, 0);
     let mut child = command.spawn().expect("spawn");
     let mut stdout = child.stdout.take().unwrap();
     let mut line = Vec::new();

@@ -159,6 +159,26 @@ impl Drop for Server {
     }
 }
 
+/// Sets `resource` (e.g. RLIMIT_NOFILE) to `value`, soft and hard, in the child
+/// `command` starts, before it runs: the server cannot raise it back.
+pub fn limit_in_child(command: &mut Command, resource: libc::__rlimit_resource_t, value: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe and touches only the child being started.
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: value,
+                rlim_max: value,
+            };
+            if libc::setrlimit(resource, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+}
+
 pub fn signal(pid: i32, sig: i32) {
     // SAFETY: sending a signal to a child we started.
     unsafe {
