@@ -145,12 +145,7 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
 fn read_results_csv(path: &Path) -> anyhow::Result<(Vec<String>, Vec<Row>)> {
     let file = fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(file);
-    let header: Vec<String> = reader
-        .headers()
-        .with_context(|| format!("{} line 1: cannot read the header", path.display()))?
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect();
+    let header = read_header(&mut reader, path)?;
     for column in REQUIRED {
         if !header.iter().any(|h| h == column) {
             bail!(
@@ -162,11 +157,7 @@ fn read_results_csv(path: &Path) -> anyhow::Result<(Vec<String>, Vec<Row>)> {
     }
     let mut rows = Vec::new();
     for record in reader.records() {
-        let record = record.map_err(|e| {
-            let line = e.position().map(|p| p.line()).unwrap_or(0);
-            anyhow::anyhow!("{} line {line}: malformed CSV: {e}", path.display())
-        })?;
-        let line = record.position().map(|p| p.line()).unwrap_or(0);
+        let (record, line) = record_with_line(record, path)?;
         let at = |column: &str, message: String| {
             anyhow::anyhow!("{} line {line}, column {column}: {message}", path.display())
         };
@@ -243,6 +234,32 @@ impl Table {
     }
 }
 
+/// The trimmed header of a CSV file, or an error naming the file.
+fn read_header<R: std::io::Read>(
+    reader: &mut csv::Reader<R>,
+    path: &Path,
+) -> anyhow::Result<Vec<String>> {
+    Ok(reader
+        .headers()
+        .with_context(|| format!("{} line 1: cannot read the header", path.display()))?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect())
+}
+
+/// A CSV record with its line number, or an error naming the file and line.
+fn record_with_line(
+    record: csv::Result<csv::StringRecord>,
+    path: &Path,
+) -> anyhow::Result<(csv::StringRecord, u64)> {
+    let record = record.map_err(|e| {
+        let line = e.position().map(|p| p.line()).unwrap_or(0);
+        anyhow::anyhow!("{} line {line}: malformed CSV: {e}", path.display())
+    })?;
+    let line = record.position().map(|p| p.line()).unwrap_or(0);
+    Ok((record, line))
+}
+
 /// Reads a per-step CSV. Ok(None) when the file does not exist (a step that
 /// never ran its load); an error naming file and line when it is malformed.
 pub fn read_table(path: &Path) -> anyhow::Result<Option<Table>> {
@@ -253,19 +270,10 @@ pub fn read_table(path: &Path) -> anyhow::Result<Option<Table>> {
         .flexible(true)
         .from_path(path)
         .with_context(|| format!("cannot read {}", path.display()))?;
-    let header: Vec<String> = reader
-        .headers()
-        .with_context(|| format!("{} line 1: cannot read the header", path.display()))?
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect();
+    let header = read_header(&mut reader, path)?;
     let mut rows = Vec::new();
     for record in reader.records() {
-        let record = record.map_err(|e| {
-            let line = e.position().map(|p| p.line()).unwrap_or(0);
-            anyhow::anyhow!("{} line {line}: malformed CSV: {e}", path.display())
-        })?;
-        let line = record.position().map(|p| p.line()).unwrap_or(0);
+        let (record, line) = record_with_line(record, path)?;
         let mut row = BTreeMap::new();
         for (column, value) in header.iter().zip(record.iter()) {
             let value = value.trim();
