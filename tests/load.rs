@@ -210,6 +210,16 @@ fn epoll_echo_server(port: u16, ready: &Path) {
     let _ = socket.into_raw_fd();
 }
 
+/// Asserts the run exited 0, showing its stderr when it did not.
+fn assert_exit_ok(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn load(args: &[&str]) -> Output {
     let mut child = Command::new(ECHOLAB)
         .arg("load")
@@ -316,12 +326,7 @@ fn closed_loop_totals_are_exact() {
         "--out",
         dir.to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit_ok(&out);
     let s = summary(&dir);
     assert!(s.complete);
     assert!(!s.interrupted);
@@ -411,12 +416,7 @@ fn a_server_killed_mid_run_leaves_valid_partial_results() {
     server.kill().unwrap();
     server.wait().unwrap();
     let out = client.join().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit_ok(&out);
     let s = summary(&dir);
     assert!(s.complete);
     assert!(s.interrupted);
@@ -467,12 +467,7 @@ fn open_loop_latency_is_corrected_for_a_stall() {
         "--out",
         dir.to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit_ok(&out);
     let s = summary(&dir);
     assert_eq!(s.mode, "open");
     let raw = s.latency_raw_us.clone().unwrap();
@@ -538,12 +533,7 @@ fn twenty_five_thousand_connections_over_two_processes_and_source_addresses() {
         server.kill().unwrap();
         server.wait().unwrap();
     }
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit_ok(&out);
     let s = summary(&dir);
     assert_eq!(s.connections_target, 25_000);
     assert_eq!(s.connections_established, 25_000);
@@ -587,12 +577,7 @@ fn shards_merge_exactly() {
             "--out",
             dir.to_str().unwrap(),
         ]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_exit_ok(&out);
     }
     assert_eq!(summary(&a).connections_target, 3);
     assert_eq!(summary(&b).connections_target, 2);
@@ -602,12 +587,7 @@ fn shards_merge_exactly() {
         .arg(&merged)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit_ok(&out);
     let s = summary(&merged);
     assert_eq!(s.connections_target, 5);
     assert_eq!(s.requests_completed, 35);
