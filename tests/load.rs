@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use echolab::load::record::{read_hlog, ConnRecord, Summary, TimelineRow};
+use echolab::load::record::{read_hlog, LoadConnRecord, LoadSummary, TimelineRow};
 
 const ECHOLAB: &str = env!("CARGO_BIN_EXE_echolab");
 
@@ -248,11 +248,11 @@ fn out_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn summary(dir: &Path) -> Summary {
+fn summary(dir: &Path) -> LoadSummary {
     serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()
 }
 
-fn connections(dir: &Path) -> Vec<ConnRecord> {
+fn connections(dir: &Path) -> Vec<LoadConnRecord> {
     csv::Reader::from_path(dir.join("connections.csv"))
         .unwrap()
         .deserialize()
@@ -284,7 +284,7 @@ fn hlog_counts(dir: &Path) -> (u64, u64) {
 fn assert_summary_matches_files(dir: &Path) {
     let s = summary(dir);
     let rows = connections(dir);
-    let sum = |f: fn(&ConnRecord) -> u64| rows.iter().map(f).sum::<u64>();
+    let sum = |f: fn(&LoadConnRecord) -> u64| rows.iter().map(f).sum::<u64>();
     assert_eq!(s.requests_completed, sum(|r| r.requests));
     assert_eq!(s.bytes_sent, sum(|r| r.bytes_sent));
     assert_eq!(s.bytes_received, sum(|r| r.bytes_received));

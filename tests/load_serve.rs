@@ -12,14 +12,14 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{count, reason_count, LogRow, Server, Stopped, BIN};
-use echolab::load::record::{ConnRecord, Summary};
+use echolab::load::record::{LoadConnRecord, LoadSummary};
 
 /// Result files of one `echolab load` run.
 struct Run {
     dir: PathBuf,
     output: Output,
-    summary: Summary,
-    rows: Vec<ConnRecord>,
+    summary: LoadSummary,
+    rows: Vec<LoadConnRecord>,
 }
 
 fn out_dir(name: &str) -> PathBuf {
@@ -59,7 +59,7 @@ fn finish(mut child: Child, dir: PathBuf, args: &[&str]) -> Run {
         "echolab load {args:?} failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let summary: Summary =
+    let summary: LoadSummary =
         serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
     let rows = csv::Reader::from_path(dir.join("connections.csv"))
         .unwrap()
@@ -126,7 +126,7 @@ fn stop_when_idle(server: Server) -> Stopped {
 /// each connection's bytes are the same on both ends. Returns the number of joined rows.
 fn assert_both_ends_agree(run: &Run, server: &Stopped) -> usize {
     let s = &run.summary;
-    let sum = |f: fn(&ConnRecord) -> u64| run.rows.iter().map(f).sum::<u64>();
+    let sum = |f: fn(&LoadConnRecord) -> u64| run.rows.iter().map(f).sum::<u64>();
     assert_eq!(s.requests_completed, sum(|r| r.requests));
     assert_eq!(s.bytes_sent, sum(|r| r.bytes_sent));
     assert_eq!(s.bytes_received, sum(|r| r.bytes_received));
@@ -414,7 +414,7 @@ fn reconnect_survives_a_server_restart() {
     assert_eq!(count(&second_s, "accepted"), 5, "one reconnection per slot");
     let second_log = common::read_log(&dir.path().join("second-log.csv"));
     let first_log = common::read_log(&dir.path().join("first-log.csv"));
-    let done: Vec<&ConnRecord> = run.rows.iter().filter(|r| r.end == "done").collect();
+    let done: Vec<&LoadConnRecord> = run.rows.iter().filter(|r| r.end == "done").collect();
     assert_eq!(done.len(), 5);
     for row in done {
         let log = second_log

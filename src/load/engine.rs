@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use super::preflight;
-use super::record::{self, round3, unix_now, ConnRecord, ErrorKind, Interval, Outputs, Summary};
+use super::record::{
+    self, round3, unix_now, ErrorKind, Interval, LoadConnRecord, LoadSummary, Outputs,
+};
 use super::schedule::{Mode, Payload, Plan};
 
 /// How long in-flight echoes may still arrive after the run stops sending.
@@ -86,7 +88,7 @@ pub fn run(
     plan: &Plan,
     out: Option<&Path>,
     show_progress: bool,
-) -> anyhow::Result<Option<Summary>> {
+) -> anyhow::Result<Option<LoadSummary>> {
     let mut warnings = match preflight::check(plan, plan.connections()) {
         Ok(report) => report.warnings,
         Err(explanation) => {
@@ -264,8 +266,8 @@ fn progress_bar(show: bool) -> indicatif::ProgressBar {
     bar
 }
 
-fn summary_base(plan: &Plan, threads: usize, started_unix: f64) -> Summary {
-    Summary {
+fn summary_base(plan: &Plan, threads: usize, started_unix: f64) -> LoadSummary {
+    LoadSummary {
         echolab_version: env!("CARGO_PKG_VERSION").to_string(),
         target: plan.target_text.clone(),
         mode: plan.mode_name().to_string(),
@@ -278,12 +280,12 @@ fn summary_base(plan: &Plan, threads: usize, started_unix: f64) -> Summary {
         threads: threads as u64,
         processes: 1,
         shard: (plan.shard.1 > 1).then(|| format!("{}/{}", plan.shard.0, plan.shard.1)),
-        ..Summary::default()
+        ..LoadSummary::default()
     }
 }
 
 /// Says whether and why the run was cut short.
-fn describe_end(summary: &mut Summary, plan: &Plan, c: &record::Counters) {
+fn describe_end(summary: &mut LoadSummary, plan: &Plan, c: &record::Counters) {
     if let Some(signal) = received_signal() {
         summary.interrupted = true;
         summary.cut_short_reason = Some(format!(
@@ -401,7 +403,7 @@ struct Conn {
     delayed: u64,
     next_intended: u64,
     connect_started: u64,
-    rec: ConnRecord,
+    rec: LoadConnRecord,
 }
 
 struct Worker<'a> {
@@ -471,7 +473,7 @@ impl<'a> Worker<'a> {
                 delayed: 0,
                 next_intended: 0,
                 connect_started: 0,
-                rec: ConnRecord::default(),
+                rec: LoadConnRecord::default(),
             })
             .collect();
         Ok(Worker {
@@ -659,11 +661,11 @@ impl<'a> Worker<'a> {
         c.mismatch = false;
         c.writable = false;
         c.connect_started = now;
-        c.rec = ConnRecord {
+        c.rec = LoadConnRecord {
             conn_id: c.global,
             attempt: c.attempt,
             opened_unix: round3(self.started_unix + now as f64 / 1e9),
-            ..ConnRecord::default()
+            ..LoadConnRecord::default()
         };
         self.local.counters.connect_attempts += 1;
         match connect_socket(target, source) {

@@ -199,7 +199,7 @@ pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// 1 when nothing could be measured or the error rate is over the bound, else 0.
-fn exit_code(summary: &record::Summary, max_error_rate: Option<f64>) -> ExitCode {
+fn exit_code(summary: &record::LoadSummary, max_error_rate: Option<f64>) -> ExitCode {
     if summary.connections_established == 0 && summary.connections_target > 0 {
         eprintln!("echolab load: no connection could be established");
         return ExitCode::from(EXIT_FAILED);

@@ -14,7 +14,7 @@ use hdrhistogram::Histogram;
 use super::engine::{install_signal_handlers, received_signal};
 use super::preflight;
 use super::record::{
-    self, new_histogram, round3, ConnRecord, Counters, Outputs, Summary, TimelineRow,
+    self, new_histogram, round3, Counters, LoadConnRecord, LoadSummary, Outputs, TimelineRow,
 };
 use super::schedule::Plan;
 use super::LoadArgs;
@@ -90,7 +90,7 @@ pub fn run_processes(
     args: &LoadArgs,
     plan: &Plan,
     show_progress: bool,
-) -> anyhow::Result<Option<Summary>> {
+) -> anyhow::Result<Option<LoadSummary>> {
     let processes = u64::from(plan.processes);
     let per_process = plan.connections().div_ceil(processes);
     if let Err(explanation) = preflight::check(plan, per_process) {
@@ -145,7 +145,8 @@ pub fn run_processes(
         }
         if last_progress.elapsed() >= Duration::from_secs(1) {
             last_progress = std::time::Instant::now();
-            let parts: Vec<Summary> = dirs.iter().filter_map(|d| read_summary(d).ok()).collect();
+            let parts: Vec<LoadSummary> =
+                dirs.iter().filter_map(|d| read_summary(d).ok()).collect();
             progress.set_message(format!(
                 "{} processes: connections {}  requests {}  errors {}",
                 processes,
@@ -177,7 +178,7 @@ pub fn run_processes(
     Ok(Some(summary))
 }
 
-fn read_summary(dir: &Path) -> anyhow::Result<Summary> {
+fn read_summary(dir: &Path) -> anyhow::Result<LoadSummary> {
     let path = dir.join("summary.json");
     let text = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
@@ -192,8 +193,8 @@ struct MergedSecond {
 }
 
 /// Merges result directories into `out` exactly and returns the merged summary.
-pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Summary> {
-    let parts: Vec<Summary> = dirs
+pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
+    let parts: Vec<LoadSummary> = dirs
         .iter()
         .map(|d| read_summary(d))
         .collect::<anyhow::Result<_>>()?;
@@ -207,7 +208,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Summary> {
     let mut seconds: BTreeMap<u64, MergedSecond> = BTreeMap::new();
     let mut total = new_histogram();
     let mut total_raw = new_histogram();
-    let mut records: Vec<ConnRecord> = Vec::new();
+    let mut records: Vec<LoadConnRecord> = Vec::new();
     for (dir, part) in dirs.iter().zip(&parts) {
         let (hlog_start, intervals) = record::read_hlog(&dir.join("latency.hlog"))?;
         let offset = hlog_start.unwrap_or(part.started_unix) - started;
@@ -241,7 +242,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Summary> {
         }
         let mut reader = csv::Reader::from_path(dir.join("connections.csv"))
             .with_context(|| format!("reading {}/connections.csv", dir.display()))?;
-        for rec in reader.deserialize::<ConnRecord>() {
+        for rec in reader.deserialize::<LoadConnRecord>() {
             records.push(rec?);
         }
     }
@@ -276,7 +277,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Summary> {
     }
 
     let mut counters = Counters::default();
-    let mut summary = Summary {
+    let mut summary = LoadSummary {
         echolab_version: env!("CARGO_PKG_VERSION").to_string(),
         target: parts[0].target.clone(),
         mode: parts[0].mode.clone(),
@@ -288,7 +289,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Summary> {
         requests_per_connection: parts[0].requests_per_connection,
         pipeline: parts[0].pipeline,
         merged_from: dirs.iter().map(|d| d.display().to_string()).collect(),
-        ..Summary::default()
+        ..LoadSummary::default()
     };
     let mut reasons = Vec::new();
     for (dir, p) in dirs.iter().zip(&parts) {

@@ -92,7 +92,7 @@ impl ErrorKind {
 
 /// One row of connections.csv: one TCP connection (or failed attempt) of a connection slot.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct ConnRecord {
+pub struct LoadConnRecord {
     pub conn_id: u64,
     pub attempt: u32,
     pub local_addr: String,
@@ -172,7 +172,7 @@ pub struct Interval {
     pub latency: Histogram<u64>,
     /// Open loop: latency from the actual send time.
     pub latency_raw: Histogram<u64>,
-    pub records: Vec<ConnRecord>,
+    pub records: Vec<LoadConnRecord>,
 }
 
 impl Default for Interval {
@@ -248,7 +248,7 @@ impl LatencyStats {
 
 /// summary.json.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Summary {
+pub struct LoadSummary {
     pub echolab_version: String,
     pub target: String,
     pub mode: String,
@@ -293,7 +293,7 @@ pub struct Summary {
     pub merged_from: Vec<String>,
 }
 
-impl Summary {
+impl LoadSummary {
     /// Fills the counter-derived fields from the run's totals.
     pub fn set_totals(
         &mut self,
@@ -437,7 +437,7 @@ impl Outputs {
         Ok(())
     }
 
-    pub fn write_records(&mut self, records: &[ConnRecord]) -> anyhow::Result<()> {
+    pub fn write_records(&mut self, records: &[LoadConnRecord]) -> anyhow::Result<()> {
         for r in records {
             self.connections.serialize(r)?;
         }
@@ -472,12 +472,12 @@ impl Outputs {
         Ok(())
     }
 
-    pub fn write_summary(&self, summary: &Summary) -> anyhow::Result<()> {
+    pub fn write_summary(&self, summary: &LoadSummary) -> anyhow::Result<()> {
         Outputs::rewrite_summary(&self.dir, summary)
     }
 
     /// Writes `dir`/summary.json aside and renames it, so a reader never sees half a file.
-    pub fn rewrite_summary(dir: &Path, summary: &Summary) -> anyhow::Result<()> {
+    pub fn rewrite_summary(dir: &Path, summary: &LoadSummary) -> anyhow::Result<()> {
         let path = dir.join("summary.json");
         let tmp = dir.join(".summary.json.tmp");
         std::fs::write(&tmp, serde_json::to_vec_pretty(summary)?)?;
@@ -545,7 +545,7 @@ pub fn timeline_row(second: u64, active: u64, interval: &Interval) -> TimelineRo
 }
 
 /// The final table printed on stdout.
-pub fn human_summary(s: &Summary) -> String {
+pub fn human_summary(s: &LoadSummary) -> String {
     let mut out = String::new();
     let status = match (&s.cut_short_reason, s.interrupted) {
         (Some(reason), true) => format!("cut short: {reason}"),

@@ -11,7 +11,7 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
-use super::stats::{CloseReason, ConnRecord, Stats};
+use super::stats::{CloseReason, ServerConnRecord, Stats};
 use super::{Accepted, Acceptor};
 use crate::syscall;
 
@@ -31,7 +31,7 @@ pub enum ReadStop {
 /// One echo connection of an event-driven model.
 pub struct EchoConn {
     pub fd: OwnedFd,
-    pub record: ConnRecord,
+    pub record: ServerConnRecord,
     /// Echo bytes the socket has not taken yet; `pending[sent..]` is still to be written.
     pending: Vec<u8>,
     sent: usize,
@@ -40,7 +40,7 @@ pub struct EchoConn {
 }
 
 impl EchoConn {
-    pub fn new(fd: OwnedFd, record: ConnRecord) -> EchoConn {
+    pub fn new(fd: OwnedFd, record: ServerConnRecord) -> EchoConn {
         EchoConn {
             fd,
             record,
@@ -164,7 +164,7 @@ impl EchoConn {
 }
 
 /// One send(2); returns 0 when the socket buffer is full.
-fn send_some(fd: RawFd, bytes: &[u8], record: &mut ConnRecord) -> Result<usize, CloseReason> {
+fn send_some(fd: RawFd, bytes: &[u8], record: &mut ServerConnRecord) -> Result<usize, CloseReason> {
     loop {
         match syscall!(send(
             fd,

@@ -63,7 +63,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 
 use super::echo::{EchoConn, ReadStop};
-use super::stats::{CloseReason, ConnRecord, Stats};
+use super::stats::{CloseReason, ServerConnRecord, Stats};
 use super::{
     idle_check_interval, request_shutdown, shutdown_fd, shutdown_requested, AcceptMode, Accepted,
     Acceptor, Setup, Trigger,
@@ -408,7 +408,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Registers a new connection for reading and puts it in the table.
-    fn add_conn(&mut self, fd: OwnedFd, record: ConnRecord) {
+    fn add_conn(&mut self, fd: OwnedFd, record: ServerConnRecord) {
         let raw = fd.as_raw_fd();
         let conn = EchoConn::new(fd, record);
         let mask = self.mask(IN);
@@ -658,7 +658,7 @@ impl<'a> Dispatcher<'a> {
 /// The worker resets the eventfd *before* taking the queue, so a push it does not
 /// see is always followed by a write that wakes it again.
 struct Inbox {
-    queue: Mutex<Vec<(OwnedFd, ConnRecord)>>,
+    queue: Mutex<Vec<(OwnedFd, ServerConnRecord)>>,
     wake: OwnedFd,
 }
 
@@ -676,7 +676,7 @@ impl Inbox {
         self.wake.as_raw_fd()
     }
 
-    fn push(&self, fd: OwnedFd, record: ConnRecord) {
+    fn push(&self, fd: OwnedFd, record: ServerConnRecord) {
         self.queue
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -687,7 +687,7 @@ impl Inbox {
         let _ = syscall!(write(self.wake_fd(), (&one as *const u64).cast(), 8));
     }
 
-    fn take(&self) -> Vec<(OwnedFd, ConnRecord)> {
+    fn take(&self) -> Vec<(OwnedFd, ServerConnRecord)> {
         let mut count: u64 = 0;
         // Resets the counter; EAGAIN just means it was already zero.
         let _ = syscall!(read(self.wake_fd(), (&mut count as *mut u64).cast(), 8));

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::syscall;
-use stats::{ConnRecord, RefuseReason, Stats, Summary};
+use stats::{RefuseReason, ServerConnRecord, ServerSummary, Stats};
 
 /// The I/O model a server uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, Serialize, Deserialize)]
@@ -291,7 +291,7 @@ pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
     }
     .with_context(|| format!("the {model} server failed"))?;
 
-    let summary = Summary {
+    let summary = ServerSummary {
         model: model.name().to_string(),
         addr: local_addr.to_string(),
         workers,
@@ -303,7 +303,7 @@ pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
 }
 
 /// Flushes the log, prints the summary on stderr and writes `--summary-json`.
-fn finish(config: &ServerConfig, stats: &Stats, summary: &Summary) -> anyhow::Result<()> {
+fn finish(config: &ServerConfig, stats: &Stats, summary: &ServerSummary) -> anyhow::Result<()> {
     stats.flush_log().context("flushing the connection log")?;
     eprint!("{}", summary.render());
     if let Some(path) = &config.summary_json {
@@ -328,7 +328,7 @@ pub fn bind_listener(addr: SocketAddr, backlog: i32) -> io::Result<TcpListener> 
 /// What one accept attempt gave.
 pub enum Accepted {
     /// A new connection, counted as open; its socket is non-blocking.
-    Conn(OwnedFd, ConnRecord),
+    Conn(OwnedFd, ServerConnRecord),
     /// A connection was accepted and closed at once (counted as refused); try again.
     Refused,
     /// No connection is waiting.

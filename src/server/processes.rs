@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::stats::{unix_now, Stats, Summary};
+use super::stats::{unix_now, ServerSummary, Stats};
 use super::{bind_listener, finish, shutdown_requested, ServerConfig};
 
 /// One child server.
@@ -120,7 +120,7 @@ fn run(
     }
 
     // One log and one summary, as a single process would write them.
-    let mut summary = Summary {
+    let mut summary = ServerSummary {
         model: config.model.name().to_string(),
         addr: addr.to_string(),
         pid: std::process::id(),
@@ -128,7 +128,7 @@ fn run(
         workers,
         fd_limit,
         started_unix,
-        ..Summary::default()
+        ..ServerSummary::default()
     };
     for process in &processes {
         match read_summary(&process.summary_path) {
@@ -283,7 +283,7 @@ fn value_name(value: impl clap::ValueEnum) -> String {
         .unwrap_or_default()
 }
 
-fn read_summary(path: &Path) -> anyhow::Result<Summary> {
+fn read_summary(path: &Path) -> anyhow::Result<ServerSummary> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))

@@ -1,7 +1,7 @@
 //! Per-connection and per-host counters, the CSV connection log and the summary.
 //!
 //! Every model reports to one [`Stats`]: `admit` when a connection is accepted,
-//! `refuse` when one is turned away, `close` with its [`ConnRecord`] when it ends.
+//! `refuse` when one is turned away, `close` with its [`ServerConnRecord`] when it ends.
 //! Closing appends one row to the `--log` CSV and adds to the per-host totals.
 
 use std::collections::BTreeMap;
@@ -81,7 +81,7 @@ pub fn unix_now() -> f64 {
 
 /// What one connection did; kept by the model while it is open.
 #[derive(Clone, Debug)]
-pub struct ConnRecord {
+pub struct ServerConnRecord {
     pub peer: SocketAddr,
     pub bytes_in: u64,
     pub bytes_out: u64,
@@ -89,9 +89,9 @@ pub struct ConnRecord {
     pub opened_unix: f64,
 }
 
-impl ConnRecord {
+impl ServerConnRecord {
     pub fn new(peer: SocketAddr) -> Self {
-        ConnRecord {
+        ServerConnRecord {
             peer,
             bytes_in: 0,
             bytes_out: 0,
@@ -127,7 +127,7 @@ pub struct HostTotals {
 
 /// The server's summary, printed on shutdown and written by `--summary-json`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Summary {
+pub struct ServerSummary {
     pub model: String,
     pub addr: String,
     pub pid: u32,
@@ -147,13 +147,13 @@ pub struct Summary {
     pub hosts: Vec<HostTotals>,
 }
 
-impl Summary {
+impl ServerSummary {
     pub fn refused_total(&self) -> u64 {
         self.refused.values().sum()
     }
 
     /// Adds another process's summary into this one (used by `--processes`).
-    pub fn absorb(&mut self, other: &Summary) {
+    pub fn absorb(&mut self, other: &ServerSummary) {
         self.max_concurrent += other.max_concurrent;
         self.accepted += other.accepted;
         for (reason, count) in &other.refused {
@@ -315,7 +315,7 @@ impl Stats {
 
     /// Counts an accepted connection as open, unless `--max-conns` are already open:
     /// then it is counted as refused and `None` is returned (the caller closes it).
-    pub fn admit(&self, peer: SocketAddr) -> Option<ConnRecord> {
+    pub fn admit(&self, peer: SocketAddr) -> Option<ServerConnRecord> {
         let mut active = self.active.load(Ordering::Relaxed);
         loop {
             if self.max_conns.is_some_and(|max| active >= max) {
@@ -334,7 +334,7 @@ impl Stats {
         }
         self.max_active.fetch_max(active + 1, Ordering::Relaxed);
         self.accepted.fetch_add(1, Ordering::Relaxed);
-        Some(ConnRecord::new(peer))
+        Some(ServerConnRecord::new(peer))
     }
 
     /// Counts a connection turned away (its peer, when known, is added to the host's refusals).
@@ -349,14 +349,14 @@ impl Stats {
     /// Turns an admitted connection into a refused one, for a model that cannot serve it
     /// after all (no thread for it, an fd select(2) cannot watch, a failed registration):
     /// it no longer counts as open or accepted, and gets no log row.
-    pub fn refuse_admitted(&self, record: &ConnRecord, reason: RefuseReason) {
+    pub fn refuse_admitted(&self, record: &ServerConnRecord, reason: RefuseReason) {
         self.active.fetch_sub(1, Ordering::AcqRel);
         self.accepted.fetch_sub(1, Ordering::Relaxed);
         self.refuse(reason, Some(record.peer));
     }
 
     /// Counts a connection as closed, adds it to the totals and appends its row to the log.
-    pub fn close(&self, record: &ConnRecord, reason: CloseReason) {
+    pub fn close(&self, record: &ServerConnRecord, reason: CloseReason) {
         self.active.fetch_sub(1, Ordering::AcqRel);
         {
             let mut totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
@@ -404,9 +404,9 @@ impl Stats {
     }
 
     /// The totals so far; `model`, `addr` and the other settings are filled in by the caller.
-    pub fn summary(&self) -> Summary {
+    pub fn summary(&self) -> ServerSummary {
         let totals = self.totals.lock().unwrap_or_else(|e| e.into_inner());
-        Summary {
+        ServerSummary {
             pid: std::process::id(),
             processes: 1,
             started_unix: self.started_unix,
@@ -427,7 +427,7 @@ impl Stats {
             bytes_out: totals.bytes_out,
             reads: totals.reads,
             hosts: totals.hosts.values().cloned().collect(),
-            ..Summary::default()
+            ..ServerSummary::default()
         }
     }
 }

@@ -29,7 +29,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::echo::close_reason_for;
-use super::stats::{CloseReason, ConnRecord, RefuseReason, Stats};
+use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
 use super::{shutdown_fd, shutdown_requested, Accepted, Acceptor, Setup};
 use crate::syscall;
 
@@ -134,7 +134,7 @@ fn thread_capacity() -> Option<usize> {
 /// a thread that cannot be created turns the connection into a refused one.
 fn spawn_connection(
     fd: OwnedFd,
-    record: ConnRecord,
+    record: ServerConnRecord,
     options: &ConnOptions,
     stats: &Arc<Stats>,
     registry: &Arc<Registry>,
@@ -176,7 +176,7 @@ fn spawn_connection(
 }
 
 /// The connection thread: read, write it all back, repeat; returns why the connection ended.
-fn echo_until_closed(fd: &OwnedFd, record: &mut ConnRecord) -> CloseReason {
+fn echo_until_closed(fd: &OwnedFd, record: &mut ServerConnRecord) -> CloseReason {
     let mut buffer = vec![0u8; BUFFER_SIZE];
     let raw = fd.as_raw_fd();
     let reason = loop {
@@ -203,7 +203,7 @@ fn echo_until_closed(fd: &OwnedFd, record: &mut ConnRecord) -> CloseReason {
 }
 
 /// Blocking send until every byte is written (MSG_NOSIGNAL: a reset peer is an error, not a signal).
-fn send_all(fd: RawFd, mut bytes: &[u8], record: &mut ConnRecord) -> io::Result<()> {
+fn send_all(fd: RawFd, mut bytes: &[u8], record: &mut ServerConnRecord) -> io::Result<()> {
     while !bytes.is_empty() {
         match syscall!(send(
             fd,

@@ -25,7 +25,7 @@ use ::tokio::task::JoinSet;
 use anyhow::Context as _;
 
 use super::echo::close_reason_for;
-use super::stats::{CloseReason, ConnRecord, RefuseReason, Stats};
+use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
 use super::{is_fd_exhaustion, reserve_spare_fd, shed_connection, shutdown_fd, Acceptor, Setup};
 
 /// Each connection's read buffer, allocated when the connection opens.
@@ -122,7 +122,7 @@ async fn accept_loop(setup: Setup) -> anyhow::Result<()> {
 /// One connection's task: echoes until the client closes, fails, idles out or the server stops.
 async fn echo(
     mut stream: TcpStream,
-    mut record: ConnRecord,
+    mut record: ServerConnRecord,
     stats: Arc<Stats>,
     idle_timeout: Option<Duration>,
     mut stop: watch::Receiver<()>,
@@ -136,7 +136,7 @@ async fn echo(
 
 async fn echo_loop(
     stream: &mut TcpStream,
-    record: &mut ConnRecord,
+    record: &mut ServerConnRecord,
     idle_timeout: Option<Duration>,
 ) -> CloseReason {
     let mut buf = vec![0u8; BUF_SIZE];

@@ -40,7 +40,7 @@ use anyhow::Context as _;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use super::echo::close_reason_for;
-use super::stats::{CloseReason, ConnRecord, Stats};
+use super::stats::{CloseReason, ServerConnRecord, Stats};
 use super::{
     idle_check_interval, request_shutdown, shutdown_fd, shutdown_requested, sockaddr_to_std,
     Accepted, Acceptor, Setup,
@@ -130,7 +130,7 @@ fn buffer_count() -> anyhow::Result<u16> {
 /// One connection: its socket, counters, send queue and the state of its requests.
 struct Conn {
     fd: OwnedFd,
-    record: ConnRecord,
+    record: ServerConnRecord,
     /// Echo being sent: the kernel reads `sending[sent..]` while a send is in flight,
     /// so this vector is never touched then; bytes arriving meanwhile go to `queued`.
     sending: Vec<u8>,
@@ -427,7 +427,7 @@ impl Worker {
         self.push(cancel)
     }
 
-    fn add_conn(&mut self, fd: OwnedFd, record: ConnRecord) -> io::Result<()> {
+    fn add_conn(&mut self, fd: OwnedFd, record: ServerConnRecord) -> io::Result<()> {
         let conn = Conn {
             fd,
             record,
