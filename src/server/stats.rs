@@ -48,6 +48,18 @@ pub enum RefuseReason {
 }
 
 impl CloseReason {
+    /// The reason a connection is closed for after `error` on it: the peer's reset
+    /// (or its timeout) is `Reset`, anything else `Error`.
+    pub fn from_io_error(error: &io::Error) -> CloseReason {
+        match error.raw_os_error() {
+            Some(libc::ECONNRESET) | Some(libc::EPIPE) | Some(libc::ECONNABORTED) => {
+                CloseReason::Reset
+            }
+            Some(libc::ETIMEDOUT) => CloseReason::Reset,
+            _ => CloseReason::Error,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             CloseReason::ClientClosed => "client_closed",
