@@ -203,3 +203,42 @@ pub fn bind_listener(addr: SocketAddr, backlog: i32) -> io::Result<TcpListener> 
     socket.listen(backlog)?;
     Ok(socket.into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loop_with_nothing_of_its_own_sleeps_until_an_event() {
+        assert_eq!(wake_up(None, None), None);
+        assert_eq!(timeout_ms(None), -1);
+    }
+
+    #[test]
+    fn a_loop_wakes_for_the_first_of_a_pause_and_an_idle_scan() {
+        let idle = IdleScan::new(Some(Duration::from_secs(2)));
+        let pause = Duration::from_millis(100);
+        assert_eq!(wake_up(Some(pause), idle.as_ref()), Some(pause));
+        let scan_in = wake_up(None, idle.as_ref()).expect("an idle scan is scheduled");
+        assert!(scan_in <= Duration::from_millis(500) && scan_in > pause);
+        // Never a busy loop: a due wake-up still waits a millisecond.
+        assert_eq!(
+            wake_up(Some(Duration::ZERO), None),
+            Some(Duration::from_millis(1))
+        );
+        assert_eq!(timeout_ms(Some(Duration::from_millis(1))), 1);
+    }
+
+    #[test]
+    fn idle_scans_come_every_quarter_of_the_limit_within_bounds() {
+        let mut scan = IdleScan::new(Some(Duration::from_secs(2))).unwrap();
+        assert!(scan.due_in() <= Duration::from_millis(500));
+        assert_eq!(scan.due(), None);
+        std::thread::sleep(scan.due_in());
+        assert_eq!(scan.due(), Some(Duration::from_secs(2)));
+        assert_eq!(scan.due(), None);
+        assert!(IdleScan::new(None).is_none());
+        let hourly = IdleScan::new(Some(Duration::from_secs(3600))).unwrap();
+        assert!(hourly.due_in() <= Duration::from_secs(1));
+    }
+}

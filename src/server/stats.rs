@@ -450,3 +450,27 @@ fn host_entry(hosts: &mut BTreeMap<IpAddr, HostTotals>, ip: IpAddr) -> &mut Host
         ..HostTotals::default()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_map_to_close_reasons() {
+        for errno in [
+            libc::ECONNRESET,
+            libc::EPIPE,
+            libc::ECONNABORTED,
+            libc::ETIMEDOUT,
+        ] {
+            let error = io::Error::from_raw_os_error(errno);
+            assert_eq!(CloseReason::from_io_error(&error), CloseReason::Reset);
+        }
+        for error in [
+            io::Error::from_raw_os_error(libc::EBADF),
+            io::Error::from(io::ErrorKind::WriteZero),
+        ] {
+            assert_eq!(CloseReason::from_io_error(&error), CloseReason::Error);
+        }
+    }
+}
