@@ -168,7 +168,7 @@ fn open_spare_fd() -> Option<OwnedFd> {
 
 /// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC, returning the fd and the peer address.
 /// Serialised with [`shed_connection`] so a shed never loses its slot to another thread.
-pub fn accept_raw(listener: RawFd) -> io::Result<(OwnedFd, SocketAddr)> {
+fn accept_raw(listener: RawFd) -> io::Result<(OwnedFd, SocketAddr)> {
     let _spare = lock_spare_fd();
     accept4_nonblocking(listener)
 }
@@ -191,10 +191,7 @@ fn accept4_nonblocking(listener: RawFd) -> io::Result<(OwnedFd, SocketAddr)> {
 }
 
 /// Converts a kernel socket address (IPv4 or IPv6) to a [`SocketAddr`].
-pub fn sockaddr_to_std(
-    storage: &libc::sockaddr_storage,
-    len: libc::socklen_t,
-) -> Option<SocketAddr> {
+fn sockaddr_to_std(storage: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<SocketAddr> {
     // SAFETY: storage is a valid sockaddr_storage of `len` bytes filled in by the kernel.
     let addr = unsafe { socket2::SockAddr::new(*storage, len) };
     addr.as_socket()
