@@ -68,6 +68,7 @@ use super::shutdown::{request_shutdown, shutdown_fd, shutdown_requested};
 use super::stats::{CloseReason, ServerConnRecord, Stats};
 use super::{timeout_ms, wake_up, AcceptMode, IdleScan, Setup, Trigger};
 use crate::syscall;
+
 /// Events taken from the kernel per epoll_wait.
 const EVENTS_PER_WAIT: usize = 1024;
 /// Connections a worker accepts per wakeup before serving its others again
