@@ -1,4 +1,5 @@
-//! Per-connection echo state shared by the readiness-based models (select, poll, epoll).
+//! Per-connection echo state shared by the readiness-based models (select, poll, epoll),
+//! and the one way they serve a ready connection ([`EchoConn::serve_ready`]).
 //!
 //! Bytes read are written back at once from the caller's scratch buffer; only
 //! what the socket does not take is copied into the connection's `pending`
@@ -11,11 +12,41 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
+use super::accept::{Accepted, Acceptor};
 use super::stats::{CloseReason, ServerConnRecord, Stats};
-use super::{Accepted, Acceptor};
 use crate::syscall;
 
-/// Why a call to [`EchoConn::read_and_echo`] stopped reading.
+/// Bytes read from one connection per wakeup, so one fast client cannot starve the rest.
+pub const READ_BUDGET: usize = 256 * 1024;
+/// Size of the buffer a loop reads into before echoing.
+pub const SCRATCH_SIZE: usize = 64 * 1024;
+
+/// The buffer one loop reads every connection into: bytes pass through it and are
+/// echoed at once, so connections themselves hold no read buffer.
+pub struct Scratch(Vec<u8>);
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch(vec![0u8; SCRATCH_SIZE])
+    }
+}
+
+impl Default for Scratch {
+    fn default() -> Scratch {
+        Scratch::new()
+    }
+}
+
+/// What the kernel reported for a connection, in the terms every readiness model shares.
+/// Hang-ups and errors count as readable (and, for epoll, writable): the read or write
+/// then tells a clean close from a reset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ready {
+    pub readable: bool,
+    pub writable: bool,
+}
+
+/// Why [`EchoConn::serve_ready`] stopped reading.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReadStop {
     /// The socket has nothing more to read now (EAGAIN).
@@ -75,9 +106,32 @@ impl EchoConn {
         self.read_closed && self.pending_len() == 0
     }
 
+    /// Serves one readiness report, as every readiness loop does: sends pending echo
+    /// when writable, then reads and echoes when readable and under the cap. Returns
+    /// why the read stopped (`None`: no read), or why to close the connection now,
+    /// `ClientClosed` once the client half-closed and every byte was echoed.
+    pub fn serve_ready(
+        &mut self,
+        ready: Ready,
+        scratch: &mut Scratch,
+        cap: usize,
+    ) -> Result<Option<ReadStop>, CloseReason> {
+        if ready.writable && self.wants_write() {
+            self.flush()?;
+        }
+        let mut stop = None;
+        if ready.readable && self.wants_read(cap) {
+            stop = Some(self.read_and_echo(&mut scratch.0, READ_BUDGET, cap)?);
+        }
+        if self.finished() {
+            return Err(CloseReason::ClientClosed);
+        }
+        Ok(stop)
+    }
+
     /// Reads and echoes until the socket would block, `budget` bytes were read,
     /// the unsent echo reaches `cap`, or the client half-closes.
-    pub fn read_and_echo(
+    fn read_and_echo(
         &mut self,
         scratch: &mut [u8],
         budget: usize,
@@ -104,7 +158,7 @@ impl EchoConn {
                 Ok(n) => n as usize,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadStop::Drained),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(close_reason_for(&e)),
+                Err(e) => return Err(CloseReason::from_io_error(&e)),
             };
             read_total += n;
             self.record.bytes_in += n as u64;
@@ -124,7 +178,7 @@ impl EchoConn {
     }
 
     /// Writes as much of the pending echo as the socket takes.
-    pub fn flush(&mut self) -> Result<(), CloseReason> {
+    fn flush(&mut self) -> Result<(), CloseReason> {
         while self.pending_len() > 0 {
             let written = {
                 let (start, end) = (self.sent, self.pending.len());
@@ -178,17 +232,8 @@ fn send_some(fd: RawFd, bytes: &[u8], record: &mut ServerConnRecord) -> Result<u
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(0),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(close_reason_for(&e)),
+            Err(e) => return Err(CloseReason::from_io_error(&e)),
         }
-    }
-}
-
-/// Maps an I/O error on a connection to the reason it is closed for.
-pub fn close_reason_for(error: &io::Error) -> CloseReason {
-    match error.raw_os_error() {
-        Some(libc::ECONNRESET) | Some(libc::EPIPE) | Some(libc::ECONNABORTED) => CloseReason::Reset,
-        Some(libc::ETIMEDOUT) => CloseReason::Reset,
-        _ => CloseReason::Error,
     }
 }
 

@@ -62,17 +62,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
-use super::echo::{EchoConn, ReadStop};
+use super::accept::{Accepted, Acceptor};
+use super::echo::{EchoConn, ReadStop, Ready, Scratch};
+use super::shutdown::{request_shutdown, shutdown_fd, shutdown_requested};
 use super::stats::{CloseReason, ServerConnRecord, Stats};
-use super::{
-    idle_check_interval, request_shutdown, shutdown_fd, shutdown_requested, AcceptMode, Accepted,
-    Acceptor, Setup, Trigger,
-};
+use super::{timeout_ms, wake_up, AcceptMode, IdleScan, Setup, Trigger};
 use crate::syscall;
 
-/// Bytes read from one connection per wakeup, so one fast client cannot starve the rest.
-const READ_BUDGET: usize = 256 * 1024;
-const SCRATCH_SIZE: usize = 64 * 1024;
 /// Events taken from the kernel per epoll_wait.
 const EVENTS_PER_WAIT: usize = 1024;
 /// Connections a worker accepts per wakeup before serving its others again
@@ -236,12 +232,12 @@ struct Worker<'a> {
     stats: &'a Arc<Stats>,
     trigger: Trigger,
     cap: usize,
-    idle_timeout: Option<Duration>,
+    idle_scan: Option<IdleScan>,
     /// Indexed by fd.
     conns: Vec<Option<Slot>>,
     /// Edge-triggered connections that used their budget before EAGAIN, in service order.
     ready: VecDeque<RawFd>,
-    scratch: Vec<u8>,
+    scratch: Scratch,
     served: u64,
 }
 
@@ -270,10 +266,10 @@ impl<'a> Worker<'a> {
             stats: &setup.stats,
             trigger: setup.config.trigger,
             cap: setup.config.max_pending,
-            idle_timeout: setup.config.idle_timeout,
+            idle_scan: IdleScan::new(setup.config.idle_timeout),
             conns: Vec::new(),
             ready: VecDeque::new(),
-            scratch: vec![0u8; SCRATCH_SIZE],
+            scratch: Scratch::new(),
             served: 0,
         })
     }
@@ -296,8 +292,6 @@ impl<'a> Worker<'a> {
 
     fn run(&mut self, source: &mut Source) -> io::Result<()> {
         let epoll = self.epoll.as_raw_fd();
-        let idle_check = self.idle_timeout.map(idle_check_interval);
-        let mut next_idle_scan = idle_check.map(|every| Instant::now() + every);
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS_PER_WAIT];
 
         while !shutdown_requested() {
@@ -326,7 +320,7 @@ impl<'a> Worker<'a> {
                     } => acceptor.pause_left(),
                     _ => None,
                 };
-                wait_timeout(pause_left, next_idle_scan)
+                timeout_ms(wake_up(pause_left, self.idle_scan.as_ref()))
             } else {
                 0
             };
@@ -382,13 +376,8 @@ impl<'a> Worker<'a> {
             }
 
             // 6. Idle timeout: a scan of the table now and then, not on every wakeup.
-            if let (Some(limit), Some(every), Some(due)) =
-                (self.idle_timeout, idle_check, next_idle_scan)
-            {
-                if Instant::now() >= due {
-                    self.close_idle(limit);
-                    next_idle_scan = Some(Instant::now() + every);
-                }
+            if let Some(limit) = self.idle_scan.as_mut().and_then(IdleScan::due) {
+                self.close_idle(limit);
             }
         }
         Ok(())
@@ -442,9 +431,11 @@ impl<'a> Worker<'a> {
             return;
         };
         // ERR/HUP: write or read to learn whether it was a clean close or a reset.
-        let can_write = flags & (OUT | ERR_HUP) != 0;
-        let can_read = flags & (IN | ERR_HUP) != 0 && !slot.queued;
-        self.serve_conn(fd, can_write, can_read);
+        let ready = Ready {
+            writable: flags & (OUT | ERR_HUP) != 0,
+            readable: flags & (IN | ERR_HUP) != 0 && !slot.queued,
+        };
+        self.serve_conn(fd, ready);
     }
 
     /// Serves up to `count` connections from the front of the ready list.
@@ -457,32 +448,23 @@ impl<'a> Worker<'a> {
                 continue;
             };
             slot.queued = false;
-            self.serve_conn(fd, true, true);
+            let ready = Ready {
+                readable: true,
+                writable: true,
+            };
+            self.serve_conn(fd, ready);
         }
     }
 
     /// Flushes, reads and echoes; then closes the connection, queues it on the ready
     /// list or updates its registration, as its new state asks.
-    fn serve_conn(&mut self, fd: RawFd, can_write: bool, can_read: bool) {
+    fn serve_conn(&mut self, fd: RawFd, ready: Ready) {
         let (cap, edge) = (self.cap, self.trigger == Trigger::Edge);
         let Some(slot) = self.conns.get_mut(fd as usize).and_then(Option::as_mut) else {
             return;
         };
-        let conn = &mut slot.conn;
-        let step = (|| {
-            if can_write && conn.wants_write() {
-                conn.flush()?;
-            }
-            if can_read && conn.wants_read(cap) {
-                return conn
-                    .read_and_echo(&mut self.scratch, READ_BUDGET, cap)
-                    .map(Some);
-            }
-            Ok(None)
-        })();
-        match step {
+        match slot.conn.serve_ready(ready, &mut self.scratch, cap) {
             Err(reason) => return self.close(fd, reason),
-            Ok(_) if conn.finished() => return self.close(fd, CloseReason::ClientClosed),
             Ok(Some(ReadStop::Budget)) if edge && !slot.queued => {
                 slot.queued = true;
                 self.ready.push_back(fd);
@@ -606,10 +588,10 @@ impl<'a> Dispatcher<'a> {
                 epoll_ctl(epoll, libc::EPOLL_CTL_ADD, listener, IN, LISTENER_TOKEN)?;
                 listening = true;
             }
-            let timeout = match self.acceptor.pause_left().filter(|_| !listening) {
-                Some(left) => left.as_millis().max(1) as libc::c_int,
-                None => -1,
-            };
+            let timeout = timeout_ms(wake_up(
+                self.acceptor.pause_left().filter(|_| !listening),
+                None,
+            ));
             let ready_count = match syscall!(epoll_wait(
                 epoll,
                 events.as_mut_ptr(),
@@ -707,13 +689,4 @@ fn epoll_ctl(epoll: RawFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) 
     let mut event = libc::epoll_event { events, u64: token };
     syscall!(epoll_ctl(epoll, op, fd, &mut event))?;
     Ok(())
-}
-
-/// Milliseconds to wait: block until an event, but wake for a paused accept or an idle scan.
-fn wait_timeout(pause_left: Option<Duration>, next_idle_scan: Option<Instant>) -> libc::c_int {
-    let idle_left = next_idle_scan.map(|at| at.saturating_duration_since(Instant::now()));
-    match pause_left.into_iter().chain(idle_left).min() {
-        None => -1,
-        Some(wait) => wait.as_millis().max(1) as libc::c_int,
-    }
 }

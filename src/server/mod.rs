@@ -1,13 +1,25 @@
 //! The echo servers: one file per I/O model, each reading top to bottom as that model's loop.
 //!
-//! What the models share lives here and beside it: the configuration
-//! ([`ServerConfig`]), listener set-up ([`bind_listener`]), accepting with
-//! EMFILE handling and `--max-conns` ([`Acceptor`]), shutdown on SIGINT/SIGTERM
-//! ([`shutdown_requested`], [`shutdown_fd`]), the per-connection echo state of
-//! the readiness models ([`echo`]) and the counters, log and summary ([`stats`]).
+//! This file is the core they share, as Redis's ae.c is for its event loop: a model
+//! is chosen and handed a [`Setup`] (the bound listener, the counters), announces
+//! itself with the [`Listening`] line, wakes up on its own only when [`wake_up`]
+//! says so (an accept pause ending, an [`IdleScan`] falling due), and at shutdown
+//! [`main`] writes the summary. Beside it:
+//!
+//! - [`config`]: the `serve` flags ([`ServerConfig`]) and their way back to flags;
+//! - [`listening`]: the `listening on ADDR ... pid=N` line, printed and parsed;
+//! - [`accept`]: the accept policy (`--max-conns`, EMFILE shedding with a spare fd);
+//! - [`shutdown`]: the flag and eventfd that SIGINT/SIGTERM set;
+//! - [`echo`]: the per-connection echo state of the readiness models (select, poll, epoll);
+//! - [`stats`]: the counters, the connection log and the summary.
 
 pub mod echo;
 pub mod stats;
+
+mod accept;
+mod config;
+mod listening;
+mod shutdown;
 
 mod epoll;
 mod poll;
@@ -19,199 +31,18 @@ mod uring;
 
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpListener};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use serde::{Deserialize, Serialize};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::syscall;
-use stats::{RefuseReason, ServerConnRecord, ServerSummary, Stats};
-
-/// The I/O model a server uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Model {
-    /// One blocking OS thread per connection
-    Threads,
-    /// One thread, select(2), level-triggered; refuses fds >= FD_SETSIZE
-    Select,
-    /// One thread, poll(2)
-    Poll,
-    /// epoll(7): edge- or level-triggered, N workers each with its own epoll set
-    Epoll,
-    /// io_uring: multishot accept and recv with a provided buffer ring, N rings
-    Uring,
-    /// The tokio multi-thread runtime: the baseline most Rust users would pick
-    Tokio,
-}
-
-impl Model {
-    pub const ALL: [Model; 6] = [
-        Model::Threads,
-        Model::Select,
-        Model::Poll,
-        Model::Epoll,
-        Model::Uring,
-        Model::Tokio,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Model::Threads => "threads",
-            Model::Select => "select",
-            Model::Poll => "poll",
-            Model::Epoll => "epoll",
-            Model::Uring => "uring",
-            Model::Tokio => "tokio",
-        }
-    }
-
-    /// Whether `--processes` may run several copies of this model on one port.
-    pub fn supports_processes(self) -> bool {
-        matches!(
-            self,
-            Model::Poll | Model::Epoll | Model::Uring | Model::Tokio
-        )
-    }
-}
-
-impl std::fmt::Display for Model {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// When epoll reports readiness.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Trigger {
-    /// EPOLLET: reported once per change; each wakeup reads until EAGAIN (within a fairness budget)
-    Edge,
-    /// Reported as long as the fd is ready, like poll(2)
-    Level,
-}
-
-/// How epoll workers get their connections.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AcceptMode {
-    /// One acceptor thread hands connections round-robin to the workers
-    Dispatcher,
-    /// One SO_REUSEPORT listener per worker; the kernel spreads connections
-    Reuseport,
-    /// One shared listener in every worker's epoll set with EPOLLEXCLUSIVE
-    Exclusive,
-}
-
-/// `echolab serve`: everything a server model is configured with.
-#[derive(clap::Args, Clone, Debug)]
-#[command(about = "Run one echo server (RFC 862: every byte received is sent back, in order)")]
-pub struct ServerConfig {
-    /// The I/O model
-    #[arg(long, value_enum)]
-    pub model: Model,
-
-    /// Address to listen on; port 0 picks a free port. The first stdout line is
-    /// `listening on HOST:PORT ...` with the bound address
-    #[arg(long, default_value = "127.0.0.1:7000")]
-    pub addr: SocketAddr,
-
-    /// Worker threads (epoll, uring, tokio); default: the number of CPUs
-    #[arg(long)]
-    pub workers: Option<usize>,
-
-    /// epoll readiness: edge-triggered (EPOLLET) or level-triggered
-    #[arg(long, value_enum, default_value = "edge")]
-    pub trigger: Trigger,
-
-    /// epoll: how connections reach the workers
-    #[arg(long, value_enum, default_value = "dispatcher")]
-    pub accept: AcceptMode,
-
-    /// Copies of the server sharing the port with SO_REUSEPORT (poll, epoll, uring,
-    /// tokio), so one server can hold more connections than one process's fd limit
-    #[arg(long, default_value_t = 1)]
-    pub processes: usize,
-
-    /// Refuse (accept and close at once, counted) connections beyond this many open
-    /// (with --processes: in each process)
-    #[arg(long)]
-    pub max_conns: Option<usize>,
-
-    /// Close a connection that sent nothing for this long (e.g. 30s, 500ms); off by default
-    #[arg(long, value_parser = crate::units::parse_duration)]
-    pub idle_timeout: Option<Duration>,
-
-    /// Write one CSV row per closed connection to this file, created anew (peer, bytes, reads,
-    /// times, reason); connections still open at shutdown are logged with reason `shutdown`
-    #[arg(long)]
-    pub log: Option<PathBuf>,
-
-    /// Also write the shutdown summary as JSON to this file
-    #[arg(long)]
-    pub summary_json: Option<PathBuf>,
-
-    /// Cap on unsent echo per connection; reading a client stops while it is over
-    /// the cap (backpressure), so memory stays bounded
-    #[arg(long, default_value = "256KiB", value_parser = parse_bytes)]
-    pub max_pending: usize,
-
-    /// Stack size of each connection thread (threads model)
-    #[arg(long, default_value = "128KiB", value_parser = parse_bytes)]
-    pub thread_stack: usize,
-
-    /// listen(2) backlog
-    #[arg(long, default_value_t = 4096)]
-    pub backlog: i32,
-
-    /// io_uring: let a kernel thread poll the submission queue (IORING_SETUP_SQPOLL)
-    #[arg(long)]
-    pub sqpoll: bool,
-}
-
-fn parse_bytes(text: &str) -> Result<usize, String> {
-    let bytes = crate::units::parse_size(text)?;
-    if bytes == 0 {
-        return Err("must be at least 1 byte".into());
-    }
-    usize::try_from(bytes).map_err(|_| format!("'{text}' is too large"))
-}
-
-impl ServerConfig {
-    /// Worker threads to run: `--workers` or the number of CPUs.
-    pub fn worker_count(&self) -> usize {
-        self.workers.unwrap_or_else(|| {
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1)
-        })
-    }
-
-    fn validate(&self) -> anyhow::Result<()> {
-        if self.workers == Some(0) {
-            anyhow::bail!("--workers must be at least 1");
-        }
-        if self.processes == 0 {
-            anyhow::bail!("--processes must be at least 1");
-        }
-        if self.processes > 1 && !self.model.supports_processes() {
-            anyhow::bail!(
-                "--processes is for poll, epoll, uring and tokio; {} runs in one process",
-                self.model
-            );
-        }
-        if self.backlog < 1 {
-            anyhow::bail!("--backlog must be at least 1");
-        }
-        Ok(())
-    }
-}
+pub use accept::{Accepted, Acceptor};
+pub use config::{AcceptMode, Model, ServerConfig, Trigger};
+pub use listening::Listening;
+pub use shutdown::{install_shutdown_handler, request_shutdown, shutdown_fd, shutdown_requested};
+use stats::{ServerSummary, Stats};
 
 /// What a model's `serve` function is given: the bound listener and the shared counters.
 pub struct Setup {
@@ -231,14 +62,14 @@ impl Setup {
     /// calls it once everything it needs is set up (rings, epoll sets, extra listeners),
     /// so a client that connects after the line reaches a server that is ready for it.
     pub fn announce(&self) -> io::Result<()> {
-        println!(
-            "listening on {} model={} workers={} fd_limit={} pid={}",
-            self.local_addr,
-            self.config.model,
-            self.workers,
-            self.fd_limit,
-            std::process::id()
-        );
+        let listening = Listening {
+            model: Some(self.config.model),
+            workers: Some(self.workers),
+            fd_limit: Some(self.fd_limit),
+            pid: Some(std::process::id()),
+            ..Listening::at(self.local_addr)
+        };
+        println!("{listening}");
         io::stdout().flush()
     }
 
@@ -248,10 +79,58 @@ impl Setup {
     }
 }
 
-/// How often a model scans for idle connections under `--idle-timeout`: often enough
-/// to close them near their limit, never busier than every 10 ms.
-pub fn idle_check_interval(limit: Duration) -> Duration {
-    (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
+/// When a loop next closes the connections idle for `--idle-timeout`: a scan of its
+/// table now and then, often enough to close them near their limit (every quarter of
+/// it), never busier than every 10 ms nor lazier than every second.
+pub struct IdleScan {
+    limit: Duration,
+    every: Duration,
+    next: Instant,
+}
+
+impl IdleScan {
+    /// The schedule for `--idle-timeout`, if one is set.
+    pub fn new(limit: Option<Duration>) -> Option<IdleScan> {
+        let limit = limit?;
+        let every = (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+        Some(IdleScan {
+            limit,
+            every,
+            next: Instant::now() + every,
+        })
+    }
+
+    /// Time left until the next scan.
+    pub fn due_in(&self) -> Duration {
+        self.next.saturating_duration_since(Instant::now())
+    }
+
+    /// When a scan is due: schedules the next one and returns the idle limit, so the
+    /// caller closes every connection that sent nothing for that long.
+    pub fn due(&mut self) -> Option<Duration> {
+        let now = Instant::now();
+        if now < self.next {
+            return None;
+        }
+        self.next = now + self.every;
+        Some(self.limit)
+    }
+}
+
+/// How long an event loop may sleep before it has work of its own: until accepting
+/// resumes after a pause (`pause_left`) or the next idle scan, whichever is first, and
+/// at least a millisecond; `None`: until an event. Every model computes its wait here.
+pub fn wake_up(pause_left: Option<Duration>, idle: Option<&IdleScan>) -> Option<Duration> {
+    let idle_left = idle.map(IdleScan::due_in);
+    let wait = pause_left.into_iter().chain(idle_left).min()?;
+    Some(wait.max(Duration::from_millis(1)))
+}
+
+/// A [`wake_up`] as the millisecond timeout of poll(2) and epoll_wait(2) (-1: no timeout).
+pub fn timeout_ms(wake_up: Option<Duration>) -> libc::c_int {
+    wake_up.map_or(-1, |wait| {
+        wait.as_millis().min(libc::c_int::MAX as u128) as libc::c_int
+    })
 }
 
 /// `echolab serve`: runs the configured model until SIGINT or SIGTERM, then prints the summary.
@@ -325,238 +204,41 @@ pub fn bind_listener(addr: SocketAddr, backlog: i32) -> io::Result<TcpListener> 
     Ok(socket.into())
 }
 
-/// What one accept attempt gave.
-pub enum Accepted {
-    /// A new connection, counted as open; its socket is non-blocking.
-    Conn(OwnedFd, ServerConnRecord),
-    /// A connection was accepted and closed at once (counted as refused); try again.
-    Refused,
-    /// No connection is waiting.
-    WouldBlock,
-    /// Out of file descriptors and no spare to shed with: stop accepting until `resume_at`.
-    Paused,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Accepts connections from one listener: counts them, enforces `--max-conns`
-/// and survives EMFILE/ENFILE without spinning.
-///
-/// On EMFILE the pending connection would stay in the backlog and a level-triggered
-/// loop would wake for it forever. So the process keeps one spare fd (on /dev/null):
-/// [`shed_connection`] closes the spare, accepts and closes the connection (counted as
-/// refused, `fd_limit`), and reopens the spare, as libuv and nginx do. If nothing can
-/// be shed, accepting pauses for [`Acceptor::PAUSE`] and the loop leaves the listener
-/// out of its interest set until [`Acceptor::paused`] turns false.
-pub struct Acceptor {
-    listener: RawFd,
-    stats: Arc<Stats>,
-    resume_at: Option<Instant>,
-    fd_ceiling: Option<RawFd>,
-}
-
-impl Acceptor {
-    pub const PAUSE: Duration = Duration::from_millis(100);
-
-    pub fn new(listener: &impl AsRawFd, stats: Arc<Stats>) -> Acceptor {
-        reserve_spare_fd();
-        Acceptor {
-            listener: listener.as_raw_fd(),
-            stats,
-            resume_at: None,
-            fd_ceiling: None,
-        }
+    #[test]
+    fn a_loop_with_nothing_of_its_own_sleeps_until_an_event() {
+        assert_eq!(wake_up(None, None), None);
+        assert_eq!(timeout_ms(None), -1);
     }
 
-    /// Refuses (closes at once, counted as `fd_setsize`) every connection whose fd is
-    /// `ceiling` or more, before it is admitted: for select(2), whose `fd_set` cannot
-    /// hold such fds.
-    pub fn refuse_fds_from(mut self, ceiling: RawFd) -> Acceptor {
-        self.fd_ceiling = Some(ceiling);
-        self
+    #[test]
+    fn a_loop_wakes_for_the_first_of_a_pause_and_an_idle_scan() {
+        let idle = IdleScan::new(Some(Duration::from_secs(2)));
+        let pause = Duration::from_millis(100);
+        assert_eq!(wake_up(Some(pause), idle.as_ref()), Some(pause));
+        let scan_in = wake_up(None, idle.as_ref()).expect("an idle scan is scheduled");
+        assert!(scan_in <= Duration::from_millis(500) && scan_in > pause);
+        // Never a busy loop: a due wake-up still waits a millisecond.
+        assert_eq!(
+            wake_up(Some(Duration::ZERO), None),
+            Some(Duration::from_millis(1))
+        );
+        assert_eq!(timeout_ms(Some(Duration::from_millis(1))), 1);
     }
 
-    /// Whether accepting is paused after fd exhaustion.
-    pub fn paused(&mut self) -> bool {
-        match self.resume_at {
-            Some(at) if Instant::now() < at => true,
-            Some(_) => {
-                self.resume_at = None;
-                false
-            }
-            None => false,
-        }
+    #[test]
+    fn idle_scans_come_every_quarter_of_the_limit_within_bounds() {
+        let mut scan = IdleScan::new(Some(Duration::from_secs(2))).unwrap();
+        assert!(scan.due_in() <= Duration::from_millis(500));
+        assert_eq!(scan.due(), None);
+        std::thread::sleep(scan.due_in());
+        assert_eq!(scan.due(), Some(Duration::from_secs(2)));
+        assert_eq!(scan.due(), None);
+        assert!(IdleScan::new(None).is_none());
+        let hourly = IdleScan::new(Some(Duration::from_secs(3600))).unwrap();
+        assert!(hourly.due_in() <= Duration::from_secs(1));
     }
-
-    /// Time left in a pause, for the event loop's timeout.
-    pub fn pause_left(&self) -> Option<Duration> {
-        self.resume_at
-            .map(|at| at.saturating_duration_since(Instant::now()))
-    }
-
-    /// Accepts one connection (non-blocking, close-on-exec).
-    pub fn accept(&mut self) -> Accepted {
-        loop {
-            match accept_raw(self.listener) {
-                Ok((fd, peer)) => {
-                    if self
-                        .fd_ceiling
-                        .is_some_and(|ceiling| fd.as_raw_fd() >= ceiling)
-                    {
-                        drop(fd);
-                        self.stats.refuse(RefuseReason::FdSetsize, Some(peer));
-                        return Accepted::Refused;
-                    }
-                    return match self.stats.admit(peer) {
-                        Some(record) => Accepted::Conn(fd, record),
-                        None => Accepted::Refused,
-                    };
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Accepted::WouldBlock,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // The peer gave up before we accepted: nothing to count.
-                Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => continue,
-                Err(e) if is_fd_exhaustion(&e) => match shed_connection(self.listener) {
-                    Some(peer) => {
-                        self.stats.refuse(RefuseReason::FdLimit, Some(peer));
-                        return Accepted::Refused;
-                    }
-                    None => {
-                        self.resume_at = Some(Instant::now() + Self::PAUSE);
-                        return Accepted::Paused;
-                    }
-                },
-                Err(e) => {
-                    // ENOBUFS, ENOMEM and the like: back off rather than spin.
-                    eprintln!("echolab serve: accept failed: {e}; pausing accepts");
-                    self.resume_at = Some(Instant::now() + Self::PAUSE);
-                    return Accepted::Paused;
-                }
-            }
-        }
-    }
-}
-
-/// Whether an accept failed because the process or the system is out of fds.
-pub fn is_fd_exhaustion(error: &io::Error) -> bool {
-    matches!(
-        error.raw_os_error(),
-        Some(libc::EMFILE) | Some(libc::ENFILE)
-    )
-}
-
-/// The process's spare fd, and the lock every [`accept_raw`] takes: while one thread
-/// sheds a connection through the slot the spare frees, no other acceptor can take it.
-static SPARE_FD: Mutex<Option<OwnedFd>> = Mutex::new(None);
-
-fn lock_spare_fd() -> std::sync::MutexGuard<'static, Option<OwnedFd>> {
-    SPARE_FD.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Opens the spare fd if it is not open yet (done when an acceptor starts).
-pub fn reserve_spare_fd() {
-    let mut spare = lock_spare_fd();
-    if spare.is_none() {
-        *spare = open_spare_fd();
-    }
-}
-
-/// Out of fds: closes the spare to accept and close one waiting connection from
-/// `listener`, then reopens the spare. Returns the shed connection's peer (the caller
-/// counts it as refused, `fd_limit`), or `None` when nothing could be shed (no spare
-/// and no fd free for one, or no connection waiting): then the caller pauses accepting.
-pub fn shed_connection(listener: RawFd) -> Option<SocketAddr> {
-    let mut spare = lock_spare_fd();
-    // A connection may have closed since the spare was lost: try to take it back first.
-    let freed = spare.take().or_else(open_spare_fd)?;
-    drop(freed);
-    let peer = accept4_nonblocking(listener).ok().map(|(fd, peer)| {
-        drop(fd);
-        peer
-    });
-    *spare = open_spare_fd();
-    peer
-}
-
-fn open_spare_fd() -> Option<OwnedFd> {
-    std::fs::File::open("/dev/null").ok().map(OwnedFd::from)
-}
-
-/// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC, returning the fd and the peer address.
-/// Serialised with [`shed_connection`] so a shed never loses its slot to another thread.
-pub fn accept_raw(listener: RawFd) -> io::Result<(OwnedFd, SocketAddr)> {
-    let _spare = lock_spare_fd();
-    accept4_nonblocking(listener)
-}
-
-fn accept4_nonblocking(listener: RawFd) -> io::Result<(OwnedFd, SocketAddr)> {
-    // SAFETY: sockaddr_storage is plain data; all-zero is a valid value.
-    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    let fd = syscall!(accept4(
-        listener,
-        (&mut storage as *mut libc::sockaddr_storage).cast(),
-        &mut len,
-        libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-    ))?;
-    // SAFETY: accept4 returned a new fd that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let peer = sockaddr_to_std(&storage, len)
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "unknown peer address family"))?;
-    Ok((fd, peer))
-}
-
-/// Converts a kernel socket address (IPv4 or IPv6) to a [`SocketAddr`].
-pub fn sockaddr_to_std(
-    storage: &libc::sockaddr_storage,
-    len: libc::socklen_t,
-) -> Option<SocketAddr> {
-    // SAFETY: storage is a valid sockaddr_storage of `len` bytes filled in by the kernel.
-    let addr = unsafe { socket2::SockAddr::new(*storage, len) };
-    addr.as_socket()
-}
-
-static SHUTDOWN: AtomicBool = AtomicBool::new(false);
-static SHUTDOWN_FD: AtomicI32 = AtomicI32::new(-1);
-
-/// Installs SIGINT and SIGTERM handlers that request shutdown. The request sets a flag
-/// and makes [`shutdown_fd`] readable, so event loops can watch it with their other fds.
-pub fn install_shutdown_handler() -> io::Result<()> {
-    if SHUTDOWN_FD.load(Ordering::Acquire) < 0 {
-        let fd = syscall!(eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC))?;
-        SHUTDOWN_FD.store(fd, Ordering::Release);
-    }
-    extern "C" fn on_signal(_signal: libc::c_int) {
-        request_shutdown();
-    }
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only touches atomics and calls write(2), both async-signal-safe.
-        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-        action.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-        action.sa_flags = libc::SA_RESTART;
-        // SAFETY: `action` is fully initialised; the old action is not wanted.
-        syscall!(sigaction(signal, &action, std::ptr::null_mut()))?;
-    }
-    Ok(())
-}
-
-/// Asks every model loop to stop: they close their connections (reason `shutdown`) and return.
-pub fn request_shutdown() {
-    SHUTDOWN.store(true, Ordering::Release);
-    let fd = SHUTDOWN_FD.load(Ordering::Acquire);
-    if fd >= 0 {
-        let one: u64 = 1;
-        // SAFETY: writes 8 bytes from a live u64 to the eventfd; async-signal-safe.
-        unsafe {
-            libc::write(fd, (&one as *const u64).cast(), 8);
-        }
-    }
-}
-
-/// Whether SIGINT or SIGTERM has arrived.
-pub fn shutdown_requested() -> bool {
-    SHUTDOWN.load(Ordering::Acquire)
-}
-
-/// An eventfd that becomes readable (and stays readable: nobody drains it) on shutdown.
-pub fn shutdown_fd() -> RawFd {
-    SHUTDOWN_FD.load(Ordering::Acquire)
 }

@@ -8,25 +8,22 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::time::Duration;
 
-use super::echo::{accept_all, close_all, close_idle, ConnTable, EchoConn, ReadStop};
+use super::accept::Acceptor;
+use super::echo::{accept_all, close_all, close_idle, ConnTable, Ready, Scratch};
+use super::shutdown::{shutdown_fd, shutdown_requested};
 use super::stats::CloseReason;
-use super::{idle_check_interval, shutdown_fd, shutdown_requested, Acceptor, Setup};
+use super::{timeout_ms, wake_up, IdleScan, Setup};
 use crate::syscall;
-
-/// Bytes read from one connection per turn, so one fast client cannot starve the rest.
-const READ_BUDGET: usize = 256 * 1024;
-const SCRATCH_SIZE: usize = 64 * 1024;
 
 pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let listener_fd = setup.listener.as_raw_fd();
     let mut acceptor = Acceptor::new(&setup.listener, setup.stats.clone());
     let cap = setup.config.max_pending;
-    let idle_timeout = setup.config.idle_timeout;
+    let mut idle_scan = IdleScan::new(setup.config.idle_timeout);
     let mut conns = ConnTable::new();
     let mut pollfds: Vec<libc::pollfd> = Vec::new();
-    let mut scratch = vec![0u8; SCRATCH_SIZE];
+    let mut scratch = Scratch::new();
     setup.announce()?;
 
     while !shutdown_requested() {
@@ -50,7 +47,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         }
 
         // 2. Wait: until something is ready, a pause ends or an idle check is due.
-        let timeout = loop_timeout(acceptor.pause_left(), idle_timeout);
+        let timeout = timeout_ms(wake_up(acceptor.pause_left(), idle_scan.as_ref()));
         let ready = match syscall!(poll(
             pollfds.as_mut_ptr(),
             pollfds.len() as libc::nfds_t,
@@ -70,7 +67,12 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
                 let Some(conn) = conns.get_mut(&entry.fd) else {
                     continue;
                 };
-                if let Some(reason) = serve_ready(conn, entry.revents, &mut scratch, cap) {
+                // POLLHUP/POLLERR: read to learn whether it was a clean close or a reset.
+                let ready = Ready {
+                    readable: entry.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0,
+                    writable: entry.revents & libc::POLLOUT != 0,
+                };
+                if let Err(reason) = conn.serve_ready(ready, &mut scratch, cap) {
                     let conn = conns
                         .remove(&entry.fd)
                         .expect("ready connection is in the table");
@@ -83,7 +85,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
             }
         }
 
-        if let Some(limit) = idle_timeout {
+        if let Some(limit) = idle_scan.as_mut().and_then(IdleScan::due) {
             close_idle(&mut conns, limit, &setup.stats);
         }
     }
@@ -92,50 +94,10 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads, echoes and flushes one ready connection; returns why to close it, if so.
-fn serve_ready(
-    conn: &mut EchoConn,
-    revents: libc::c_short,
-    scratch: &mut [u8],
-    cap: usize,
-) -> Option<CloseReason> {
-    if revents & libc::POLLOUT != 0 {
-        if let Err(reason) = conn.flush() {
-            return Some(reason);
-        }
-    }
-    // POLLHUP/POLLERR: read to learn whether it was a clean close or a reset.
-    if revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0 && conn.wants_read(cap) {
-        match conn.read_and_echo(scratch, READ_BUDGET, cap) {
-            Ok(ReadStop::Eof)
-            | Ok(ReadStop::Drained)
-            | Ok(ReadStop::Budget)
-            | Ok(ReadStop::Backpressure) => {}
-            Err(reason) => return Some(reason),
-        }
-    }
-    if conn.finished() {
-        return Some(CloseReason::ClientClosed);
-    }
-    None
-}
-
 fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
     libc::pollfd {
         fd,
         events,
         revents: 0,
-    }
-}
-
-/// Milliseconds to wait: block until an event, but wake for a paused accept or an idle check.
-fn loop_timeout(pause_left: Option<Duration>, idle_timeout: Option<Duration>) -> libc::c_int {
-    let idle_check = idle_timeout.map(idle_check_interval);
-    match (pause_left, idle_check) {
-        (None, None) => -1,
-        (a, b) => {
-            let wait = a.into_iter().chain(b).min().unwrap_or_default();
-            wait.as_millis().max(1) as libc::c_int
-        }
     }
 }

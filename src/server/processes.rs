@@ -22,8 +22,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
+use super::shutdown::shutdown_requested;
 use super::stats::{unix_now, ServerSummary, Stats};
-use super::{bind_listener, finish, shutdown_requested, ServerConfig};
+use super::{bind_listener, finish, Listening, ServerConfig};
 
 /// One child server.
 struct Process {
@@ -74,12 +75,15 @@ fn run(
     }
     // Every child listens on its own socket now; ours would only swallow connections.
     drop(listener);
-    println!(
-        "listening on {addr} model={} workers={workers} fd_limit={fd_limit} pid={} processes={}",
-        config.model,
-        std::process::id(),
-        config.processes
-    );
+    let listening = Listening {
+        model: Some(config.model),
+        workers: Some(workers),
+        fd_limit: Some(fd_limit),
+        pid: Some(std::process::id()),
+        processes: Some(config.processes),
+        ..Listening::at(addr)
+    };
+    println!("{listening}");
     io::stdout().flush()?;
 
     // Wait for SIGINT/SIGTERM (forwarded) or for every child to exit.
@@ -158,35 +162,17 @@ fn spawn(
 ) -> anyhow::Result<Process> {
     let summary_path = dir.join(format!("summary-{index}.json"));
     let log_path = dir.join(format!("log-{index}.csv"));
+    // The parent's options, but one process on the resolved address, with its own files.
+    let child_config = ServerConfig {
+        addr,
+        processes: 1,
+        log: config.log.as_ref().map(|_| log_path.clone()),
+        summary_json: Some(summary_path.clone()),
+        ..config.clone()
+    };
     let mut command = Command::new(exe);
     command
-        .arg("serve")
-        .args(["--model", config.model.name()])
-        .args(["--addr", &addr.to_string()])
-        .args(["--processes", "1"])
-        .args(["--trigger", &value_name(config.trigger)])
-        .args(["--accept", &value_name(config.accept)])
-        .args(["--max-pending", &config.max_pending.to_string()])
-        .args(["--thread-stack", &config.thread_stack.to_string()])
-        .args(["--backlog", &config.backlog.to_string()])
-        .arg("--summary-json")
-        .arg(&summary_path);
-    if config.log.is_some() {
-        command.arg("--log").arg(&log_path);
-    }
-    if let Some(workers) = config.workers {
-        command.args(["--workers", &workers.to_string()]);
-    }
-    if let Some(max_conns) = config.max_conns {
-        command.args(["--max-conns", &max_conns.to_string()]);
-    }
-    if let Some(idle) = config.idle_timeout {
-        command.args(["--idle-timeout", &format!("{}us", idle.as_micros())]);
-    }
-    if config.sqpoll {
-        command.arg("--sqpoll");
-    }
-    command
+        .args(child_config.to_args())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -225,7 +211,7 @@ fn wait_listening(process: &mut Process) -> anyhow::Result<usize> {
     let stdout = process.child.stdout.take().expect("piped stdout");
     let mut line = String::new();
     BufReader::new(stdout).read_line(&mut line)?;
-    if !line.starts_with("listening on ") {
+    if line.is_empty() {
         let status = process.child.wait()?;
         process.exited = true;
         anyhow::bail!(
@@ -234,11 +220,13 @@ fn wait_listening(process: &mut Process) -> anyhow::Result<usize> {
             describe(status)
         );
     }
-    Ok(line
-        .split_whitespace()
-        .find_map(|word| word.strip_prefix("workers="))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(1))
+    let listening: Listening = line.parse().map_err(|error| {
+        anyhow::anyhow!(
+            "server process {} announced itself oddly: {error}",
+            process.index
+        )
+    })?;
+    Ok(listening.workers.unwrap_or(1))
 }
 
 /// Passes the child's messages on, prefixed, but not its own summary: the parent prints the total.
@@ -273,14 +261,6 @@ fn describe(status: std::process::ExitStatus) -> String {
         (None, Some(signal)) => format!("signal {signal}"),
         _ => status.to_string(),
     }
-}
-
-/// The CLI spelling of a value-enum option.
-fn value_name(value: impl clap::ValueEnum) -> String {
-    value
-        .to_possible_value()
-        .map(|v| v.get_name().to_string())
-        .unwrap_or_default()
 }
 
 fn read_summary(path: &Path) -> anyhow::Result<ServerSummary> {

@@ -15,16 +15,13 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::time::Duration;
 
-use super::echo::{accept_all, close_all, close_idle, ConnTable, EchoConn};
+use super::accept::Acceptor;
+use super::echo::{accept_all, close_all, close_idle, ConnTable, Ready, Scratch};
+use super::shutdown::{shutdown_fd, shutdown_requested};
 use super::stats::CloseReason;
-use super::{idle_check_interval, shutdown_fd, shutdown_requested, Acceptor, Setup};
+use super::{wake_up, IdleScan, Setup};
 use crate::syscall;
-
-/// Bytes read from one connection per turn, so one fast client cannot starve the rest.
-const READ_BUDGET: usize = 256 * 1024;
-const SCRATCH_SIZE: usize = 64 * 1024;
 /// The first fd number an `fd_set` cannot hold.
 const FD_LIMIT: RawFd = libc::FD_SETSIZE as RawFd;
 
@@ -38,11 +35,11 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let mut acceptor =
         Acceptor::new(&setup.listener, setup.stats.clone()).refuse_fds_from(FD_LIMIT);
     let cap = setup.config.max_pending;
-    let idle_timeout = setup.config.idle_timeout;
+    let mut idle_scan = IdleScan::new(setup.config.idle_timeout);
     let mut conns = ConnTable::new();
     let mut read_set = FdSet::new();
     let mut write_set = FdSet::new();
-    let mut scratch = vec![0u8; SCRATCH_SIZE];
+    let mut scratch = Scratch::new();
     setup.announce()?;
 
     while !shutdown_requested() {
@@ -65,7 +62,11 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         let highest = read_set.highest.max(write_set.highest);
 
         // 2. Wait: until something is ready, a pause ends or an idle check is due.
-        let mut timeout = loop_timeout(acceptor.pause_left(), idle_timeout);
+        let mut timeout =
+            wake_up(acceptor.pause_left(), idle_scan.as_ref()).map(|wait| libc::timeval {
+                tv_sec: wait.as_secs() as libc::time_t,
+                tv_usec: wait.subsec_micros() as libc::suseconds_t,
+            });
         let timeout_ptr = timeout
             .as_mut()
             .map_or(std::ptr::null_mut(), |t| t as *mut libc::timeval);
@@ -83,18 +84,21 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
 
         // 3. Serve the ready connections.
         if ready > 0 {
+            // select reports EOF and errors as readable: the read tells which it was.
             conns.retain(|&fd, conn| {
-                let readable = read_set.contains(fd);
-                let writable = write_set.contains(fd);
-                if !readable && !writable {
+                let ready = Ready {
+                    readable: read_set.contains(fd),
+                    writable: write_set.contains(fd),
+                };
+                if !ready.readable && !ready.writable {
                     return true;
                 }
-                match serve_ready(conn, readable, writable, &mut scratch, cap) {
-                    Some(reason) => {
+                match conn.serve_ready(ready, &mut scratch, cap) {
+                    Ok(_) => true,
+                    Err(reason) => {
                         setup.stats.close(&conn.record, reason);
                         false
                     }
-                    None => true,
                 }
             });
             // 4. Accept new connections last, so their fds are not tested against this turn's sets.
@@ -103,38 +107,13 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
             }
         }
 
-        if let Some(limit) = idle_timeout {
+        if let Some(limit) = idle_scan.as_mut().and_then(IdleScan::due) {
             close_idle(&mut conns, limit, &setup.stats);
         }
     }
 
     close_all(&mut conns, CloseReason::Shutdown, &setup.stats);
     Ok(())
-}
-
-/// Flushes, reads and echoes one ready connection; returns why to close it, if so.
-fn serve_ready(
-    conn: &mut EchoConn,
-    readable: bool,
-    writable: bool,
-    scratch: &mut [u8],
-    cap: usize,
-) -> Option<CloseReason> {
-    if writable {
-        if let Err(reason) = conn.flush() {
-            return Some(reason);
-        }
-    }
-    // select reports EOF and errors as readable: the read tells which it was.
-    if readable && conn.wants_read(cap) {
-        if let Err(reason) = conn.read_and_echo(scratch, READ_BUDGET, cap) {
-            return Some(reason);
-        }
-    }
-    if conn.finished() {
-        return Some(CloseReason::ClientClosed);
-    }
-    None
 }
 
 /// An `fd_set` and the highest fd in it. Only fds below FD_SETSIZE may be inserted.
@@ -174,19 +153,4 @@ impl FdSet {
         // SAFETY: 0 <= fd < FD_SETSIZE, so the bit is inside the set.
         unsafe { libc::FD_ISSET(fd, &self.bits) }
     }
-}
-
-/// How long select may wait: block until an event (None), but wake for a paused
-/// accept or an idle check.
-fn loop_timeout(
-    pause_left: Option<Duration>,
-    idle_timeout: Option<Duration>,
-) -> Option<libc::timeval> {
-    let idle_check = idle_timeout.map(idle_check_interval);
-    let wait = pause_left.into_iter().chain(idle_check).min()?;
-    let wait = wait.max(Duration::from_millis(1));
-    Some(libc::timeval {
-        tv_sec: wait.as_secs() as libc::time_t,
-        tv_usec: wait.subsec_micros() as libc::suseconds_t,
-    })
 }

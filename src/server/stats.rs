@@ -48,6 +48,18 @@ pub enum RefuseReason {
 }
 
 impl CloseReason {
+    /// The reason a connection is closed for after `error` on it: the peer's reset
+    /// (or its timeout) is `Reset`, anything else `Error`.
+    pub fn from_io_error(error: &io::Error) -> CloseReason {
+        match error.raw_os_error() {
+            Some(libc::ECONNRESET) | Some(libc::EPIPE) | Some(libc::ECONNABORTED) => {
+                CloseReason::Reset
+            }
+            Some(libc::ETIMEDOUT) => CloseReason::Reset,
+            _ => CloseReason::Error,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             CloseReason::ClientClosed => "client_closed",
@@ -437,4 +449,28 @@ fn host_entry(hosts: &mut BTreeMap<IpAddr, HostTotals>, ip: IpAddr) -> &mut Host
         host: ip.to_string(),
         ..HostTotals::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_map_to_close_reasons() {
+        for errno in [
+            libc::ECONNRESET,
+            libc::EPIPE,
+            libc::ECONNABORTED,
+            libc::ETIMEDOUT,
+        ] {
+            let error = io::Error::from_raw_os_error(errno);
+            assert_eq!(CloseReason::from_io_error(&error), CloseReason::Reset);
+        }
+        for error in [
+            io::Error::from_raw_os_error(libc::EBADF),
+            io::Error::from(io::ErrorKind::WriteZero),
+        ] {
+            assert_eq!(CloseReason::from_io_error(&error), CloseReason::Error);
+        }
+    }
 }

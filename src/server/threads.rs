@@ -28,9 +28,10 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::echo::close_reason_for;
+use super::accept::{Accepted, Acceptor};
+use super::shutdown::{shutdown_fd, shutdown_requested};
 use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
-use super::{shutdown_fd, shutdown_requested, Accepted, Acceptor, Setup};
+use super::{timeout_ms, wake_up, Setup};
 use crate::syscall;
 
 /// Read buffer of each connection thread. Its pages are only touched as far as
@@ -68,9 +69,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         if accepting {
             pollfds.push(pollfd(listener_fd));
         }
-        let timeout = acceptor
-            .pause_left()
-            .map_or(-1, |left| left.as_millis().max(1) as libc::c_int);
+        let timeout = timeout_ms(wake_up(acceptor.pause_left(), None));
         match syscall!(poll(
             pollfds.as_mut_ptr(),
             pollfds.len() as libc::nfds_t,
@@ -147,7 +146,7 @@ fn spawn_connection(
         return;
     }
     if let Err(e) = make_blocking(&fd, options.idle_timeout) {
-        stats.close(&record, close_reason_for(&e));
+        stats.close(&record, CloseReason::from_io_error(&e));
         return;
     }
     let raw = fd.as_raw_fd();
@@ -186,12 +185,12 @@ fn echo_until_closed(fd: &OwnedFd, record: &mut ServerConnRecord) -> CloseReason
             // SO_RCVTIMEO expired: nothing arrived for --idle-timeout.
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => break CloseReason::IdleTimeout,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => break close_reason_for(&e),
+            Err(e) => break CloseReason::from_io_error(&e),
         };
         record.bytes_in += n as u64;
         record.reads += 1;
         if let Err(e) = send_all(raw, &buffer[..n], record) {
-            break close_reason_for(&e);
+            break CloseReason::from_io_error(&e);
         }
     };
     // Woken by the acceptor's shutdown(2): whatever read or send said, that is why it ended.

@@ -24,9 +24,10 @@ use ::tokio::sync::watch;
 use ::tokio::task::JoinSet;
 use anyhow::Context as _;
 
-use super::echo::close_reason_for;
+use super::accept::{is_fd_exhaustion, reserve_spare_fd, shed_connection, Acceptor};
+use super::shutdown::shutdown_fd;
 use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
-use super::{is_fd_exhaustion, reserve_spare_fd, shed_connection, shutdown_fd, Acceptor, Setup};
+use super::Setup;
 
 /// Each connection's read buffer, allocated when the connection opens.
 const BUF_SIZE: usize = 16 * 1024;
@@ -42,7 +43,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     runtime.block_on(accept_loop(setup))
 }
 
-/// The shutdown eventfd, watched by the reactor like any socket (the fd belongs to mod.rs).
+/// The shutdown eventfd, watched by the reactor like any socket (the fd belongs to shutdown.rs).
 struct ShutdownFd;
 
 impl AsRawFd for ShutdownFd {
@@ -152,7 +153,7 @@ async fn echo_loop(
             // Half-close: everything read so far has been echoed.
             Ok(0) => return CloseReason::ClientClosed,
             Ok(n) => n,
-            Err(e) => return close_reason_for(&e),
+            Err(e) => return CloseReason::from_io_error(&e),
         };
         record.bytes_in += n as u64;
         record.reads += 1;
@@ -160,12 +161,14 @@ async fn echo_loop(
         let mut written = 0;
         while written < n {
             match stream.write(&buf[written..n]).await {
-                Ok(0) => return close_reason_for(&io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(0) => {
+                    return CloseReason::from_io_error(&io::Error::from(io::ErrorKind::WriteZero))
+                }
                 Ok(k) => {
                     written += k;
                     record.bytes_out += k as u64;
                 }
-                Err(e) => return close_reason_for(&e),
+                Err(e) => return CloseReason::from_io_error(&e),
             }
         }
     }

@@ -23,38 +23,33 @@
 //! ring ran dry: ENOBUFS; an error; the kernel's own reasons), and are then re-armed.
 //! A full submission queue is submitted and retried, never dropped.
 //!
+//! The accept and each connection's recv are small state machines ([`AcceptState`],
+//! [`RecvState`]): armed, being cancelled, ended for a reason, and what comes next.
+//!
 //! Costs: a system call per loop turn submits any number of requests and reaps any
 //! number of completions, and recv needs no readiness round trip. The buffer pool is
-//! fixed per worker (`BUFFERS` x `BUFFER_SIZE`, touched only as used), not per
-//! connection. `ECHOLAB_URING_BUFFERS` overrides the buffer count (a power of two).
+//! fixed per worker (1024 buffers of 8 KiB, touched only as used; [`buf_ring`]), not
+//! per connection. `ECHOLAB_URING_BUFFERS` overrides the buffer count (a power of two).
+//! The ring's set-up and its errors are in [`setup`].
+
+mod buf_ring;
+mod setup;
 
 use std::collections::VecDeque;
 use std::io;
 use std::net::TcpListener;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
-use super::echo::close_reason_for;
+use super::accept::{peer_addr, Accepted, Acceptor};
+use super::shutdown::{request_shutdown, shutdown_fd, shutdown_requested};
 use super::stats::{CloseReason, ServerConnRecord, Stats};
-use super::{
-    idle_check_interval, request_shutdown, shutdown_fd, shutdown_requested, sockaddr_to_std,
-    Accepted, Acceptor, Setup,
-};
-use crate::syscall;
-
-/// Submission queue entries per ring.
-const SQ_ENTRIES: u32 = 2048;
-/// Completion queue entries per ring: room for a burst of completions from many connections.
-const CQ_ENTRIES: u32 = 32768;
-/// Provided buffers per worker (a power of two) and their size.
-const BUFFERS: u16 = 1024;
-const BUFFER_SIZE: usize = 8 * 1024;
-const BUFFER_GROUP: u16 = 0;
+use super::{wake_up, IdleScan, Setup};
+use buf_ring::{BufRing, BUFFER_GROUP};
 
 // What a request is, in the top half of its user_data; the bottom half is the connection slot.
 const ACCEPT: u64 = 1;
@@ -70,7 +65,7 @@ fn user_data(kind: u64, slot: usize) -> u64 {
 
 pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let workers = setup.config.worker_count();
-    let buffers = buffer_count()?;
+    let buffers = setup::buffer_count()?;
     // Set every ring up before serving, so a missing io_uring or a low memlock limit is
     // reported at once and clearly.
     let mut prepared = Vec::with_capacity(workers);
@@ -117,16 +112,6 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     }
 }
 
-fn buffer_count() -> anyhow::Result<u16> {
-    match std::env::var("ECHOLAB_URING_BUFFERS") {
-        Ok(text) => match text.parse::<u16>() {
-            Ok(n) if n.is_power_of_two() && n <= 32768 => Ok(n),
-            _ => anyhow::bail!("ECHOLAB_URING_BUFFERS must be a power of two up to 32768"),
-        },
-        Err(_) => Ok(BUFFERS),
-    }
-}
-
 /// One connection: its socket, counters, send queue and the state of its requests.
 struct Conn {
     fd: OwnedFd,
@@ -137,11 +122,7 @@ struct Conn {
     sent: usize,
     queued: Vec<u8>,
     send_in_flight: bool,
-    recv_armed: bool,
-    recv_cancelling: bool,
-    /// The multishot recv ended on ENOBUFS; re-armed once the batch returned its buffers.
-    recv_starved: bool,
-    read_closed: bool,
+    recv: RecvState,
     /// Set when the connection is to close; it is freed once no request is in flight.
     closing: Option<CloseReason>,
     last_active: Instant,
@@ -153,8 +134,43 @@ impl Conn {
     }
 
     fn busy(&self) -> bool {
-        self.recv_armed || self.send_in_flight
+        matches!(self.recv, RecvState::Armed | RecvState::Cancelling) || self.send_in_flight
     }
+}
+
+/// Where a connection's multishot recv is. A completion without IORING_CQE_F_MORE
+/// ends it (back to `Idle`); the end of stream (0 bytes) and errors always end it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RecvState {
+    /// Not in flight: armed again whenever the connection may read (under the cap, not closing).
+    Idle,
+    /// In flight: each completion carries bytes in a provided buffer.
+    Armed,
+    /// In flight, its cancel too (backpressure without a kernel byte limit, or closing).
+    Cancelling,
+    /// Ended on an empty buffer ring (ENOBUFS): armed again after the batch, which
+    /// gives buffers back.
+    Starved,
+    /// The client shut down its write side: never armed again.
+    Eof,
+}
+
+/// Where the worker's multishot accept is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AcceptState {
+    /// Not in flight: armed again at once, unless the worker is stopping.
+    Ended,
+    /// In flight: each completion is a new connection, or an error.
+    Armed,
+    /// In flight, its cancel too; at its last completion, the waiting connections are
+    /// shed first (`shed`, out of fds), then accepting resumes or waits until `paused_until`.
+    Cancelling {
+        shed: bool,
+        paused_until: Option<Instant>,
+    },
+    /// Not in flight until `until` (an accept error, or out of fds with nothing to
+    /// shed); the timer arms it again.
+    Paused { until: Instant },
 }
 
 /// Events worth knowing about when reading a run, printed when the worker stops.
@@ -176,17 +192,13 @@ struct Worker {
     acceptor: Acceptor,
     stats: Arc<Stats>,
     cap: usize,
-    idle_timeout: Option<Duration>,
+    idle_scan: Option<IdleScan>,
     sqpoll: bool,
     /// Whether the kernel takes a byte limit for multishot recv (Linux 6.17+).
     recv_limit_supported: bool,
     conns: Vec<Option<Conn>>,
     free_slots: Vec<usize>,
-    accept_armed: bool,
-    accept_cancelling: bool,
-    shed_when_accept_ends: bool,
-    accept_paused: bool,
-    accept_resume_at: Instant,
+    accept: AcceptState,
     timer_armed: bool,
     /// Read by the kernel when it prepares the timeout request (by the SQ thread with SQPOLL).
     timespec: types::Timespec,
@@ -203,22 +215,7 @@ impl Worker {
         setup: &Setup,
         buffers: u16,
     ) -> anyhow::Result<Worker> {
-        let mut builder = IoUring::builder();
-        builder.setup_cqsize(CQ_ENTRIES);
-        if setup.config.sqpoll {
-            builder.setup_sqpoll(1000);
-        } else {
-            // Completions are reaped only when the loop enters the kernel anyway: no need
-            // to interrupt the thread for them (the kernel refuses this flag with SQPOLL).
-            builder.setup_coop_taskrun();
-        }
-        let ring = builder
-            .build(SQ_ENTRIES)
-            .map_err(|e| setup_error(e, "creating the ring"))?;
-        let mut buffers = BufRing::new(buffers).context("allocating the provided buffers")?;
-        buffers
-            .register(&ring)
-            .map_err(|e| setup_error(e, "registering the provided buffer ring"))?;
+        let (ring, buffers) = setup::ring_with_buffers(&setup.config, buffers)?;
         Ok(Worker {
             id,
             ring,
@@ -227,16 +224,12 @@ impl Worker {
             listener,
             stats: setup.stats.clone(),
             cap: setup.config.max_pending,
-            idle_timeout: setup.config.idle_timeout,
+            idle_scan: IdleScan::new(setup.config.idle_timeout),
             sqpoll: setup.config.sqpoll,
             recv_limit_supported: true,
             conns: Vec::new(),
             free_slots: Vec::new(),
-            accept_armed: false,
-            accept_cancelling: false,
-            shed_when_accept_ends: false,
-            accept_paused: false,
-            accept_resume_at: Instant::now(),
+            accept: AcceptState::Ended,
             timer_armed: false,
             timespec: types::Timespec::new(),
             starved: Vec::new(),
@@ -271,7 +264,9 @@ impl Worker {
             // 3. The batch gave its buffers back: re-arm the recvs that found the ring empty.
             for slot in std::mem::take(&mut self.starved) {
                 if let Some(conn) = self.conns[slot].as_mut() {
-                    conn.recv_starved = false;
+                    if conn.recv == RecvState::Starved {
+                        conn.recv = RecvState::Idle;
+                    }
                 }
                 self.after_io(slot)?;
             }
@@ -341,15 +336,13 @@ impl Worker {
             .build()
             .user_data(user_data(ACCEPT, 0));
         self.push(accept)?;
-        self.accept_armed = true;
-        self.accept_cancelling = false;
+        self.accept = AcceptState::Armed;
         Ok(())
     }
 
     fn on_accept(&mut self, result: i32, flags: u32) -> io::Result<()> {
-        if !cqueue::more(flags) {
-            self.accept_armed = false;
-        }
+        // What this completion asks for: shedding (out of fds) or a pause (another failure).
+        let (mut shed, mut paused_until) = (false, None);
         if result >= 0 {
             // SAFETY: a successful accept completion carries a new fd that nothing else owns.
             let fd = unsafe { OwnedFd::from_raw_fd(result) };
@@ -366,27 +359,42 @@ impl Worker {
         } else {
             match -result {
                 // Shedding frees a slot with the spare fd: an armed accept could take it
-                // first (its task work runs on our next system call), so end it first.
-                libc::EMFILE | libc::ENFILE => self.shed_when_accept_ends = true,
+                // first (its task work runs on our next system call), so it ends first.
+                libc::EMFILE | libc::ENFILE => shed = true,
                 libc::ECONNABORTED | libc::EINTR | libc::EAGAIN | libc::ECANCELED => {}
                 errno => {
                     eprintln!(
                         "echolab serve: accept failed: {}; pausing accepts",
                         io::Error::from_raw_os_error(errno)
                     );
-                    self.pause_accepts()?;
+                    paused_until = Some(Instant::now() + Acceptor::PAUSE);
                 }
             }
         }
-        if self.shed_when_accept_ends {
-            if self.accept_armed {
-                self.cancel_accept()?;
-                return Ok(());
+        // Add what was asked while its cancel was in flight.
+        if let AcceptState::Cancelling {
+            shed: asked_shed,
+            paused_until: asked_pause,
+        } = self.accept
+        {
+            shed |= asked_shed;
+            paused_until = paused_until.or(asked_pause);
+        }
+        if cqueue::more(flags) {
+            if shed || paused_until.is_some() {
+                self.cancel_accept(shed, paused_until)?;
             }
-            self.shed_when_accept_ends = false;
+            return Ok(());
+        }
+
+        self.accept = AcceptState::Ended;
+        if shed {
             self.shed_connections()?;
         }
-        if !self.accept_armed && !self.accept_paused && !self.stopping {
+        if let Some(until) = paused_until {
+            self.pause_accepts(until)?;
+        }
+        if self.accept == AcceptState::Ended && !self.stopping {
             self.counters.accept_rearms += 1;
             self.arm_accept()?;
         }
@@ -401,30 +409,39 @@ impl Worker {
                 Accepted::Conn(fd, record) => self.add_conn(fd, record)?,
                 Accepted::Refused => continue,
                 Accepted::WouldBlock => return Ok(()),
-                Accepted::Paused => return self.pause_accepts(),
+                Accepted::Paused => return self.pause_accepts(Instant::now() + Acceptor::PAUSE),
             }
         }
     }
 
-    /// Stops accepting until the acceptor's pause ends; the timer re-arms the accept.
-    fn pause_accepts(&mut self) -> io::Result<()> {
-        self.accept_paused = true;
-        self.accept_resume_at = Instant::now() + Acceptor::PAUSE;
-        if self.accept_armed {
-            self.cancel_accept()?;
+    /// Leaves the ended accept unarmed until `until`; the timer arms it again.
+    fn pause_accepts(&mut self, until: Instant) -> io::Result<()> {
+        if self.accept != AcceptState::Ended || Instant::now() >= until {
+            return Ok(());
         }
+        self.accept = AcceptState::Paused { until };
         self.arm_timer()
     }
 
-    fn cancel_accept(&mut self) -> io::Result<()> {
-        if self.accept_cancelling {
+    /// Ends the accept that is in flight, then sheds or pauses as asked.
+    fn cancel_accept(&mut self, shed: bool, paused_until: Option<Instant>) -> io::Result<()> {
+        let cancel_sent = matches!(self.accept, AcceptState::Cancelling { .. });
+        self.accept = AcceptState::Cancelling { shed, paused_until };
+        if cancel_sent {
             return Ok(());
         }
-        self.accept_cancelling = true;
         let cancel = opcode::AsyncCancel::new(user_data(ACCEPT, 0))
             .build()
             .user_data(user_data(CANCEL, 0));
         self.push(cancel)
+    }
+
+    /// Time left in an accept pause, for the timer.
+    fn accept_pause_left(&self) -> Option<Duration> {
+        match self.accept {
+            AcceptState::Paused { until } => Some(until.saturating_duration_since(Instant::now())),
+            _ => None,
+        }
     }
 
     fn add_conn(&mut self, fd: OwnedFd, record: ServerConnRecord) -> io::Result<()> {
@@ -435,10 +452,7 @@ impl Worker {
             sent: 0,
             queued: Vec::new(),
             send_in_flight: false,
-            recv_armed: false,
-            recv_cancelling: false,
-            recv_starved: false,
-            read_closed: false,
+            recv: RecvState::Idle,
             closing: None,
             last_active: Instant::now(),
         };
@@ -466,8 +480,7 @@ impl Worker {
             let room = self.cap.saturating_sub(conn.pending()).max(1);
             recv = with_recv_limit(recv, room.min(u32::MAX as usize) as u32);
         }
-        conn.recv_armed = true;
-        conn.recv_cancelling = false;
+        conn.recv = RecvState::Armed;
         self.push(recv)
     }
 
@@ -476,7 +489,7 @@ impl Worker {
             .as_mut()
             .expect("recv completion for a live slot");
         if !cqueue::more(flags) {
-            conn.recv_armed = false;
+            conn.recv = RecvState::Idle;
         }
         if result > 0 {
             let len = result as usize;
@@ -495,21 +508,21 @@ impl Worker {
             self.buffers.give_back(bid);
             let conn = self.conns[slot].as_mut().expect("live connection");
             self.counters.max_pending = self.counters.max_pending.max(conn.pending());
-            if conn.pending() >= self.cap && conn.recv_armed && !conn.recv_cancelling {
+            if conn.pending() >= self.cap && conn.recv == RecvState::Armed {
                 // Backpressure: stop reading until the echo drains.
-                conn.recv_cancelling = true;
+                conn.recv = RecvState::Cancelling;
                 let cancel = opcode::AsyncCancel::new(user_data(RECV, slot))
                     .build()
                     .user_data(user_data(CANCEL, slot));
                 self.push(cancel)?;
             }
         } else if result == 0 {
-            conn.read_closed = true;
+            conn.recv = RecvState::Eof;
         } else {
             match -result {
                 libc::ENOBUFS => {
                     self.counters.buffer_ring_empty += 1;
-                    conn.recv_starved = true;
+                    conn.recv = RecvState::Starved;
                     self.starved.push(slot);
                 }
                 libc::ECANCELED => {}
@@ -519,7 +532,7 @@ impl Worker {
                     self.recv_limit_supported = false;
                 }
                 errno => {
-                    let reason = close_reason_for(&io::Error::from_raw_os_error(errno));
+                    let reason = CloseReason::from_io_error(&io::Error::from_raw_os_error(errno));
                     conn.closing.get_or_insert(reason);
                 }
             }
@@ -564,7 +577,8 @@ impl Worker {
             } else {
                 io::Error::from_raw_os_error(-result)
             };
-            conn.closing.get_or_insert(close_reason_for(&error));
+            conn.closing
+                .get_or_insert(CloseReason::from_io_error(&error));
         }
         self.after_io(slot)
     }
@@ -575,7 +589,7 @@ impl Worker {
         let Some(conn) = self.conns[slot].as_mut() else {
             return Ok(());
         };
-        if conn.closing.is_none() && conn.read_closed && conn.pending() == 0 {
+        if conn.closing.is_none() && conn.recv == RecvState::Eof && conn.pending() == 0 {
             conn.closing = Some(CloseReason::ClientClosed);
         }
         if let Some(reason) = conn.closing {
@@ -591,8 +605,7 @@ impl Worker {
             self.start_send(slot)?;
         }
         let conn = self.conns[slot].as_mut().expect("live connection");
-        let may_read = !conn.read_closed && !conn.recv_starved && conn.pending() < self.cap;
-        if may_read && !conn.recv_armed && !self.stopping {
+        if conn.recv == RecvState::Idle && conn.pending() < self.cap && !self.stopping {
             self.arm_recv(slot)?;
         }
         Ok(())
@@ -602,8 +615,8 @@ impl Worker {
     fn cancel_requests(&mut self, slot: usize) -> io::Result<()> {
         let conn = self.conns[slot].as_mut().expect("live connection");
         let mut cancels = Vec::with_capacity(2);
-        if conn.recv_armed && !conn.recv_cancelling {
-            conn.recv_cancelling = true;
+        if conn.recv == RecvState::Armed {
+            conn.recv = RecvState::Cancelling;
             cancels.push(user_data(RECV, slot));
         }
         if conn.send_in_flight {
@@ -618,16 +631,14 @@ impl Worker {
         Ok(())
     }
 
-    /// Arms the timeout request when idle checks or a paused accept need a tick.
+    /// Arms the timeout request when an idle scan or the end of an accept pause is due.
     fn arm_timer(&mut self) -> io::Result<()> {
-        let idle_tick = self.idle_timeout.map(idle_check_interval);
-        let pause_tick = self.accept_paused.then_some(Acceptor::PAUSE);
-        let Some(tick) = idle_tick.into_iter().chain(pause_tick).min() else {
-            return Ok(());
-        };
         if self.timer_armed {
             return Ok(());
         }
+        let Some(tick) = wake_up(self.accept_pause_left(), self.idle_scan.as_ref()) else {
+            return Ok(());
+        };
         self.timespec = types::Timespec::new()
             .sec(tick.as_secs())
             .nsec(tick.subsec_nanos());
@@ -640,13 +651,15 @@ impl Worker {
 
     fn on_timer(&mut self) -> io::Result<()> {
         self.timer_armed = false;
-        if self.accept_paused && Instant::now() >= self.accept_resume_at {
-            self.accept_paused = false;
-            if !self.accept_armed && !self.stopping {
-                self.arm_accept()?;
+        if let AcceptState::Paused { until } = self.accept {
+            if Instant::now() >= until {
+                self.accept = AcceptState::Ended;
+                if !self.stopping {
+                    self.arm_accept()?;
+                }
             }
         }
-        if let Some(limit) = self.idle_timeout {
+        if let Some(limit) = self.idle_scan.as_mut().and_then(IdleScan::due) {
             let now = Instant::now();
             for slot in 0..self.conns.len() {
                 let Some(conn) = self.conns[slot].as_mut() else {
@@ -673,171 +686,4 @@ fn with_recv_limit(entry: squeue::Entry, limit: u32) -> squeue::Entry {
     sqe[OPTLEN_OFFSET..OPTLEN_OFFSET + 4].copy_from_slice(&limit.to_ne_bytes());
     // SAFETY: the same bytes with one plain-data field changed are still a valid SQE.
     unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(sqe) }
-}
-
-/// The peer address of an accepted socket (multishot accept does not report it).
-fn peer_addr(fd: &OwnedFd) -> Option<std::net::SocketAddr> {
-    // SAFETY: sockaddr_storage is plain data; all-zero is a valid value.
-    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    syscall!(getpeername(
-        fd.as_raw_fd(),
-        (&mut storage as *mut libc::sockaddr_storage).cast(),
-        &mut len
-    ))
-    .ok()?;
-    sockaddr_to_std(&storage, len)
-}
-
-/// Turns a ring set-up failure into advice: io_uring missing or disabled, or memlock too low.
-fn setup_error(error: io::Error, what: &str) -> anyhow::Error {
-    let advice = match error.raw_os_error() {
-        Some(libc::ENOSYS) => {
-            "io_uring is not available: this kernel was built without it; use --model epoll"
-                .to_string()
-        }
-        Some(libc::EPERM) | Some(libc::EACCES) => {
-            let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-                .map(|v| v.trim().to_string())
-                .unwrap_or_else(|_| "unknown".into());
-            format!(
-                "io_uring is not permitted for this process (kernel.io_uring_disabled = {disabled}; \
-                 1 allows only members of kernel.io_uring_group, 2 disables it; a container's \
-                 seccomp policy can also forbid it); set it to 0 or use --model epoll"
-            )
-        }
-        Some(libc::ENOMEM) => format!(
-            "not enough locked memory for io_uring (the memlock limit is {}); raise ulimit -l \
-             (e.g. `ulimit -l unlimited`, or LimitMEMLOCK= in a systemd unit) or run fewer --workers",
-            memlock_limit()
-        ),
-        _ => "io_uring set-up failed".to_string(),
-    };
-    anyhow::Error::new(error).context(format!("{advice} ({what})"))
-}
-
-fn memlock_limit() -> String {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    match syscall!(getrlimit(libc::RLIMIT_MEMLOCK, &mut limit)) {
-        Ok(_) if limit.rlim_cur == libc::RLIM_INFINITY => "unlimited".into(),
-        Ok(_) => format!("{} KiB", limit.rlim_cur / 1024),
-        Err(_) => "unknown".into(),
-    }
-}
-
-/// A provided buffer ring: the ring of buffer descriptors the kernel takes from, shared
-/// with it through registration, and the buffers themselves, in one anonymous mapping
-/// each so pages are only touched (and resident) once the kernel writes into them.
-struct BufRing {
-    entries: *mut types::BufRingEntry,
-    entries_len: usize,
-    memory: *mut u8,
-    memory_len: usize,
-    count: u16,
-    /// Our copy of the tail: the next entry to fill; published to the kernel after each give-back.
-    tail: u16,
-}
-
-// SAFETY: the mappings belong to this BufRing alone; the worker owning it uses it from one thread.
-unsafe impl Send for BufRing {}
-
-impl BufRing {
-    fn new(count: u16) -> io::Result<BufRing> {
-        let entries_len = count as usize * std::mem::size_of::<types::BufRingEntry>();
-        let memory_len = count as usize * BUFFER_SIZE;
-        let entries = map_anonymous(entries_len)?.cast::<types::BufRingEntry>();
-        let memory = match map_anonymous(memory_len) {
-            Ok(memory) => memory,
-            Err(e) => {
-                // SAFETY: unmapping the mapping made just above, used by nothing.
-                unsafe { libc::munmap(entries.cast(), entries_len) };
-                return Err(e);
-            }
-        };
-        Ok(BufRing {
-            entries,
-            entries_len,
-            memory,
-            memory_len,
-            count,
-            tail: 0,
-        })
-    }
-
-    /// Registers the ring with the kernel and hands it every buffer.
-    fn register(&mut self, ring: &IoUring) -> io::Result<()> {
-        // SAFETY: the entries mapping is page-aligned, `count` entries long, and lives
-        // until after the ring is dropped (the worker drops its ring first).
-        unsafe {
-            ring.submitter().register_buf_ring_with_flags(
-                self.entries as u64,
-                self.count,
-                BUFFER_GROUP,
-                0,
-            )?;
-        }
-        for bid in 0..self.count {
-            self.give_back(bid);
-        }
-        Ok(())
-    }
-
-    /// The `len` bytes the kernel received into buffer `bid`.
-    fn get(&self, bid: u16, len: usize) -> &[u8] {
-        assert!(bid < self.count && len <= BUFFER_SIZE);
-        // SAFETY: buffer `bid` lies inside the mapping, and the kernel wrote `len` bytes into
-        // it and will not touch it again until it is given back.
-        unsafe { std::slice::from_raw_parts(self.memory.add(bid as usize * BUFFER_SIZE), len) }
-    }
-
-    /// Returns buffer `bid` to the kernel.
-    fn give_back(&mut self, bid: u16) {
-        let index = (self.tail & (self.count - 1)) as usize;
-        // SAFETY: `index` is inside the entries mapping; the kernel reads entries only up to
-        // the published tail, which does not cover this one yet.
-        unsafe {
-            let entry = &mut *self.entries.add(index);
-            entry.set_addr(self.memory.add(bid as usize * BUFFER_SIZE) as u64);
-            entry.set_len(BUFFER_SIZE as u32);
-            entry.set_bid(bid);
-        }
-        self.tail = self.tail.wrapping_add(1);
-        // SAFETY: the tail field overlays the first entry's reserved field, a u16 the kernel
-        // reads concurrently, hence the atomic release store after the entry is written.
-        unsafe {
-            let tail = types::BufRingEntry::tail(self.entries) as *const AtomicU16;
-            (*tail).store(self.tail, Ordering::Release);
-        }
-    }
-}
-
-impl Drop for BufRing {
-    fn drop(&mut self) {
-        // SAFETY: both mappings were made by `new` and are not used after this.
-        unsafe {
-            libc::munmap(self.entries.cast(), self.entries_len);
-            libc::munmap(self.memory.cast(), self.memory_len);
-        }
-    }
-}
-
-fn map_anonymous(len: usize) -> io::Result<*mut u8> {
-    // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
-    let address = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if address == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(address.cast())
 }

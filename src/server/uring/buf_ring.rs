@@ -1,0 +1,144 @@
+//! The provided buffer ring of one uring worker: the ring of buffer descriptors the
+//! kernel takes a buffer from when data arrives for a multishot recv, and the buffers.
+//!
+//! The kernel shares the descriptor ring with us through registration: it reads
+//! `struct io_uring_buf` entries up to the tail we publish, and the tail itself
+//! overlays the first entry's reserved field. Both layouts are checked below at
+//! compile time, since the ring is written through raw pointers.
+
+use std::io;
+use std::sync::atomic::{AtomicU16, Ordering};
+
+use io_uring::{types, IoUring};
+
+/// Size of each provided buffer: the most one recv completion carries.
+pub const BUFFER_SIZE: usize = 8 * 1024;
+/// The buffer group id every worker's recvs select from (each ring has its own groups).
+pub const BUFFER_GROUP: u16 = 0;
+
+// The ring is indexed with `entries.add(i)`: the stride must be the kernel's
+// `struct io_uring_buf` (addr: u64, len: u32, bid: u16, resv: u16), 16 bytes.
+const _: () = assert!(std::mem::size_of::<types::BufRingEntry>() == 16);
+// The tail (a u16 overlaying the first entry's `resv`) is stored through an AtomicU16.
+const _: () = assert!(std::mem::size_of::<AtomicU16>() == std::mem::size_of::<u16>());
+const _: () = assert!(std::mem::align_of::<AtomicU16>() == std::mem::align_of::<u16>());
+// An entry's `len` is a u32.
+const _: () = assert!(BUFFER_SIZE <= u32::MAX as usize);
+
+/// A provided buffer ring: the descriptors and the buffers themselves, in one anonymous
+/// mapping each so pages are only touched (and resident) once the kernel writes into them.
+pub struct BufRing {
+    entries: *mut types::BufRingEntry,
+    entries_len: usize,
+    memory: *mut u8,
+    memory_len: usize,
+    count: u16,
+    /// Our copy of the tail: the next entry to fill; published to the kernel after each give-back.
+    tail: u16,
+}
+
+// SAFETY: the mappings belong to this BufRing alone; the worker owning it uses it from one thread.
+unsafe impl Send for BufRing {}
+
+impl BufRing {
+    /// `count` buffers; a power of two, as the kernel indexes the ring modulo its size.
+    pub fn new(count: u16) -> io::Result<BufRing> {
+        assert!(
+            count.is_power_of_two(),
+            "a buffer ring's size is a power of two"
+        );
+        let entries_len = count as usize * std::mem::size_of::<types::BufRingEntry>();
+        let memory_len = count as usize * BUFFER_SIZE;
+        let entries = map_anonymous(entries_len)?.cast::<types::BufRingEntry>();
+        let memory = match map_anonymous(memory_len) {
+            Ok(memory) => memory,
+            Err(e) => {
+                // SAFETY: unmapping the mapping made just above, used by nothing.
+                unsafe { libc::munmap(entries.cast(), entries_len) };
+                return Err(e);
+            }
+        };
+        Ok(BufRing {
+            entries,
+            entries_len,
+            memory,
+            memory_len,
+            count,
+            tail: 0,
+        })
+    }
+
+    /// Registers the ring with the kernel and hands it every buffer.
+    pub fn register(&mut self, ring: &IoUring) -> io::Result<()> {
+        // SAFETY: the entries mapping is page-aligned, `count` entries long, and lives
+        // until after the ring is dropped (the worker drops its ring first).
+        unsafe {
+            ring.submitter().register_buf_ring_with_flags(
+                self.entries as u64,
+                self.count,
+                BUFFER_GROUP,
+                0,
+            )?;
+        }
+        for bid in 0..self.count {
+            self.give_back(bid);
+        }
+        Ok(())
+    }
+
+    /// The `len` bytes the kernel received into buffer `bid`.
+    pub fn get(&self, bid: u16, len: usize) -> &[u8] {
+        assert!(bid < self.count && len <= BUFFER_SIZE);
+        // SAFETY: buffer `bid` lies inside the mapping, and the kernel wrote `len` bytes into
+        // it and will not touch it again until it is given back.
+        unsafe { std::slice::from_raw_parts(self.memory.add(bid as usize * BUFFER_SIZE), len) }
+    }
+
+    /// Returns buffer `bid` to the kernel.
+    pub fn give_back(&mut self, bid: u16) {
+        let index = (self.tail & (self.count - 1)) as usize;
+        // SAFETY: `index` is inside the entries mapping; the kernel reads entries only up to
+        // the published tail, which does not cover this one yet.
+        unsafe {
+            let entry = &mut *self.entries.add(index);
+            entry.set_addr(self.memory.add(bid as usize * BUFFER_SIZE) as u64);
+            entry.set_len(BUFFER_SIZE as u32);
+            entry.set_bid(bid);
+        }
+        self.tail = self.tail.wrapping_add(1);
+        // SAFETY: the tail field overlays the first entry's reserved field, a u16 the kernel
+        // reads concurrently, hence the atomic release store after the entry is written.
+        unsafe {
+            let tail = types::BufRingEntry::tail(self.entries) as *const AtomicU16;
+            (*tail).store(self.tail, Ordering::Release);
+        }
+    }
+}
+
+impl Drop for BufRing {
+    fn drop(&mut self) {
+        // SAFETY: both mappings were made by `new` and are not used after this.
+        unsafe {
+            libc::munmap(self.entries.cast(), self.entries_len);
+            libc::munmap(self.memory.cast(), self.memory_len);
+        }
+    }
+}
+
+fn map_anonymous(len: usize) -> io::Result<*mut u8> {
+    // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
+    let address = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if address == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(address.cast())
+}
