@@ -724,6 +724,11 @@ pub fn trim_float(v: f64) -> String {
     }
 }
 
+/// A duration in milliseconds as flags and messages write it (`250ms`, `1.5ms`).
+pub fn ms(d: Duration) -> String {
+    format!("{}ms", trim_float(d.as_secs_f64() * 1e3))
+}
+
 fn expand_counts(
     axis: &Option<Spanned<Axis<Count>>>,
     name: &str,
