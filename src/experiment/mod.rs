@@ -1,19 +1,25 @@
 //! Experiments: a scenario (models x load steps x repetitions) run as child
 //! processes, measured, judged and written to a results directory.
 //!
-//! - [`scenario`]: the TOML format and its validation (docs/scenarios.md).
-//! - [`runner`]: servers and load generators per step, results.csv, the comparison table.
+//! - [`scenario`]: the TOML format, its validation and its expansion into steps (docs/scenarios.md).
+//! - [`runner`]: the sweep: every model over every step and repetition.
+//! - [`step`]: one step as processes: start the server and the load, collect what they left.
+//! - [`judge`]: a step's summaries and samples to a failure reason and a row (pure).
+//! - [`results`]: results.csv (its rows, columns and statuses) and the comparison table.
 //! - [`probe`]: the server's CPU, memory, threads and fds from /proc.
 //! - [`hosts`]: network namespaces standing in for a server host and client hosts.
 //! - [`process`]: children that never outlive the runner; SIGINT/SIGTERM handling.
 //! - [`manifest`]: manifest.json (machine, limits, scenario, run status).
 
 pub mod hosts;
+pub mod judge;
 pub mod manifest;
 pub mod probe;
 pub mod process;
+pub mod results;
 pub mod runner;
 pub mod scenario;
+pub mod step;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -187,7 +193,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
     println!();
-    print!("{}", runner::comparison_table(&outcome.rows, &labels));
+    print!("{}", results::comparison_table(&outcome.rows, &labels));
     println!("results: {}", out.display());
     if outcome.interrupted {
         eprintln!(

@@ -8,20 +8,34 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde::Deserialize;
 
+use crate::experiment::results::column;
+pub use crate::experiment::results::Status;
+
 /// The columns a sweep can vary, in the order results.csv lists them.
-pub const AXES: [&str; 5] = ["connections", "size", "delay_ms", "rate", "workers"];
+pub const AXES: [&str; 5] = [
+    column::CONNECTIONS,
+    column::SIZE,
+    column::DELAY_MS,
+    column::RATE,
+    column::WORKERS,
+];
 
 /// Columns without which a row cannot be placed in the report at all.
-const REQUIRED: [&str; 4] = ["model", "step", "repetition", "status"];
+const REQUIRED: [&str; 4] = [
+    column::MODEL,
+    column::STEP,
+    column::REPETITION,
+    column::STATUS,
+];
 
 /// Columns that hold free text or booleans rather than numbers.
 const TEXT_COLUMNS: [&str; 6] = [
-    "model",
-    "step",
-    "repetition",
-    "status",
-    "failure_reason",
-    "bytes_match",
+    column::MODEL,
+    column::STEP,
+    column::REPETITION,
+    column::STATUS,
+    column::FAILURE_REASON,
+    column::BYTES_MATCH,
 ];
 
 /// manifest.json. Every field is optional so that a partial manifest from an
@@ -47,25 +61,6 @@ pub struct Manifest {
     pub ended_unix: Option<f64>,
     pub interrupted: bool,
     pub duration_s: Option<f64>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Ok,
-    Failed,
-    Skipped,
-    Interrupted,
-}
-
-impl Status {
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Failed => "failed",
-            Status::Skipped => "skipped",
-            Status::Interrupted => "interrupted",
-        }
-    }
 }
 
 /// One line of results.csv: one repetition of one step of one model.
@@ -174,39 +169,33 @@ fn read_results_csv(path: &Path) -> anyhow::Result<(Vec<String>, Vec<Row>)> {
                 .map_err(|_| at(column, format!("'{value}' is not a number")))?;
             numbers.insert(column.clone(), number);
         }
-        let model = raw["model"].clone();
+        let model = raw[column::MODEL].clone();
         if model.is_empty() {
-            return Err(at("model", "empty model name".into()));
+            return Err(at(column::MODEL, "empty model name".into()));
         }
-        let repetition: u32 = raw["repetition"].parse().map_err(|_| {
+        let repetition: u32 = raw[column::REPETITION].parse().map_err(|_| {
             at(
-                "repetition",
-                format!("'{}' is not a repetition number", raw["repetition"]),
+                column::REPETITION,
+                format!("'{}' is not a repetition number", raw[column::REPETITION]),
             )
         })?;
-        let status = match raw["status"].as_str() {
-            "ok" => Status::Ok,
-            "failed" => Status::Failed,
-            "skipped" => Status::Skipped,
-            "interrupted" => Status::Interrupted,
-            other => {
-                return Err(at(
-                    "status",
-                    format!("'{other}' is not one of ok, failed, skipped, interrupted"),
-                ))
-            }
-        };
-        let bytes_match = match raw.get("bytes_match").map(String::as_str) {
+        let status: Status = raw[column::STATUS]
+            .parse()
+            .map_err(|e| at(column::STATUS, e))?;
+        let bytes_match = match raw.get(column::BYTES_MATCH).map(String::as_str) {
             None | Some("") => None,
             Some("true" | "1") => Some(true),
             Some("false" | "0") => Some(false),
             Some(other) => {
-                return Err(at("bytes_match", format!("'{other}' is not true or false")))
+                return Err(at(
+                    column::BYTES_MATCH,
+                    format!("'{other}' is not true or false"),
+                ))
             }
         };
         rows.push(Row {
-            step: raw["step"].clone(),
-            failure_reason: raw.get("failure_reason").cloned().unwrap_or_default(),
+            step: raw[column::STEP].clone(),
+            failure_reason: raw.get(column::FAILURE_REASON).cloned().unwrap_or_default(),
             model,
             repetition,
             status,

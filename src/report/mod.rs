@@ -3,16 +3,20 @@
 //! charts/*.svg inside that directory.
 //!
 //! data.rs reads the files, sweep.rs finds the x axes and aggregates repetitions,
-//! verdict.rs ranks the models, build.rs lays out the document, and html.rs and
-//! markdown.rs render that one document twice.
+//! verdict.rs ranks the models, build.rs lays out the document with the figures
+//! of each sweep (figures.rs, driven by a table of metrics) and its timelines
+//! (timelines.rs), charts.rs draws the SVGs, and html.rs and markdown.rs render
+//! that one document twice.
 
 mod build;
 mod charts;
 mod data;
 mod document;
+mod figures;
 mod html;
 mod markdown;
 mod sweep;
+mod timelines;
 mod verdict;
 
 use std::fs;

@@ -3,6 +3,7 @@
 
 use super::data::{Results, Row, Status};
 use super::sweep::{self, aggregate, at, problems, Sweep};
+use crate::experiment::results::column;
 
 pub const BASELINE: &str = "tokio";
 
@@ -17,37 +18,37 @@ pub struct Figure {
 pub const FIGURES: [Figure; 6] = [
     Figure {
         name: "Throughput",
-        column: "throughput_rps",
+        column: column::THROUGHPUT_RPS,
         higher_is_better: true,
         format: fmt_rate,
     },
     Figure {
         name: "Response time p50",
-        column: "p50_us",
+        column: column::P50_US,
         higher_is_better: false,
         format: fmt_latency,
     },
     Figure {
         name: "Response time p99",
-        column: "p99_us",
+        column: column::P99_US,
         higher_is_better: false,
         format: fmt_latency,
     },
     Figure {
         name: "Tail latency p99.9",
-        column: "p999_us",
+        column: column::P999_US,
         higher_is_better: false,
         format: fmt_latency,
     },
     Figure {
         name: "Server CPU",
-        column: "server_cpu_pct",
+        column: column::SERVER_CPU_PCT,
         higher_is_better: false,
         format: fmt_cpu,
     },
     Figure {
         name: "Server memory per connection",
-        column: "server_rss_per_conn_bytes",
+        column: column::SERVER_RSS_PER_CONN_BYTES,
         higher_is_better: false,
         format: fmt_bytes,
     },
@@ -228,7 +229,7 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
             sweep
                 .rows(results)
                 .filter(|r| &r.model == m && r.status != Status::Skipped)
-                .filter_map(|r| r.num("max_concurrent_server"))
+                .filter_map(|r| r.num(column::MAX_CONCURRENT_SERVER))
                 .reduce(f64::max)
                 .map(|v| (m.clone(), v))
         })
@@ -266,7 +267,7 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
             let held = p
                 .rows
                 .iter()
-                .filter_map(|r| r.num("max_concurrent_server"))
+                .filter_map(|r| r.num(column::MAX_CONCURRENT_SERVER))
                 .reduce(f64::max);
             let verb = if p.status == Status::Failed {
                 "failed"
@@ -304,7 +305,7 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
         .iter()
         .filter_map(|m| {
             aggregate(results, sweep, m, &|r: &Row| {
-                r.num("server_rss_per_conn_bytes")
+                r.num(column::SERVER_RSS_PER_CONN_BYTES)
             })
             .last()
             .map(|a| (m.clone(), a.mean, a.x))
@@ -355,7 +356,7 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
     let mut growth: Vec<(String, sweep::Agg, sweep::Agg)> = models
         .iter()
         .filter_map(|m| {
-            let aggs = aggregate(results, sweep, m, &|r: &Row| r.num("p99_us"));
+            let aggs = aggregate(results, sweep, m, &|r: &Row| r.num(column::P99_US));
             let (first, last) = (*aggs.first()?, *aggs.last()?);
             (aggs.len() >= 2 && first.mean > 0.0).then(|| (m.clone(), first, last))
         })
@@ -384,7 +385,7 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
         .collect();
     let bad_bytes: Vec<String> = completed
         .iter()
-        .filter(|r| r.bytes_match == Some(false) || r.num("mismatches").unwrap_or(0.0) > 0.0)
+        .filter(|r| r.bytes_match == Some(false) || r.num(column::MISMATCHES).unwrap_or(0.0) > 0.0)
         .map(|r| format!("{} {} rep {}", r.model, r.step, r.repetition))
         .collect();
     if !completed.is_empty() {
@@ -404,7 +405,7 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
     let errors: Vec<String> = completed
         .iter()
         .filter_map(|r| {
-            let e = r.num("errors")?;
+            let e = r.num(column::ERRORS)?;
             (e > 0.0).then(|| {
                 format!(
                     "{} {} rep {} ({})",
@@ -426,7 +427,9 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
     // How far apart repetitions were: the largest throughput spread.
     let mut widest: Option<(String, f64, f64)> = None;
     for model in &models {
-        for a in aggregate(results, sweep, model, &|r: &Row| r.num("throughput_rps")) {
+        for a in aggregate(results, sweep, model, &|r: &Row| {
+            r.num(column::THROUGHPUT_RPS)
+        }) {
             if a.n >= 2 && a.mean > 0.0 {
                 let spread = (a.max - a.min) / a.mean * 100.0;
                 if widest.as_ref().is_none_or(|w| spread > w.1) {

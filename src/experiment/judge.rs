@@ -1,0 +1,538 @@
+//! What a step left behind, judged and measured: pure functions from the two
+//! summaries (the server's and the load generator's, as the crate's own types)
+//! and the server's /proc samples to a failure reason and a results.csv row.
+//! No processes and no files here, so every rule is unit-tested directly.
+
+use super::probe::Sample;
+use super::results::Row;
+use super::scenario::{ms, trim_float, FailureRule, Step};
+use crate::load::record::LoadSummary;
+use crate::server::stats::ServerSummary;
+
+/// What the server side of a step left behind.
+#[derive(Debug, Default)]
+pub struct ServerSide {
+    /// server-summary.json, when the server wrote one.
+    pub summary: Option<ServerSummary>,
+    pub died: Option<String>,
+    pub start_error: Option<String>,
+    pub stop_problem: Option<String>,
+    pub samples: Vec<Sample>,
+    pub at_load_start: Option<Sample>,
+    pub at_load_end: Option<Sample>,
+    pub load_wall_s: f64,
+}
+
+/// What the client side of a step left behind.
+#[derive(Debug, Default)]
+pub struct LoadSide {
+    /// load/summary.json (merged over the client hosts when there are several).
+    pub summary: Option<LoadSummary>,
+    pub exit: Option<String>,
+    pub timed_out: bool,
+}
+
+/// Applies the failure rule; None when the step passed.
+pub fn judge(
+    rule: &FailureRule,
+    step: &Step,
+    server: &ServerSide,
+    load: &LoadSide,
+) -> Option<String> {
+    if let Some(e) = &server.start_error {
+        return Some(e.clone());
+    }
+    if let Some(d) = &server.died {
+        return Some(d.clone());
+    }
+    if load.timed_out {
+        return Some("load generator did not finish within the step timeout".into());
+    }
+    let Some(client) = &load.summary else {
+        return Some(format!(
+            "load generator left no summary ({})",
+            load.exit.as_deref().unwrap_or("no exit status")
+        ));
+    };
+    let established = client.connections_established;
+    let needed = (rule.min_established.0 * step.connections as f64).ceil() as u64;
+    if established < needed {
+        return Some(format!(
+            "{established} of {} connections established (needed {needed})",
+            step.connections
+        ));
+    }
+    if let Some(s) = &server.summary {
+        let total = s.refused_total();
+        if total > rule.max_refused {
+            let why: Vec<String> = s
+                .refused
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(reason, n)| format!("{reason}: {n}"))
+                .collect();
+            return Some(format!(
+                "server refused {total} connections ({})",
+                why.join(", ")
+            ));
+        }
+    }
+    if let (Some(fraction), Some(s)) = (rule.min_concurrent, &server.summary) {
+        let held = s.max_concurrent;
+        let needed = (fraction.0 * step.connections as f64).ceil() as u64;
+        let client_held = client.max_concurrent;
+        if held < needed && client_held < needed {
+            return Some(format!(
+                "connections opened too slowly to be open all at once: at most {client_held} of {} \
+                 on the client, {held} on the server (a slow accept or a busy machine; a longer \
+                 hold_together tells them apart)",
+                step.connections
+            ));
+        }
+        if held < needed {
+            return Some(format!(
+                "server held at most {held} of {} connections at once (needed {needed})",
+                step.connections
+            ));
+        }
+    }
+    if client.error_rate > rule.max_error_rate.0 {
+        return Some(format!(
+            "error rate {:.4} above {} ({} errors)",
+            client.error_rate, rule.max_error_rate.0, client.errors_total
+        ));
+    }
+    if client.mismatches > 0 {
+        return Some(format!(
+            "{} echoed bytes did not match what was sent",
+            client.mismatches
+        ));
+    }
+    if let Some(bound) = rule.max_p99 {
+        let p99 = client.latency_us.p99 as f64;
+        if p99 > bound.0.as_secs_f64() * 1e6 {
+            return Some(format!("p99 {} us above {}", trim_float(p99), ms(bound.0)));
+        }
+    }
+    if let (true, Some(s)) = (rule.bytes_match, &server.summary) {
+        let pairs = [
+            ("sent", client.bytes_sent, "received", s.bytes_in),
+            ("received", client.bytes_received, "sent", s.bytes_out),
+        ];
+        for (client_verb, c, server_verb, sv) in pairs {
+            if c != sv {
+                return Some(format!(
+                    "bytes differ: client {client_verb} {c}, server {server_verb} {sv}"
+                ));
+            }
+        }
+    }
+    if let Some(p) = &server.stop_problem {
+        return Some(p.clone());
+    }
+    None
+}
+
+/// Fills a row's measured columns from a step's summaries and samples.
+pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
+    if let Some(l) = &load.summary {
+        row.duration_s = Some(l.duration_s);
+        row.connections_established = Some(l.connections_established);
+        row.requests = Some(l.requests_completed);
+        row.throughput_rps = Some(l.throughput_rps);
+        row.throughput_mib_s = Some(l.throughput_bytes_per_s / (1u64 << 20) as f64);
+        row.p50_us = Some(l.latency_us.p50 as f64);
+        row.p90_us = Some(l.latency_us.p90 as f64);
+        row.p99_us = Some(l.latency_us.p99 as f64);
+        row.p999_us = Some(l.latency_us.p999 as f64);
+        row.max_us = Some(l.latency_us.max as f64);
+        row.errors = Some(l.errors_total);
+        row.error_rate = Some(l.error_rate);
+        row.mismatches = Some(l.mismatches);
+        row.client_bytes_sent = Some(l.bytes_sent);
+        row.client_bytes_received = Some(l.bytes_received);
+    }
+    if let Some(s) = &server.summary {
+        row.max_concurrent_server = Some(s.max_concurrent);
+        row.server_bytes_in = Some(s.bytes_in);
+        row.server_bytes_out = Some(s.bytes_out);
+        if row.workers.is_none() {
+            row.workers = Some(s.workers as u64);
+        }
+    }
+    if let (Some(a), Some(b)) = (server.at_load_start, server.at_load_end) {
+        let user = b.cpu_user_s - a.cpu_user_s;
+        let sys = b.cpu_sys_s - a.cpu_sys_s;
+        row.server_cpu_user_s = Some(round(user, 3));
+        row.server_cpu_sys_s = Some(round(sys, 3));
+        if server.load_wall_s > 0.0 {
+            row.server_cpu_pct = Some(round((user + sys) / server.load_wall_s * 100.0, 1));
+        }
+    }
+    let window: Vec<&Sample> = server
+        .samples
+        .iter()
+        .chain(server.at_load_start.iter())
+        .chain(server.at_load_end.iter())
+        .collect();
+    if !window.is_empty() {
+        let rss_max = window.iter().map(|s| s.rss_bytes).max().unwrap_or(0);
+        row.server_rss_max_bytes = Some(rss_max);
+        row.server_threads_max = window.iter().map(|s| s.threads).max();
+        row.server_fds_max = window.iter().map(|s| s.fds).max();
+        // Memory a connection costs: growth over the idle server, per connection held.
+        let held = row
+            .max_concurrent_server
+            .filter(|c| *c > 0)
+            .or(row.connections_established.filter(|c| *c > 0));
+        if let (Some(idle), Some(held)) = (server.at_load_start, held) {
+            row.server_rss_per_conn_bytes = Some(rss_max.saturating_sub(idle.rss_bytes) / held);
+        }
+    }
+    if let (Some(cs), Some(cr), Some(si), Some(so)) = (
+        row.client_bytes_sent,
+        row.client_bytes_received,
+        row.server_bytes_in,
+        row.server_bytes_out,
+    ) {
+        row.bytes_match = Some(cs == si && cr == so);
+    }
+}
+
+fn round(v: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (v * f).round() / f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::results::Row;
+    use crate::experiment::scenario::{Dur, Fraction};
+    use crate::load::record::LatencyStats;
+    use std::time::Duration;
+
+    fn step(connections: u64) -> Step {
+        Step {
+            name: format!("c{connections}-s64"),
+            connections,
+            size: 64,
+            delay: None,
+            rate: None,
+            workers: None,
+        }
+    }
+
+    /// A clean run of 100 connections: 640 bytes each way, p99 900 us.
+    fn client() -> LoadSummary {
+        LoadSummary {
+            duration_s: 2.0,
+            connections_established: 100,
+            max_concurrent: 100,
+            requests_completed: 10,
+            bytes_sent: 640,
+            bytes_received: 640,
+            throughput_rps: 5.0,
+            throughput_bytes_per_s: 2.0 * (1u64 << 20) as f64,
+            latency_us: LatencyStats {
+                count: 10,
+                p50: 500,
+                p90: 800,
+                p99: 900,
+                p999: 950,
+                max: 990,
+                ..LatencyStats::default()
+            },
+            ..LoadSummary::default()
+        }
+    }
+
+    fn server_summary() -> ServerSummary {
+        ServerSummary {
+            workers: 4,
+            max_concurrent: 100,
+            accepted: 100,
+            bytes_in: 640,
+            bytes_out: 640,
+            ..ServerSummary::default()
+        }
+    }
+
+    fn load_side(summary: LoadSummary) -> LoadSide {
+        LoadSide {
+            summary: Some(summary),
+            ..LoadSide::default()
+        }
+    }
+
+    fn server_side(summary: ServerSummary) -> ServerSide {
+        ServerSide {
+            summary: Some(summary),
+            ..ServerSide::default()
+        }
+    }
+
+    fn verdict(rule: &FailureRule, server: ServerSummary, client: LoadSummary) -> Option<String> {
+        judge(rule, &step(100), &server_side(server), &load_side(client))
+    }
+
+    #[test]
+    fn a_clean_step_passes() {
+        assert_eq!(
+            verdict(&FailureRule::default(), server_summary(), client()),
+            None
+        );
+    }
+
+    #[test]
+    fn p99_above_the_bound_fails() {
+        let rule = FailureRule {
+            max_p99: Some(Dur(Duration::from_millis(10))),
+            ..FailureRule::default()
+        };
+        let mut slow = client();
+        slow.latency_us.p99 = 10_001;
+        assert_eq!(
+            verdict(&rule, server_summary(), slow).unwrap(),
+            "p99 10001 us above 10ms"
+        );
+        let mut at_bound = client();
+        at_bound.latency_us.p99 = 10_000;
+        assert_eq!(verdict(&rule, server_summary(), at_bound), None);
+    }
+
+    #[test]
+    fn error_rate_above_the_bound_fails() {
+        let mut errors = client();
+        errors.error_rate = 0.02;
+        errors.errors_total = 2;
+        assert_eq!(
+            verdict(&FailureRule::default(), server_summary(), errors).unwrap(),
+            "error rate 0.0200 above 0.01 (2 errors)"
+        );
+    }
+
+    #[test]
+    fn any_mismatch_fails() {
+        let mut corrupt = client();
+        corrupt.mismatches = 3;
+        assert_eq!(
+            verdict(&FailureRule::default(), server_summary(), corrupt).unwrap(),
+            "3 echoed bytes did not match what was sent"
+        );
+    }
+
+    #[test]
+    fn too_few_established_fails() {
+        let mut few = client();
+        few.connections_established = 90;
+        let rule = FailureRule {
+            min_established: Fraction(0.95),
+            ..FailureRule::default()
+        };
+        assert_eq!(
+            verdict(&rule, server_summary(), few).unwrap(),
+            "90 of 100 connections established (needed 95)"
+        );
+    }
+
+    #[test]
+    fn refused_connections_fail_above_the_allowance() {
+        let mut refusing = server_summary();
+        refusing.refused.insert("fd_setsize".into(), 3);
+        refusing.refused.insert("emfile".into(), 2);
+        refusing.refused.insert("max_conns".into(), 0);
+        assert_eq!(
+            verdict(&FailureRule::default(), refusing.clone(), client()).unwrap(),
+            "server refused 5 connections (emfile: 2, fd_setsize: 3)"
+        );
+        let lenient = FailureRule {
+            max_refused: 5,
+            ..FailureRule::default()
+        };
+        assert_eq!(verdict(&lenient, refusing, client()), None);
+    }
+
+    #[test]
+    fn bytes_must_match_between_the_sides() {
+        let mut sent_more = client();
+        sent_more.bytes_sent = 650;
+        assert_eq!(
+            verdict(&FailureRule::default(), server_summary(), sent_more.clone()).unwrap(),
+            "bytes differ: client sent 650, server received 640"
+        );
+        let mut short = server_summary();
+        short.bytes_out = 600;
+        assert_eq!(
+            verdict(&FailureRule::default(), short, client()).unwrap(),
+            "bytes differ: client received 640, server sent 600"
+        );
+        let unchecked = FailureRule {
+            bytes_match: false,
+            ..FailureRule::default()
+        };
+        assert_eq!(verdict(&unchecked, server_summary(), sent_more), None);
+    }
+
+    #[test]
+    fn without_a_server_summary_only_the_client_is_judged() {
+        let rule = FailureRule {
+            min_concurrent: Some(Fraction(1.0)),
+            ..FailureRule::default()
+        };
+        let no_server = ServerSide::default();
+        assert_eq!(
+            judge(&rule, &step(100), &no_server, &load_side(client())),
+            None
+        );
+        let mut corrupt = client();
+        corrupt.mismatches = 1;
+        assert!(judge(&rule, &step(100), &no_server, &load_side(corrupt)).is_some());
+    }
+
+    #[test]
+    fn without_a_load_summary_the_step_fails() {
+        let load = LoadSide {
+            exit: Some("exit status: 1".into()),
+            ..LoadSide::default()
+        };
+        assert_eq!(
+            judge(
+                &FailureRule::default(),
+                &step(100),
+                &server_side(server_summary()),
+                &load
+            )
+            .unwrap(),
+            "load generator left no summary (exit status: 1)"
+        );
+        let timed_out = LoadSide {
+            timed_out: true,
+            ..load_side(client())
+        };
+        assert_eq!(
+            judge(
+                &FailureRule::default(),
+                &step(100),
+                &server_side(server_summary()),
+                &timed_out
+            )
+            .unwrap(),
+            "load generator did not finish within the step timeout"
+        );
+    }
+
+    #[test]
+    fn concurrency_tells_a_slow_ramp_from_a_server_limit() {
+        let rule = FailureRule {
+            min_concurrent: Some(Fraction(1.0)),
+            ..FailureRule::default()
+        };
+        let held = |n: u64| ServerSummary {
+            max_concurrent: n,
+            ..server_summary()
+        };
+        assert_eq!(
+            verdict(&rule, held(90), client()).unwrap(),
+            "server held at most 90 of 100 connections at once (needed 100)"
+        );
+        let mut slow = client();
+        slow.max_concurrent = 95;
+        assert!(verdict(&rule, held(90), slow)
+            .unwrap()
+            .starts_with("connections opened too slowly to be open all at once: at most 95 of 100 on the client, 90 on the server"));
+    }
+
+    #[test]
+    fn process_failures_come_first() {
+        let died = ServerSide {
+            died: Some("server died during the step".into()),
+            ..server_side(server_summary())
+        };
+        let mut corrupt = client();
+        corrupt.mismatches = 1;
+        assert_eq!(
+            judge(
+                &FailureRule::default(),
+                &step(100),
+                &died,
+                &load_side(corrupt)
+            )
+            .unwrap(),
+            "server died during the step"
+        );
+        let stopped_badly = ServerSide {
+            stop_problem: Some("server exited with exit status: 1 on SIGTERM".into()),
+            ..server_side(server_summary())
+        };
+        assert_eq!(
+            judge(
+                &FailureRule::default(),
+                &step(100),
+                &stopped_badly,
+                &load_side(client())
+            )
+            .unwrap(),
+            "server exited with exit status: 1 on SIGTERM"
+        );
+    }
+
+    fn sample(t_s: f64, cpu_s: f64, rss_bytes: u64) -> Sample {
+        Sample {
+            t_s,
+            cpu_user_s: cpu_s,
+            cpu_sys_s: cpu_s / 2.0,
+            rss_bytes,
+            threads: 5,
+            fds: 104,
+        }
+    }
+
+    #[test]
+    fn measure_fills_a_row_from_both_sides() {
+        let server = ServerSide {
+            at_load_start: Some(sample(0.1, 1.0, 1_000_000)),
+            at_load_end: Some(sample(2.1, 2.0, 1_100_000)),
+            samples: vec![sample(1.0, 1.5, 1_300_000)],
+            load_wall_s: 2.0,
+            ..server_side(server_summary())
+        };
+        let mut row = Row::default();
+        measure(&mut row, &server, &load_side(client()));
+        assert_eq!(row.connections_established, Some(100));
+        assert_eq!(row.requests, Some(10));
+        assert_eq!(row.throughput_mib_s, Some(2.0));
+        assert_eq!(row.p99_us, Some(900.0));
+        assert_eq!(row.max_us, Some(990.0));
+        assert_eq!(row.max_concurrent_server, Some(100));
+        assert_eq!(row.workers, Some(4));
+        assert_eq!(row.bytes_match, Some(true));
+        assert_eq!(row.server_cpu_user_s, Some(1.0));
+        assert_eq!(row.server_cpu_sys_s, Some(0.5));
+        assert_eq!(row.server_cpu_pct, Some(75.0));
+        assert_eq!(row.server_rss_max_bytes, Some(1_300_000));
+        assert_eq!(row.server_rss_per_conn_bytes, Some(3_000));
+        assert_eq!(row.server_fds_max, Some(104));
+    }
+
+    #[test]
+    fn measure_leaves_what_was_not_measured_empty() {
+        let mut short = server_summary();
+        short.bytes_out = 1;
+        let mut row = Row {
+            workers: Some(2),
+            ..Row::default()
+        };
+        measure(&mut row, &server_side(short), &load_side(client()));
+        assert_eq!(row.bytes_match, Some(false));
+        assert_eq!(row.workers, Some(2), "the step's own workers are kept");
+        assert_eq!(row.server_cpu_pct, None);
+
+        let mut row = Row::default();
+        measure(&mut row, &ServerSide::default(), &load_side(client()));
+        assert_eq!(row.bytes_match, None);
+        assert_eq!(row.max_concurrent_server, None);
+        assert_eq!(row.server_rss_max_bytes, None);
+        assert_eq!(row.p50_us, Some(500.0));
+    }
+}

@@ -1,0 +1,199 @@
+//! The sweep expanded into steps: each axis (a list or a range walked by `step`
+//! or `factor`) into its values, and every combination into a named [`Step`].
+
+use std::time::Duration;
+
+use toml::Spanned;
+
+use super::file::{Axis, Bytes, Count, Dur, LoadOptions, Rate, ScenarioFile};
+use super::{trim_float, ErrAt, Step};
+
+const DEFAULT_CONNECTIONS: u64 = 10;
+const DEFAULT_SIZE: u64 = 64;
+/// Above this many steps a sweep is surely a typo (a range with a tiny step).
+const MAX_STEPS: usize = 10_000;
+
+/// Every step of the sweep, and the axes it sweeps (in results.csv's order).
+pub(super) fn steps(
+    file: &ScenarioFile,
+    load: &LoadOptions,
+    err: ErrAt,
+) -> anyhow::Result<(Vec<Step>, Vec<&'static str>)> {
+    // Sweep axes, expanded outermost first: workers, size, delay, rate, connections.
+    let mut axes = Vec::new();
+    let connections = expand_counts(&file.sweep.connections, "connections", err)?
+        .unwrap_or_else(|| vec![load.connections.map_or(DEFAULT_CONNECTIONS, |c| c.0)]);
+    let message_len = load.message.as_ref().map(|m| m.len() as u64);
+    let sizes = match &file.sweep.size {
+        Some(axis) => expand(
+            axis,
+            "size",
+            err,
+            |b: &Bytes| b.0 as f64,
+            |v| Bytes(v.round() as u64),
+        )?
+        .into_iter()
+        .map(|b| b.0)
+        .collect(),
+        None => vec![load
+            .size
+            .map(|b| b.0)
+            .or(message_len)
+            .unwrap_or(DEFAULT_SIZE)],
+    };
+    if let Some(zero) = sizes.iter().position(|s| *s == 0) {
+        return Err(err(
+            file.sweep.size.as_ref().map(|s| s.span()),
+            format!("size {} is 0: messages need at least 1 byte", zero + 1),
+        ));
+    }
+    let delays: Vec<Option<Duration>> = match &file.sweep.delay {
+        Some(axis) => expand(
+            axis,
+            "delay",
+            err,
+            |d: &Dur| d.0.as_secs_f64(),
+            |v| Dur(Duration::from_secs_f64(v.max(0.0))),
+        )?
+        .into_iter()
+        .map(|d| Some(d.0))
+        .collect(),
+        None => vec![load.delay.map(|d| d.0)],
+    };
+    let rates: Vec<Option<f64>> = match &file.sweep.rate {
+        Some(axis) => expand(axis, "rate", &err, |r: &Rate| r.0, Rate)?
+            .into_iter()
+            .map(|r| Some(r.0))
+            .collect(),
+        None => vec![load.rate.map(|r| r.0)],
+    };
+    if file.sweep.rate.is_some() && (load.delay.is_some() || file.sweep.delay.is_some()) {
+        return Err(err(
+            None,
+            "a rate sweep (open loop) cannot have a delay".into(),
+        ));
+    }
+    let workers: Vec<Option<u64>> = match expand_counts(&file.sweep.workers, "workers", err)? {
+        Some(list) => list.into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    for (name, present) in [
+        ("connections", file.sweep.connections.is_some()),
+        ("size", file.sweep.size.is_some()),
+        ("delay", file.sweep.delay.is_some()),
+        ("rate", file.sweep.rate.is_some()),
+        ("workers", file.sweep.workers.is_some()),
+    ] {
+        if present {
+            axes.push(name);
+        }
+    }
+    let total = connections.len() * sizes.len() * delays.len() * rates.len() * workers.len();
+    if total > MAX_STEPS {
+        return Err(err(
+            None,
+            format!("the sweep has {total} steps; at most {MAX_STEPS}"),
+        ));
+    }
+    let mut steps = Vec::new();
+    for w in &workers {
+        for size in &sizes {
+            for delay in &delays {
+                for rate in &rates {
+                    for c in &connections {
+                        let mut name = format!("c{c}-s{size}");
+                        if let Some(d) = delay {
+                            name += &format!("-d{}ms", trim_float(d.as_secs_f64() * 1e3));
+                        }
+                        if let Some(r) = rate {
+                            name += &format!("-r{}", trim_float(*r));
+                        }
+                        if let Some(w) = w {
+                            name += &format!("-w{w}");
+                        }
+                        steps.push(Step {
+                            name,
+                            connections: *c,
+                            size: *size,
+                            delay: *delay,
+                            rate: *rate,
+                            workers: *w,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok((steps, axes))
+}
+
+fn expand_counts(
+    axis: &Option<Spanned<Axis<Count>>>,
+    name: &str,
+    err: ErrAt,
+) -> anyhow::Result<Option<Vec<u64>>> {
+    match axis {
+        Some(axis) => Ok(Some(
+            expand(
+                axis,
+                name,
+                err,
+                |c: &Count| c.0 as f64,
+                |v| Count(v.round() as u64),
+            )?
+            .into_iter()
+            .map(|c| c.0)
+            .collect(),
+        )),
+        None => Ok(None),
+    }
+}
+
+/// The values of an axis: the list itself, or the range walked by `step` or `factor`.
+fn expand<T: Clone>(
+    axis: &Spanned<Axis<T>>,
+    name: &str,
+    err: ErrAt,
+    to_f64: impl Fn(&T) -> f64,
+    from_f64: impl Fn(f64) -> T,
+) -> anyhow::Result<Vec<T>> {
+    let span = Some(axis.span());
+    match axis.get_ref() {
+        Axis::List(list) if list.is_empty() => {
+            Err(err(span, format!("sweep `{name}` has no values")))
+        }
+        Axis::List(list) => Ok(list.clone()),
+        Axis::Range(range) => {
+            let (from, to) = (to_f64(&range.from), to_f64(&range.to));
+            if from > to {
+                return Err(err(span, format!("sweep `{name}`: from is larger than to")));
+            }
+            let mut values = Vec::new();
+            let mut v = from;
+            match (&range.step, range.factor) {
+                (Some(step), None) if to_f64(step) > 0.0 => {
+                    let step = to_f64(step);
+                    while v <= to + 1e-9 && values.len() <= MAX_STEPS {
+                        values.push(from_f64(v));
+                        v += step;
+                    }
+                }
+                (None, Some(factor)) if factor > 1.0 && from > 0.0 => {
+                    while v <= to + 1e-9 && values.len() <= MAX_STEPS {
+                        values.push(from_f64(v));
+                        v *= factor;
+                    }
+                }
+                _ => {
+                    return Err(err(
+                        span,
+                        format!(
+                            "sweep `{name}`: a range needs exactly one of `step` (> 0) or `factor` (> 1, with from > 0)"
+                        ),
+                    ))
+                }
+            }
+            Ok(values)
+        }
+    }
+}

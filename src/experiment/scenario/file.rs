@@ -1,0 +1,299 @@
+//! The scenario file as written: the raw TOML tables (every one denies unknown
+//! keys) and the value types that check a single value where it is read (a size,
+//! a duration, a count, a rate, a fraction), so toml can point at its line.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::server::{AcceptMode, Model, Trigger};
+
+/// A byte count written as an integer (`1024`) or a string with a unit (`"1KiB"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Bytes(pub u64);
+
+/// A duration written as a string with a unit (`"250ms"`) or a number of seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Dur(pub Duration);
+
+impl<'de> Deserialize<'de> for Bytes {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Bytes;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a size such as 128, \"64KiB\" or \"1MiB\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Bytes, E> {
+                u64::try_from(v)
+                    .map(Bytes)
+                    .map_err(|_| E::custom(format!("size {v} is negative")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Bytes, E> {
+                Ok(Bytes(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Bytes, E> {
+                crate::units::parse_size(v).map(Bytes).map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Dur;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a duration such as \"250ms\", \"10s\" or a number of seconds")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
+                u64::try_from(v)
+                    .map(|s| Dur(Duration::from_secs(s)))
+                    .map_err(|_| E::custom(format!("duration {v} is negative")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dur, E> {
+                Ok(Dur(Duration::from_secs(v)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Dur, E> {
+                Duration::try_from_secs_f64(v)
+                    .map(Dur)
+                    .map_err(|_| E::custom(format!("{v} is not a valid duration")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Dur, E> {
+                crate::units::parse_duration(v).map(Dur).map_err(E::custom)
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// An integer that must be at least 1 (connections, workers, processes, repetitions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Count(pub u64);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let v = i64::deserialize(deserializer)?;
+        if v < 1 {
+            return Err(de::Error::custom(format!("must be at least 1, not {v}")));
+        }
+        Ok(Count(v as u64))
+    }
+}
+
+/// A positive rate in requests (or connections) per second.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Rate(pub f64);
+
+impl<'de> Deserialize<'de> for Rate {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(deserializer)?;
+        if !(v.is_finite() && v > 0.0) {
+            return Err(de::Error::custom(format!(
+                "must be a positive rate, not {v}"
+            )));
+        }
+        Ok(Rate(v))
+    }
+}
+
+/// A fraction between 0 and 1.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Fraction(pub f64);
+
+impl<'de> Deserialize<'de> for Fraction {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(deserializer)?;
+        if !(0.0..=1.0).contains(&v) {
+            return Err(de::Error::custom(format!(
+                "must be a fraction between 0 and 1, not {v}"
+            )));
+        }
+        Ok(Fraction(v))
+    }
+}
+
+/// The whole scenario file.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    pub expected_duration: Option<String>,
+    pub requirements: Option<String>,
+    pub models: Option<Vec<Spanned<String>>>,
+    pub repetitions: Option<Count>,
+    pub step_timeout: Option<Dur>,
+    pub pause: Option<Dur>,
+    #[serde(default)]
+    pub server: ServerOptions,
+    #[serde(default)]
+    pub model: BTreeMap<String, Spanned<ServerOptions>>,
+    #[serde(default)]
+    pub load: LoadOptions,
+    #[serde(default)]
+    pub sweep: SweepFile,
+    #[serde(default)]
+    pub failure: FailureRule,
+    pub hosts: Option<Spanned<HostsFile>>,
+}
+
+/// `[hosts]`: run the server and the load on emulated hosts (network namespaces).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct HostsFile {
+    /// Client hosts the load of every step is split over (1..=16).
+    pub clients: Spanned<i64>,
+}
+
+/// Server options: `[server]` for every model, `[model.NAME]` for one entry of `models`.
+#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerOptions {
+    /// Only in `[model.NAME]`: the model a named variant runs (`base = "epoll"`).
+    pub base: Option<Model>,
+    pub workers: Option<Count>,
+    pub trigger: Option<Trigger>,
+    pub accept: Option<AcceptMode>,
+    pub processes: Option<Count>,
+    pub conns_per_process: Option<Count>,
+    pub max_conns: Option<Count>,
+    pub idle_timeout: Option<Dur>,
+    pub max_pending: Option<Bytes>,
+    pub thread_stack: Option<Bytes>,
+    pub backlog: Option<Count>,
+    pub sqpoll: Option<bool>,
+    pub cpus: Option<Vec<usize>>,
+    pub args: Option<Vec<String>>,
+}
+
+impl ServerOptions {
+    /// These options with `over`'s set values taking precedence.
+    pub(super) fn overlaid(&self, over: &ServerOptions) -> ServerOptions {
+        ServerOptions {
+            base: over.base.or(self.base),
+            workers: over.workers.or(self.workers),
+            trigger: over.trigger.or(self.trigger),
+            accept: over.accept.or(self.accept),
+            processes: over.processes.or(self.processes),
+            conns_per_process: over.conns_per_process.or(self.conns_per_process),
+            max_conns: over.max_conns.or(self.max_conns),
+            idle_timeout: over.idle_timeout.or(self.idle_timeout),
+            max_pending: over.max_pending.or(self.max_pending),
+            thread_stack: over.thread_stack.or(self.thread_stack),
+            backlog: over.backlog.or(self.backlog),
+            sqpoll: over.sqpoll.or(self.sqpoll),
+            cpus: over.cpus.clone().or_else(|| self.cpus.clone()),
+            args: over.args.clone().or_else(|| self.args.clone()),
+        }
+    }
+}
+
+/// `[load]`: the load shape of every step (sweep axes replace single values).
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LoadOptions {
+    pub connections: Option<Count>,
+    pub size: Option<Bytes>,
+    pub message: Option<String>,
+    pub payload_file: Option<String>,
+    pub requests: Option<Count>,
+    pub duration: Option<Dur>,
+    pub delay: Option<Dur>,
+    pub rate: Option<Rate>,
+    pub connect_rate: Option<Rate>,
+    pub connect_timeout: Option<Dur>,
+    pub hold: Option<Dur>,
+    /// Hold long enough that every connection is open together for this long:
+    /// `--hold` = this + connections / connect_rate (max-clients studies).
+    pub hold_together: Option<Dur>,
+    pub threads: Option<Count>,
+    pub processes: Option<Count>,
+    pub conns_per_process: Option<Count>,
+    pub source_addrs: Option<String>,
+    pub seed: Option<u64>,
+    pub reconnect: Option<bool>,
+    pub cpus: Option<Vec<usize>>,
+    pub args: Option<Vec<String>>,
+}
+
+/// One sweep axis: a list of values or a range.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum Axis<T> {
+    List(Vec<T>),
+    Range(AxisRange<T>),
+}
+
+/// `{ from = 1000, to = 20000, step = 1000 }` (arithmetic) or `factor = 2` (geometric).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct AxisRange<T> {
+    pub from: T,
+    pub to: T,
+    pub step: Option<T>,
+    pub factor: Option<f64>,
+}
+
+/// `[sweep]`: the axes; every combination is a step.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFile {
+    pub connections: Option<Spanned<Axis<Count>>>,
+    pub size: Option<Spanned<Axis<Bytes>>>,
+    pub delay: Option<Spanned<Axis<Dur>>>,
+    pub rate: Option<Spanned<Axis<Rate>>>,
+    pub workers: Option<Spanned<Axis<Count>>>,
+}
+
+/// `[failure]`: when a step counts as failed (a dead server always fails it).
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FailureRule {
+    /// Fraction of the connections that must be established.
+    #[serde(default = "all_established")]
+    pub min_established: Fraction,
+    /// Largest error rate (errors / (requests + errors)) that still passes.
+    #[serde(default = "default_error_rate")]
+    pub max_error_rate: Fraction,
+    /// Largest p99 latency that still passes; no bound when absent.
+    pub max_p99: Option<Dur>,
+    /// Fail when client and server byte counts differ.
+    #[serde(default = "yes")]
+    pub bytes_match: bool,
+    /// Connections the server may refuse (accept and close: FD_SETSIZE, fd limit, --max-conns).
+    #[serde(default)]
+    pub max_refused: u64,
+    /// Fraction of the connections the server must have held open at once; no bound when absent.
+    pub min_concurrent: Option<Fraction>,
+}
+
+fn all_established() -> Fraction {
+    Fraction(1.0)
+}
+fn default_error_rate() -> Fraction {
+    Fraction(0.01)
+}
+fn yes() -> bool {
+    true
+}
+
+impl Default for FailureRule {
+    fn default() -> Self {
+        FailureRule {
+            min_established: all_established(),
+            max_error_rate: default_error_rate(),
+            max_p99: None,
+            bytes_match: true,
+            max_refused: 0,
+            min_concurrent: None,
+        }
+    }
+}

@@ -1,0 +1,405 @@
+//! The scenario format: a TOML file naming the models, their server options,
+//! the load shape, the sweep, repetitions and the failure rule of a step.
+//!
+//! Parsing runs in phases, one file each: [`file`] reads the TOML as written
+//! (every table denies unknown keys, and value errors carry the line they come
+//! from), [`validate`] resolves the models and checks the load shape and the
+//! hosts, and [`expand`] turns the sweep into steps. docs/scenarios.md documents
+//! every key.
+
+mod expand;
+mod file;
+mod validate;
+
+use std::ops::Range;
+use std::time::Duration;
+
+use crate::server::Model;
+
+pub use file::{
+    Axis, AxisRange, Bytes, Count, Dur, FailureRule, Fraction, HostsFile, LoadOptions, Rate,
+    ScenarioFile, ServerOptions, SweepFile,
+};
+
+/// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
+pub const BUILTIN: [(&str, &str); 7] = [
+    ("quick", include_str!("../../../scenarios/quick.toml")),
+    (
+        "max-clients",
+        include_str!("../../../scenarios/max-clients.toml"),
+    ),
+    (
+        "request-frequency",
+        include_str!("../../../scenarios/request-frequency.toml"),
+    ),
+    (
+        "message-size",
+        include_str!("../../../scenarios/message-size.toml"),
+    ),
+    ("churn", include_str!("../../../scenarios/churn.toml")),
+    ("ramp", include_str!("../../../scenarios/ramp.toml")),
+    ("hosts", include_str!("../../../scenarios/hosts.toml")),
+];
+
+/// A model entry of the scenario: its label (the results folder and csv `model`), the
+/// server model it runs and its effective options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelEntry {
+    pub label: String,
+    pub model: Model,
+    pub options: ServerOptions,
+}
+
+/// The values of one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub name: String,
+    pub connections: u64,
+    pub size: u64,
+    pub delay: Option<Duration>,
+    pub rate: Option<f64>,
+    pub workers: Option<u64>,
+}
+
+impl Step {
+    /// Whether this step loads a server at least as hard as `other` on every axis
+    /// (more or equal connections, size and rate, less or equal delay, same workers).
+    pub fn at_least_as_heavy_as(&self, other: &Step) -> bool {
+        let delay = |s: &Step| s.delay.unwrap_or(Duration::ZERO);
+        let rate_ok = match (self.rate, other.rate) {
+            (Some(a), Some(b)) => a >= b,
+            (None, None) => true,
+            _ => false,
+        };
+        self.connections >= other.connections
+            && self.size >= other.size
+            && delay(self) <= delay(other)
+            && rate_ok
+            && self.workers == other.workers
+    }
+}
+
+/// A validated scenario, ready to run.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub expected_duration: Option<String>,
+    pub requirements: Option<String>,
+    pub toml: String,
+    pub models: Vec<ModelEntry>,
+    pub repetitions: u32,
+    pub step_timeout: Option<Duration>,
+    pub pause: Duration,
+    pub load: LoadOptions,
+    pub steps: Vec<Step>,
+    pub sweep_axes: Vec<&'static str>,
+    pub failure: FailureRule,
+    /// `[hosts] clients`: client hosts (network namespaces) to split each step's load over.
+    pub client_hosts: Option<u32>,
+}
+
+/// Builds an error pointing at a place in the scenario being parsed.
+type ErrAt<'a> = &'a dyn Fn(Option<Range<usize>>, String) -> anyhow::Error;
+
+/// 1-based line and column of a byte offset.
+fn line_col(source: &str, offset: usize) -> (usize, usize) {
+    let before = &source[..offset.min(source.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+    (line, col)
+}
+
+/// An error message pointing at a place in the scenario file.
+fn located(origin: &str, source: &str, span: Option<Range<usize>>, message: &str) -> anyhow::Error {
+    match span {
+        Some(span) => {
+            let (line, col) = line_col(source, span.start);
+            let text = source.lines().nth(line - 1).unwrap_or("");
+            anyhow::anyhow!("{origin}: line {line}, column {col}: {message}\n  | {text}")
+        }
+        None => anyhow::anyhow!("{origin}: {message}"),
+    }
+}
+
+/// Finds a scenario: a built-in name, or a path to a TOML file. Returns (origin, text).
+pub fn locate(arg: &str) -> anyhow::Result<(String, String, String)> {
+    if let Some((name, text)) = BUILTIN.iter().find(|(name, _)| *name == arg) {
+        return Ok((
+            format!("built-in scenario '{name}'"),
+            name.to_string(),
+            text.to_string(),
+        ));
+    }
+    let path = std::path::Path::new(arg);
+    if path.exists() || arg.ends_with(".toml") || arg.contains('/') {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read scenario file {arg}: {e}"))?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".into());
+        return Ok((arg.to_string(), stem, text));
+    }
+    let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+    anyhow::bail!(
+        "'{arg}' is neither a built-in scenario ({}) nor a scenario file",
+        names.join(", ")
+    )
+}
+
+/// Parses and validates a scenario. `origin` names the file in error messages,
+/// `default_name` is used when the file has no `name`.
+pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<Scenario> {
+    let file: ScenarioFile =
+        toml::from_str(source).map_err(|e| located(origin, source, e.span(), e.message()))?;
+    let err = |span: Option<Range<usize>>, message: String| located(origin, source, span, &message);
+    let models = validate::models(&file, &err)?;
+    let load = validate::load(&file, &err)?;
+    let (steps, axes) = expand::steps(&file, &load, &err)?;
+    let client_hosts = validate::client_hosts(&file, &load, &steps, &err)?;
+    Ok(Scenario {
+        name: file
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name.to_string()),
+        description: file.description.trim().to_string(),
+        expected_duration: file.expected_duration.clone(),
+        requirements: file.requirements.clone(),
+        toml: source.to_string(),
+        models,
+        repetitions: file
+            .repetitions
+            .map_or(1, |r| r.0.min(u32::MAX as u64) as u32),
+        step_timeout: file.step_timeout.map(|d| d.0),
+        pause: file.pause.map_or(Duration::ZERO, |d| d.0),
+        load,
+        steps,
+        sweep_axes: axes,
+        failure: file.failure.clone(),
+        client_hosts,
+    })
+}
+
+/// Formats a number without a trailing `.0` (for step names).
+pub fn trim_float(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A duration in milliseconds as flags and messages write it (`250ms`, `1.5ms`).
+pub fn ms(d: Duration) -> String {
+    format!("{}ms", trim_float(d.as_secs_f64() * 1e3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::Trigger;
+
+    fn parse_str(text: &str) -> anyhow::Result<Scenario> {
+        parse("test.toml", "test", text)
+    }
+
+    #[test]
+    fn every_builtin_scenario_parses() {
+        for (name, text) in BUILTIN {
+            let s = parse(name, name, text).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            assert_eq!(s.name, name);
+            assert!(!s.steps.is_empty(), "{name}");
+            assert!(s.expected_duration.is_some(), "{name} states its duration");
+        }
+        let quick = parse("quick", "quick", BUILTIN[0].1).unwrap();
+        let labels: Vec<&str> = quick.models.iter().map(|m| m.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["threads", "select", "poll", "epoll", "uring", "tokio"]
+        );
+    }
+
+    #[test]
+    fn sweep_expands_in_order_with_names() {
+        let s = parse_str(
+            r#"
+models = ["poll", "epoll"]
+repetitions = 2
+[load]
+requests = 5
+delay = "10ms"
+[sweep]
+connections = [10, 100]
+size = ["1KiB", 2048]
+"#,
+        )
+        .unwrap();
+        let names: Vec<&str> = s.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "c10-s1024-d10ms",
+                "c100-s1024-d10ms",
+                "c10-s2048-d10ms",
+                "c100-s2048-d10ms"
+            ]
+        );
+        assert_eq!(s.sweep_axes, ["connections", "size"]);
+        assert_eq!(s.repetitions, 2);
+        assert_eq!(s.steps[3].connections, 100);
+        assert_eq!(s.steps[3].size, 2048);
+        assert_eq!(s.steps[3].delay, Some(Duration::from_millis(10)));
+    }
+
+    #[test]
+    fn ranges_step_and_factor() {
+        let s = parse_str(
+            "models=[\"epoll\"]\n[load]\nduration=\"5s\"\n[sweep]\nconnections = { from = 1000, to = 4000, step = 1000 }\n",
+        )
+        .unwrap();
+        let c: Vec<u64> = s.steps.iter().map(|s| s.connections).collect();
+        assert_eq!(c, [1000, 2000, 3000, 4000]);
+        let s = parse_str(
+            "models=[\"epoll\"]\n[load]\nduration=\"5s\"\n[sweep]\ndelay = { from = \"1ms\", to = \"8ms\", factor = 2 }\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = s.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "c10-s64-d1ms",
+                "c10-s64-d2ms",
+                "c10-s64-d4ms",
+                "c10-s64-d8ms"
+            ]
+        );
+    }
+
+    #[test]
+    fn variants_and_overrides() {
+        let s = parse_str(
+            r#"
+models = ["epoll", "epoll-lt", "select"]
+[server]
+workers = 2
+cpus = [0]
+[model.epoll]
+workers = 1
+[model.epoll-lt]
+base = "epoll"
+trigger = "level"
+[load]
+requests = 1
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.models[0].model, Model::Epoll);
+        assert_eq!(s.models[0].options.workers, Some(Count(1)));
+        assert_eq!(s.models[1].label, "epoll-lt");
+        assert_eq!(s.models[1].model, Model::Epoll);
+        assert_eq!(s.models[1].options.trigger, Some(Trigger::Level));
+        assert_eq!(s.models[1].options.workers, Some(Count(2)));
+        assert_eq!(s.models[2].options.cpus, Some(vec![0]));
+    }
+
+    fn error_of(text: &str) -> String {
+        format!("{:#}", parse_str(text).unwrap_err())
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 3\nconections = 5\n");
+        assert!(
+            e.starts_with("test.toml: line 4, column 1: unknown field `conections`"),
+            "{e}"
+        );
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 3\nsize = \"12 parsecs\"\n");
+        assert!(e.starts_with("test.toml: line 4, column 8: "), "{e}");
+        assert!(e.contains("parsecs"), "{e}");
+        let e = error_of("models = [\"poll\",\n  \"epol\"]\n[load]\nrequests = 3\n");
+        assert!(
+            e.starts_with("test.toml: line 2, column 3: unknown model 'epol'"),
+            "{e}"
+        );
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 0\n");
+        assert!(
+            e.starts_with("test.toml: line 3, column 12: must be at least 1, not 0"),
+            "{e}"
+        );
+        let e = error_of(
+            "models = [\"epoll\"]\n[server]\ntrigger = \"sideways\"\n[load]\nrequests = 1\n",
+        );
+        assert!(e.starts_with("test.toml: line 3, column 11: "), "{e}");
+        let e = error_of(
+            "models = [\"select\"]\n[model.select]\nprocesses = 2\n[load]\nrequests = 1\n",
+        );
+        assert!(e.contains("cannot run with processes = 2"), "{e}");
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 1\n[sweep]\nconnections = { from = 5, to = 1 , step = 1}\n");
+        assert!(
+            e.starts_with(
+                "test.toml: line 5, column 15: sweep `connections`: from is larger than to"
+            ),
+            "{e}"
+        );
+        let e = error_of("models = [\"poll\"]\n[load]\nsize = 3\n");
+        assert!(e.contains("needs `requests` or `duration`"), "{e}");
+        let e = error_of("models = [\"poll\"]\n[model.epoll]\nworkers = 1\n[load]\nrequests = 1\n");
+        assert!(e.starts_with("test.toml: line 2"), "{e}");
+        assert!(e.contains("[model.epoll] is not in `models`"), "{e}");
+    }
+
+    #[test]
+    fn hosts_table() {
+        let base = "models = [\"epoll\"]\n[load]\nrequests = 1\nconnections = 4\n";
+        let s = parse_str(&format!("{base}[hosts]\nclients = 4\n")).unwrap();
+        assert_eq!(s.client_hosts, Some(4));
+        assert_eq!(parse_str(base).unwrap().client_hosts, None);
+        let e = error_of(&format!("{base}[hosts]\nclients = 17\n"));
+        assert!(
+            e.starts_with(
+                "test.toml: line 6, column 11: [hosts] clients must be between 1 and 16, not 17"
+            ),
+            "{e}"
+        );
+        let e = error_of(&format!("{base}[hosts]\nclients = 0\n"));
+        assert!(e.contains("between 1 and 16, not 0"), "{e}");
+        let e = error_of(&format!("{base}[hosts]\nclients = 2\nbridge = \"br9\"\n"));
+        assert!(
+            e.starts_with("test.toml: line 7, column 1: unknown field `bridge`"),
+            "{e}"
+        );
+        let e = error_of(&format!("{base}[hosts]\n"));
+        assert!(e.contains("missing field `clients`"), "{e}");
+        let e = error_of(&format!("{base}[hosts]\nclients = 5\n"));
+        assert!(
+            e.starts_with("test.toml: line 6, column 11: step c4-s64 has 4 connections, fewer than the 5 client hosts"),
+            "{e}"
+        );
+        let e = error_of(&format!(
+            "{base}source_addrs = \"127.0.0.2-127.0.0.3\"\n[hosts]\nclients = 2\n"
+        ));
+        assert!(
+            e.contains("source_addrs cannot be used with [hosts]"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn heaviness() {
+        let step = |c, d: Option<u64>| Step {
+            name: String::new(),
+            connections: c,
+            size: 64,
+            delay: d.map(Duration::from_millis),
+            rate: None,
+            workers: None,
+        };
+        assert!(step(1500, None).at_least_as_heavy_as(&step(1100, None)));
+        assert!(step(1100, None).at_least_as_heavy_as(&step(1100, None)));
+        assert!(!step(500, None).at_least_as_heavy_as(&step(1100, None)));
+        assert!(step(100, Some(1)).at_least_as_heavy_as(&step(100, Some(10))));
+        assert!(!step(100, Some(100)).at_least_as_heavy_as(&step(100, Some(10))));
+        assert!(step(100, None).at_least_as_heavy_as(&step(100, Some(10))));
+    }
+}

@@ -1,0 +1,173 @@
+//! The validation phases of a scenario: which models run and with what options
+//! (plain models and `[model.LABEL]` variants), the load shape's mutually
+//! exclusive keys, and the emulated hosts against the expanded steps.
+
+use toml::Spanned;
+
+use super::file::{LoadOptions, ScenarioFile};
+use super::{ErrAt, ModelEntry, Step};
+use crate::server::Model;
+
+/// The model entries: plain model names, or variant labels defined by a
+/// `[model.LABEL]` table with `base`; every model when `models` is absent.
+pub(super) fn models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<ModelEntry>> {
+    let listed: Vec<Spanned<String>> = match &file.models {
+        Some(models) => models.clone(),
+        None => Model::ALL
+            .iter()
+            .map(|m| Spanned::new(0..0, m.name().to_string()))
+            .collect(),
+    };
+    if listed.is_empty() {
+        return Err(err(
+            None,
+            "`models` is empty: name at least one model".into(),
+        ));
+    }
+    if let Some(base) = file.server.base {
+        return Err(err(
+            None,
+            format!("[server] cannot have `base` (= {base}); it belongs in a [model.NAME] table"),
+        ));
+    }
+    let all_names: Vec<&str> = Model::ALL.iter().map(|m| m.name()).collect();
+    let mut models = Vec::new();
+    for entry in &listed {
+        let label = entry.get_ref().as_str();
+        let span = (entry.span() != (0..0)).then(|| entry.span());
+        if models.iter().any(|m: &ModelEntry| m.label == label) {
+            return Err(err(span, format!("model '{label}' is listed twice")));
+        }
+        let own = file.model.get(label);
+        let plain = Model::ALL.iter().copied().find(|m| m.name() == label);
+        let model = match (own.and_then(|o| o.get_ref().base), plain) {
+            (Some(base), Some(plain)) if base != plain => {
+                return Err(err(
+                    own.map(|o| o.span()),
+                    format!("[model.{label}] has base = \"{base}\", but '{label}' is itself a model"),
+                ))
+            }
+            (Some(base), _) => base,
+            (None, Some(plain)) => plain,
+            (None, None) => {
+                return Err(err(
+                    span,
+                    format!(
+                        "unknown model '{label}' (models: {}; or define a variant with [model.{label}] base = \"epoll\")",
+                        all_names.join(", ")
+                    ),
+                ))
+            }
+        };
+        let options = match own {
+            Some(o) => file.server.overlaid(o.get_ref()),
+            None => file.server.clone(),
+        };
+        if let Some(p) = options.processes {
+            if p.0 > 1 && !model.supports_processes() {
+                return Err(err(
+                    own.map(|o| o.span()),
+                    format!(
+                        "model '{label}' ({model}) cannot run with processes = {}",
+                        p.0
+                    ),
+                ));
+            }
+        }
+        models.push(ModelEntry {
+            label: label.to_string(),
+            model,
+            options,
+        });
+    }
+    for (label, table) in &file.model {
+        if !models.iter().any(|m| &m.label == label) {
+            return Err(err(
+                Some(table.span()),
+                format!("[model.{label}] is not in `models`; add it there or remove the table"),
+            ));
+        }
+    }
+    Ok(models)
+}
+
+/// The load shape of every step, once its exclusive keys are checked.
+pub(super) fn load(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<LoadOptions> {
+    let load = file.load.clone();
+    let payloads = [
+        load.size.is_some() || file.sweep.size.is_some(),
+        load.message.is_some(),
+        load.payload_file.is_some(),
+    ];
+    if payloads.iter().filter(|p| **p).count() > 1 {
+        return Err(err(
+            None,
+            "[load] size (or a size sweep), message and payload_file are mutually exclusive".into(),
+        ));
+    }
+    if load.rate.is_some() && load.delay.is_some() {
+        return Err(err(
+            None,
+            "[load] rate (open loop) and delay (closed loop) are mutually exclusive".into(),
+        ));
+    }
+    if load.hold.is_some() && load.hold_together.is_some() {
+        return Err(err(
+            None,
+            "[load] hold and hold_together are mutually exclusive".into(),
+        ));
+    }
+    if load.hold_together.is_some() && load.connect_rate.is_none() {
+        return Err(err(
+            None,
+            "[load] hold_together needs connect_rate (the hold covers the connection ramp)".into(),
+        ));
+    }
+    if load.requests.is_none() && load.duration.is_none() && load.hold.is_none() {
+        return Err(err(
+            None,
+            "[load] needs `requests` or `duration` (or `hold`) so every step ends".into(),
+        ));
+    }
+    Ok(load)
+}
+
+/// `[hosts] clients`, checked against the load and the steps it splits.
+pub(super) fn client_hosts(
+    file: &ScenarioFile,
+    load: &LoadOptions,
+    steps: &[Step],
+    err: ErrAt,
+) -> anyhow::Result<Option<u32>> {
+    let client_hosts = match &file.hosts {
+        None => None,
+        Some(hosts) => {
+            let clients = &hosts.get_ref().clients;
+            let max = crate::experiment::hosts::MAX_CLIENTS;
+            let n = *clients.get_ref();
+            if !(1..=i64::from(max)).contains(&n) {
+                return Err(err(
+                    Some(clients.span()),
+                    format!("[hosts] clients must be between 1 and {max}, not {n}"),
+                ));
+            }
+            if load.source_addrs.is_some() {
+                return Err(err(
+                    Some(hosts.span()),
+                    "[load] source_addrs cannot be used with [hosts]: each client host has its own address".into(),
+                ));
+            }
+            if let Some(step) = steps.iter().find(|s| s.connections < n as u64) {
+                return Err(err(
+                    Some(clients.span()),
+                    format!(
+                        "step {} has {} connections, fewer than the {n} client hosts that share them",
+                        step.name, step.connections
+                    ),
+                ));
+            }
+            Some(n as u32)
+        }
+    };
+    Ok(client_hosts)
+}

@@ -1,0 +1,330 @@
+//! `echolab load` for one step: its arguments and time bound, and its load
+//! generators: one, or one per client host started together (`--shard`, a common
+//! `--start-at`) and merged afterwards with `echolab merge`.
+
+use std::fs::{self, File};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::server::{command_line, wrap_in_host};
+use super::{processes_for, read_summary, tail};
+use crate::experiment::hosts::Host;
+use crate::experiment::judge::LoadSide;
+use crate::experiment::process::{self, Guard};
+use crate::experiment::runner::RunConfig;
+use crate::experiment::scenario::{ms, trim_float, LoadOptions, Scenario, Step};
+
+/// How long the load generator may take to flush after SIGINT.
+const LOAD_GRACE: Duration = Duration::from_secs(10);
+/// How long `echolab merge` may take to combine the client hosts' results.
+const MERGE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long opening `connections` at `rate` per second takes.
+fn ramp_time(connections: u64, rate: f64) -> Duration {
+    Duration::from_secs_f64(connections as f64 / rate)
+}
+
+/// `echolab load` arguments for one step, writing its results into `out`.
+pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Path) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        "load".into(),
+        "--target".into(),
+        target.to_string(),
+        "--connections".into(),
+        step.connections.to_string(),
+    ];
+    let mut push = |flag: &str, value: String| {
+        a.push(flag.into());
+        a.push(value);
+    };
+    if let Some(m) = &load.message {
+        push("--message", m.clone());
+    } else if let Some(p) = &load.payload_file {
+        push("--payload-file", p.clone());
+    } else {
+        push("--size", step.size.to_string());
+    }
+    if let Some(r) = load.requests {
+        push("--requests", r.0.to_string());
+    }
+    if let Some(d) = load.duration {
+        push("--duration", ms(d.0));
+    }
+    if let Some(d) = step.delay {
+        push("--delay", ms(d));
+    }
+    if let Some(r) = step.rate {
+        push("--rate", trim_float(r));
+    }
+    if let Some(r) = load.connect_rate {
+        push("--connect-rate", trim_float(r.0));
+    }
+    if let Some(d) = load.connect_timeout {
+        push("--connect-timeout", ms(d.0));
+    }
+    if let Some(d) = load.hold {
+        push("--hold", ms(d.0));
+    }
+    if let (Some(d), Some(r)) = (load.hold_together, load.connect_rate) {
+        // Twice the nominal ramp: a busy machine opens connections slower than asked.
+        push("--hold", ms(d.0 + ramp_time(step.connections, r.0) * 2));
+    }
+    if let Some(t) = load.threads {
+        push("--threads", t.0.to_string());
+    }
+    let processes = load
+        .processes
+        .map(|p| p.0)
+        .or_else(|| processes_for(step.connections, load.conns_per_process.map(|c| c.0)));
+    if let Some(p) = processes {
+        push("--processes", p.to_string());
+    }
+    if let Some(s) = &load.source_addrs {
+        push("--source-addrs", s.clone());
+    }
+    if let Some(s) = load.seed {
+        push("--seed", s.to_string());
+    }
+    if load.reconnect == Some(true) {
+        a.push("--reconnect".into());
+    }
+    a.extend(load.args.iter().flatten().cloned());
+    a.push("--out".into());
+    a.push(out.display().to_string());
+    a.push("--quiet".into());
+    a
+}
+
+/// The wall-clock bound of one load run: the scenario's, or one derived from the load shape.
+pub(super) fn step_timeout(scenario: &Scenario, step: &Step) -> Duration {
+    if let Some(t) = scenario.step_timeout {
+        return t;
+    }
+    let load = &scenario.load;
+    let mut t = Duration::from_secs(60);
+    match load.duration {
+        Some(d) => t += d.0,
+        None => t += Duration::from_secs(240),
+    }
+    if let Some(h) = load.hold.or(load.hold_together) {
+        t += h.0;
+    }
+    if let Some(r) = load.connect_rate {
+        // Once for opening, twice more for a hold_together that covers the ramp.
+        t += ramp_time(step.connections, r.0) * 3;
+    }
+    t
+}
+
+/// One load generator of a step: the only one, or the one on a client host.
+pub(super) struct Agent {
+    /// Where it runs, for failure reasons: `load` or `host c2 (198.18.0.12)`.
+    name: String,
+    out: PathBuf,
+    stderr: PathBuf,
+    pub guard: Option<Guard>,
+    pub exit: Option<String>,
+}
+
+/// A load generator about to be started.
+struct Planned<'a> {
+    name: String,
+    args: Vec<String>,
+    host: Option<&'a Host>,
+    out: PathBuf,
+    /// The beginning of its stdout/stderr file names.
+    files: String,
+}
+
+/// Starts the step's load generators: one, or one per client host with `--shard` and a
+/// common `--start-at`. Returns them and the instant they start loading.
+pub(super) fn start_load(
+    config: &RunConfig,
+    scenario: &Scenario,
+    step: &Step,
+    dir: &Path,
+    target: SocketAddr,
+    clients: &[Host],
+) -> (Vec<Agent>, Instant) {
+    let cpus = scenario.load.cpus.as_deref().and_then(process::cpu_set);
+    let mut planned: Vec<Planned> = Vec::new();
+    let mut start_at = None;
+    if clients.is_empty() {
+        let out = dir.join("load");
+        let args = load_args(&scenario.load, step, target, &out);
+        planned.push(Planned {
+            name: "load".into(),
+            args,
+            host: None,
+            out,
+            files: "load".into(),
+        });
+    } else {
+        // Far enough ahead that every agent is running (namespace entered, preflight
+        // done) when the load starts, so the hosts load the server together.
+        let margin = Duration::from_millis(500 + 50 * clients.len() as u64);
+        let at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            + margin;
+        start_at = Some(Instant::now() + margin);
+        let n = clients.len();
+        for (i, host) in clients.iter().enumerate() {
+            let file = format!("host-{}", i + 1);
+            let out = dir.join("load").join(&file);
+            let mut args = load_args(&scenario.load, step, target, &out);
+            args.extend([
+                "--shard".to_string(),
+                format!("{i}/{n}"),
+                "--start-at".to_string(),
+                format!("{:.3}", at.as_secs_f64()),
+            ]);
+            let name = format!(
+                "host {} ({})",
+                &host.namespace[host.namespace.rfind('-').map_or(0, |p| p + 1)..],
+                host.addr
+            );
+            planned.push(Planned {
+                name,
+                args,
+                host: Some(host),
+                out,
+                files: format!("load-{file}"),
+            });
+        }
+    }
+    let mut commands = String::new();
+    let mut agents = Vec::new();
+    for Planned {
+        name,
+        args,
+        host,
+        out,
+        files,
+    } in planned
+    {
+        let (program, args) = wrap_in_host(&config.exe, args, host);
+        commands += &command_line(&program, &args);
+        let stderr = dir.join(format!("{files}-stderr.txt"));
+        let spawned = match (
+            File::create(dir.join(format!("{files}-stdout.txt"))),
+            File::create(&stderr),
+        ) {
+            (Ok(o), Ok(e)) => {
+                process::spawn(&program, &args, cpus, o.into(), e.into()).map_err(|e| e.to_string())
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+        };
+        let (guard, exit) = match spawned {
+            Ok(g) => (Some(g), None),
+            Err(e) => (None, Some(format!("cannot start load generator: {e}"))),
+        };
+        agents.push(Agent {
+            name,
+            out,
+            stderr,
+            guard,
+            exit,
+        });
+    }
+    fs::write(dir.join("load-command.txt"), commands).ok();
+    // The step's clock (and the server's CPU window) starts when the load does.
+    if let Some(at) = start_at {
+        while Instant::now() < at && !process::stop_requested() {
+            std::thread::sleep(Duration::from_millis(10).min(at - Instant::now()));
+        }
+    }
+    (agents, Instant::now())
+}
+
+/// Stops the load generators still running: SIGINT (they flush a partial result),
+/// a shared grace period, then SIGKILL.
+pub(super) fn stop_agents(agents: &mut [Agent]) {
+    for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
+        guard.signal_group(libc::SIGINT);
+    }
+    let deadline = Instant::now() + LOAD_GRACE;
+    for guard in agents.iter_mut().filter_map(|a| a.guard.as_mut()) {
+        if guard
+            .wait_timeout(deadline.saturating_duration_since(Instant::now()))
+            .is_none()
+        {
+            guard.signal_group(libc::SIGKILL);
+            guard.wait_timeout(Duration::from_secs(5));
+        }
+    }
+}
+
+/// The step's load summary: the one generator's, or the client hosts' merged with
+/// `echolab merge` into STEPDIR/load. Sets `exit` when there is none.
+pub(super) fn collect_load(
+    config: &RunConfig,
+    dir: &Path,
+    agents: &[Agent],
+    load_side: &mut LoadSide,
+) {
+    let statuses: Vec<String> = agents
+        .iter()
+        .map(|a| {
+            let status = a.exit.clone().unwrap_or_else(|| "killed".into());
+            if agents.len() == 1 {
+                status
+            } else {
+                format!("{}: {status}", a.name)
+            }
+        })
+        .collect();
+    load_side.exit = Some(statuses.join("; "));
+    if agents.len() == 1 {
+        load_side.summary = read_summary(&agents[0].out.join("summary.json"));
+        return;
+    }
+    if let Some(missing) = agents
+        .iter()
+        .find(|a| !a.out.join("summary.json").is_file())
+    {
+        load_side.exit = Some(format!(
+            "{} left no summary ({}): {}",
+            missing.name,
+            missing.exit.as_deref().unwrap_or("killed"),
+            tail(&missing.stderr)
+        ));
+        return;
+    }
+    let merged = dir.join("load");
+    let mut args = vec!["merge".to_string()];
+    args.extend(agents.iter().map(|a| a.out.display().to_string()));
+    args.extend(["--out".to_string(), merged.display().to_string()]);
+    let mut commands = fs::read_to_string(dir.join("load-command.txt")).unwrap_or_default();
+    commands += &command_line(&config.exe, &args);
+    fs::write(dir.join("load-command.txt"), commands).ok();
+    let files = (
+        File::create(dir.join("merge-stdout.txt")),
+        File::create(dir.join("merge-stderr.txt")),
+    );
+    let merge = match files {
+        (Ok(o), Ok(e)) => {
+            process::spawn(&config.exe, &args, None, o.into(), e.into()).map_err(|e| e.to_string())
+        }
+        (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+    };
+    match merge {
+        Err(e) => load_side.exit = Some(format!("cannot start echolab merge: {e}")),
+        Ok(mut merge) => match merge.wait_timeout(MERGE_TIMEOUT) {
+            Some(_) => load_side.summary = read_summary(&merged.join("summary.json")),
+            None => {
+                load_side.exit = Some(format!(
+                    "echolab merge did not finish within {} s",
+                    MERGE_TIMEOUT.as_secs()
+                ))
+            }
+        },
+    }
+    if load_side.summary.is_none() && load_side.exit.is_some() {
+        let why = tail(&dir.join("merge-stderr.txt"));
+        if !why.is_empty() {
+            load_side.exit = Some(format!("echolab merge failed: {why}"));
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! One step of an experiment as processes: the server started and watched, the
+//! load generators started, stopped and collected, and what they left behind
+//! (the two summaries, read into the crate's own types, and the server's /proc
+//! samples) handed to the judge.
+//!
+//! - [`server`]: `echolab serve` for a step and its `listening on` line.
+//! - [`load`]: `echolab load` for a step, on one host or split over client hosts
+//!   (`--shard`, a common `--start-at`, then `echolab merge`).
+
+mod load;
+mod server;
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::de::DeserializeOwned;
+
+use super::hosts::Hosts;
+use super::judge::{LoadSide, ServerSide};
+use super::probe::{self, Probe};
+use super::process;
+use super::runner::RunConfig;
+use super::scenario::{ModelEntry, Scenario, Step};
+use load::{collect_load, start_load, step_timeout, stop_agents};
+use server::{start_server, StartError, Started, STOP_GRACE};
+
+pub use load::load_args;
+pub use server::server_args;
+
+const PROBE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// What one run of a step left behind, and whether a stop signal cut it short.
+pub struct StepOutcome {
+    pub server: ServerSide,
+    pub load: LoadSide,
+    pub interrupted: bool,
+}
+
+/// A summary file read into the crate's own type: None when it is absent or
+/// unreadable (the judge then says which side left none).
+fn read_summary<T: DeserializeOwned>(path: &Path) -> Option<T> {
+    serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
+}
+
+/// The last line of a file (a child's stderr), for failure reasons.
+fn tail(path: &Path) -> String {
+    fs::read_to_string(path)
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
+}
+
+/// Processes needed so no process holds more than `per` connections.
+fn processes_for(connections: u64, per: Option<u64>) -> Option<u64> {
+    per.filter(|per| connections > *per)
+        .map(|per| connections.div_ceil(per))
+}
+
+/// Runs one repetition of one step for one model (on the emulated hosts when given).
+pub fn run_step(
+    config: &RunConfig,
+    scenario: &Scenario,
+    entry: &ModelEntry,
+    step: &Step,
+    dir: &Path,
+    hosts: Option<&Hosts>,
+) -> StepOutcome {
+    let outcome = |server, load, interrupted| StepOutcome {
+        server,
+        load,
+        interrupted,
+    };
+    let mut server_side = ServerSide::default();
+    let mut load_side = LoadSide::default();
+    if let Err(e) = fs::create_dir_all(dir) {
+        server_side.start_error = Some(format!("cannot create {}: {e}", dir.display()));
+        return outcome(server_side, load_side, false);
+    }
+    let started = match start_server(config, entry, step, dir, hosts.map(|h| h.server())) {
+        Ok(started) => started,
+        Err(StartError::Interrupted) => return outcome(server_side, load_side, true),
+        Err(StartError::Failed(reason)) => {
+            server_side.start_error = Some(reason);
+            return outcome(server_side, load_side, false);
+        }
+    };
+    let Started {
+        guard: mut server,
+        addr,
+        pid,
+        reader,
+    } = started;
+    let probe = Probe::start(pid, PROBE_INTERVAL, &dir.join("probe.csv")).ok();
+    let now = |p: &Option<Probe>| p.as_ref().map_or(0.0, |p| p.elapsed());
+
+    let clients = hosts.map_or(&[][..], |h| h.clients());
+    // The idle server before the load: sampled when the load starts, which on client
+    // hosts is the common --start-at instant.
+    if clients.is_empty() {
+        server_side.at_load_start = probe::sample(pid, now(&probe));
+    }
+    let (mut agents, load_start) = start_load(config, scenario, step, dir, addr, clients);
+    if !clients.is_empty() {
+        server_side.at_load_start = probe::sample(pid, now(&probe));
+    }
+    let deadline = load_start + step_timeout(scenario, step);
+    let mut server_died_at: Option<Instant> = None;
+    let mut interrupted = false;
+    loop {
+        let mut running = 0;
+        for agent in &mut agents {
+            if let Some(guard) = &mut agent.guard {
+                match guard.try_wait() {
+                    Some(status) if agent.exit.is_none() => agent.exit = Some(status.to_string()),
+                    Some(_) => {}
+                    None => running += 1,
+                }
+            }
+        }
+        if running == 0 {
+            break;
+        }
+        if server_died_at.is_none() {
+            if let Some(status) = server.try_wait() {
+                server_side.died = Some(format!(
+                    "server died during the step ({status}): {}",
+                    tail(&dir.join("server-stderr.txt"))
+                ));
+                server_died_at = Some(Instant::now());
+            }
+        }
+        // With its server gone the load may wait on timeouts; let it finish briefly.
+        let dead_too_long = server_died_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10));
+        if process::stop_requested() || Instant::now() >= deadline || dead_too_long {
+            interrupted = process::stop_requested();
+            load_side.timed_out = !interrupted && !dead_too_long;
+            stop_agents(&mut agents);
+            for agent in &mut agents {
+                if let (Some(guard), None) = (&mut agent.guard, &agent.exit) {
+                    agent.exit = guard.try_wait().map(|s| s.to_string());
+                }
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Forked load processes (--processes) go with their leaders.
+    for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
+        guard.signal_group(libc::SIGKILL);
+    }
+    server_side.load_wall_s = load_start.elapsed().as_secs_f64();
+    server_side.at_load_end = probe::sample(pid, now(&probe));
+    collect_load(config, dir, &agents, &mut load_side);
+    drop(agents);
+
+    let (status, killed) = server.stop(libc::SIGTERM, STOP_GRACE);
+    if let Some(probe) = probe {
+        server_side.samples = probe.finish();
+    }
+    let _ = reader.join();
+    if server_side.died.is_none() {
+        if killed {
+            server_side.stop_problem = Some(format!(
+                "server did not exit within {} s of SIGTERM",
+                STOP_GRACE.as_secs()
+            ));
+        } else if let Some(s) = status.filter(|s| !s.success()) {
+            server_side.stop_problem = Some(format!(
+                "server exited with {s} on SIGTERM: {}",
+                tail(&dir.join("server-stderr.txt"))
+            ));
+        }
+    }
+    server_side.summary = read_summary(&dir.join("server-summary.json"));
+    outcome(server_side, load_side, interrupted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::scenario;
+    use std::net::{IpAddr, Ipv4Addr};
+
+    #[test]
+    fn arguments_follow_the_scenario() {
+        let s = scenario::parse(
+            "t",
+            "t",
+            r#"
+models = ["epoll", "select"]
+[server]
+conns_per_process = 18000
+trigger = "level"
+idle_timeout = "30s"
+[load]
+requests = 3
+delay = "1.5ms"
+connect_rate = 5000
+hold_together = "2s"
+conns_per_process = 18000
+source_addrs = "127.0.0.2-127.0.0.9"
+[sweep]
+connections = [100, 30000]
+"#,
+        )
+        .unwrap();
+        let dir = Path::new("/r/m/s/rep-1");
+        let big = &s.steps[1];
+        let lo = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        let epoll = server_args(&s.models[0], big, dir, lo).join(" ");
+        assert_eq!(
+            epoll,
+            "serve --model epoll --addr 127.0.0.1:0 --log /r/m/s/rep-1/server-log.csv \
+             --summary-json /r/m/s/rep-1/server-summary.json --trigger level --processes 2 \
+             --idle-timeout 30000ms"
+        );
+        let select = server_args(&s.models[1], big, dir, lo).join(" ");
+        assert!(!select.contains("--processes"), "{select}");
+        let out = dir.join("load");
+        let load = load_args(&s.load, big, "127.0.0.1:7000".parse().unwrap(), &out).join(" ");
+        assert_eq!(
+            load,
+            "load --target 127.0.0.1:7000 --connections 30000 --size 64 --requests 3 \
+             --delay 1.5ms --connect-rate 5000 --hold 14000ms --processes 2 --source-addrs 127.0.0.2-127.0.0.9 \
+             --out /r/m/s/rep-1/load --quiet"
+        );
+        let small = load_args(
+            &s.load,
+            &s.steps[0],
+            "127.0.0.1:7000".parse().unwrap(),
+            &out,
+        );
+        assert!(!small.contains(&"--processes".to_string()));
+    }
+}

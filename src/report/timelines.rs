@@ -1,0 +1,231 @@
+//! Each model's heaviest step of a sweep, second by second: its step files
+//! (load/timeline.csv, load/percentiles.csv, probe.csv) and the timeline charts.
+
+use std::path::Path;
+
+use super::charts::{model_color, Pt, Series, XFormat, XySpec};
+use super::data::{self, Results, Row, Status, Table as DataTable};
+use super::document::Block;
+use super::figures::{chart, time_unit};
+use super::sweep::{self, at, Sweep};
+
+/// The step files of one model's heaviest step in a sweep.
+pub(super) struct HeavyStep {
+    pub(super) model: String,
+    /// "connections=4000"
+    pub(super) at: String,
+    /// "4000": the x value alone, for legends.
+    pub(super) x: String,
+    pub(super) step: String,
+    /// (repetition, table) for each repetition that has the file.
+    pub(super) percentiles: Vec<(u32, DataTable)>,
+    pub(super) timeline: Option<DataTable>,
+    pub(super) probe: Option<DataTable>,
+}
+
+/// Reads a step file, turning a malformed one into a warning: one bad file
+/// should not cost the whole report.
+fn read_step_file(results: &mut Results, path: &Path) -> Option<DataTable> {
+    match data::read_table(path) {
+        Ok(table) => table,
+        Err(error) => {
+            results
+                .warnings
+                .push(format!("{error:#} (left out of the charts)"));
+            None
+        }
+    }
+}
+
+/// For each model: the heaviest x whose step folder has load files, preferring
+/// steps that finished ok (a failed step's numbers describe a broken server).
+pub(super) fn heaviest_steps(results: &mut Results, s: &Sweep) -> Vec<HeavyStep> {
+    let mut out = Vec::new();
+    for model in sweep::models(results) {
+        let mut candidates: Vec<Row> = s
+            .rows(results)
+            .filter(|r| r.model == model && r.status != Status::Skipped)
+            .cloned()
+            .collect();
+        candidates.sort_by(|a, b| {
+            let ok = |r: &Row| r.status == Status::Ok;
+            ok(b)
+                .cmp(&ok(a))
+                .then(
+                    s.x_of(b)
+                        .unwrap_or(0.0)
+                        .total_cmp(&s.x_of(a).unwrap_or(0.0)),
+                )
+                .then(a.repetition.cmp(&b.repetition))
+        });
+        let dir = results.dir.clone();
+        let chosen = candidates
+            .iter()
+            .find(|r| {
+                r.step_dir(&dir).join("load").is_dir()
+                    || r.step_dir(&dir).join("probe.csv").is_file()
+            })
+            .cloned();
+        let Some(first) = chosen else { continue };
+        let same_step: Vec<Row> = candidates
+            .iter()
+            .filter(|r| r.step == first.step)
+            .cloned()
+            .collect();
+        let mut percentiles = Vec::new();
+        for r in &same_step {
+            let path = r.step_dir(&dir).join("load").join("percentiles.csv");
+            if let Some(table) = read_step_file(results, &path) {
+                percentiles.push((r.repetition, table));
+            }
+        }
+        let step_dir = first.step_dir(&dir);
+        let timeline = read_step_file(results, &step_dir.join("load").join("timeline.csv"));
+        let probe = read_step_file(results, &step_dir.join("probe.csv"));
+        out.push(HeavyStep {
+            at: s.x_of(&first).map(|x| at(&s.axis, x)).unwrap_or_default(),
+            x: s.x_of(&first).map(sweep::plain_number).unwrap_or_default(),
+            step: first.step.clone(),
+            model,
+            percentiles,
+            timeline,
+            probe,
+        });
+    }
+    out
+}
+
+pub(super) fn blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Block>> {
+    let mut blocks = vec![Block::Paragraph(format!(
+        "Second by second through each model's heaviest step (first repetition): {}.",
+        heavy
+            .iter()
+            .map(|h| format!("{} {} ({})", h.model, h.step, h.at))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))];
+    let line = |h: &HeavyStep, points: Vec<(f64, f64)>| Series {
+        label: h.model.clone(),
+        color: model_color(&h.model),
+        dashed: false,
+        faint: false,
+        points: points
+            .into_iter()
+            .map(|(x, y)| Pt { x, y, lo: y, hi: y })
+            .collect(),
+    };
+    let timeline = |column: &str, scale: f64| -> Vec<Series> {
+        heavy
+            .iter()
+            .filter_map(|h| {
+                let t = h.timeline.as_ref()?;
+                let points = t
+                    .pairs("second", column)
+                    .into_iter()
+                    .map(|(x, y)| (x, y / scale))
+                    .collect();
+                Some(line(h, points))
+            })
+            .collect()
+    };
+    let spec = |title: &str, y_desc: String, series: Vec<Series>, y_log: Option<bool>| XySpec {
+        title: title.into(),
+        x_desc: "time since the step started (s)".into(),
+        y_desc,
+        series,
+        marks: vec![],
+        x_format: XFormat::Number,
+        x_log: Some(false),
+        y_log,
+        notes: vec![],
+    };
+    blocks.push(chart(
+        format!("{slug}-timeline-throughput"),
+        &spec(
+            "Timeline: throughput",
+            "requests completed per second".into(),
+            timeline("requests", 1.0),
+            Some(false),
+        ),
+        "From load/timeline.csv.".into(),
+    )?);
+    let p99_max = heavy
+        .iter()
+        .filter_map(|h| h.timeline.as_ref())
+        .flat_map(|t| t.pairs("second", "p99_us"))
+        .map(|(_, v)| v)
+        .fold(0.0, f64::max);
+    let (unit, scale) = time_unit(p99_max);
+    blocks.push(chart(
+        format!("{slug}-timeline-p99"),
+        &spec(
+            "Timeline: p99 response time",
+            format!("p99 response time ({unit})"),
+            timeline("p99_us", scale),
+            None,
+        ),
+        "p99 of the requests completed in each second, from load/timeline.csv.".into(),
+    )?);
+    blocks.push(chart(
+        format!("{slug}-timeline-connections"),
+        &spec(
+            "Timeline: active connections",
+            "open client connections".into(),
+            timeline("active_connections", 1.0),
+            Some(false),
+        ),
+        "Connections the load generator held open, from load/timeline.csv.".into(),
+    )?);
+    let probe_series = |f: &dyn Fn(&DataTable) -> Vec<(f64, f64)>| -> Vec<Series> {
+        heavy
+            .iter()
+            .filter_map(|h| Some(line(h, f(h.probe.as_ref()?))))
+            .collect()
+    };
+    // probe.csv holds cumulative CPU seconds: the rate between samples is the load.
+    let cpu = |t: &DataTable| -> Vec<(f64, f64)> {
+        let mut out = Vec::new();
+        let mut prev: Option<(f64, f64)> = None;
+        for row in &t.rows {
+            let (Some(&ts), Some(&u), Some(&sy)) =
+                (row.get("t_s"), row.get("cpu_user_s"), row.get("cpu_sys_s"))
+            else {
+                continue;
+            };
+            if let Some((pt, pc)) = prev {
+                if ts > pt {
+                    out.push((ts, ((u + sy - pc) / (ts - pt) * 100.0).max(0.0)));
+                }
+            }
+            prev = Some((ts, u + sy));
+        }
+        out
+    };
+    blocks.push(chart(
+        format!("{slug}-timeline-cpu"),
+        &spec(
+            "Timeline: server CPU",
+            "server CPU (% of one core)".into(),
+            probe_series(&cpu),
+            Some(false),
+        ),
+        "CPU used between consecutive /proc samples (probe.csv, every 100 ms).".into(),
+    )?);
+    let rss = |t: &DataTable| -> Vec<(f64, f64)> {
+        t.pairs("t_s", "rss_bytes")
+            .into_iter()
+            .map(|(x, b)| (x, b / 1048576.0))
+            .collect()
+    };
+    blocks.push(chart(
+        format!("{slug}-timeline-memory"),
+        &spec(
+            "Timeline: server memory",
+            "server RSS (MiB)".into(),
+            probe_series(&rss),
+            Some(false),
+        ),
+        "Resident memory of the server process, from probe.csv.".into(),
+    )?);
+    Ok(blocks)
+}
