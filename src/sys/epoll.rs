@@ -27,6 +27,11 @@ impl Interest {
     /// Of the epoll sets sharing this fd, wake only one (EPOLLEXCLUSIVE; ADD only).
     pub const EXCLUSIVE: Interest = Interest(libc::EPOLLEXCLUSIVE as u32);
 
+    /// Both sets of interests (as `|`, usable in constants).
+    pub const fn union(self, other: Interest) -> Interest {
+        Interest(self.0 | other.0)
+    }
+
     pub const fn contains(self, other: Interest) -> bool {
         self.0 & other.0 == other.0
     }
@@ -41,7 +46,7 @@ impl BitOr for Interest {
     type Output = Interest;
 
     fn bitor(self, other: Interest) -> Interest {
-        Interest(self.0 | other.0)
+        self.union(other)
     }
 }
 
