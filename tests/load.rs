@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use echolab::load::record::{read_hlog, LoadConnRecord, LoadSummary, TimelineRow};
+use echolab::load::merge::read_hlog;
+use echolab::load::record::{LoadConnRecord, LoadSummary, TimelineRow};
 
 const ECHOLAB: &str = env!("CARGO_BIN_EXE_echolab");
 

@@ -1,4 +1,5 @@
-//! Child processes that never outlive the runner, and the runner's own SIGINT/SIGTERM.
+//! The runner's children, which never outlive it, and the runner's own SIGINT/SIGTERM
+//! (both through [`crate::sys`]).
 //!
 //! Every child (server or load generator) is started with PR_SET_PDEATHSIG =
 //! SIGKILL, so even a runner killed by SIGKILL takes its children with it, and
@@ -8,66 +9,17 @@
 //! kills the child's whole group on every other way out.
 
 use std::io;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
-static STOP: AtomicBool = AtomicBool::new(false);
-static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_stop_signal(signal: libc::c_int) {
-    // Only async-signal-safe work here: two atomic stores.
-    STOP_SIGNAL.store(signal, Ordering::SeqCst);
-    STOP.store(true, Ordering::SeqCst);
-}
+pub use crate::sys::signal::{stop_requested, stop_signal};
+pub use crate::sys::spawn::cpu_set;
+use crate::sys::spawn::Supervision;
 
 /// Makes SIGINT and SIGTERM set the stop flag instead of killing the runner.
 pub fn install_stop_handlers() -> io::Result<()> {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: a zeroed sigaction is a valid "no flags, empty mask" value; the handler
-        // only stores to atomics, which is async-signal-safe.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_stop_signal as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut action.sa_mask);
-            if libc::sigaction(signal, &action, std::ptr::null_mut()) == -1 {
-                return Err(io::Error::last_os_error());
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether SIGINT or SIGTERM asked the runner to stop.
-pub fn stop_requested() -> bool {
-    STOP.load(Ordering::SeqCst)
-}
-
-/// The signal that asked to stop, if any.
-pub fn stop_signal() -> Option<i32> {
-    match STOP_SIGNAL.load(Ordering::SeqCst) {
-        0 => None,
-        s => Some(s),
-    }
-}
-
-/// A CPU set for sched_setaffinity; None when a CPU is not online here (pinning is skipped).
-pub fn cpu_set(cpus: &[usize]) -> Option<libc::cpu_set_t> {
-    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cpus.is_empty() || cpus.iter().any(|&c| c >= online) {
-        return None;
-    }
-    // SAFETY: cpu_set_t is plain data; all-zero is the empty set, and CPU_SET writes
-    // inside it for indices below CPU_SETSIZE (checked: c < online <= CPU_SETSIZE).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            libc::CPU_SET(c, &mut set);
-        }
-        Some(set)
-    }
+    crate::sys::signal::install()
 }
 
 /// Starts `program args` as a child that dies with the runner, in its own process
@@ -85,39 +37,10 @@ pub fn spawn(
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr);
-    // SAFETY: getpid has no preconditions.
-    let runner = unsafe { libc::getpid() };
-    // SAFETY: the closure runs in the forked child before exec and only makes
-    // async-signal-safe calls (prctl, getppid, setpgid, sched_setaffinity) on values
-    // prepared before the fork; it allocates nothing.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            ) == -1
-            {
-                return Err(io::Error::last_os_error());
-            }
-            // The runner may have died before prctl took effect: then nothing would kill us.
-            if libc::getppid() != runner {
-                libc::_exit(1);
-            }
-            if libc::setpgid(0, 0) == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            if let Some(set) = &cpus {
-                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) == -1 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
-    let child = command.spawn()?;
+    let child = Supervision::new(libc::SIGKILL)
+        .own_group()
+        .pinned(cpus)
+        .spawn(&mut command)?;
     Ok(Guard {
         child,
         status: None,

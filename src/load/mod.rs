@@ -2,29 +2,21 @@
 //!
 //! - [`schedule`]: the validated plan (connections, payload, closed/open loop, ramp, shards);
 //! - [`preflight`]: checks the limits that cap the connection count before anything is opened;
-//! - [`engine`]: one epoll event loop per thread driving the connections;
+//! - [`recorder`]: runs a plan in this process: starts the engine, records each second;
+//! - [`engine`]: one epoll event loop per thread driving the connections ([`conn`]);
+//! - [`check`]: the echo check, pure;
 //! - [`record`]: histograms, counters and the output files, written as the run goes;
-//! - [`multi`]: `--processes` children and `merge` of several result directories.
+//! - [`multi`]: `--processes` children, run as shards and merged;
+//! - [`merge`]: exact merging of result directories (`--processes` and `echolab merge`).
 
-/// Calls a libc function and turns its `-1` into the `errno` as an [`std::io::Error`]; the
-/// module's own copy of `crate::syscall!`, private so its arguments are this module's to check.
-macro_rules! libc_call {
-    ($fn: ident ( $($arg: expr),* $(,)* ) ) => {{
-        // SAFETY: every call site passes arguments valid for this libc call (see each site).
-        #[allow(unused_unsafe)]
-        let res = unsafe { libc::$fn($($arg, )*) };
-        if res == -1 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(res)
-        }
-    }};
-}
-
+pub mod check;
+pub mod conn;
 pub mod engine;
+pub mod merge;
 pub mod multi;
 pub mod preflight;
 pub mod record;
+pub mod recorder;
 pub mod schedule;
 
 use std::io::IsTerminal;
@@ -48,8 +40,9 @@ fn size_arg(text: &str) -> Result<u64, String> {
 }
 
 /// `echolab load`: generate load against an echo server, verify every byte, measure latency.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Parser, Debug, Clone, PartialEq)]
 #[command(
+    name = "load",
     after_help = "Closed loop (default): each connection sends a message, waits for its whole echo, \
                   waits --delay, repeats (--requests per connection or until --duration).\n\
                   Open loop (--rate): requests are sent on a fixed schedule; latency is measured from \
@@ -130,6 +123,54 @@ pub struct LoadArgs {
     pub quiet: bool,
 }
 
+impl LoadArgs {
+    /// The command line that parses back into these arguments, verb first (`load --target
+    /// ...`): every option is written out, so a child or a step runs exactly this load.
+    pub fn to_args(&self) -> Vec<String> {
+        fn seconds(d: Duration) -> String {
+            format!("{}s", d.as_secs_f64())
+        }
+        let mut v: Vec<String> = vec!["load".into()];
+        let mut flag = |name: &str, value: Option<String>| {
+            if let Some(value) = value {
+                v.push(format!("--{name}"));
+                v.push(value);
+            }
+        };
+        let text = |value: &dyn ToString| Some(value.to_string());
+        flag("target", text(&self.target));
+        flag("connections", text(&self.connections));
+        flag("connect-rate", text(&self.connect_rate));
+        flag("connect-timeout", Some(seconds(self.connect_timeout)));
+        flag("response-timeout", Some(seconds(self.response_timeout)));
+        flag("message", self.message.clone());
+        flag("size", self.size.map(|s| s.to_string()));
+        let path = self.payload_file.as_ref();
+        flag("payload-file", path.map(|p| p.display().to_string()));
+        flag("seed", text(&self.seed));
+        flag("requests", self.requests.map(|n| n.to_string()));
+        flag("duration", self.duration.map(seconds));
+        flag("delay", Some(seconds(self.delay)));
+        flag("pipeline", text(&self.pipeline));
+        flag("rate", self.rate.map(|r| r.to_string()));
+        flag("hold", self.hold.map(seconds));
+        flag("threads", self.threads.map(|n| n.to_string()));
+        flag("processes", text(&self.processes));
+        flag("source-addrs", self.source_addrs.clone());
+        flag("shard", self.shard.clone());
+        flag("start-at", self.start_at.map(|t| t.to_string()));
+        flag("out", self.out.as_ref().map(|p| p.display().to_string()));
+        flag("max-error-rate", self.max_error_rate.map(|r| r.to_string()));
+        if self.reconnect {
+            v.push("--reconnect".into());
+        }
+        if self.quiet {
+            v.push("--quiet".into());
+        }
+        v
+    }
+}
+
 /// `echolab merge`: combine the result directories of shards or agents exactly.
 #[derive(clap::Args, Debug, Clone)]
 pub struct MergeArgs {
@@ -167,7 +208,7 @@ pub fn main(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let outcome = if args.processes > 1 {
         multi::run_processes(&args, &plan, show_progress)?
     } else {
-        engine::run(&plan, args.out.as_deref(), show_progress)?
+        recorder::run(&plan, args.out.as_deref(), show_progress)?
     };
     let Some(summary) = outcome else {
         return Ok(ExitCode::from(EXIT_FAILED));
@@ -193,7 +234,7 @@ pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    let summary = multi::merge_dirs(&args.dirs, &args.out)?;
+    let summary = merge::merge_dirs(&args.dirs, &args.out)?;
     println!("{}", record::human_summary(&summary));
     Ok(exit_code(&summary, args.max_error_rate))
 }
@@ -214,4 +255,51 @@ fn exit_code(summary: &record::LoadSummary, max_error_rate: Option<f64>) -> Exit
         }
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn round_trip(args: &LoadArgs) {
+        let line = args.to_args();
+        assert_eq!(&LoadArgs::try_parse_from(&line).unwrap(), args, "{line:?}");
+    }
+
+    #[test]
+    fn to_args_parses_back_with_defaults() {
+        round_trip(&LoadArgs::try_parse_from(["load", "--target", "127.0.0.1:7000"]).unwrap());
+    }
+
+    #[test]
+    fn to_args_parses_back_with_every_option_set() {
+        let args = LoadArgs {
+            target: "[::1]:9".into(),
+            connections: 12_345,
+            connect_rate: 250.5,
+            connect_timeout: Duration::from_millis(1_500),
+            response_timeout: Duration::from_micros(2_000_001),
+            message: Some("hello, echo".into()),
+            size: Some(4096),
+            payload_file: Some(PathBuf::from("/tmp/payload file.bin")),
+            seed: 42,
+            requests: Some(7),
+            duration: Some(Duration::from_secs(90)),
+            delay: Duration::from_nanos(1_500),
+            pipeline: 3,
+            rate: Some(0.1),
+            hold: Some(Duration::from_millis(250)),
+            reconnect: true,
+            threads: Some(5),
+            processes: 4,
+            source_addrs: Some("127.0.0.2-127.0.0.9".into()),
+            shard: Some("1/3".into()),
+            start_at: Some(1_700_000_000.123),
+            out: Some(PathBuf::from("results/load")),
+            max_error_rate: Some(0.01),
+            quiet: true,
+        };
+        round_trip(&args);
+    }
 }

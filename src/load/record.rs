@@ -164,6 +164,13 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new(3).expect("3 significant digits is a valid histogram precision")
 }
 
+/// Records a latency. Not `saturating_record`: on an auto-resizing histogram that clamps to the
+/// current top instead of growing.
+pub fn record_us(h: &mut Histogram<u64>, us: u64) {
+    // Capped at a day, far beyond any run, so the record cannot fail.
+    let _ = h.record(us.min(86_400_000_000));
+}
+
 /// What one thread hands to the recorder: everything measured since its last hand-over.
 #[derive(Clone, Debug)]
 pub struct Interval {
@@ -634,105 +641,4 @@ pub fn human_summary(s: &LoadSummary) -> String {
     }
     out.pop();
     out
-}
-
-/// Decodes standard base64 (the interval log's histogram encoding).
-pub fn base64_decode(text: &str) -> anyhow::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut buffer = 0u32;
-    let mut bits = 0;
-    for byte in text.bytes() {
-        let value = match byte {
-            b'A'..=b'Z' => byte - b'A',
-            b'a'..=b'z' => byte - b'a' + 26,
-            b'0'..=b'9' => byte - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            _ => anyhow::bail!("invalid base64 byte {byte}"),
-        };
-        buffer = (buffer << 6) | u32::from(value);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buffer >> bits) as u8);
-        }
-    }
-    Ok(out)
-}
-
-/// An interval read back from latency.hlog.
-pub struct LoggedInterval {
-    pub start_s: f64,
-    pub length_s: f64,
-    pub raw: bool,
-    pub histogram: Histogram<u64>,
-}
-
-/// Reads every interval of a latency.hlog, and its StartTime (Unix seconds).
-pub fn read_hlog(path: &Path) -> anyhow::Result<(Option<f64>, Vec<LoggedInterval>)> {
-    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut deserializer = hdrhistogram::serialization::Deserializer::new();
-    let mut start = None;
-    let mut intervals = Vec::new();
-    for entry in IntervalLogIterator::new(&bytes) {
-        match entry.map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))? {
-            LogEntry::StartTime(t) => start = Some(t.as_secs_f64()),
-            LogEntry::BaseTime(_) => {}
-            LogEntry::Interval(interval) => {
-                let encoded = base64_decode(interval.encoded_histogram())?;
-                let histogram: Histogram<u64> =
-                    deserializer
-                        .deserialize(&mut encoded.as_slice())
-                        .map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))?;
-                intervals.push(LoggedInterval {
-                    start_s: interval.start_timestamp().as_secs_f64(),
-                    length_s: interval.duration().as_secs_f64(),
-                    raw: interval.tag().is_some_and(|t| t.as_str() == "raw"),
-                    histogram,
-                });
-            }
-        }
-    }
-    Ok((start, intervals))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_round_trip() {
-        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(base64_decode("aGk=").unwrap(), b"hi");
-        assert_eq!(base64_decode("YWJj").unwrap(), b"abc");
-    }
-
-    #[test]
-    fn hlog_round_trip_keeps_every_count() {
-        let dir = std::env::temp_dir().join(format!("echolab-hlog-{}", std::process::id()));
-        let mut outputs = Outputs::create(&dir, 1_700_000_000.0).unwrap();
-        let mut h = new_histogram();
-        let mut raw = new_histogram();
-        for v in 1..=1000u64 {
-            h.record(v * 10).unwrap();
-            raw.record(v).unwrap();
-        }
-        let row = TimelineRow::default();
-        outputs
-            .write_second(&row, 0.0, 1.0, &h, Some(&raw))
-            .unwrap();
-        outputs
-            .write_second(&row, 1.0, 1.0, &h, Some(&raw))
-            .unwrap();
-        let (start, intervals) = read_hlog(&dir.join("latency.hlog")).unwrap();
-        assert_eq!(start, Some(1_700_000_000.0));
-        assert_eq!(intervals.len(), 4);
-        assert_eq!(intervals.iter().filter(|i| i.raw).count(), 2);
-        assert_eq!(intervals[0].histogram.len(), 1000);
-        assert_eq!(intervals[0].histogram.max(), h.max());
-        assert_eq!(intervals[3].start_s, 1.0);
-        std::fs::remove_dir_all(dir).unwrap();
-    }
 }

@@ -67,6 +67,7 @@ use super::echo::{EchoConn, ReadStop, Ready, Scratch};
 use super::shutdown::{request_shutdown, shutdown_fd, shutdown_requested};
 use super::stats::{CloseReason, ServerConnRecord, Stats};
 use super::{timeout_ms, wake_up, AcceptMode, IdleScan, Setup, Trigger};
+use crate::sys::epoll::{Epoll, Event, Events, Interest};
 use crate::syscall;
 
 /// Events taken from the kernel per epoll_wait.
@@ -80,11 +81,10 @@ const SHUTDOWN_TOKEN: u64 = u64::MAX;
 const LISTENER_TOKEN: u64 = u64::MAX - 1;
 const INBOX_TOKEN: u64 = u64::MAX - 2;
 
-const IN: u32 = libc::EPOLLIN as u32;
-const OUT: u32 = libc::EPOLLOUT as u32;
-const ERR_HUP: u32 = (libc::EPOLLERR | libc::EPOLLHUP) as u32;
-const ET: u32 = libc::EPOLLET as u32;
-const EXCLUSIVE: u32 = libc::EPOLLEXCLUSIVE as u32;
+const IN: Interest = Interest::READABLE;
+const OUT: Interest = Interest::WRITABLE;
+const ET: Interest = Interest::EDGE;
+const EXCLUSIVE: Interest = Interest::EXCLUSIVE;
 
 pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let workers = setup.config.worker_count();
@@ -110,8 +110,12 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     for id in 0..workers {
         let source = match accept {
             AcceptMode::Dispatcher => Source::Inbox(&inboxes[id]),
-            AcceptMode::Reuseport if id == 0 => Source::listener(&setup, &setup.listener, 0),
-            AcceptMode::Reuseport => Source::listener(&setup, &reuseport_listeners[id - 1], 0),
+            AcceptMode::Reuseport if id == 0 => {
+                Source::listener(&setup, &setup.listener, Interest::NONE)
+            }
+            AcceptMode::Reuseport => {
+                Source::listener(&setup, &reuseport_listeners[id - 1], Interest::NONE)
+            }
             AcceptMode::Exclusive => Source::listener(&setup, &setup.listener, EXCLUSIVE),
         };
         let worker =
@@ -200,7 +204,7 @@ enum Source<'a> {
     /// Accepted by the worker itself from this listener, registered with `flags` added.
     Listener {
         listener: &'a TcpListener,
-        flags: u32,
+        flags: Interest,
         acceptor: Acceptor,
         /// False while accepting is paused after fd exhaustion (the listener is out of the set).
         listening: bool,
@@ -208,7 +212,7 @@ enum Source<'a> {
 }
 
 impl<'a> Source<'a> {
-    fn listener(setup: &Setup, listener: &'a TcpListener, flags: u32) -> Source<'a> {
+    fn listener(setup: &Setup, listener: &'a TcpListener, flags: Interest) -> Source<'a> {
         Source::Listener {
             listener,
             flags,
@@ -222,13 +226,13 @@ impl<'a> Source<'a> {
 struct Slot {
     conn: EchoConn,
     /// The events mask registered with epoll, so MOD is called only when it changes.
-    registered: u32,
+    registered: Interest,
     /// On the ready list (edge-triggered: budget used, more may be waiting).
     queued: bool,
 }
 
 struct Worker<'a> {
-    epoll: OwnedFd,
+    epoll: Epoll,
     stats: &'a Arc<Stats>,
     trigger: Trigger,
     cap: usize,
@@ -244,21 +248,16 @@ struct Worker<'a> {
 impl<'a> Worker<'a> {
     /// Creates the worker's epoll set with the shutdown eventfd and the connection source in it.
     fn new(setup: &'a Setup, source: &Source) -> io::Result<Worker<'a>> {
-        let epoll = syscall!(epoll_create1(libc::EPOLL_CLOEXEC))?;
-        // SAFETY: epoll_create1 returned a new fd that nothing else owns.
-        let epoll = unsafe { OwnedFd::from_raw_fd(epoll) };
-        let raw = epoll.as_raw_fd();
-        epoll_ctl(raw, libc::EPOLL_CTL_ADD, shutdown_fd(), IN, SHUTDOWN_TOKEN)?;
+        let epoll = Epoll::new()?;
+        epoll.add(shutdown_fd(), SHUTDOWN_TOKEN, IN)?;
         match source {
-            Source::Inbox(inbox) => {
-                epoll_ctl(raw, libc::EPOLL_CTL_ADD, inbox.wake_fd(), IN, INBOX_TOKEN)?
-            }
+            Source::Inbox(inbox) => epoll.add(inbox.wake_fd(), INBOX_TOKEN, IN)?,
             Source::Listener {
                 listener, flags, ..
             } => {
                 let fd = listener.as_raw_fd();
                 // Level-triggered: a batch may leave connections waiting for the next wait.
-                epoll_ctl(raw, libc::EPOLL_CTL_ADD, fd, IN | flags, LISTENER_TOKEN)?
+                epoll.add(fd, LISTENER_TOKEN, IN | *flags)?
             }
         }
         Ok(Worker {
@@ -291,8 +290,7 @@ impl<'a> Worker<'a> {
     }
 
     fn run(&mut self, source: &mut Source) -> io::Result<()> {
-        let epoll = self.epoll.as_raw_fd();
-        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS_PER_WAIT];
+        let mut events = Events::with_capacity(EVENTS_PER_WAIT);
 
         while !shutdown_requested() {
             // 1. Take the listener back after an fd-exhaustion pause.
@@ -305,7 +303,7 @@ impl<'a> Worker<'a> {
             {
                 if !acceptor.paused() {
                     let fd = listener.as_raw_fd();
-                    epoll_ctl(epoll, libc::EPOLL_CTL_ADD, fd, IN | *flags, LISTENER_TOKEN)?;
+                    self.epoll.add(fd, LISTENER_TOKEN, IN | *flags)?;
                     *listening = true;
                 }
             }
@@ -324,28 +322,18 @@ impl<'a> Worker<'a> {
             } else {
                 0
             };
-            let ready_count = match syscall!(epoll_wait(
-                epoll,
-                events.as_mut_ptr(),
-                events.len() as libc::c_int,
-                timeout
-            )) {
-                Ok(n) => n as usize,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
+            self.epoll.wait(&mut events, timeout)?;
 
             // 3. Serve the connections epoll reported. Those already on the ready list
             //    read in their turn below, so each gets one budget per round.
             let carried = self.ready.len();
             let (mut accept_due, mut inbox_due) = (false, false);
-            for event in &events[..ready_count] {
-                let (token, flags) = (event.u64, event.events);
-                match token {
+            for event in events.iter() {
+                match event.token() {
                     SHUTDOWN_TOKEN => return Ok(()),
                     LISTENER_TOKEN => accept_due = true,
                     INBOX_TOKEN => inbox_due = true,
-                    fd => self.serve_event(fd as RawFd, flags),
+                    fd => self.serve_event(fd as RawFd, event),
                 }
             }
 
@@ -362,7 +350,7 @@ impl<'a> Worker<'a> {
                 } = source
                 {
                     if !self.accept_batch(acceptor) {
-                        epoll_ctl(epoll, libc::EPOLL_CTL_DEL, listener.as_raw_fd(), 0, 0)?;
+                        self.epoll.delete(listener.as_raw_fd())?;
                         *listening = false;
                     }
                 }
@@ -402,13 +390,7 @@ impl<'a> Worker<'a> {
         let conn = EchoConn::new(fd, record);
         let mask = self.mask(IN);
         // With EPOLLET, ADD reports data that arrived before it, so nothing is missed.
-        if let Err(e) = epoll_ctl(
-            self.epoll.as_raw_fd(),
-            libc::EPOLL_CTL_ADD,
-            raw,
-            mask,
-            raw as u64,
-        ) {
+        if let Err(e) = self.epoll.add(raw, raw as u64, mask) {
             eprintln!("echolab serve: epoll_ctl(ADD) failed for a new connection: {e}");
             self.stats.close(&conn.record, CloseReason::Error);
             return;
@@ -425,15 +407,15 @@ impl<'a> Worker<'a> {
         self.served += 1;
     }
 
-    /// Serves a connection epoll reported with `flags`.
-    fn serve_event(&mut self, fd: RawFd, flags: u32) {
+    /// Serves a connection epoll reported in `event`.
+    fn serve_event(&mut self, fd: RawFd, event: Event) {
         let Some(slot) = self.slot(fd) else {
             return;
         };
         // ERR/HUP: write or read to learn whether it was a clean close or a reset.
         let ready = Ready {
-            writable: flags & (OUT | ERR_HUP) != 0,
-            readable: flags & (IN | ERR_HUP) != 0 && !slot.queued,
+            writable: event.is_writable() || event.is_error(),
+            readable: (event.is_readable() || event.is_error()) && !slot.queued,
         };
         self.serve_conn(fd, ready);
     }
@@ -473,19 +455,14 @@ impl<'a> Worker<'a> {
         }
         let wanted = {
             let conn = &slot.conn;
-            let read = if conn.wants_read(cap) { IN } else { 0 };
-            let write = if conn.wants_write() { OUT } else { 0 };
-            read | write | if edge { ET } else { 0 }
+            let none = Interest::NONE;
+            let read = if conn.wants_read(cap) { IN } else { none };
+            let write = if conn.wants_write() { OUT } else { none };
+            read | write | if edge { ET } else { none }
         };
         if wanted != slot.registered {
             // Re-enabling EPOLLIN makes the kernel re-check the socket, so no edge is lost.
-            match epoll_ctl(
-                self.epoll.as_raw_fd(),
-                libc::EPOLL_CTL_MOD,
-                fd,
-                wanted,
-                fd as u64,
-            ) {
+            match self.epoll.modify(fd, fd as u64, wanted) {
                 Ok(()) => slot.registered = wanted,
                 Err(e) => {
                     eprintln!("echolab serve: epoll_ctl(MOD) failed: {e}");
@@ -499,7 +476,7 @@ impl<'a> Worker<'a> {
         self.conns.get_mut(fd as usize).and_then(Option::as_mut)
     }
 
-    fn mask(&self, events: u32) -> u32 {
+    fn mask(&self, events: Interest) -> Interest {
         match self.trigger {
             Trigger::Edge => events | ET,
             Trigger::Level => events,
@@ -543,7 +520,7 @@ impl<'a> Worker<'a> {
 
 /// `--accept dispatcher`: accepts on its own epoll set and deals connections round-robin.
 struct Dispatcher<'a> {
-    epoll: OwnedFd,
+    epoll: Epoll,
     listener: RawFd,
     acceptor: Acceptor,
     inboxes: &'a [Inbox],
@@ -551,24 +528,10 @@ struct Dispatcher<'a> {
 
 impl<'a> Dispatcher<'a> {
     fn new(setup: &Setup, inboxes: &'a [Inbox]) -> io::Result<Dispatcher<'a>> {
-        let epoll = syscall!(epoll_create1(libc::EPOLL_CLOEXEC))?;
-        // SAFETY: epoll_create1 returned a new fd that nothing else owns.
-        let epoll = unsafe { OwnedFd::from_raw_fd(epoll) };
+        let epoll = Epoll::new()?;
         let listener = setup.listener.as_raw_fd();
-        epoll_ctl(
-            epoll.as_raw_fd(),
-            libc::EPOLL_CTL_ADD,
-            shutdown_fd(),
-            IN,
-            SHUTDOWN_TOKEN,
-        )?;
-        epoll_ctl(
-            epoll.as_raw_fd(),
-            libc::EPOLL_CTL_ADD,
-            listener,
-            IN,
-            LISTENER_TOKEN,
-        )?;
+        epoll.add(shutdown_fd(), SHUTDOWN_TOKEN, IN)?;
+        epoll.add(listener, LISTENER_TOKEN, IN)?;
         Ok(Dispatcher {
             epoll,
             listener,
@@ -578,40 +541,25 @@ impl<'a> Dispatcher<'a> {
     }
 
     fn run(mut self) -> io::Result<()> {
-        let (epoll, listener) = (self.epoll.as_raw_fd(), self.listener);
+        let listener = self.listener;
         let mut listening = true;
         let mut next_worker = 0;
-        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 2];
+        let mut events = Events::with_capacity(2);
 
         while !shutdown_requested() {
             if !listening && !self.acceptor.paused() {
-                epoll_ctl(epoll, libc::EPOLL_CTL_ADD, listener, IN, LISTENER_TOKEN)?;
+                self.epoll.add(listener, LISTENER_TOKEN, IN)?;
                 listening = true;
             }
             let timeout = timeout_ms(wake_up(
                 self.acceptor.pause_left().filter(|_| !listening),
                 None,
             ));
-            let ready_count = match syscall!(epoll_wait(
-                epoll,
-                events.as_mut_ptr(),
-                events.len() as libc::c_int,
-                timeout
-            )) {
-                Ok(n) => n as usize,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            if events[..ready_count]
-                .iter()
-                .any(|e| e.u64 == SHUTDOWN_TOKEN)
-            {
+            self.epoll.wait(&mut events, timeout)?;
+            if events.iter().any(|e| e.token() == SHUTDOWN_TOKEN) {
                 return Ok(());
             }
-            if !events[..ready_count]
-                .iter()
-                .any(|e| e.u64 == LISTENER_TOKEN)
-            {
+            if !events.iter().any(|e| e.token() == LISTENER_TOKEN) {
                 continue;
             }
             loop {
@@ -623,7 +571,7 @@ impl<'a> Dispatcher<'a> {
                     Accepted::Refused => continue,
                     Accepted::WouldBlock => break,
                     Accepted::Paused => {
-                        epoll_ctl(epoll, libc::EPOLL_CTL_DEL, listener, 0, 0)?;
+                        self.epoll.delete(listener)?;
                         listening = false;
                         break;
                     }
@@ -683,10 +631,4 @@ impl Inbox {
             stats.close(&record, CloseReason::Shutdown);
         }
     }
-}
-
-fn epoll_ctl(epoll: RawFd, op: libc::c_int, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
-    let mut event = libc::epoll_event { events, u64: token };
-    syscall!(epoll_ctl(epoll, op, fd, &mut event))?;
-    Ok(())
 }

@@ -15,7 +15,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::Duration;
@@ -25,6 +25,7 @@ use anyhow::Context as _;
 use super::shutdown::shutdown_requested;
 use super::stats::{unix_now, ServerSummary, Stats};
 use super::{bind_listener, finish, Listening, ServerConfig};
+use crate::sys::spawn::Supervision;
 
 /// One child server.
 struct Process {
@@ -176,23 +177,9 @@ fn spawn(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe calls.
-    unsafe {
-        command.pre_exec(move || {
-            // Die with the parent (SIGTERM, so the child still shuts down cleanly).
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            // The parent may have died before the prctl took effect.
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
-    let mut child = command
-        .spawn()
+    // Die with the parent (SIGTERM, so the child still shuts down cleanly).
+    let mut child = Supervision::new(libc::SIGTERM)
+        .spawn(&mut command)
         .with_context(|| format!("starting server process {index}"))?;
     let stderr = child.stderr.take().expect("piped stderr");
     let stderr_forwarder = Some(std::thread::spawn(move || forward_stderr(index, stderr)));

@@ -210,6 +210,9 @@ pub struct LoadOptions {
     pub rate: Option<Rate>,
     pub connect_rate: Option<Rate>,
     pub connect_timeout: Option<Dur>,
+    pub response_timeout: Option<Dur>,
+    /// Messages in flight per connection (`--pipeline`).
+    pub pipeline: Option<Count>,
     pub hold: Option<Dur>,
     /// Hold long enough that every connection is open together for this long:
     /// `--hold` = this + connections / connect_rate (max-clients studies).

@@ -11,10 +11,14 @@ mod expand;
 mod file;
 mod validate;
 
+use std::net::SocketAddr;
 use std::ops::Range;
 use std::time::Duration;
 
-use crate::server::Model;
+use clap::Parser as _;
+
+use crate::load::LoadArgs;
+use crate::server::{Model, ServerConfig};
 
 pub use file::{
     Axis, AxisRange, Bytes, Count, Dur, FailureRule, Fraction, HostsFile, LoadOptions, Rate,
@@ -48,6 +52,36 @@ pub struct ModelEntry {
     pub label: String,
     pub model: Model,
     pub options: ServerOptions,
+}
+
+impl ModelEntry {
+    /// `serve --model M` with the entry's free-form `args`, parsed as the server parses
+    /// them: the configuration every step of this entry starts from.
+    pub fn base_config(&self) -> Result<ServerConfig, String> {
+        let argv = ["serve", "--model", self.model.name()]
+            .into_iter()
+            .map(String::from)
+            .chain(self.options.args.iter().flatten().cloned());
+        ServerConfig::try_parse_from(argv).map_err(|e| clap_message(&e))
+    }
+}
+
+impl LoadOptions {
+    /// `load --target ADDR` with the scenario's free-form `args`, parsed as the load
+    /// generator parses them: the arguments every step starts from.
+    pub fn base_args(&self, target: SocketAddr) -> Result<LoadArgs, String> {
+        let argv = ["load".to_string(), "--target".into(), target.to_string()]
+            .into_iter()
+            .chain(self.args.iter().flatten().cloned());
+        LoadArgs::try_parse_from(argv).map_err(|e| clap_message(&e))
+    }
+}
+
+/// The first line of a clap error, without its `error: ` prefix.
+fn clap_message(error: &clap::Error) -> String {
+    let text = error.to_string();
+    let line = text.lines().next().unwrap_or_default();
+    line.strip_prefix("error: ").unwrap_or(line).to_string()
 }
 
 /// The values of one step.
@@ -158,6 +192,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     let load = validate::load(&file, &err)?;
     let (steps, axes) = expand::steps(&file, &load, &err)?;
     let client_hosts = validate::client_hosts(&file, &load, &steps, &err)?;
+    validate::free_form_args(&models, &load, &err)?;
     Ok(Scenario {
         name: file
             .name

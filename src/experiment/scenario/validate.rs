@@ -171,3 +171,25 @@ pub(super) fn client_hosts(
     };
     Ok(client_hosts)
 }
+
+/// The free-form `args` of the server and the load, parsed now as `serve` and `load`
+/// will parse them, so a bogus flag is refused before any step runs.
+pub(super) fn free_form_args(
+    models: &[ModelEntry],
+    load: &LoadOptions,
+    err: ErrAt,
+) -> anyhow::Result<()> {
+    for entry in models {
+        if let Err(message) = entry.base_config() {
+            return Err(err(
+                None,
+                format!("server `args` of model '{}': {message}", entry.label),
+            ));
+        }
+    }
+    let any_target = std::net::SocketAddr::from(([127, 0, 0, 1], 7));
+    if let Err(message) = load.base_args(any_target) {
+        return Err(err(None, format!("[load] args: {message}")));
+    }
+    Ok(())
+}

@@ -13,7 +13,8 @@ use crate::experiment::hosts::Host;
 use crate::experiment::judge::LoadSide;
 use crate::experiment::process::{self, Guard};
 use crate::experiment::runner::RunConfig;
-use crate::experiment::scenario::{ms, trim_float, LoadOptions, Scenario, Step};
+use crate::experiment::scenario::{LoadOptions, Scenario, Step};
+use crate::load::LoadArgs;
 
 /// How long the load generator may take to flush after SIGINT.
 const LOAD_GRACE: Duration = Duration::from_secs(10);
@@ -25,75 +26,79 @@ fn ramp_time(connections: u64, rate: f64) -> Duration {
     Duration::from_secs_f64(connections as f64 / rate)
 }
 
-/// `echolab load` arguments for one step, writing its results into `out`.
-pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Path) -> Vec<String> {
-    let mut a: Vec<String> = vec![
-        "load".into(),
-        "--target".into(),
-        target.to_string(),
-        "--connections".into(),
-        step.connections.to_string(),
-    ];
-    let mut push = |flag: &str, value: String| {
-        a.push(flag.into());
-        a.push(value);
-    };
+/// The load of one step, writing its results into `out`: `load --target ADDR` with the
+/// scenario's `args` (checked when the scenario was parsed), then the scenario's load
+/// options and the step's values.
+pub fn load_config(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Path) -> LoadArgs {
+    let mut a = load
+        .base_args(target)
+        .expect("a scenario's load args are checked when it is parsed");
+    a.connections = step.connections;
     if let Some(m) = &load.message {
-        push("--message", m.clone());
+        a.message = Some(m.clone());
     } else if let Some(p) = &load.payload_file {
-        push("--payload-file", p.clone());
+        a.payload_file = Some(PathBuf::from(p));
     } else {
-        push("--size", step.size.to_string());
+        a.size = Some(step.size);
     }
     if let Some(r) = load.requests {
-        push("--requests", r.0.to_string());
+        a.requests = Some(r.0);
     }
     if let Some(d) = load.duration {
-        push("--duration", ms(d.0));
+        a.duration = Some(d.0);
     }
     if let Some(d) = step.delay {
-        push("--delay", ms(d));
+        a.delay = d;
     }
     if let Some(r) = step.rate {
-        push("--rate", trim_float(r));
+        a.rate = Some(r);
     }
     if let Some(r) = load.connect_rate {
-        push("--connect-rate", trim_float(r.0));
+        a.connect_rate = r.0;
     }
     if let Some(d) = load.connect_timeout {
-        push("--connect-timeout", ms(d.0));
+        a.connect_timeout = d.0;
+    }
+    if let Some(d) = load.response_timeout {
+        a.response_timeout = d.0;
+    }
+    if let Some(p) = load.pipeline {
+        a.pipeline = p.0.min(u32::MAX as u64) as u32;
     }
     if let Some(d) = load.hold {
-        push("--hold", ms(d.0));
+        a.hold = Some(d.0);
     }
     if let (Some(d), Some(r)) = (load.hold_together, load.connect_rate) {
         // Twice the nominal ramp: a busy machine opens connections slower than asked.
-        push("--hold", ms(d.0 + ramp_time(step.connections, r.0) * 2));
+        a.hold = Some(d.0 + ramp_time(step.connections, r.0) * 2);
     }
     if let Some(t) = load.threads {
-        push("--threads", t.0.to_string());
+        a.threads = Some(t.0 as usize);
     }
     let processes = load
         .processes
         .map(|p| p.0)
         .or_else(|| processes_for(step.connections, load.conns_per_process.map(|c| c.0)));
     if let Some(p) = processes {
-        push("--processes", p.to_string());
+        a.processes = p.min(u32::MAX as u64) as u32;
     }
     if let Some(s) = &load.source_addrs {
-        push("--source-addrs", s.clone());
+        a.source_addrs = Some(s.clone());
     }
     if let Some(s) = load.seed {
-        push("--seed", s.to_string());
+        a.seed = s;
     }
-    if load.reconnect == Some(true) {
-        a.push("--reconnect".into());
+    if let Some(r) = load.reconnect {
+        a.reconnect = r;
     }
-    a.extend(load.args.iter().flatten().cloned());
-    a.push("--out".into());
-    a.push(out.display().to_string());
-    a.push("--quiet".into());
+    a.out = Some(out.to_path_buf());
+    a.quiet = true;
     a
+}
+
+/// `echolab load` arguments for one step, writing its results into `out`.
+pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Path) -> Vec<String> {
+    load_config(load, step, target, out).to_args()
 }
 
 /// The wall-clock bound of one load run: the scenario's, or one derived from the load shape.
@@ -173,13 +178,12 @@ pub(super) fn start_load(
         for (i, host) in clients.iter().enumerate() {
             let file = format!("host-{}", i + 1);
             let out = dir.join("load").join(&file);
-            let mut args = load_args(&scenario.load, step, target, &out);
-            args.extend([
-                "--shard".to_string(),
-                format!("{i}/{n}"),
-                "--start-at".to_string(),
-                format!("{:.3}", at.as_secs_f64()),
-            ]);
+            let args = LoadArgs {
+                shard: Some(format!("{i}/{n}")),
+                start_at: Some((at.as_secs_f64() * 1000.0).round() / 1000.0),
+                ..load_config(&scenario.load, step, target, &out)
+            }
+            .to_args();
             let name = format!(
                 "host {} ({})",
                 &host.namespace[host.namespace.rfind('-').map_or(0, |p| p + 1)..],

@@ -185,7 +185,11 @@ pub fn run_step(
 mod tests {
     use super::*;
     use crate::experiment::scenario;
-    use std::net::{IpAddr, Ipv4Addr};
+    use crate::load::LoadArgs;
+    use crate::server::{Model, ServerConfig, Trigger};
+    use clap::Parser as _;
+    use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+    use std::time::Duration;
 
     #[test]
     fn arguments_follow_the_scenario() {
@@ -213,29 +217,35 @@ connections = [100, 30000]
         let dir = Path::new("/r/m/s/rep-1");
         let big = &s.steps[1];
         let lo = IpAddr::V4(Ipv4Addr::LOCALHOST);
-        let epoll = server_args(&s.models[0], big, dir, lo).join(" ");
-        assert_eq!(
-            epoll,
-            "serve --model epoll --addr 127.0.0.1:0 --log /r/m/s/rep-1/server-log.csv \
-             --summary-json /r/m/s/rep-1/server-summary.json --trigger level --processes 2 \
-             --idle-timeout 30000ms"
-        );
-        let select = server_args(&s.models[1], big, dir, lo).join(" ");
-        assert!(!select.contains("--processes"), "{select}");
+        let parse_server =
+            |args: Vec<String>| ServerConfig::try_parse_from(args).expect("server args parse");
+        let epoll = parse_server(server_args(&s.models[0], big, dir, lo));
+        assert_eq!(epoll.model, Model::Epoll);
+        assert_eq!(epoll.addr, "127.0.0.1:0".parse().unwrap());
+        assert_eq!(epoll.log, Some(dir.join("server-log.csv")));
+        assert_eq!(epoll.summary_json, Some(dir.join("server-summary.json")));
+        assert_eq!(epoll.trigger, Trigger::Level);
+        assert_eq!(epoll.processes, 2);
+        assert_eq!(epoll.idle_timeout, Some(Duration::from_secs(30)));
+        let select = parse_server(server_args(&s.models[1], big, dir, lo));
+        assert_eq!(select.processes, 1, "select runs in one process");
         let out = dir.join("load");
-        let load = load_args(&s.load, big, "127.0.0.1:7000".parse().unwrap(), &out).join(" ");
-        assert_eq!(
-            load,
-            "load --target 127.0.0.1:7000 --connections 30000 --size 64 --requests 3 \
-             --delay 1.5ms --connect-rate 5000 --hold 14000ms --processes 2 --source-addrs 127.0.0.2-127.0.0.9 \
-             --out /r/m/s/rep-1/load --quiet"
-        );
-        let small = load_args(
-            &s.load,
-            &s.steps[0],
-            "127.0.0.1:7000".parse().unwrap(),
-            &out,
-        );
-        assert!(!small.contains(&"--processes".to_string()));
+        let target: SocketAddr = "127.0.0.1:7000".parse().unwrap();
+        let load = LoadArgs::try_parse_from(load_args(&s.load, big, target, &out)).unwrap();
+        assert_eq!(load.target, "127.0.0.1:7000");
+        assert_eq!(load.connections, 30000);
+        assert_eq!(load.size, Some(64));
+        assert_eq!(load.requests, Some(3));
+        assert_eq!(load.delay, Duration::from_micros(1500));
+        assert_eq!(load.connect_rate, 5000.0);
+        // hold_together 2 s + twice the 6 s ramp of 30000 connections at 5000/s.
+        assert_eq!(load.hold, Some(Duration::from_secs(14)));
+        assert_eq!(load.processes, 2);
+        assert_eq!(load.source_addrs.as_deref(), Some("127.0.0.2-127.0.0.9"));
+        assert_eq!(load.out, Some(out.clone()));
+        assert!(load.quiet);
+        let small =
+            LoadArgs::try_parse_from(load_args(&s.load, &s.steps[0], target, &out)).unwrap();
+        assert_eq!(small.processes, 1);
     }
 }

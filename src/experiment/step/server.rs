@@ -14,7 +14,8 @@ use crate::experiment::hosts::Host;
 use crate::experiment::probe;
 use crate::experiment::process::{self, Guard};
 use crate::experiment::runner::RunConfig;
-use crate::experiment::scenario::{ms, ModelEntry, Step};
+use crate::experiment::scenario::{ModelEntry, Step};
+use crate::server::{Listening, ServerConfig};
 
 /// How long a server may take to print its `listening on` line.
 const START_TIMEOUT: Duration = Duration::from_secs(15);
@@ -36,32 +37,24 @@ impl From<String> for StartError {
     }
 }
 
-/// `echolab serve` arguments for one step.
-pub fn server_args(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) -> Vec<String> {
+/// The server configuration of one step: `serve --model M` with the scenario's `args`
+/// (checked when the scenario was parsed), then the scenario's options and the step's values.
+pub fn server_config(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) -> ServerConfig {
     let o = &entry.options;
-    let mut a: Vec<String> = vec![
-        "serve".into(),
-        "--model".into(),
-        entry.model.name().into(),
-        "--addr".into(),
-        SocketAddr::new(bind, 0).to_string(),
-        "--log".into(),
-        dir.join("server-log.csv").display().to_string(),
-        "--summary-json".into(),
-        dir.join("server-summary.json").display().to_string(),
-    ];
-    let mut push = |flag: &str, value: String| {
-        a.push(flag.into());
-        a.push(value);
-    };
+    let mut config = entry
+        .base_config()
+        .expect("a scenario's server args are checked when it is parsed");
+    config.addr = SocketAddr::new(bind, 0);
+    config.log = Some(dir.join("server-log.csv"));
+    config.summary_json = Some(dir.join("server-summary.json"));
     if let Some(w) = step.workers.or(o.workers.map(|w| w.0)) {
-        push("--workers", w.to_string());
+        config.workers = Some(w as usize);
     }
     if let Some(t) = o.trigger {
-        push("--trigger", format!("{t:?}").to_lowercase());
+        config.trigger = t;
     }
     if let Some(m) = o.accept {
-        push("--accept", format!("{m:?}").to_lowercase());
+        config.accept = m;
     }
     let processes = o.processes.map(|p| p.0).or_else(|| {
         entry
@@ -71,28 +64,36 @@ pub fn server_args(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) ->
             .flatten()
     });
     if let Some(p) = processes {
-        push("--processes", p.to_string());
+        config.processes = p as usize;
     }
     if let Some(m) = o.max_conns {
-        push("--max-conns", m.0.to_string());
+        config.max_conns = Some(m.0 as usize);
     }
     if let Some(d) = o.idle_timeout {
-        push("--idle-timeout", ms(d.0));
+        config.idle_timeout = Some(d.0);
     }
     if let Some(b) = o.max_pending {
-        push("--max-pending", b.0.to_string());
+        config.max_pending = b.0 as usize;
     }
     if let Some(b) = o.thread_stack {
-        push("--thread-stack", b.0.to_string());
+        config.thread_stack = b.0 as usize;
     }
     if let Some(b) = o.backlog {
-        push("--backlog", b.0.to_string());
+        config.backlog = b.0.min(i32::MAX as u64) as i32;
     }
-    if o.sqpoll == Some(true) {
-        a.push("--sqpoll".into());
+    if let Some(s) = o.sqpoll {
+        config.sqpoll = s;
     }
-    a.extend(o.args.iter().flatten().cloned());
-    a
+    config
+}
+
+/// `echolab serve` arguments for one step.
+pub fn server_args(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) -> Vec<String> {
+    server_config(entry, step, dir, bind)
+        .to_args()
+        .into_iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
 }
 
 /// A started server: its guard, address, the pid to probe and its stdout copier.
@@ -101,24 +102,6 @@ pub(super) struct Started {
     pub addr: SocketAddr,
     pub pid: u32,
     pub reader: std::thread::JoinHandle<()>,
-}
-
-/// The pid a `listening on ... pid=N` line announces.
-fn announced_pid(line: &str) -> Option<u32> {
-    line.split_whitespace()
-        .find_map(|w| w.strip_prefix("pid="))
-        .and_then(|p| p.parse().ok())
-}
-
-/// The address and announced pid of a `listening on ADDR ... pid=N` line.
-fn parse_listening(line: &str) -> Result<(SocketAddr, Option<u32>), String> {
-    let Some(addr) = line.split_whitespace().nth(2) else {
-        return Err("server printed no address on its listening line".into());
-    };
-    let Ok(addr) = addr.parse() else {
-        return Err(format!("server printed an unreadable address '{addr}'"));
-    };
-    Ok((addr, announced_pid(line)))
 }
 
 /// Starts the server (inside `host` when given) and waits for its `listening on ADDR` line.
@@ -160,7 +143,10 @@ pub(super) fn start_server(
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(line) => {
-                let (addr, announced) = parse_listening(&line)?;
+                let listening: Listening = line
+                    .parse()
+                    .map_err(|e| format!("server printed an unreadable listening line: {e}"))?;
+                let (addr, announced) = (listening.addr, listening.pid);
                 // Probe the pid the server announces when it is the child or below it (a
                 // wrapper such as `ip netns exec` that forked); else the child itself.
                 let child = guard.pid();

@@ -1,4 +1,10 @@
-//! Small helpers around raw syscalls, shared by the servers and the load generator.
+//! The thin syscall layer shared by the servers, the load generator and the runner: one
+//! [`syscall!`] macro, an owning [`epoll::Epoll`], the SIGINT/SIGTERM [`signal`] handling and
+//! [`spawn`] of supervised children, beside the process-wide settings below.
+
+pub mod epoll;
+pub mod signal;
+pub mod spawn;
 
 use std::io;
 

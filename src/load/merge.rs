@@ -1,0 +1,301 @@
+//! Exact merging of load result directories, for `--processes` (its children's directories)
+//! and `echolab merge` (distributed agents'): the latency histograms read back from each
+//! latency.hlog are added and the counts summed, so merged percentiles are exact, never
+//! averages of percentiles.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use hdrhistogram::Histogram;
+
+use super::record::{
+    new_histogram, round3, Counters, LoadConnRecord, LoadSummary, Outputs, TimelineRow,
+};
+
+/// Reads `dir`/summary.json.
+pub fn read_summary(dir: &Path) -> anyhow::Result<LoadSummary> {
+    let path = dir.join("summary.json");
+    let text = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// One second of merged results.
+struct MergedSecond {
+    row: TimelineRow,
+    length: f64,
+    latency: Histogram<u64>,
+    raw: Histogram<u64>,
+}
+
+/// Merges result directories into `out` exactly and returns the merged summary.
+pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
+    let parts: Vec<LoadSummary> = dirs
+        .iter()
+        .map(|d| read_summary(d))
+        .collect::<anyhow::Result<_>>()?;
+    let started = parts
+        .iter()
+        .map(|s| s.started_unix)
+        .fold(f64::INFINITY, f64::min);
+    let ended = parts.iter().map(|s| s.ended_unix).fold(0.0, f64::max);
+    let open_loop = parts.iter().any(|s| s.latency_raw_us.is_some());
+
+    let mut seconds: BTreeMap<u64, MergedSecond> = BTreeMap::new();
+    let mut total = new_histogram();
+    let mut total_raw = new_histogram();
+    let mut records: Vec<LoadConnRecord> = Vec::new();
+    for (dir, part) in dirs.iter().zip(&parts) {
+        let (hlog_start, intervals) = read_hlog(&dir.join("latency.hlog"))?;
+        let offset = hlog_start.unwrap_or(part.started_unix) - started;
+        let shift = |second: f64| (second + offset).round().max(0.0) as u64;
+        let mut reader = csv::Reader::from_path(dir.join("timeline.csv"))
+            .with_context(|| format!("reading {}/timeline.csv", dir.display()))?;
+        for row in reader.deserialize::<TimelineRow>() {
+            let row = row?;
+            let entry = seconds
+                .entry(shift(row.second as f64))
+                .or_insert_with(empty_second);
+            let r = &mut entry.row;
+            r.active_connections += row.active_connections;
+            r.new_connections += row.new_connections;
+            r.requests += row.requests;
+            r.bytes += row.bytes;
+            r.errors += row.errors;
+        }
+        for interval in intervals {
+            let entry = seconds
+                .entry(shift(interval.start_s))
+                .or_insert_with(empty_second);
+            entry.length = entry.length.max(interval.length_s);
+            let (into, sum) = if interval.raw {
+                (&mut entry.raw, &mut total_raw)
+            } else {
+                (&mut entry.latency, &mut total)
+            };
+            into.add(&interval.histogram)?;
+            sum.add(&interval.histogram)?;
+        }
+        let mut reader = csv::Reader::from_path(dir.join("connections.csv"))
+            .with_context(|| format!("reading {}/connections.csv", dir.display()))?;
+        for rec in reader.deserialize::<LoadConnRecord>() {
+            records.push(rec?);
+        }
+    }
+    records.sort_by_key(|r| (r.conn_id, r.attempt));
+
+    let mut outputs = Outputs::create(out, started)?;
+    outputs.write_records(&records)?;
+    for (second, mut merged) in seconds {
+        merged.row.second = second;
+        let h = &merged.latency;
+        merged.row.p50_us = if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.5)
+        };
+        merged.row.p99_us = if h.is_empty() {
+            0
+        } else {
+            h.value_at_quantile(0.99)
+        };
+        outputs.write_second(
+            &merged.row,
+            second as f64,
+            if merged.length > 0.0 {
+                merged.length
+            } else {
+                1.0
+            },
+            &merged.latency,
+            open_loop.then_some(&merged.raw),
+        )?;
+    }
+
+    let mut counters = Counters::default();
+    let mut summary = LoadSummary {
+        echolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        target: parts[0].target.clone(),
+        mode: parts[0].mode.clone(),
+        complete: parts.iter().all(|p| p.complete),
+        started_unix: round3(started),
+        ended_unix: round3(ended),
+        duration_s: round3((ended - started).max(0.0)),
+        message_bytes: parts[0].message_bytes,
+        requests_per_connection: parts[0].requests_per_connection,
+        pipeline: parts[0].pipeline,
+        merged_from: dirs.iter().map(|d| d.display().to_string()).collect(),
+        ..LoadSummary::default()
+    };
+    let mut reasons = Vec::new();
+    for (dir, p) in dirs.iter().zip(&parts) {
+        counters.add(&Counters {
+            requests: p.requests_completed,
+            bytes_sent: p.bytes_sent,
+            bytes_received: p.bytes_received,
+            bytes_verified: p.bytes_verified,
+            mismatches: p.mismatches,
+            short_echoes: p.short_echoes,
+            unexpected_closes: p.unexpected_closes,
+            errors: p.errors,
+            connect_attempts: p.connect_attempts,
+            established: p.connections_established,
+            failed: p.connections_failed,
+            ended_early: p.connections_ended_early,
+            ..Counters::default()
+        });
+        if p.target != summary.target && !summary.target.split(',').any(|t| t == p.target) {
+            summary.target = format!("{},{}", summary.target, p.target);
+        }
+        if p.mode != summary.mode {
+            summary.mode = "mixed".into();
+        }
+        summary.connections_target += p.connections_target;
+        // Each part's peak; their sum bounds the merged peak from above.
+        summary.max_concurrent += p.max_concurrent;
+        summary.client_cpu_user_s += p.client_cpu_user_s;
+        summary.client_cpu_sys_s += p.client_cpu_sys_s;
+        summary.threads += p.threads;
+        summary.processes += p.processes.max(1);
+        summary.rate = match (summary.rate, p.rate) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        summary.interrupted |= p.interrupted;
+        let name = dir.file_name().map_or_else(
+            || dir.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        if let Some(reason) = &p.cut_short_reason {
+            reasons.push(format!("{name}: {reason}"));
+        }
+        for warning in &p.warnings {
+            summary.warnings.push(format!("{name}: {warning}"));
+        }
+    }
+    summary.client_cpu_user_s = round3(summary.client_cpu_user_s);
+    summary.client_cpu_sys_s = round3(summary.client_cpu_sys_s);
+    summary.cut_short_reason = (!reasons.is_empty()).then(|| reasons.join("; "));
+    summary.set_totals(&counters, &total, open_loop.then_some(&total_raw));
+    if total.len() != counters.requests {
+        summary.warnings.push(format!(
+            "the latency logs hold {} requests but the summaries count {}: a part was cut off \
+             before it finished writing",
+            total.len(),
+            counters.requests
+        ));
+    }
+    outputs.write_percentiles(&total, open_loop.then_some(&total_raw))?;
+    outputs.write_summary(&summary)?;
+    Ok(summary)
+}
+
+fn empty_second() -> MergedSecond {
+    MergedSecond {
+        row: TimelineRow::default(),
+        length: 0.0,
+        latency: new_histogram(),
+        raw: new_histogram(),
+    }
+}
+
+/// Decodes standard base64 (the interval log's histogram encoding).
+pub fn base64_decode(text: &str) -> anyhow::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    for byte in text.bytes() {
+        let value = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' => break,
+            _ => anyhow::bail!("invalid base64 byte {byte}"),
+        };
+        buffer = (buffer << 6) | u32::from(value);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
+        }
+    }
+    Ok(out)
+}
+
+/// An interval read back from latency.hlog.
+pub struct LoggedInterval {
+    pub start_s: f64,
+    pub length_s: f64,
+    pub raw: bool,
+    pub histogram: Histogram<u64>,
+}
+
+/// Reads every interval of a latency.hlog, and its StartTime (Unix seconds).
+pub fn read_hlog(path: &Path) -> anyhow::Result<(Option<f64>, Vec<LoggedInterval>)> {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut deserializer = hdrhistogram::serialization::Deserializer::new();
+    let mut start = None;
+    let mut intervals = Vec::new();
+    for entry in IntervalLogIterator::new(&bytes) {
+        match entry.map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))? {
+            LogEntry::StartTime(t) => start = Some(t.as_secs_f64()),
+            LogEntry::BaseTime(_) => {}
+            LogEntry::Interval(interval) => {
+                let encoded = base64_decode(interval.encoded_histogram())?;
+                let histogram: Histogram<u64> =
+                    deserializer
+                        .deserialize(&mut encoded.as_slice())
+                        .map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))?;
+                intervals.push(LoggedInterval {
+                    start_s: interval.start_timestamp().as_secs_f64(),
+                    length_s: interval.duration().as_secs_f64(),
+                    raw: interval.tag().is_some_and(|t| t.as_str() == "raw"),
+                    histogram,
+                });
+            }
+        }
+    }
+    Ok((start, intervals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_round_trip() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("aGk=").unwrap(), b"hi");
+        assert_eq!(base64_decode("YWJj").unwrap(), b"abc");
+    }
+
+    #[test]
+    fn hlog_round_trip_keeps_every_count() {
+        let dir = std::env::temp_dir().join(format!("echolab-hlog-{}", std::process::id()));
+        let mut outputs = Outputs::create(&dir, 1_700_000_000.0).unwrap();
+        let mut h = new_histogram();
+        let mut raw = new_histogram();
+        for v in 1..=1000u64 {
+            h.record(v * 10).unwrap();
+            raw.record(v).unwrap();
+        }
+        let row = TimelineRow::default();
+        outputs
+            .write_second(&row, 0.0, 1.0, &h, Some(&raw))
+            .unwrap();
+        outputs
+            .write_second(&row, 1.0, 1.0, &h, Some(&raw))
+            .unwrap();
+        let (start, intervals) = read_hlog(&dir.join("latency.hlog")).unwrap();
+        assert_eq!(start, Some(1_700_000_000.0));
+        assert_eq!(intervals.len(), 4);
+        assert_eq!(intervals.iter().filter(|i| i.raw).count(), 2);
+        assert_eq!(intervals[0].histogram.len(), 1000);
+        assert_eq!(intervals[0].histogram.max(), h.max());
+        assert_eq!(intervals[3].start_s, 1.0);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

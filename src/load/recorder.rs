@@ -1,0 +1,344 @@
+//! The recorder: runs a plan in this process. It starts the [engine]'s event-loop threads,
+//! then once a second gathers what they measured into the timeline, the interval log, the
+//! connection records and a summary.json rewritten each second, so a run cut short still
+//! leaves valid results; at the end it writes the final summary and says why a run fell short.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::engine;
+use super::preflight;
+use super::record::{self, round3, unix_now, Interval, LoadSummary, Outputs};
+use super::schedule::{Mode, Plan};
+use crate::sys::signal;
+use crate::syscall;
+
+/// How the run is asked to stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Stop sending and let in-flight echoes arrive (the first signal).
+    Drain = 1,
+    /// Stop at once (a second signal).
+    Now = 2,
+}
+
+/// State shared by the event-loop threads and the recorder.
+pub struct Shared {
+    /// 0 running, else a [`Stop`].
+    stop: AtomicU8,
+    pub active: AtomicU64,
+    pub max_active: AtomicU64,
+    /// What each thread measured since the recorder last took it.
+    intervals: Vec<Mutex<Interval>>,
+}
+
+impl Shared {
+    pub fn new(threads: usize) -> Shared {
+        Shared {
+            stop: AtomicU8::new(0),
+            active: AtomicU64::new(0),
+            max_active: AtomicU64::new(0),
+            intervals: (0..threads)
+                .map(|_| Mutex::new(Interval::default()))
+                .collect(),
+        }
+    }
+
+    /// Asks every thread to stop (a stop already asked is never softened).
+    pub fn stop(&self, how: Stop) {
+        self.stop.fetch_max(how as u8, Ordering::SeqCst);
+    }
+
+    pub fn threads(&self) -> usize {
+        self.intervals.len()
+    }
+
+    /// The stop asked for, if any (read by the threads on every turn).
+    pub fn stop_asked(&self) -> Option<Stop> {
+        match self.stop.load(Ordering::Relaxed) {
+            0 => None,
+            1 => Some(Stop::Drain),
+            _ => Some(Stop::Now),
+        }
+    }
+
+    /// Thread `index` hands over what it measured, leaving `measured` empty.
+    pub fn hand_over(&self, index: usize, measured: &mut Interval) {
+        let mut slot = self.intervals[index].lock().expect("interval lock");
+        slot.add(measured);
+        measured.reset();
+    }
+
+    /// Takes what every thread handed over since the last call.
+    pub fn take_interval(&self) -> Interval {
+        let mut interval = Interval::default();
+        for slot in &self.intervals {
+            let mut taken = std::mem::take(&mut *slot.lock().expect("interval lock"));
+            interval.add(&mut taken);
+        }
+        interval
+    }
+}
+
+/// Runs the plan in this process. `None` when preflight found the run cannot fit (explained on
+/// stderr).
+pub fn run(
+    plan: &Plan,
+    out: Option<&Path>,
+    show_progress: bool,
+) -> anyhow::Result<Option<LoadSummary>> {
+    let mut warnings = match preflight::check(plan, plan.connections()) {
+        Ok(report) => report.warnings,
+        Err(explanation) => {
+            eprintln!("echolab load: {explanation}");
+            return Ok(None);
+        }
+    };
+    signal::install().context("installing the SIGINT/SIGTERM handlers")?;
+    if let Some(at) = plan.start_at {
+        let wait = at - unix_now();
+        if wait > 0.0 {
+            wait_or_signal(Duration::from_secs_f64(wait));
+        } else if wait < -1.0 {
+            warnings.push(format!("started {:.1} s after --start-at", -wait));
+        }
+    }
+    let threads = plan.threads.min(plan.connections() as usize).max(1);
+    let shared = Arc::new(Shared::new(threads));
+    let started_unix = unix_now();
+    let clock = Instant::now();
+    let cpu_start = cpu_times();
+    let mut outputs = match out {
+        Some(dir) => Some(Outputs::create(dir, started_unix)?),
+        None => None,
+    };
+    let handles = engine::start(plan, &shared, clock, started_unix)?;
+
+    let progress = progress_bar(show_progress);
+    let mut totals = Interval::default();
+    let mut base = summary_base(plan, threads, started_unix);
+    let mut second = 0u64;
+    let mut cpu_busy_seconds = 0u64;
+    let mut last_cpu = cpu_start;
+    let cores = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(threads) as f64;
+    loop {
+        let finished = handles.iter().all(|h| h.is_finished());
+        if !finished {
+            // Wake often enough to pass signals on promptly; write once per second.
+            std::thread::sleep(Duration::from_millis(20));
+            match signal::signal_count() {
+                0 => {}
+                1 => shared.stop(Stop::Drain),
+                _ => shared.stop(Stop::Now),
+            }
+            if clock.elapsed() < Duration::from_secs(second + 1) {
+                continue;
+            }
+        }
+        let elapsed = clock.elapsed().as_secs_f64();
+        let mut interval = shared.take_interval();
+        let length = if finished {
+            elapsed - second as f64
+        } else {
+            1.0
+        };
+        let active = shared.active.load(Ordering::Relaxed);
+        let row = record::timeline_row(second, active, &interval);
+        let cpu = cpu_times();
+        if (cpu.0 + cpu.1 - last_cpu.0 - last_cpu.1) / length.max(1e-3) >= 0.9 * cores {
+            cpu_busy_seconds += 1;
+        }
+        last_cpu = cpu;
+        if let Some(o) = outputs.as_mut() {
+            o.write_records(&interval.records)?;
+            o.write_second(
+                &row,
+                second as f64,
+                length,
+                &interval.latency,
+                raw_of(plan, &interval),
+            )?;
+        }
+        totals.add(&mut interval);
+        totals.records.clear();
+        let c = &totals.counters;
+        progress.set_message(format!(
+            "connections {}/{}  req/s {}  p50 {} us  p99 {} us  errors {}",
+            active,
+            plan.connections(),
+            row.requests,
+            row.p50_us,
+            row.p99_us,
+            c.errors_total()
+        ));
+        progress.tick();
+        if finished {
+            break;
+        }
+        if let Some(o) = outputs.as_ref() {
+            let mut partial = base.clone();
+            partial.ended_unix = unix_now();
+            partial.duration_s = round3(elapsed);
+            partial.interrupted = true;
+            partial.cut_short_reason =
+                Some("run in progress (or killed before it could finish)".into());
+            partial.max_concurrent = shared.max_active.load(Ordering::Relaxed);
+            partial.set_totals(&totals.counters, &totals.latency, raw_of(plan, &totals));
+            o.write_summary(&partial)?;
+            if second.is_multiple_of(5) {
+                o.write_percentiles(&totals.latency, raw_of(plan, &totals))?;
+            }
+        }
+        second += 1;
+    }
+    progress.finish_and_clear();
+    for handle in handles {
+        handle
+            .join()
+            .map_err(|_| anyhow::anyhow!("a load thread panicked"))??;
+    }
+    let elapsed = clock.elapsed().as_secs_f64();
+    let cpu = cpu_times();
+    base.ended_unix = started_unix + elapsed;
+    base.duration_s = round3(elapsed);
+    base.max_concurrent = shared.max_active.load(Ordering::Relaxed);
+    base.client_cpu_user_s = round3(cpu.0 - cpu_start.0);
+    base.client_cpu_sys_s = round3(cpu.1 - cpu_start.1);
+    base.set_totals(&totals.counters, &totals.latency, raw_of(plan, &totals));
+    let c = &totals.counters;
+    describe_end(&mut base, plan, c);
+    warnings.extend(run_warnings(plan, c, cpu_busy_seconds, second + 1, cores));
+    base.warnings = warnings;
+    base.complete = true;
+    if let Some(o) = outputs.as_ref() {
+        o.write_percentiles(&totals.latency, raw_of(plan, &totals))?;
+        o.write_summary(&base)?;
+    }
+    Ok(Some(base))
+}
+
+fn raw_of<'a>(plan: &Plan, interval: &'a Interval) -> Option<&'a hdrhistogram::Histogram<u64>> {
+    matches!(plan.mode, Mode::Open { .. }).then_some(&interval.latency_raw)
+}
+
+/// Sleeps until `wait` has passed or a signal arrived.
+pub fn wait_or_signal(wait: Duration) {
+    let until = Instant::now() + wait;
+    while Instant::now() < until && !signal::stop_requested() {
+        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
+    }
+}
+
+fn progress_bar(show: bool) -> indicatif::ProgressBar {
+    if !show {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    bar
+}
+
+fn summary_base(plan: &Plan, threads: usize, started_unix: f64) -> LoadSummary {
+    LoadSummary {
+        echolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        target: plan.target_text.clone(),
+        mode: plan.mode_name().to_string(),
+        started_unix: round3(started_unix),
+        connections_target: plan.connections(),
+        message_bytes: plan.payload.len(),
+        requests_per_connection: plan.requests,
+        rate: plan.shard_rate(),
+        pipeline: plan.pipeline as u64,
+        threads: threads as u64,
+        processes: 1,
+        shard: (plan.shard.1 > 1).then(|| format!("{}/{}", plan.shard.0, plan.shard.1)),
+        ..LoadSummary::default()
+    }
+}
+
+/// Says whether and why the run was cut short.
+fn describe_end(summary: &mut LoadSummary, plan: &Plan, c: &record::Counters) {
+    if let Some(received) = signal::stop_signal() {
+        summary.interrupted = true;
+        summary.cut_short_reason = Some(format!(
+            "{} received{}",
+            signal::name(received),
+            if signal::signal_count() > 1 {
+                " twice: stopped without waiting for in-flight echoes"
+            } else {
+                ""
+            }
+        ));
+    } else if c.ended_early > 0 {
+        let all = c.ended_early >= plan.connections();
+        summary.interrupted = all;
+        let e = &c.errors;
+        summary.cut_short_reason = Some(format!(
+            "{} of {} connections ended early (refused {}, reset {}, timeout {}, emfile {}, \
+             eaddrnotavail {}, other {}, closed by the server {}){}",
+            c.ended_early,
+            plan.connections(),
+            e.refused,
+            e.reset,
+            e.timeout,
+            e.emfile,
+            e.eaddrnotavail,
+            e.other,
+            c.unexpected_closes,
+            if all {
+                ": the server stopped serving"
+            } else {
+                ""
+            }
+        ));
+    }
+}
+
+fn run_warnings(
+    plan: &Plan,
+    c: &record::Counters,
+    cpu_busy_seconds: u64,
+    seconds: u64,
+    cores: f64,
+) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if c.releases > 0 && c.late_releases * 100 > c.releases {
+        warnings.push(format!(
+            "the generator fell behind its schedule: {} of {} requests released over 5 ms late \
+             (worst {:.1} ms); the client, not the server, limits these results",
+            c.late_releases,
+            c.releases,
+            c.max_lateness_ns as f64 / 1e6
+        ));
+    }
+    if cpu_busy_seconds * 2 > seconds && seconds >= 2 {
+        warnings.push(format!(
+            "the client was CPU-bound ({cpu_busy_seconds} of {seconds} s at over 90% of {cores} \
+             cores): results may measure the client; use more --threads, --processes or hosts"
+        ));
+    }
+    if plan.mode != Mode::Closed && c.requests == 0 && c.established > 0 {
+        warnings.push("no request completed".into());
+    }
+    warnings
+}
+
+/// (user, system) CPU seconds of this process.
+pub fn cpu_times() -> (f64, f64) {
+    // SAFETY: rusage is plain data; getrusage fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if syscall!(getrusage(libc::RUSAGE_SELF, &mut usage)).is_err() {
+        return (0.0, 0.0);
+    }
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (seconds(usage.ru_utime), seconds(usage.ru_stime))
+}
