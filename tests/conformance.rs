@@ -8,8 +8,8 @@
 
 mod common;
 
-use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, TcpStream};
+use std::io::{Read, Write};
+use std::net::Shutdown;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -357,34 +357,6 @@ fn reset_mid_transfer(variant: &Variant) {
 /// What a server may hold in user space for a client that does not read: the default
 /// --max-pending (256 KiB) plus one read of at most 64 KiB that crossed it.
 const HELD_BOUND: u64 = (256 + 64) * KIB as u64;
-
-/// Writes up to `limit` bytes on a non-blocking socket without reading, for at most
-/// `time`, stopping once the socket has stayed full for 300 ms. Returns the bytes written.
-fn push_without_reading(stream: &TcpStream, limit: usize, time: Duration) -> usize {
-    let chunk = payload(MIB, 99);
-    let deadline = Instant::now() + time;
-    let mut sent = 0;
-    let mut full_since: Option<Instant> = None;
-    let mut writer = stream;
-    while sent < limit && Instant::now() < deadline {
-        let want = chunk.len().min(limit - sent);
-        match writer.write(&chunk[..want]) {
-            Ok(n) => {
-                sent += n;
-                full_since = None;
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                let since = *full_since.get_or_insert_with(Instant::now);
-                if since.elapsed() >= Duration::from_millis(300) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            Err(e) => panic!("push failed after {sent} bytes: {e}"),
-        }
-    }
-    sent
-}
 
 /// A client pushes up to 256 MiB and never reads: the server must stop reading it
 /// (bounded memory) and keep serving everyone else.

@@ -434,7 +434,15 @@ fn a_server_killed_mid_run_leaves_valid_partial_results() {
     assert_eq!(s.errors.reset + s.unexpected_closes, 20);
     assert_eq!(s.errors_total, 20);
     assert_eq!(s.mismatches, 0);
-    assert!(s.requests_completed > 0);
+    // Each connection echoed before the kill 1.5 s in; the 1 ms delay caps each one
+    // at one request per millisecond of the run.
+    assert!(s.requests_completed >= 20, "{}", s.requests_completed);
+    assert!(
+        s.requests_completed as f64 <= 20.0 * s.duration_s * 1000.0,
+        "{} requests in {} s",
+        s.requests_completed,
+        s.duration_s
+    );
     assert_summary_matches_files(&dir);
     assert_eq!(
         connections(&dir)
@@ -487,7 +495,9 @@ fn open_loop_latency_is_corrected_for_a_stall() {
     );
     // Only the one request in flight during the stall saw it when measured from its send.
     assert!(raw.max >= 190_000, "raw max {}", raw.max);
-    assert!(raw.p999 < 100_000, "raw p99.9 {}", raw.p999);
+    // The 20 slowest of 2000 measured from their send are not the stall's: wide of the
+    // 200 ms on a shared machine, where a scheduling hiccup delays one send, not twenty.
+    assert!(raw.p99 < 100_000, "raw p99 {}", raw.p99);
     let (corrected, raw_logged) = hlog_counts(&dir);
     assert_eq!(corrected, s.requests_completed);
     assert_eq!(raw_logged, s.requests_completed);

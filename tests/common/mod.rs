@@ -2,7 +2,7 @@
 //! loopback port and talks to it over real sockets.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -468,6 +468,36 @@ pub fn row_for(log: &[LogRow], port: u16) -> &LogRow {
     log.iter()
         .find(|row| row.peer_port == port)
         .unwrap_or_else(|| panic!("no log row for client port {port}"))
+}
+
+/// Writes up to `limit` bytes of `payload(1 MiB, 99)` repeated on a non-blocking socket
+/// without reading, for at most `time`, stopping once the socket has stayed full for
+/// 300 ms. Returns the bytes written.
+pub fn push_without_reading(stream: &TcpStream, limit: usize, time: Duration) -> usize {
+    let chunk = payload(1 << 20, 99);
+    let deadline = Instant::now() + time;
+    let mut sent = 0;
+    let mut full_since: Option<Instant> = None;
+    let mut writer = stream;
+    while sent < limit && Instant::now() < deadline {
+        let at = sent % chunk.len();
+        let want = (chunk.len() - at).min(limit - sent);
+        match writer.write(&chunk[at..at + want]) {
+            Ok(n) => {
+                sent += n;
+                full_since = None;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                let since = *full_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= Duration::from_millis(300) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => panic!("push failed after {sent} bytes: {e}"),
+        }
+    }
+    sent
 }
 
 // ---- skips: visible in plain `cargo test`, and never allowed under CI ----
