@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 
 use echolab::load::record::{read_hlog, LoadConnRecord, LoadSummary, TimelineRow};
 
+mod common;
+
 const ECHOLAB: &str = env!("CARGO_BIN_EXE_echolab");
 
 /// Faults the thread server can inject.
@@ -651,19 +653,27 @@ fn bad_arguments_exit_2_with_usage() {
     }
 }
 
+/// The counts come from this machine's limits: 2.5 processes' worth of connections needs
+/// `--processes 3`; twice the ephemeral port range and one more needs three source
+/// addresses.
 #[test]
 fn preflight_names_the_limit_and_the_way_out() {
-    let out = load(&["--target", "127.0.0.1:9", "--connections", "50000"]);
+    let fd_hard = common::raise_fd_limit();
+    let too_many = (fd_hard * 5 / 2).to_string();
+    let out = load(&["--target", "127.0.0.1:9", "--connections", &too_many]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("--processes 3"), "{stderr}");
+    let ports = common::ephemeral_ports();
+    let connections = 2 * ports + 1;
+    let processes = connections.div_ceil(fd_hard / 2).max(2);
     let out = load(&[
         "--target",
         "127.0.0.1:9",
         "--connections",
-        "60000",
+        &connections.to_string(),
         "--processes",
-        "4",
+        &processes.to_string(),
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -672,4 +682,325 @@ fn preflight_names_the_limit_and_the_way_out() {
         stderr.contains("--source-addrs 127.0.0.2-127.0.0.4"),
         "{stderr}"
     );
+}
+
+// ---- connection errors, signals and the independent HdrHistogram reader ----
+
+/// A port on 127.0.0.1 that is bound (so nobody else takes it) but not listening: every
+/// connection to it is refused (RST). Keep the socket alive while it is used.
+fn refusing_port() -> (socket2::Socket, SocketAddr) {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket
+        .bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+        .unwrap();
+    let addr = socket.local_addr().unwrap().as_socket().unwrap();
+    (socket, addr)
+}
+
+#[test]
+fn nothing_connects_exits_1_counting_each_refusal() {
+    let (_port, addr) = refusing_port();
+    let dir = out_dir("refused");
+    let out = load(&[
+        "--target",
+        &addr.to_string(),
+        "--connections",
+        "3",
+        "--requests",
+        "1",
+        "--size",
+        "16",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no connection could be established"),
+        "{stderr}"
+    );
+    let s = summary(&dir);
+    assert!(s.complete);
+    assert_eq!(s.connections_target, 3);
+    assert_eq!(s.connections_established, 0);
+    assert_eq!(s.connections_failed, 3);
+    assert_eq!(s.errors.refused, 3);
+    assert_eq!(s.errors_total, 3);
+    assert_eq!((s.requests_completed, s.bytes_sent), (0, 0));
+    let rows = connections(&dir);
+    assert_eq!(rows.len(), 3);
+    assert!(
+        rows.iter()
+            .all(|r| r.error_kind == "refused" && r.end == "error" && r.errors == 1),
+        "{rows:?}"
+    );
+}
+
+/// A listener with a backlog of 0 that never accepts holds one connection in its queue
+/// and drops the SYNs after it: with connections opened 10/s and a 1 s connect timeout,
+/// the first connects and the other two time out.
+#[test]
+fn connect_timeouts_are_counted() {
+    let listener =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    listener
+        .bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+        .unwrap();
+    listener.listen(0).unwrap();
+    let addr = listener.local_addr().unwrap().as_socket().unwrap();
+    let dir = out_dir("timeout");
+    let out = load(&[
+        "--target",
+        &addr.to_string(),
+        "--connections",
+        "3",
+        "--connect-rate",
+        "10",
+        "--connect-timeout",
+        "1s",
+        "--duration",
+        "2500ms",
+        "--size",
+        "16",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_exit_ok(&out);
+    let s = summary(&dir);
+    assert_eq!(s.connections_established, 1, "{:?}", s.errors);
+    assert_eq!(s.errors.timeout, 2, "{:?}", s.errors);
+    assert_eq!(s.errors_total, 2);
+    // The one queued connection is never accepted, so its message is never echoed.
+    assert_eq!((s.requests_completed, s.bytes_received), (0, 0));
+    let kinds: Vec<String> = connections(&dir)
+        .iter()
+        .filter(|r| r.errors > 0)
+        .map(|r| r.error_kind.clone())
+        .collect();
+    assert_eq!(kinds, ["timeout", "timeout"]);
+}
+
+/// Sends `signal` to `child`.
+fn send_signal(child: &Child, signal: i32) {
+    // SAFETY: kill has no memory preconditions; the pid is our own live child.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, signal);
+    }
+}
+
+/// Waits (at most 30 s) for `child` and returns its output.
+fn wait_output(mut child: Child) -> Output {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("echolab load did not exit within 30 s of the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn spawn_load(args: &[&str]) -> Child {
+    Command::new(ECHOLAB)
+        .arg("load")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Ctrl-C: summary.json says `"complete": false` while the run goes; after SIGINT the run
+/// stops, exits 0, and its files are final, valid and exact (every echo in flight was
+/// waited for, so each message sent came back whole).
+#[test]
+fn ctrl_c_leaves_final_valid_files_and_exits_0() {
+    let server = thread_server(Faults::default());
+    let dir = out_dir("sigint");
+    let child = spawn_load(&[
+        "--target",
+        &server.addr.to_string(),
+        "--connections",
+        "4",
+        "--duration",
+        "30s",
+        "--delay",
+        "5ms",
+        "--size",
+        "64",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let started = Instant::now();
+    // summary.json is rewritten every second while the run goes.
+    let deadline = started + Duration::from_secs(10);
+    let running = loop {
+        let text = std::fs::read(dir.join("summary.json")).unwrap_or_default();
+        if let Ok(running) = serde_json::from_slice::<LoadSummary>(&text) {
+            break running;
+        }
+        assert!(Instant::now() < deadline, "no summary.json while running");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!running.complete, "complete while the run goes");
+    send_signal(&child, libc::SIGINT);
+    let out = wait_output(child);
+    let wall = started.elapsed().as_secs_f64();
+    assert_exit_ok(&out);
+    let s = summary(&dir);
+    assert!(s.complete && s.interrupted);
+    assert_eq!(s.cut_short_reason.as_deref(), Some("SIGINT received"));
+    assert!(
+        s.duration_s < wall,
+        "{} s of a {wall} s process",
+        s.duration_s
+    );
+    assert_eq!(s.connections_established, 4);
+    assert_eq!(s.errors_total, 0);
+    // 4 connections, at most one request per 5 ms each.
+    assert!(s.requests_completed >= 4, "{}", s.requests_completed);
+    assert!(s.requests_completed as f64 <= 4.0 * s.duration_s * 200.0);
+    assert_eq!(s.bytes_sent, s.requests_completed * 64);
+    assert_eq!(s.bytes_received, s.requests_completed * 64);
+    assert_eq!(server.bytes.load(Ordering::SeqCst), s.bytes_sent);
+    let rows = connections(&dir);
+    assert_eq!(rows.len(), 4);
+    assert!(rows.iter().all(|r| r.end == "stopped"), "{rows:?}");
+    assert_summary_matches_files(&dir);
+}
+
+/// A second signal stops at once, without waiting for echoes that will never come (the
+/// server accepts and never answers): each connection's one message is sent, none
+/// completes, and none counts as an error.
+#[test]
+fn a_second_signal_stops_at_once() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().take(2).collect();
+        std::thread::sleep(Duration::from_secs(60));
+        drop(held);
+    });
+    let dir = out_dir("sigint-twice");
+    let child = spawn_load(&[
+        "--target",
+        &addr.to_string(),
+        "--connections",
+        "2",
+        "--duration",
+        "30s",
+        "--size",
+        "64",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    // Both connections up and their message sent: the summary of the first second.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read(dir.join("summary.json"))
+        .ok()
+        .and_then(|t| serde_json::from_slice::<LoadSummary>(&t).ok())
+        .is_none_or(|s| s.bytes_sent < 128)
+    {
+        assert!(Instant::now() < deadline, "the load did not send");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    send_signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(100));
+    send_signal(&child, libc::SIGINT);
+    let out = wait_output(child);
+    assert_exit_ok(&out);
+    let s = summary(&dir);
+    assert!(s.complete && s.interrupted);
+    assert_eq!(
+        s.cut_short_reason.as_deref(),
+        Some("SIGINT received twice: stopped without waiting for in-flight echoes")
+    );
+    assert_eq!(s.connections_established, 2);
+    assert_eq!((s.bytes_sent, s.bytes_received), (128, 0));
+    assert_eq!((s.requests_completed, s.errors_total), (0, 0));
+    assert_summary_matches_files(&dir);
+}
+
+/// latency.hlog read by the Python `hdrhistogram` package (module `hdrh`), an HdrHistogram
+/// implementation independent of echolab's: an open-loop run of exactly 100 requests
+/// logs 100 corrected and 100 raw (tag `raw`) latencies, none longer than the run.
+#[test]
+fn latency_hlog_reads_in_the_python_hdrhistogram_package() {
+    const SCRIPT: &str = r#"
+import sys
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+reader = HistogramLogReader(sys.argv[1], HdrHistogram(1, 3600 * 1000 * 1000, 3))
+counts, maxima = {}, {}
+while True:
+    h = reader.get_next_interval_histogram()
+    if h is None:
+        break
+    tag = h.get_tag() or "corrected"
+    counts[tag] = counts.get(tag, 0) + h.get_total_count()
+    maxima[tag] = max(maxima.get(tag, 0), h.get_max_value())
+for tag in sorted(counts):
+    print(tag, counts[tag], maxima[tag])
+"#;
+    let has_hdrh = Command::new("python3")
+        .args(["-c", "import hdrh.log"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_hdrh {
+        common::skip(
+            "load::latency_hlog_reads_in_the_python_hdrhistogram_package",
+            "python3 with the `hdrhistogram` package is not installed (pip install hdrhistogram)",
+        );
+        return;
+    }
+    let server = thread_server(Faults::default());
+    let dir = out_dir("hlog-python");
+    let started = Instant::now();
+    let out = load(&[
+        "--target",
+        &server.addr.to_string(),
+        "--connections",
+        "2",
+        "--rate",
+        "200",
+        "--requests",
+        "50",
+        "--size",
+        "16",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let wall_us = started.elapsed().as_micros() as u64;
+    assert_exit_ok(&out);
+    let read = Command::new("python3")
+        .args(["-c", SCRIPT])
+        .arg(dir.join("latency.hlog"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&read.stdout);
+    assert!(
+        read.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&read.stderr)
+    );
+    let lines: Vec<(String, u64, u64)> = stdout
+        .lines()
+        .map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            (
+                f[0].to_string(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+            )
+        })
+        .collect();
+    let tags: Vec<(&str, u64)> = lines.iter().map(|(t, n, _)| (t.as_str(), *n)).collect();
+    assert_eq!(tags, [("corrected", 100), ("raw", 100)]);
+    for (tag, _, max) in &lines {
+        assert!(
+            (1..=wall_us).contains(max),
+            "{tag}: max {max} µs in a {wall_us} µs run"
+        );
+    }
 }
