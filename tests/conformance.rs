@@ -171,7 +171,7 @@ fn check_stopped(model: &str, stopped: &Stopped) {
 /// connection) and half-closing; the log has each connection's exact counts.
 fn echo_concurrent(variant: &Variant, conns: usize, size: usize) {
     let model = variant.model;
-    let _heavy = (conns >= 1000).then(heavy);
+    let _heavy = (conns >= 1000 || conns * size >= 100 * MIB).then(heavy);
     let server = start(variant, &[]);
     let mut streams = connect_many(server.addr, conns);
     let ports: Vec<u16> = streams

@@ -112,6 +112,7 @@ fn every_trigger_and_accept_mode_echoes_200_concurrent_connections_exactly() {
 fn small_clients_complete_while_one_client_streams_64_mib() {
     const STREAM: usize = 64 << 20;
     const CHUNK: usize = 64 << 10;
+    let _heavy = common::heavy();
     for trigger in TRIGGERS {
         let server = start(trigger, "dispatcher", "1", &[]);
         let big = server.connect();

@@ -37,6 +37,7 @@ fn uring_counter(stderr: &str, after: &str) -> u64 {
 fn uring_buffer_ring_exhaustion_and_short_sends() {
     const CLIENTS: usize = 32;
     const SIZE: usize = 1 << 20;
+    let _heavy = heavy();
     let server = Server::start_with("uring", &["--workers", "1"], |command| {
         command.env("ECHOLAB_URING_BUFFERS", "16");
     });
