@@ -1013,3 +1013,58 @@ for tag in sorted(counts):
         );
     }
 }
+
+/// Preflight refuses a source address this host does not have (exit 1, no output files),
+/// and a run that starts late records it in summary.json's `warnings`: `--start-at` 100 s
+/// in the past is 100 s late, give or take the time the process took to start.
+#[test]
+fn preflight_source_address_and_the_warnings_array() {
+    let dir = out_dir("bad-source");
+    let out = load(&[
+        "--target",
+        "127.0.0.1:9",
+        "--connections",
+        "2",
+        "--source-addrs",
+        "192.0.2.1-192.0.2.2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("source address 192.0.2.1 cannot be bound")
+            && stderr.contains("ip addr add 192.0.2.1/32 dev lo"),
+        "{stderr}"
+    );
+    assert!(!dir.join("summary.json").exists());
+
+    let server = thread_server(Faults::default());
+    let dir = out_dir("late-start");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let out = load(&[
+        "--target",
+        &server.addr.to_string(),
+        "--connections",
+        "1",
+        "--requests",
+        "2",
+        "--start-at",
+        &format!("{:.3}", now - 100.0),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_exit_ok(&out);
+    let s = summary(&dir);
+    assert_eq!(s.requests_completed, 2);
+    assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+    let late: f64 = s.warnings[0]
+        .strip_prefix("started ")
+        .and_then(|w| w.strip_suffix(" s after --start-at"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{:?}", s.warnings));
+    assert!((100.0..110.0).contains(&late), "{late} s late");
+}
