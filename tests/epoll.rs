@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{
-    count, echo_once, echo_stream, limit_in_child, payload, reason_count, Server, Stopped,
+    count, echo_once, echo_stream, expect_server_eof, limit_in_child, payload,
+    push_without_reading, reason_count, server_held_bytes, Server, Stopped,
 };
 
 const TRIGGERS: [&str; 2] = ["edge", "level"];
@@ -111,6 +112,7 @@ fn every_trigger_and_accept_mode_echoes_200_concurrent_connections_exactly() {
 fn small_clients_complete_while_one_client_streams_64_mib() {
     const STREAM: usize = 64 << 20;
     const CHUNK: usize = 64 << 10;
+    let _heavy = common::heavy();
     for trigger in TRIGGERS {
         let server = start(trigger, "dispatcher", "1", &[]);
         let big = server.connect();
@@ -153,9 +155,14 @@ fn small_clients_complete_while_one_client_streams_64_mib() {
                 }
             })
         };
-        // Start the small clients once the stream is flowing.
+        // Start the small clients once the stream is flowing; a stream that never
+        // starts fails here rather than letting the small clients run alone.
         let deadline = Instant::now() + Duration::from_secs(30);
-        while received.load(Ordering::Acquire) < (1 << 20) && Instant::now() < deadline {
+        while received.load(Ordering::Acquire) < (1 << 20) {
+            assert!(
+                Instant::now() < deadline,
+                "--trigger {trigger}: the 64 MiB stream did not start within 30 s"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
         let small: Vec<_> = (0..100u64)
@@ -175,9 +182,11 @@ fn small_clients_complete_while_one_client_streams_64_mib() {
         let streamed_when_small_done = received.load(Ordering::Acquire);
         writer.join().expect("stream writer");
         assert_eq!(reader.join().expect("stream reader"), STREAM);
-        eprintln!(
-            "--trigger {trigger}: small clients done after {:.1} of 64 MiB echoed",
-            streamed_when_small_done as f64 / (1 << 20) as f64
+        // Fair: all 100 finished their 20 round trips while the stream was still going,
+        // not after the one worker had drained it.
+        assert!(
+            streamed_when_small_done < STREAM as u64,
+            "--trigger {trigger}: the small clients finished only after all 64 MiB was echoed"
         );
 
         let stopped = server.stop();
@@ -210,8 +219,13 @@ fn connections_spread_over_workers_and_shutdown_closes_them() {
             let data = payload(10, i as u64);
             assert_eq!(echo_once(stream, &data), data);
         }
-        // Every connection has been served, so each is in a worker's table now.
-        let stopped = server.stop();
+        // Every connection has been served, so each is in a worker's table now. At
+        // SIGTERM the server closes each one cleanly (EOF, never a reset or a hang).
+        server.sigterm();
+        for stream in &mut streams {
+            expect_server_eof(stream);
+        }
+        let stopped = server.wait_stopped();
         assert!(stopped.status.success(), "{accept}: {}", stopped.stderr);
         assert_eq!(count(&stopped.summary, "accepted"), 100, "{accept}");
         assert_eq!(
@@ -230,12 +244,6 @@ fn connections_spread_over_workers_and_shutdown_closes_them() {
             "reuseport" => assert!(served.iter().all(|&n| n > 0), "{served:?}"),
             // EPOLLEXCLUSIVE wakes whichever worker waits first: no spread is promised.
             _ => {}
-        }
-        for mut stream in streams {
-            let mut rest = Vec::new();
-            // The server closed every connection: EOF (or a reset), never a hang.
-            let _ = stream.read_to_end(&mut rest);
-            assert!(rest.is_empty());
         }
     }
 }
@@ -263,32 +271,58 @@ fn wait_for_listeners(port: u16, count: usize) {
     }
 }
 
-/// A client that writes 4 MiB without reading drives its connection into backpressure
-/// (EPOLLIN off) again and again; turning EPOLLIN back on must not lose an edge.
+/// A client that pushes up to 16 MiB without reading drives its connection into
+/// backpressure (EPOLLIN off): the server must stop reading, holding at most
+/// --max-pending (16 KiB) plus one 64 KiB read, as the kernel's queues show; then, once
+/// the client reads, turning EPOLLIN back on must not lose an edge.
 #[test]
 fn backpressure_resumes_under_both_triggers() {
-    const TOTAL: usize = 4 << 20;
+    const TOTAL: usize = 16 << 20;
+    const HELD_BOUND: u64 = (16 + 64) << 10;
     for trigger in TRIGGERS {
         let server = start(trigger, "reuseport", "2", &["--max-pending", "16KiB"]);
+        // Warm both workers' scratch buffers so they are in the RSS baseline.
+        for _ in 0..8 {
+            assert_eq!(echo_stream(server.connect(), &[7u8; 70_000]), [7u8; 70_000]);
+        }
+        let rss_before = server.rss_bytes();
         let mut stream = server.connect();
-        let data = Arc::new(payload(TOTAL, 7));
+        // What push_without_reading sends: the same 1 MiB payload over and over.
+        let data = Arc::new(payload(1 << 20, 99).repeat(TOTAL >> 20));
+        // Not reading: push until the socket stays full.
+        stream.set_nonblocking(true).unwrap();
+        let pushed = push_without_reading(&stream, TOTAL, Duration::from_secs(5));
+        assert!(
+            pushed < TOTAL,
+            "--trigger {trigger}: the server read all 16 MiB"
+        );
+        let held = server_held_bytes(&stream, pushed as u64);
+        assert!(
+            held <= HELD_BOUND,
+            "--trigger {trigger}: the server holds {held} B of a client that does not read"
+        );
+        let grown = server.rss_bytes().saturating_sub(rss_before);
+        assert!(
+            grown < 1 << 20,
+            "--trigger {trigger}: RSS grew {grown} B while the client did not read"
+        );
+        stream.set_nonblocking(false).unwrap();
         let writer = {
             let (mut stream, data) = (stream.try_clone().unwrap(), Arc::clone(&data));
             std::thread::spawn(move || {
-                stream.write_all(&data).expect("write");
+                stream.write_all(&data[pushed..]).expect("write");
                 stream.shutdown(Shutdown::Write).expect("half-close");
             })
         };
-        // Not reading yet: the server must stop reading rather than buffer everything.
-        std::thread::sleep(Duration::from_millis(300));
         let mut got = Vec::with_capacity(TOTAL);
         stream.read_to_end(&mut got).expect("read echo");
         writer.join().expect("writer");
         assert_eq!(got.len(), TOTAL, "--trigger {trigger}");
         assert!(got == *data, "--trigger {trigger}: echo differs");
         let stopped = server.stop();
-        assert_eq!(count(&stopped.summary, "bytes_out"), TOTAL as u64);
-        assert_eq!(reason_count(&stopped.summary, "closed", "client_closed"), 1);
+        let warm = 8 * 70_000;
+        assert_eq!(count(&stopped.summary, "bytes_out"), (TOTAL + warm) as u64);
+        assert_eq!(reason_count(&stopped.summary, "closed", "client_closed"), 9);
     }
 }
 

@@ -102,12 +102,9 @@ connections = [5, 10]
         // The hold keeps every connection open until all are: the server held them at once.
         assert_eq!(col(&out, row, "max_concurrent_server"), conns.to_string());
         assert_eq!(col(&out, row, "workers"), "1");
-        assert!(
-            col(&out, row, "server_rss_max_bytes")
-                .parse::<u64>()
-                .unwrap()
-                > 0
-        );
+        // A live echolab server process: more than 1 MiB resident, far less than 1 GiB.
+        let rss: u64 = col(&out, row, "server_rss_max_bytes").parse().unwrap();
+        assert!((1 << 20..1 << 30).contains(&rss), "{rss} B");
         let step = out.join(&row[0]).join(&row[1]).join("rep-1");
         for file in [
             "server-summary.json",
@@ -398,4 +395,276 @@ fn sigterm_stops_the_step_and_keeps_its_results() {
     assert!(step.join("load/summary.json").exists());
     assert!(step.join("server-summary.json").exists());
     assert_eq!(col(&out, &rows[0], "bytes_match"), "true");
+}
+
+// ---- the report, the flags, and the failure rules ----
+
+/// (model, step, repetition, status, failure_reason) of every results.csv row.
+fn outcomes(dir: &Path) -> Vec<(String, String, String, String, String)> {
+    read_rows(dir)
+        .iter()
+        .map(|r| {
+            (
+                r[0].to_string(),
+                r[1].to_string(),
+                r[2].to_string(),
+                col(dir, r, "status").to_string(),
+                col(dir, r, "failure_reason").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn run_ok(scenario: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![scenario.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let output = run(&args);
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// Without `--no-report` the run ends by writing report.html and report.md into the
+/// results directory, and both name every model that ran.
+#[test]
+fn run_writes_the_report_naming_each_model() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["poll", "epoll"]
+[load]
+size = 16
+requests = 5
+connect_timeout = "5s"
+[sweep]
+connections = [2]
+"#,
+    );
+    let out = tmp.path().join("out");
+    let output = run_ok(&scenario, &out, &["--quiet"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&out.join("report.html").display().to_string()),
+        "{stdout}"
+    );
+    let html = fs::read_to_string(out.join("report.html")).expect("report.html");
+    let md = fs::read_to_string(out.join("report.md")).expect("report.md");
+    for model in ["poll", "epoll"] {
+        assert!(
+            html.contains(&format!("<td>{model}</td>")),
+            "report.html lacks {model}"
+        );
+        assert!(
+            md.contains(&format!("| {model} | c2-s16 | 1 | ok |")),
+            "report.md lacks {model}:\n{md}"
+        );
+    }
+    assert!(!html.contains("select") && !md.contains("| select |"));
+}
+
+/// `--models` runs only the models named (in the scenario's order); `--repetitions`
+/// overrides the scenario's count.
+#[test]
+fn models_and_repetitions_flags_override_the_scenario() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["select", "poll", "epoll"]
+repetitions = 1
+[load]
+size = 16
+requests = 3
+connect_timeout = "5s"
+[sweep]
+connections = [2]
+"#,
+    );
+    let out = tmp.path().join("out");
+    run_ok(
+        &scenario,
+        &out,
+        &[
+            "--models",
+            "epoll,poll",
+            "--repetitions",
+            "2",
+            "--no-report",
+            "--quiet",
+        ],
+    );
+    let rows: Vec<(String, String, String, String)> = outcomes(&out)
+        .into_iter()
+        .map(|(m, s, r, st, _)| (m, s, r, st))
+        .collect();
+    let expected: Vec<(String, String, String, String)> =
+        [("poll", "1"), ("poll", "2"), ("epoll", "1"), ("epoll", "2")]
+            .iter()
+            .map(|(m, r)| (m.to_string(), "c2-s16".into(), r.to_string(), "ok".into()))
+            .collect();
+    assert_eq!(rows, expected);
+    assert_eq!(
+        manifest(&out)["models"],
+        serde_json::json!(["poll", "epoll"])
+    );
+}
+
+/// `step_timeout` bounds a load that would run 60 s: the step fails with that reason well
+/// before, and the model's heavier step is skipped, not run.
+#[test]
+fn step_timeout_fails_the_step_and_skips_the_heavier_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+step_timeout = "2s"
+[load]
+size = 16
+duration = "60s"
+delay = "10ms"
+[sweep]
+connections = [2, 4]
+"#,
+    );
+    let out = tmp.path().join("out");
+    let started = Instant::now();
+    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "the 60 s load was not cut at the step timeout"
+    );
+    let rows = outcomes(&out);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let failed = &rows[0];
+    assert_eq!(
+        (failed.0.as_str(), failed.3.as_str(), failed.4.as_str()),
+        (
+            "epoll",
+            "failed",
+            "load generator did not finish within the step timeout"
+        )
+    );
+    assert_eq!(rows[1].3, "skipped");
+    assert_eq!(
+        rows[1].4,
+        format!("at least as heavy as failed step {}", failed.1)
+    );
+}
+
+/// `max_error_rate`: a server with `--max-conns 3` accepts and closes 2 of 5 connections,
+/// so 2 of the 5 one-request connections end in an error: a rate of 2 / (3 + 2) = 0.4,
+/// over the 0.01 allowed; `max_refused` and `min_established` are relaxed so the error
+/// rate is the rule that trips.
+#[test]
+fn max_error_rate_fails_the_step_with_the_rate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["poll"]
+[server]
+max_conns = 3
+[load]
+size = 16
+requests = 1
+hold = "1s"
+connect_timeout = "5s"
+[sweep]
+connections = [5]
+[failure]
+max_refused = 5
+min_established = 0.0
+max_error_rate = 0.01
+"#,
+    );
+    let out = tmp.path().join("out");
+    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
+    let rows = read_rows(&out);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(col(&out, &rows[0], "status"), "failed");
+    assert_eq!(
+        col(&out, &rows[0], "failure_reason"),
+        "error rate 0.4000 above 0.01 (2 errors)"
+    );
+    assert_eq!(col(&out, &rows[0], "requests"), "3");
+}
+
+/// A server that cannot start (epoll with `--workers 0`) fails its step with the server's
+/// own message; the run goes on and exits 0.
+#[test]
+fn a_server_that_fails_to_start_fails_its_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll", "poll"]
+[model.epoll]
+args = ["--workers", "0"]
+[load]
+size = 16
+requests = 2
+connect_timeout = "5s"
+[sweep]
+connections = [2]
+"#,
+    );
+    let out = tmp.path().join("out");
+    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
+    let rows = outcomes(&out);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(
+        (rows[0].0.as_str(), rows[0].3.as_str()),
+        ("epoll", "failed")
+    );
+    assert!(
+        rows[0].4.starts_with("server exited before listening")
+            && rows[0].4.contains("--workers must be at least 1"),
+        "{}",
+        rows[0].4
+    );
+    assert_eq!((rows[1].0.as_str(), rows[1].3.as_str()), ("poll", "ok"));
+}
+
+/// A server killed during its step fails the step as "server died during the step".
+#[test]
+fn a_server_that_dies_mid_step_fails_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["poll"]
+[load]
+connections = 4
+size = 16
+delay = "10ms"
+duration = "60s"
+"#,
+    );
+    let out = tmp.path().join("out");
+    let (runner, children) = start_long_run(&out, &scenario);
+    let server = children
+        .iter()
+        .copied()
+        .find(|p| cmdline(*p).contains(" serve "))
+        .expect("the server process");
+    // SAFETY: kill has no memory preconditions; the pid is the runner's server child.
+    unsafe {
+        libc::kill(server as libc::pid_t, libc::SIGKILL);
+    }
+    let output = runner.wait_with_output().unwrap();
+    assert!(output.status.success(), "runner exit {:?}", output.status);
+    let rows = outcomes(&out);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].3, "failed");
+    assert!(
+        rows[0].4.starts_with("server died during the step"),
+        "{}",
+        rows[0].4
+    );
 }

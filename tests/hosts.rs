@@ -1,7 +1,10 @@
 //! `[hosts]`: a server host and client hosts as network namespaces, end to end.
 //!
 //! These need root and iproute2 (`ip netns`), as CI has; elsewhere they fail with a
-//! message saying so, unless ECHOLAB_SKIP_NETNS=1 skips them.
+//! message saying so, unless ECHOLAB_SKIP_NETNS=1 skips them (a visible skip, and a
+//! failure under CI=true: see common::skip).
+
+mod common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -15,10 +18,11 @@ use serde_json::Value;
 const EXE: &str = env!("CARGO_BIN_EXE_echolab");
 const NEEDS: &str = "multi-host scenarios need root and iproute2 (`ip netns`)";
 
-/// Whether to run (false: skipped by ECHOLAB_SKIP_NETNS); panics when namespaces are unusable.
-fn netns_available() -> bool {
+/// Whether to run (false: skipped by ECHOLAB_SKIP_NETNS); panics when namespaces are
+/// unusable, and when ECHOLAB_SKIP_NETNS is set under CI.
+fn netns_available(test: &str) -> bool {
     if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
-        eprintln!("ECHOLAB_SKIP_NETNS is set: multi-host test skipped");
+        common::skip(test, "ECHOLAB_SKIP_NETNS is set");
         return false;
     }
     // SAFETY: geteuid has no preconditions and cannot fail.
@@ -158,7 +162,7 @@ fn server_pid(step: &Path) -> u32 {
 
 #[test]
 fn two_client_hosts_run_end_to_end() {
-    if !netns_available() {
+    if !netns_available("hosts::two_client_hosts_run_end_to_end") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -245,7 +249,7 @@ fn two_client_hosts_run_end_to_end() {
 
 #[test]
 fn sigterm_mid_run_removes_the_namespaces() {
-    if !netns_available() {
+    if !netns_available("hosts::sigterm_mid_run_removes_the_namespaces") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -280,7 +284,7 @@ fn sigterm_mid_run_removes_the_namespaces() {
 
 #[test]
 fn a_run_killed_outright_is_cleaned_up_by_the_next() {
-    if !netns_available() {
+    if !netns_available("hosts::a_run_killed_outright_is_cleaned_up_by_the_next") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -308,7 +312,7 @@ fn a_run_killed_outright_is_cleaned_up_by_the_next() {
 
 #[test]
 fn without_root_the_run_says_what_it_needs() {
-    if !netns_available() {
+    if !netns_available("hosts::without_root_the_run_says_what_it_needs") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

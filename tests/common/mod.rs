@@ -2,7 +2,7 @@
 //! loopback port and talks to it over real sockets.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -104,8 +104,20 @@ impl Server {
     }
 
     /// Sends SIGTERM, waits for exit (at most 30 s) and reads the summary and log.
-    pub fn stop(mut self) -> Stopped {
+    pub fn stop(self) -> Stopped {
+        self.sigterm();
+        self.wait_stopped()
+    }
+
+    /// Sends SIGTERM without waiting: the caller can watch the shutdown happen (e.g.
+    /// read each connection's EOF) before [`Server::wait_stopped`].
+    pub fn sigterm(&self) {
         signal(self.pid(), libc::SIGTERM);
+    }
+
+    /// Waits for the exit SIGTERM (or SIGINT) asked for, at most 30 s, and reads the
+    /// summary and log.
+    pub fn wait_stopped(mut self) -> Stopped {
         let status = wait_timeout(&mut self.child, Duration::from_secs(30)).unwrap_or_else(|| {
             let _ = self.child.kill();
             panic!("{}: server did not exit within 30 s of SIGTERM", self.model)
@@ -293,7 +305,9 @@ pub fn heavy() -> std::sync::MutexGuard<'static, ()> {
 }
 
 /// Opens `n` connections to `addr` (each with the 30 s read timeout of [`Server::connect`]).
+/// Raises the soft fd limit first: the shell's `ulimit -n` (often 1024) must not decide.
 pub fn connect_many(addr: SocketAddr, n: usize) -> Vec<TcpStream> {
+    raise_fd_limit();
     (0..n)
         .map(|i| {
             let stream = TcpStream::connect(addr)
@@ -316,6 +330,20 @@ pub fn echo_chunked(stream: &mut TcpStream, data: &[u8]) -> Vec<u8> {
         stream.read_exact(back).expect("read the chunk's echo");
     }
     got
+}
+
+/// Expects the server to close `stream` cleanly (FIN, not a reset) without sending
+/// anything more; the read timeout (30 s) bounds the wait.
+pub fn expect_server_eof(stream: &mut TcpStream) {
+    let mut rest = Vec::new();
+    stream
+        .read_to_end(&mut rest)
+        .expect("a clean close (EOF) from the server, not an error");
+    assert!(
+        rest.is_empty(),
+        "{} unexpected bytes before EOF",
+        rest.len()
+    );
 }
 
 /// Half-closes and expects the server to close without sending anything more.
@@ -440,4 +468,143 @@ pub fn row_for(log: &[LogRow], port: u16) -> &LogRow {
     log.iter()
         .find(|row| row.peer_port == port)
         .unwrap_or_else(|| panic!("no log row for client port {port}"))
+}
+
+/// Writes up to `limit` bytes of `payload(1 MiB, 99)` repeated on a non-blocking socket
+/// without reading, for at most `time`, stopping once the socket has stayed full for
+/// 300 ms. Returns the bytes written.
+pub fn push_without_reading(stream: &TcpStream, limit: usize, time: Duration) -> usize {
+    let chunk = payload(1 << 20, 99);
+    let deadline = Instant::now() + time;
+    let mut sent = 0;
+    let mut full_since: Option<Instant> = None;
+    let mut writer = stream;
+    while sent < limit && Instant::now() < deadline {
+        let at = sent % chunk.len();
+        let want = (chunk.len() - at).min(limit - sent);
+        match writer.write(&chunk[at..at + want]) {
+            Ok(n) => {
+                sent += n;
+                full_since = None;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                let since = *full_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= Duration::from_millis(300) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => panic!("push failed after {sent} bytes: {e}"),
+        }
+    }
+    sent
+}
+
+// ---- skips: visible in plain `cargo test`, and never allowed under CI ----
+
+/// Whether this is a CI run (`CI` set to anything but empty, `0` or `false`), where
+/// every test must run: a skip is a failure there.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "False"))
+}
+
+/// Skips the calling test (the caller returns right after) with `reason`. Under CI
+/// this panics instead. Otherwise the line `SKIPPED test: reason` is written straight
+/// to the process's stderr: the harness captures `eprintln!` of a passing test, but not
+/// a direct write, so plain `cargo test` shows the line among the results.
+pub fn skip(test: &str, reason: &str) {
+    assert!(
+        !in_ci(),
+        "{test} cannot run: {reason}; under CI=true no test may be skipped"
+    );
+    let line = format!("SKIPPED {test}: {reason}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
+// ---- this machine's limits, read rather than assumed ----
+
+/// RLIMIT_NOFILE of this process as (soft, hard).
+pub fn fd_limits() -> (u64, u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    assert_eq!(
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) },
+        0
+    );
+    (limit.rlim_cur, limit.rlim_max)
+}
+
+/// Raises this process's soft fd limit to its hard limit (as echolab does for itself), so
+/// the tests that hold thousands of client sockets do not depend on the shell's `ulimit -n`.
+/// Returns the new soft limit.
+pub fn raise_fd_limit() -> u64 {
+    let (soft, hard) = fd_limits();
+    if soft < hard {
+        let limit = libc::rlimit {
+            rlim_cur: hard,
+            rlim_max: hard,
+        };
+        // SAFETY: setrlimit reads the struct we own; raising soft up to hard is always allowed.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }, 0);
+    }
+    hard
+}
+
+/// The number of ports in net.ipv4.ip_local_port_range.
+pub fn ephemeral_ports() -> u64 {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .expect("read net.ipv4.ip_local_port_range");
+    let bounds: Vec<u64> = text
+        .split_whitespace()
+        .map(|n| n.parse().expect("a port number"))
+        .collect();
+    bounds[1] - bounds[0] + 1
+}
+
+// ---- what the kernel holds for a connection ----
+
+/// (send queue, receive queue) in bytes of the loopback socket `local` -> `remote`, from
+/// /proc/net/tcp (tx_queue: bytes written but not yet acknowledged by the peer; rx_queue:
+/// bytes received but not yet read).
+pub fn socket_queues(local: SocketAddr, remote: SocketAddr) -> (u64, u64) {
+    let hex = |addr: SocketAddr| match addr {
+        SocketAddr::V4(a) => format!(
+            "{:08X}:{:04X}",
+            u32::from_le_bytes(a.ip().octets()),
+            a.port()
+        ),
+        SocketAddr::V6(_) => panic!("IPv4 only"),
+    };
+    let (local, remote) = (hex(local), hex(remote));
+    let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+    table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.get(1) == Some(&local.as_str()) && f.get(2) == Some(&remote.as_str()))
+        .and_then(|f| {
+            let (tx, rx) = f.get(4)?.split_once(':')?;
+            Some((
+                u64::from_str_radix(tx, 16).ok()?,
+                u64::from_str_radix(rx, 16).ok()?,
+            ))
+        })
+        .unwrap_or_else(|| panic!("no socket {local} -> {remote} in /proc/net/tcp"))
+}
+
+/// Bytes the server has read from `client` but not yet handed back to the kernel as
+/// echo, i.e. what it holds in user space for that connection, when the client has
+/// written `sent` bytes and read nothing: what left the client (sent minus its send
+/// queue) minus what waits unread in the server's receive queue is what the server
+/// read; minus the echo sitting in the server's send queue and the client's receive
+/// queue. Counted from the kernel's queues only, never from the server's own figures.
+pub fn server_held_bytes(client: &TcpStream, sent: u64) -> u64 {
+    let (me, server) = (client.local_addr().unwrap(), client.peer_addr().unwrap());
+    let (client_tx, client_rx) = socket_queues(me, server);
+    let (server_tx, server_rx) = socket_queues(server, me);
+    let read_by_server = sent.saturating_sub(client_tx + server_rx);
+    read_by_server.saturating_sub(server_tx + client_rx)
 }
