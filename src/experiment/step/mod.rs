@@ -123,9 +123,8 @@ pub fn run_step(
                 }
             }
         }
-        if running == 0 {
-            break;
-        }
+        // Checked before the load's end: a load that ends because its server died
+        // must fail the step for that reason, not for the errors it then saw.
         if server_died_at.is_none() {
             if let Some(status) = server.try_wait() {
                 server_side.died = Some(format!(
@@ -134,6 +133,9 @@ pub fn run_step(
                 ));
                 server_died_at = Some(Instant::now());
             }
+        }
+        if running == 0 {
+            break;
         }
         // With its server gone the load may wait on timeouts; let it finish briefly.
         let dead_too_long = server_died_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10));
