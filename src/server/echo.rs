@@ -44,6 +44,11 @@ impl Default for Scratch {
 pub struct Ready {
     pub readable: bool,
     pub writable: bool,
+    /// The kernel reports the connection again for as long as bytes remain (poll, select,
+    /// level-triggered epoll): a read that returns less than asked drained the socket, so
+    /// the turn ends there instead of spending a read on EAGAIN. Edge-triggered epoll reads
+    /// to EAGAIN: a half-close that came with the data would not be reported again.
+    pub level: bool,
 }
 
 /// Why [`EchoConn::serve_ready`] stopped reading.
@@ -121,7 +126,7 @@ impl EchoConn {
         }
         let mut stop = None;
         if ready.readable && self.wants_read(cap) {
-            stop = Some(self.read_and_echo(&mut scratch.0, READ_BUDGET, cap)?);
+            stop = Some(self.read_and_echo(&mut scratch.0, READ_BUDGET, cap, ready.level)?);
         }
         if self.finished() {
             return Err(CloseReason::ClientClosed);
@@ -130,12 +135,14 @@ impl EchoConn {
     }
 
     /// Reads and echoes until the socket would block, `budget` bytes were read,
-    /// the unsent echo reaches `cap`, or the client half-closes.
+    /// the unsent echo reaches `cap`, or the client half-closes; with `level`, also after
+    /// a read shorter than asked (the socket is drained, see [`Ready::level`]).
     fn read_and_echo(
         &mut self,
         scratch: &mut [u8],
         budget: usize,
         cap: usize,
+        level: bool,
     ) -> Result<ReadStop, CloseReason> {
         let mut read_total = 0;
         loop {
@@ -173,6 +180,9 @@ impl EchoConn {
             } else {
                 // Earlier bytes are still queued: keep the order.
                 self.queue(&scratch[..n]);
+            }
+            if level && n < want {
+                return Ok(ReadStop::Drained);
             }
         }
     }
@@ -271,4 +281,90 @@ pub fn close_idle(conns: &mut ConnTable, limit: Duration, stats: &Stats) {
         }
         !idle
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::FromRawFd;
+
+    /// A connected pair of nonblocking stream sockets: (server side, client side).
+    fn pair() -> (EchoConn, OwnedFd) {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors socketpair writes.
+        let rc = unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_NONBLOCK,
+                0,
+                fds.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, 0, "socketpair: {}", io::Error::last_os_error());
+        // SAFETY: socketpair just returned these two descriptors, owned by nobody else.
+        let (server, client) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let record = ServerConnRecord::new(([127, 0, 0, 1], 0).into());
+        (EchoConn::new(server, record), client)
+    }
+
+    /// Sends `bytes` from the client side, then half-closes it.
+    fn send_and_half_close(client: &OwnedFd, bytes: &[u8]) {
+        let n = syscall!(send(
+            client.as_raw_fd(),
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            0
+        ))
+        .unwrap();
+        assert_eq!(n as usize, bytes.len());
+        syscall!(shutdown(client.as_raw_fd(), libc::SHUT_WR)).unwrap();
+    }
+
+    fn readable(level: bool) -> Ready {
+        Ready {
+            readable: true,
+            writable: false,
+            level,
+        }
+    }
+
+    #[test]
+    fn a_short_read_under_level_readiness_ends_the_turn() {
+        let (mut conn, client) = pair();
+        send_and_half_close(&client, b"ten bytes!");
+        let mut scratch = Scratch::new();
+        // One read of 10 bytes: the socket is drained, the end of stream waits for the next report.
+        let stop = conn.serve_ready(readable(true), &mut scratch, 1 << 20);
+        assert_eq!(stop, Ok(Some(ReadStop::Drained)));
+        assert_eq!(
+            (
+                conn.record.reads,
+                conn.record.bytes_in,
+                conn.record.bytes_out
+            ),
+            (1, 10, 10)
+        );
+        let stop = conn.serve_ready(readable(true), &mut scratch, 1 << 20);
+        assert_eq!(stop, Err(CloseReason::ClientClosed));
+        let mut echoed = [0u8; 16];
+        let n = syscall!(read(
+            client.as_raw_fd(),
+            echoed.as_mut_ptr().cast(),
+            echoed.len()
+        ))
+        .unwrap();
+        assert_eq!(&echoed[..n as usize], b"ten bytes!");
+    }
+
+    #[test]
+    fn edge_readiness_reads_on_to_the_end_of_stream() {
+        let (mut conn, client) = pair();
+        send_and_half_close(&client, b"ten bytes!");
+        let mut scratch = Scratch::new();
+        // No second report comes under edge triggering: the half-close is read in the same turn.
+        let stop = conn.serve_ready(readable(false), &mut scratch, 1 << 20);
+        assert_eq!(stop, Err(CloseReason::ClientClosed));
+        assert_eq!((conn.record.reads, conn.record.bytes_out), (1, 10));
+    }
 }

@@ -409,6 +409,7 @@ impl<'a> Worker<'a> {
 
     /// Serves a connection epoll reported in `event`.
     fn serve_event(&mut self, fd: RawFd, event: Event) {
+        let level = self.trigger == Trigger::Level;
         let Some(slot) = self.slot(fd) else {
             return;
         };
@@ -416,6 +417,7 @@ impl<'a> Worker<'a> {
         let ready = Ready {
             writable: event.is_writable() || event.is_error(),
             readable: (event.is_readable() || event.is_error()) && !slot.queued,
+            level,
         };
         self.serve_conn(fd, ready);
     }
@@ -433,6 +435,7 @@ impl<'a> Worker<'a> {
             let ready = Ready {
                 readable: true,
                 writable: true,
+                level: false, // only edge-triggered connections are queued
             };
             self.serve_conn(fd, ready);
         }
