@@ -44,11 +44,12 @@ impl Default for Scratch {
 pub struct Ready {
     pub readable: bool,
     pub writable: bool,
-    /// The kernel reports the connection again for as long as bytes remain (poll, select,
-    /// level-triggered epoll): a read that returns less than asked drained the socket, so
-    /// the turn ends there instead of spending a read on EAGAIN. Edge-triggered epoll reads
-    /// to EAGAIN: a half-close that came with the data would not be reported again.
-    pub level: bool,
+    /// A read that returns less than asked drained the socket, and whatever comes later
+    /// is reported again, so the turn ends there instead of spending a read on EAGAIN:
+    /// true under level triggering (poll, select, epoll), and under edge triggering when
+    /// the report carried no end of stream (a half-close that came with the data is not
+    /// reported a second time, so then the read goes on to the end).
+    pub short_read_drains: bool,
 }
 
 /// Why [`EchoConn::serve_ready`] stopped reading.
@@ -126,7 +127,12 @@ impl EchoConn {
         }
         let mut stop = None;
         if ready.readable && self.wants_read(cap) {
-            stop = Some(self.read_and_echo(&mut scratch.0, READ_BUDGET, cap, ready.level)?);
+            stop = Some(self.read_and_echo(
+                &mut scratch.0,
+                READ_BUDGET,
+                cap,
+                ready.short_read_drains,
+            )?);
         }
         if self.finished() {
             return Err(CloseReason::ClientClosed);
@@ -135,14 +141,14 @@ impl EchoConn {
     }
 
     /// Reads and echoes until the socket would block, `budget` bytes were read,
-    /// the unsent echo reaches `cap`, or the client half-closes; with `level`, also after
-    /// a read shorter than asked (the socket is drained, see [`Ready::level`]).
+    /// the unsent echo reaches `cap`, or the client half-closes; with `short_read_drains`,
+    /// also after a read shorter than asked (see [`Ready::short_read_drains`]).
     fn read_and_echo(
         &mut self,
         scratch: &mut [u8],
         budget: usize,
         cap: usize,
-        level: bool,
+        short_read_drains: bool,
     ) -> Result<ReadStop, CloseReason> {
         let mut read_total = 0;
         loop {
@@ -181,7 +187,7 @@ impl EchoConn {
                 // Earlier bytes are still queued: keep the order.
                 self.queue(&scratch[..n]);
             }
-            if level && n < want {
+            if short_read_drains && n < want {
                 return Ok(ReadStop::Drained);
             }
         }
@@ -321,16 +327,16 @@ mod tests {
         syscall!(shutdown(client.as_raw_fd(), libc::SHUT_WR)).unwrap();
     }
 
-    fn readable(level: bool) -> Ready {
+    fn readable(short_read_drains: bool) -> Ready {
         Ready {
             readable: true,
             writable: false,
-            level,
+            short_read_drains,
         }
     }
 
     #[test]
-    fn a_short_read_under_level_readiness_ends_the_turn() {
+    fn a_short_read_that_drained_the_socket_ends_the_turn() {
         let (mut conn, client) = pair();
         send_and_half_close(&client, b"ten bytes!");
         let mut scratch = Scratch::new();
@@ -358,11 +364,11 @@ mod tests {
     }
 
     #[test]
-    fn edge_readiness_reads_on_to_the_end_of_stream() {
+    fn a_report_with_an_end_of_stream_reads_on_to_it() {
         let (mut conn, client) = pair();
         send_and_half_close(&client, b"ten bytes!");
         let mut scratch = Scratch::new();
-        // No second report comes under edge triggering: the half-close is read in the same turn.
+        // An edge-triggered report that carried the half-close is not repeated: read on to it.
         let stop = conn.serve_ready(readable(false), &mut scratch, 1 << 20);
         assert_eq!(stop, Err(CloseReason::ClientClosed));
         assert_eq!((conn.record.reads, conn.record.bytes_out), (1, 10));
