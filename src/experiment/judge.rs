@@ -525,6 +525,29 @@ mod tests {
     }
 
     #[test]
+    fn a_generator_above_ninety_percent_of_its_cores_is_flagged() {
+        let server = server_side(server_summary());
+        for (cpu_pct, cores, bound) in [(185.0, 2, true), (150.0, 2, false), (95.0, 1, true)] {
+            let load = LoadSide {
+                cpu_pct: Some(cpu_pct),
+                cores,
+                ..load_side(client())
+            };
+            let mut row = Row::default();
+            measure(&mut row, &server, &load);
+            assert_eq!(row.load_cpu_pct, Some(cpu_pct));
+            assert_eq!(
+                row.generator_bound,
+                Some(bound),
+                "{cpu_pct}% of {cores} cores"
+            );
+        }
+        let mut row = Row::default();
+        measure(&mut row, &server, &load_side(client()));
+        assert_eq!((row.load_cpu_pct, row.generator_bound), (None, None));
+    }
+
+    #[test]
     fn measure_leaves_what_was_not_measured_empty() {
         let mut short = server_summary();
         short.bytes_out = 1;
