@@ -4,7 +4,7 @@
 //! No processes and no files here, so every rule is unit-tested directly.
 
 use super::probe::Sample;
-use super::results::Row;
+use super::results::{generator_bound, Row};
 use super::scenario::{ms, trim_float, FailureRule, Step};
 use crate::load::record::LoadSummary;
 use crate::server::stats::ServerSummary;
@@ -30,6 +30,11 @@ pub struct LoadSide {
     pub summary: Option<LoadSummary>,
     pub exit: Option<String>,
     pub timed_out: bool,
+    /// The generators' CPU over the load, % of one core, from probing their process trees.
+    pub cpu_pct: Option<f64>,
+    /// The cores the generators could use: their `cpus` pinning or every CPU, at most
+    /// their threads.
+    pub cores: usize,
 }
 
 /// Applies the failure rule; None when the step passed.
@@ -159,6 +164,10 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         if row.workers.is_none() {
             row.workers = Some(s.workers as u64);
         }
+    }
+    if let Some(pct) = load.cpu_pct {
+        row.load_cpu_pct = Some(round(pct, 1));
+        row.generator_bound = Some(generator_bound(pct, load.cores));
     }
     if let (Some(a), Some(b)) = (server.at_load_start, server.at_load_end) {
         let user = b.cpu_user_s - a.cpu_user_s;
@@ -513,6 +522,29 @@ mod tests {
         assert_eq!(row.server_rss_max_bytes, Some(1_300_000));
         assert_eq!(row.server_rss_per_conn_bytes, Some(3_000));
         assert_eq!(row.server_fds_max, Some(104));
+    }
+
+    #[test]
+    fn a_generator_above_ninety_percent_of_its_cores_is_flagged() {
+        let server = server_side(server_summary());
+        for (cpu_pct, cores, bound) in [(185.0, 2, true), (150.0, 2, false), (95.0, 1, true)] {
+            let load = LoadSide {
+                cpu_pct: Some(cpu_pct),
+                cores,
+                ..load_side(client())
+            };
+            let mut row = Row::default();
+            measure(&mut row, &server, &load);
+            assert_eq!(row.load_cpu_pct, Some(cpu_pct));
+            assert_eq!(
+                row.generator_bound,
+                Some(bound),
+                "{cpu_pct}% of {cores} cores"
+            );
+        }
+        let mut row = Row::default();
+        measure(&mut row, &server, &load_side(client()));
+        assert_eq!((row.load_cpu_pct, row.generator_bound), (None, None));
     }
 
     #[test]

@@ -51,10 +51,12 @@ pub mod column {
     pub const SERVER_BYTES_IN: &str = "server_bytes_in";
     pub const SERVER_BYTES_OUT: &str = "server_bytes_out";
     pub const BYTES_MATCH: &str = "bytes_match";
+    pub const LOAD_CPU_PCT: &str = "load_cpu_pct";
+    pub const GENERATOR_BOUND: &str = "generator_bound";
 }
 
 /// The header of results.csv, in order.
-pub const RESULTS_HEADER: [&str; 36] = [
+pub const RESULTS_HEADER: [&str; 38] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -91,6 +93,8 @@ pub const RESULTS_HEADER: [&str; 36] = [
     column::SERVER_BYTES_IN,
     column::SERVER_BYTES_OUT,
     column::BYTES_MATCH,
+    column::LOAD_CPU_PCT,
+    column::GENERATOR_BOUND,
 ];
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.
@@ -185,6 +189,19 @@ pub struct Row {
     pub server_bytes_in: Option<u64>,
     pub server_bytes_out: Option<u64>,
     pub bytes_match: Option<bool>,
+    /// The load generators' CPU over the load, in % of one core (all of them together).
+    pub load_cpu_pct: Option<f64>,
+    /// The generators used more than [`GENERATOR_BOUND_SHARE`] of the cores they were
+    /// given: they, not the server, may have set the pace.
+    pub generator_bound: Option<bool>,
+}
+
+/// Above this share of the cores it was given, a load generator counts as saturated.
+pub const GENERATOR_BOUND_SHARE: f64 = 0.9;
+
+/// Whether a generator that used `cpu_pct` (% of one core) of `cores` cores was saturated.
+pub fn generator_bound(cpu_pct: f64, cores: usize) -> bool {
+    cpu_pct > GENERATOR_BOUND_SHARE * 100.0 * cores.max(1) as f64
 }
 
 /// results.csv, flushed after every row so an interrupted run keeps what it finished.

@@ -230,7 +230,9 @@ fn verdict_table(results: &Results, s: &Sweep) -> Table {
         };
         let (mut winner, winner_value) = name_value(v.winner());
         let winners = v.winners();
-        if winners.len() > 1 {
+        if winners.len() > 1 && v.generator_bound {
+            winner = format!("none, generator-bound: {}", winners.join(", "));
+        } else if winners.len() > 1 {
             winner = format!("tie: {}", winners.join(", "));
         }
         let (runner, runner_value) = name_value(v.runner_up());
@@ -267,7 +269,7 @@ fn verdict_table(results: &Results, s: &Sweep) -> Table {
 }
 
 /// Columns of the all-steps table, shown exactly as results.csv has them.
-pub const STEP_COLUMNS: [&str; 18] = [
+pub const STEP_COLUMNS: [&str; 20] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -285,6 +287,8 @@ pub const STEP_COLUMNS: [&str; 18] = [
     column::SERVER_CPU_PCT,
     column::SERVER_RSS_PER_CONN_BYTES,
     column::ERRORS,
+    column::LOAD_CPU_PCT,
+    column::GENERATOR_BOUND,
     column::FAILURE_REASON,
 ];
 
@@ -297,7 +301,16 @@ fn steps_section(results: &Results) -> Section {
     let rows: Vec<Vec<String>> = results
         .rows
         .iter()
-        .map(|r| columns.iter().map(|c| r.raw(c).to_string()).collect())
+        .map(|r| {
+            columns
+                .iter()
+                .map(|&c| match (c, r.raw(c)) {
+                    (column::GENERATOR_BOUND, "true") => "generator-bound".to_string(),
+                    (column::GENERATOR_BOUND, _) => String::new(),
+                    (_, raw) => raw.to_string(),
+                })
+                .collect()
+        })
         .collect();
     let flagged = results
         .rows
@@ -312,6 +325,7 @@ fn steps_section(results: &Results) -> Section {
                 column::STEP,
                 column::STATUS,
                 column::FAILURE_REASON,
+                column::GENERATOR_BOUND,
             ]
             .contains(c)
         })

@@ -118,6 +118,11 @@ pub struct Verdict {
     pub ranking: Vec<(String, f64)>,
     pub format: fn(f64) -> String,
     pub higher_is_better: bool,
+    /// A step compared here had a saturated load generator (`generator_bound`).
+    pub generator_bound: bool,
+    /// How many of the best-ranked models cannot be told apart: with a generator-bound
+    /// step, every model within that step's spread of the best (see [`undecided`]).
+    pub undecided: usize,
 }
 
 impl Verdict {
@@ -142,8 +147,9 @@ impl Verdict {
         };
         self.ranking
             .iter()
-            .take_while(|(_, v)| *v == best)
-            .map(|(m, _)| m.as_str())
+            .enumerate()
+            .take_while(|(i, (_, v))| *v == best || *i < self.undecided)
+            .map(|(_, (m, _))| m.as_str())
             .collect()
     }
 
@@ -177,6 +183,30 @@ fn rank(values: &mut [(String, f64)], higher_is_better: bool) {
             order
         }
     });
+}
+
+/// Whether any ok repetition at `x` of the compared models had a saturated generator.
+fn generator_bound_at(results: &Results, sweep: &Sweep, x: f64, models: &[&String]) -> bool {
+    sweep.rows(results).any(|r| {
+        r.status == Status::Ok
+            && sweep.x_of(r) == Some(x)
+            && models.contains(&&r.model)
+            && r.raw(column::GENERATOR_BOUND) == "true"
+    })
+}
+
+/// How many leading models of `ranking` (best first) a generator-bound step cannot tell
+/// apart: those whose mean is within the step's spread of the best one's, the spread
+/// being the widest range (max - min over repetitions) among the compared models.
+pub fn undecided(ranking: &[(String, f64)], spreads: &[(String, f64)]) -> usize {
+    let Some((_, best)) = ranking.first() else {
+        return 0;
+    };
+    let spread = spreads.iter().map(|(_, s)| *s).fold(0.0, f64::max);
+    ranking
+        .iter()
+        .take_while(|(_, v)| (v - best).abs() <= spread)
+        .count()
 }
 
 /// Each figure compared at the heaviest x where at least two models succeeded
@@ -213,12 +243,28 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
             .filter_map(|(m, aggs)| aggs.iter().find(|a| a.x == x).map(|a| (m.clone(), a.mean)))
             .collect();
         rank(&mut ranking, figure.higher_is_better);
+        let compared: Vec<&String> = ranking.iter().map(|(m, _)| m).collect();
+        let generator_bound = generator_bound_at(results, sweep, x, &compared);
+        let undecided = if generator_bound {
+            let spreads: Vec<(String, f64)> = per_model
+                .iter()
+                .filter_map(|(m, aggs)| {
+                    let a = aggs.iter().find(|a| a.x == x)?;
+                    Some((m.clone(), a.max - a.min))
+                })
+                .collect();
+            undecided(&ranking, &spreads)
+        } else {
+            0
+        };
         out.push(Verdict {
             figure: figure.name.to_string(),
             compared_at: at(&sweep.axis, x),
             ranking,
             format: figure.format,
             higher_is_better: figure.higher_is_better,
+            generator_bound,
+            undecided,
         });
     }
     // Capacity: the most connections a model's server held at once in any step
@@ -242,6 +288,8 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
             ranking: held,
             format: fmt_count,
             higher_is_better: true,
+            generator_bound: false,
+            undecided: 0,
         });
     }
     out
@@ -333,7 +381,15 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
     // Throughput at the comparison point, against the baseline.
     let verdicts = verdicts(results, sweep);
     if let Some(v) = verdicts.iter().find(|v| v.figure == "Throughput") {
-        if let Some((winner, value)) = v.winner() {
+        let winners = v.winners();
+        if v.generator_bound && winners.len() > 1 {
+            out.push(format!(
+                "At {}, the load generator was saturated (generator-bound) and {} are within \
+                 the step's spread of each other: no winner is declared.",
+                v.compared_at,
+                winners.join(", ")
+            ));
+        } else if let Some((winner, value)) = v.winner() {
             let mut text = format!(
                 "At {}, {winner} served the most: {}",
                 v.compared_at,
@@ -421,6 +477,21 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
         out.push(format!(
             "Completed repetitions with connection errors: {}.",
             errors.join(", ")
+        ));
+    }
+
+    // Steps whose load generator was saturated: their differences may be the generator's.
+    let bound: Vec<String> = sweep
+        .rows(results)
+        .filter(|r| r.raw(column::GENERATOR_BOUND) == "true")
+        .map(|r| format!("{} {} rep {}", r.model, r.step, r.repetition))
+        .collect();
+    if !bound.is_empty() {
+        out.push(format!(
+            "Generator-bound: in {} repetition(s) the load generator used more than 90% of the \
+             cores it was given ({}); there the generator may have set the pace, not the server.",
+            bound.len(),
+            bound.join(", ")
         ));
     }
 

@@ -44,6 +44,12 @@ impl Default for Scratch {
 pub struct Ready {
     pub readable: bool,
     pub writable: bool,
+    /// A read that returns less than asked drained the socket, and whatever comes later
+    /// is reported again, so the turn ends there instead of spending a read on EAGAIN:
+    /// true under level triggering (poll, select, epoll), and under edge triggering when
+    /// the report carried no end of stream (a half-close that came with the data is not
+    /// reported a second time, so then the read goes on to the end).
+    pub short_read_drains: bool,
 }
 
 /// Why [`EchoConn::serve_ready`] stopped reading.
@@ -121,7 +127,12 @@ impl EchoConn {
         }
         let mut stop = None;
         if ready.readable && self.wants_read(cap) {
-            stop = Some(self.read_and_echo(&mut scratch.0, READ_BUDGET, cap)?);
+            stop = Some(self.read_and_echo(
+                &mut scratch.0,
+                READ_BUDGET,
+                cap,
+                ready.short_read_drains,
+            )?);
         }
         if self.finished() {
             return Err(CloseReason::ClientClosed);
@@ -130,12 +141,14 @@ impl EchoConn {
     }
 
     /// Reads and echoes until the socket would block, `budget` bytes were read,
-    /// the unsent echo reaches `cap`, or the client half-closes.
+    /// the unsent echo reaches `cap`, or the client half-closes; with `short_read_drains`,
+    /// also after a read shorter than asked (see [`Ready::short_read_drains`]).
     fn read_and_echo(
         &mut self,
         scratch: &mut [u8],
         budget: usize,
         cap: usize,
+        short_read_drains: bool,
     ) -> Result<ReadStop, CloseReason> {
         let mut read_total = 0;
         loop {
@@ -173,6 +186,9 @@ impl EchoConn {
             } else {
                 // Earlier bytes are still queued: keep the order.
                 self.queue(&scratch[..n]);
+            }
+            if short_read_drains && n < want {
+                return Ok(ReadStop::Drained);
             }
         }
     }
@@ -271,4 +287,90 @@ pub fn close_idle(conns: &mut ConnTable, limit: Duration, stats: &Stats) {
         }
         !idle
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::FromRawFd;
+
+    /// A connected pair of nonblocking stream sockets: (server side, client side).
+    fn pair() -> (EchoConn, OwnedFd) {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors socketpair writes.
+        let rc = unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_NONBLOCK,
+                0,
+                fds.as_mut_ptr(),
+            )
+        };
+        assert_eq!(rc, 0, "socketpair: {}", io::Error::last_os_error());
+        // SAFETY: socketpair just returned these two descriptors, owned by nobody else.
+        let (server, client) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let record = ServerConnRecord::new(([127, 0, 0, 1], 0).into());
+        (EchoConn::new(server, record), client)
+    }
+
+    /// Sends `bytes` from the client side, then half-closes it.
+    fn send_and_half_close(client: &OwnedFd, bytes: &[u8]) {
+        let n = syscall!(send(
+            client.as_raw_fd(),
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            0
+        ))
+        .unwrap();
+        assert_eq!(n as usize, bytes.len());
+        syscall!(shutdown(client.as_raw_fd(), libc::SHUT_WR)).unwrap();
+    }
+
+    fn readable(short_read_drains: bool) -> Ready {
+        Ready {
+            readable: true,
+            writable: false,
+            short_read_drains,
+        }
+    }
+
+    #[test]
+    fn a_short_read_that_drained_the_socket_ends_the_turn() {
+        let (mut conn, client) = pair();
+        send_and_half_close(&client, b"ten bytes!");
+        let mut scratch = Scratch::new();
+        // One read of 10 bytes: the socket is drained, the end of stream waits for the next report.
+        let stop = conn.serve_ready(readable(true), &mut scratch, 1 << 20);
+        assert_eq!(stop, Ok(Some(ReadStop::Drained)));
+        assert_eq!(
+            (
+                conn.record.reads,
+                conn.record.bytes_in,
+                conn.record.bytes_out
+            ),
+            (1, 10, 10)
+        );
+        let stop = conn.serve_ready(readable(true), &mut scratch, 1 << 20);
+        assert_eq!(stop, Err(CloseReason::ClientClosed));
+        let mut echoed = [0u8; 16];
+        let n = syscall!(read(
+            client.as_raw_fd(),
+            echoed.as_mut_ptr().cast(),
+            echoed.len()
+        ))
+        .unwrap();
+        assert_eq!(&echoed[..n as usize], b"ten bytes!");
+    }
+
+    #[test]
+    fn a_report_with_an_end_of_stream_reads_on_to_it() {
+        let (mut conn, client) = pair();
+        send_and_half_close(&client, b"ten bytes!");
+        let mut scratch = Scratch::new();
+        // An edge-triggered report that carried the half-close is not repeated: read on to it.
+        let stop = conn.serve_ready(readable(false), &mut scratch, 1 << 20);
+        assert_eq!(stop, Err(CloseReason::ClientClosed));
+        assert_eq!((conn.record.reads, conn.record.bytes_out), (1, 10));
+    }
 }

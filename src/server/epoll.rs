@@ -83,7 +83,9 @@ const INBOX_TOKEN: u64 = u64::MAX - 2;
 
 const IN: Interest = Interest::READABLE;
 const OUT: Interest = Interest::WRITABLE;
-const ET: Interest = Interest::EDGE;
+// With EPOLLET, EPOLLRDHUP tells a report that carried an end of stream from one that did
+// not, so a short read ends the turn only when no half-close can be left unread.
+const ET: Interest = Interest::EDGE.union(Interest::READ_CLOSED);
 const EXCLUSIVE: Interest = Interest::EXCLUSIVE;
 
 pub fn serve(setup: Setup) -> anyhow::Result<()> {
@@ -409,6 +411,8 @@ impl<'a> Worker<'a> {
 
     /// Serves a connection epoll reported in `event`.
     fn serve_event(&mut self, fd: RawFd, event: Event) {
+        let level = self.trigger == Trigger::Level;
+        let ended = event.is_read_closed() || event.is_error();
         let Some(slot) = self.slot(fd) else {
             return;
         };
@@ -416,6 +420,7 @@ impl<'a> Worker<'a> {
         let ready = Ready {
             writable: event.is_writable() || event.is_error(),
             readable: (event.is_readable() || event.is_error()) && !slot.queued,
+            short_read_drains: level || !ended,
         };
         self.serve_conn(fd, ready);
     }
@@ -433,6 +438,7 @@ impl<'a> Worker<'a> {
             let ready = Ready {
                 readable: true,
                 writable: true,
+                short_read_drains: false, // queued: it stopped at its budget, not drained
             };
             self.serve_conn(fd, ready);
         }

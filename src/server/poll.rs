@@ -71,6 +71,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
                 let ready = Ready {
                     readable: entry.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0,
                     writable: entry.revents & libc::POLLOUT != 0,
+                    short_read_drains: true,
                 };
                 if let Err(reason) = conn.serve_ready(ready, &mut scratch, cap) {
                     let conn = conns

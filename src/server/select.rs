@@ -89,6 +89,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
                 let ready = Ready {
                     readable: read_set.contains(fd),
                     writable: write_set.contains(fd),
+                    short_read_drains: true,
                 };
                 if !ready.readable && !ready.writable {
                     return true;

@@ -62,6 +62,37 @@ fn processes_for(connections: u64, per: Option<u64>) -> Option<u64> {
         .map(|per| connections.div_ceil(per))
 }
 
+/// The cores a step's load generator may use: its `cpus` pinning or every CPU, and no
+/// more than its threads (times its processes) when the scenario sets them.
+fn load_cores(scenario: &Scenario) -> usize {
+    let load = &scenario.load;
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let given = match &load.cpus {
+        Some(cpus) if process::cpu_set(cpus).is_some() => cpus.len(),
+        _ => online,
+    };
+    let runnable = load
+        .threads
+        .map(|t| t.0.saturating_mul(load.processes.map_or(1, |p| p.0)) as usize);
+    given.min(runnable.unwrap_or(usize::MAX)).max(1)
+}
+
+/// The CPU of every generator together, in % of one core: each one's CPU between its
+/// first and last sample over that time. None when no generator gave two samples.
+fn load_cpu_pct(probes: impl Iterator<Item = Vec<probe::Sample>>) -> Option<f64> {
+    let mut total = None;
+    for samples in probes {
+        let (Some(first), Some(last)) = (samples.first(), samples.last()) else {
+            continue;
+        };
+        let wall = last.t_s - first.t_s;
+        if wall > 0.0 {
+            *total.get_or_insert(0.0) += (last.cpu_s() - first.cpu_s()) / wall * 100.0;
+        }
+    }
+    total
+}
+
 /// Runs one repetition of one step for one model (on the emulated hosts when given).
 pub fn run_step(
     config: &RunConfig,
@@ -106,6 +137,16 @@ pub fn run_step(
         server_side.at_load_start = probe::sample(pid, now(&probe));
     }
     let (mut agents, load_start) = start_load(config, scenario, step, dir, addr, clients);
+    // The generators are probed like the server, to tell a saturated generator from a slow server.
+    let load_probes: Vec<Probe> = agents
+        .iter()
+        .enumerate()
+        .filter_map(|(i, agent)| {
+            let csv = dir.join(format!("load-probe-{}.csv", i + 1));
+            Probe::start(agent.guard.as_ref()?.pid(), PROBE_INTERVAL, &csv).ok()
+        })
+        .collect();
+    load_side.cores = load_cores(scenario);
     if !clients.is_empty() {
         server_side.at_load_start = probe::sample(pid, now(&probe));
     }
@@ -158,6 +199,7 @@ pub fn run_step(
     }
     server_side.load_wall_s = load_start.elapsed().as_secs_f64();
     server_side.at_load_end = probe::sample(pid, now(&probe));
+    load_side.cpu_pct = load_cpu_pct(load_probes.into_iter().map(Probe::finish));
     collect_load(config, dir, &agents, &mut load_side);
     drop(agents);
 

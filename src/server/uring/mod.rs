@@ -8,8 +8,10 @@
 //! - each connection has one **multishot recv** with buffer select: the kernel picks
 //!   a buffer from the worker's buffer ring only when data arrives, so an idle
 //!   connection holds no buffer at all (its state is a small slab entry);
-//! - received bytes are copied into the connection's send queue and the buffer goes
-//!   straight back to the ring; a **send** is in flight per connection at most, and a
+//! - received bytes with nothing ahead of them are sent straight from the provided
+//!   buffer, which goes back to the ring when that send completes (no copy, no
+//!   allocation per request); bytes arriving while a send is in flight are copied into
+//!   the connection's send queue. A **send** is in flight per connection at most, and a
 //!   short send is resubmitted for the rest;
 //! - backpressure: each multishot recv is armed with a byte limit, the room left under
 //!   `--max-pending` (Linux 6.17+), so the kernel ends it at the cap (overshoot below one
@@ -121,6 +123,9 @@ struct Conn {
     sending: Vec<u8>,
     sent: usize,
     queued: Vec<u8>,
+    /// The provided buffer (id, length) the send in flight reads from; `sending` is empty
+    /// meanwhile. It goes back to the ring when that send completes.
+    lent: Option<(u16, usize)>,
     send_in_flight: bool,
     recv: RecvState,
     /// Set when the connection is to close; it is freed once no request is in flight.
@@ -130,7 +135,7 @@ struct Conn {
 
 impl Conn {
     fn pending(&self) -> usize {
-        self.sending.len() - self.sent + self.queued.len()
+        self.sending.len() - self.sent + self.queued.len() + self.lent.map_or(0, |(_, len)| len)
     }
 
     fn busy(&self) -> bool {
@@ -295,7 +300,8 @@ impl Worker {
         loop {
             // SAFETY: every pointer an entry carries stays valid until its completion: the
             // provided buffers and the timespec live in this worker, and a send's bytes in
-            // its connection's `sending`, untouched while the send is in flight.
+            // its connection's `sending`, untouched while the send is in flight, or in a
+            // provided buffer kept out of the ring until that send completes (`lent`).
             if unsafe { self.ring.submission().push(&entry) }.is_ok() {
                 return Ok(());
             }
@@ -451,6 +457,7 @@ impl Worker {
             sending: Vec::new(),
             sent: 0,
             queued: Vec::new(),
+            lent: None,
             send_in_flight: false,
             recv: RecvState::Idle,
             closing: None,
@@ -494,18 +501,26 @@ impl Worker {
         if result > 0 {
             let len = result as usize;
             let bid = cqueue::buffer_select(flags).expect("recv completion names its buffer");
+            let mut lend = false;
             if conn.closing.is_none() {
-                let data = self.buffers.get(bid, len);
-                if conn.send_in_flight {
-                    conn.queued.extend_from_slice(data);
-                } else {
-                    conn.sending.extend_from_slice(data);
-                }
                 conn.record.bytes_in += len as u64;
                 conn.record.reads += 1;
                 conn.last_active = Instant::now();
+                let data = self.buffers.get(bid, len);
+                if conn.send_in_flight {
+                    conn.queued.extend_from_slice(data);
+                } else if conn.pending() == 0 {
+                    lend = true;
+                } else {
+                    conn.sending.extend_from_slice(data);
+                }
             }
-            self.buffers.give_back(bid);
+            if lend {
+                // Nothing ahead of these bytes: echo them from the buffer they arrived in.
+                self.send_lent(slot, bid, len)?;
+            } else {
+                self.buffers.give_back(bid);
+            }
             let conn = self.conns[slot].as_mut().expect("live connection");
             self.counters.max_pending = self.counters.max_pending.max(conn.pending());
             if conn.pending() >= self.cap && conn.recv == RecvState::Armed {
@@ -555,21 +570,50 @@ impl Worker {
         self.push(send)
     }
 
+    /// Sends `len` bytes straight from provided buffer `bid`, kept out of the ring until
+    /// the send completes.
+    fn send_lent(&mut self, slot: usize, bid: u16, len: usize) -> io::Result<()> {
+        let conn = self.conns[slot].as_mut().expect("live connection");
+        let data = self.buffers.get(bid, len);
+        let send = opcode::Send::new(types::Fd(conn.fd.as_raw_fd()), data.as_ptr(), len as u32)
+            .flags(libc::MSG_NOSIGNAL)
+            .build()
+            .user_data(user_data(SEND, slot));
+        conn.lent = Some((bid, len));
+        conn.send_in_flight = true;
+        self.push(send)
+    }
+
     fn on_send(&mut self, slot: usize, result: i32) -> io::Result<()> {
         let conn = self.conns[slot]
             .as_mut()
             .expect("send completion for a live slot");
         conn.send_in_flight = false;
+        let lent = conn.lent.take();
         if result > 0 {
             let written = result as usize;
             conn.record.bytes_out += written as u64;
-            conn.sent += written;
-            if conn.sent < conn.sending.len() {
-                self.counters.short_sends += 1;
-            } else {
-                // Sent in full: the queued bytes are next; an empty queue frees the memory.
-                conn.sending = std::mem::take(&mut conn.queued);
-                conn.sent = 0;
+            match lent {
+                // From a provided buffer: the rest of a short send goes ahead of `queued`.
+                Some((bid, len)) if written < len => {
+                    self.counters.short_sends += 1;
+                    conn.sending = self.buffers.get(bid, len)[written..].to_vec();
+                    conn.sent = 0;
+                }
+                Some(_) => {
+                    conn.sending = std::mem::take(&mut conn.queued);
+                    conn.sent = 0;
+                }
+                None => {
+                    conn.sent += written;
+                    if conn.sent < conn.sending.len() {
+                        self.counters.short_sends += 1;
+                    } else {
+                        // Sent in full: the queued bytes are next; an empty queue frees the memory.
+                        conn.sending = std::mem::take(&mut conn.queued);
+                        conn.sent = 0;
+                    }
+                }
             }
         } else if result != -libc::ECANCELED {
             let error = if result == 0 {
@@ -579,6 +623,9 @@ impl Worker {
             };
             conn.closing
                 .get_or_insert(CloseReason::from_io_error(&error));
+        }
+        if let Some((bid, _)) = lent {
+            self.buffers.give_back(bid);
         }
         self.after_io(slot)
     }

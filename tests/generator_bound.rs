@@ -1,0 +1,154 @@
+//! The generator self-check: every step records its load generator's CPU, a saturated
+//! generator flags the step "generator-bound", and the verdict then names no winner among
+//! models within the step's spread.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use echolab::experiment::results::{column, generator_bound};
+use echolab::report::write_report;
+
+mod common;
+
+const EXE: &str = env!("CARGO_BIN_EXE_echolab");
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The small results fixture with the two self-check columns appended: every row gets
+/// `load_cpu` and `bound`; epoll's two repetitions at 4000 connections get 54,600 and
+/// 56,200 req/s (mean 55,400, spread 1,600), 100 req/s from uring's mean of 55,500.
+fn fixture(tmp: &Path, load_cpu: &str, bound: &str) -> PathBuf {
+    let dir = tmp.join("results");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-small"),
+        &dir,
+    );
+    let csv = dir.join("results.csv");
+    let text = fs::read_to_string(&csv).unwrap();
+    let mut out = String::new();
+    for (i, line) in text.lines().enumerate() {
+        let mut fields: Vec<String> = line.split(',').map(String::from).collect();
+        if i == 0 {
+            fields.push(column::LOAD_CPU_PCT.into());
+            fields.push(column::GENERATOR_BOUND.into());
+        } else {
+            if fields[0] == "epoll" && fields[3] == "4000" {
+                fields[14] = if fields[2] == "1" { "54600" } else { "56200" }.into();
+            }
+            fields.push(load_cpu.into());
+            fields.push(bound.into());
+        }
+        out += &fields.join(",");
+        out.push('\n');
+    }
+    fs::write(&csv, out).unwrap();
+    dir
+}
+
+fn report(dir: &Path) -> String {
+    write_report(dir).unwrap();
+    fs::read_to_string(dir.join("report.md")).unwrap()
+}
+
+#[test]
+fn a_generator_bound_step_declares_no_winner_within_its_spread() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = report(&fixture(tmp.path(), "195.0", "true"));
+    // uring 55,500 and epoll 55,400 are 100 apart, within the widest spread (epoll's 1,600);
+    // tokio's 45,500 is not.
+    let row = "| Throughput | connections=4000 | none, generator-bound: uring, epoll | 55,500 req/s | tokio | 45,500 req/s |";
+    assert!(md.contains(row), "verdict lacks {row}:\n{md}");
+    assert!(md.contains(
+        "At connections=4000, the load generator was saturated (generator-bound) and uring, epoll are within the step's spread of each other: no winner is declared."
+    ));
+    assert!(
+        md.contains("Generator-bound: in "),
+        "no generator-bound note:\n{md}"
+    );
+    assert!(
+        md.contains("| generator-bound |"),
+        "no marker in the steps table"
+    );
+}
+
+#[test]
+fn a_step_with_headroom_keeps_its_winner() {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = report(&fixture(tmp.path(), "120.0", "false"));
+    let row = "| Throughput | connections=4000 | uring | 55,500 req/s | epoll | 55,400 req/s |";
+    assert!(md.contains(row), "verdict lacks {row}:\n{md}");
+    assert!(md.contains("- At connections=4000, uring served the most: 55,500 req/s"));
+    assert!(!md.contains("generator-bound"), "{md}");
+}
+
+#[test]
+fn saturation_is_above_ninety_percent_of_the_cores_given() {
+    assert!(!generator_bound(90.0, 1));
+    assert!(generator_bound(90.1, 1));
+    assert!(!generator_bound(179.0, 2));
+    assert!(generator_bound(181.0, 2));
+}
+
+/// A real tiny run: the runner probes the generator and writes both columns, consistently.
+#[test]
+fn every_step_records_its_generator_cpu() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("tiny.toml");
+    fs::write(
+        &scenario,
+        r#"
+name = "tiny"
+models = ["epoll"]
+[server]
+workers = 1
+[load]
+size = 64
+duration = "600ms"
+threads = 1
+connect_timeout = "5s"
+[sweep]
+connections = [4]
+"#,
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let output = Command::new(EXE)
+        .args(["run", scenario.to_str().unwrap(), "--out"])
+        .arg(&out)
+        .args(["--no-report", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (cpu_at, bound_at) = (at(column::LOAD_CPU_PCT), at(column::GENERATOR_BOUND));
+    assert_eq!(
+        bound_at,
+        header.len() - 1,
+        "the columns are appended at the end"
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 1);
+    let cpu: f64 = rows[0][cpu_at].parse().unwrap();
+    // A closed loop on 4 connections keeps the generator busy: it used some CPU, and no
+    // more than its one thread can.
+    assert!(cpu > 0.0 && cpu <= 105.0, "load_cpu_pct {cpu}");
+    let expected = generator_bound(cpu, 1).to_string();
+    assert_eq!(&rows[0][bound_at], expected.as_str());
+    let probe = out.join("epoll/c4-s64/rep-1/load-probe-1.csv");
+    assert!(probe.is_file(), "no {}", probe.display());
+}
