@@ -3,7 +3,8 @@
 //! (the two summaries, read into the crate's own types, and the server's /proc
 //! samples) handed to the judge.
 //!
-//! - [`server`]: `echolab serve` for a step and its `listening on` line.
+//! - [`server`]: the step's server (`echolab serve`, or any echo server as a command),
+//!   started (in its own cgroup when limited) and waited for until it is ready.
 //! - [`load`]: `echolab load` for a step, on one host or split over client hosts
 //!   (`--shard`, a common `--start-at`, then `echolab merge`).
 
@@ -11,6 +12,7 @@ mod load;
 mod server;
 
 use std::fs;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -26,7 +28,7 @@ use load::{collect_load, start_load, step_timeout, stop_agents};
 use server::{start_server, StartError, Started, STOP_GRACE};
 
 pub use load::load_args;
-pub use server::server_args;
+pub use server::{server_args, substitute};
 
 const PROBE_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -95,6 +97,7 @@ pub fn run_step(
         addr,
         pid,
         reader,
+        cgroup,
     } = started;
     let probe = Probe::start(pid, PROBE_INTERVAL, &dir.join("probe.csv")).ok();
     let now = |p: &Option<Probe>| p.as_ref().map_or(0.0, |p| p.elapsed());
@@ -164,13 +167,24 @@ pub fn run_step(
         server_side.samples = probe.finish();
     }
     let _ = reader.join();
+    // A server killed by the kernel for memory: the step's reason is the cap.
+    let sigkilled =
+        server_died_at.is_some() && status.and_then(|s| s.signal()) == Some(libc::SIGKILL);
+    if let Some(oom) = cgroup.as_ref().and_then(|c| c.oom_reason(sigkilled)) {
+        server_side.died = Some(oom);
+    }
+    drop(cgroup);
+    // A command without a SIGTERM handler dies of the signal: that is its clean stop.
+    let clean_stop = |s: &std::process::ExitStatus| {
+        s.success() || (entry.model().is_none() && s.signal() == Some(libc::SIGTERM))
+    };
     if server_side.died.is_none() {
         if killed {
             server_side.stop_problem = Some(format!(
                 "server did not exit within {} s of SIGTERM",
                 STOP_GRACE.as_secs()
             ));
-        } else if let Some(s) = status.filter(|s| !s.success()) {
+        } else if let Some(s) = status.filter(|s| !clean_stop(s)) {
             server_side.stop_problem = Some(format!(
                 "server exited with {s} on SIGTERM: {}",
                 tail(&dir.join("server-stderr.txt"))
