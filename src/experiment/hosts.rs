@@ -471,6 +471,35 @@ mod tests {
     }
 
     #[test]
+    fn shaping_arguments() {
+        let mut shaping = Shaping {
+            rate_bit_s: Some(100_000_000),
+            delay_ms: None,
+            jitter_ms: None,
+            loss_pct: None,
+            qdisc: None,
+            note: None,
+        };
+        assert_eq!(
+            shaping.qdisc_args().join(" "),
+            "tbf rate 100000000bit burst 62500 latency 50ms"
+        );
+        shaping.rate_bit_s = Some(10_000_000);
+        assert_eq!(shaping.qdisc_args()[4], "15140", "ten full frames at least");
+        shaping.delay_ms = Some(0.2);
+        shaping.loss_pct = Some(1.0);
+        assert_eq!(
+            shaping.qdisc_args().join(" "),
+            "netem limit 100000 delay 0.2ms loss 1% rate 10000000bit"
+        );
+        shaping.qdisc = Some("netem".into());
+        assert_eq!(
+            shaping.describe(),
+            "10 Mbit/s, delay 0.2 ms, loss 1% (netem)"
+        );
+    }
+
+    #[test]
     fn exec_args_wrap_the_program() {
         let host = Host {
             namespace: "elab7-c2".into(),

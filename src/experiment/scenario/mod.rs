@@ -452,6 +452,52 @@ requests = 1
     }
 
     #[test]
+    fn command_entries_and_network() {
+        let base = "models = [\"epoll\", \"node\"]\n[server]\nworkers = 2\ncpus = [0]\n\
+                    [model.node]\ncommand = [\"node\", \"s.js\", \"{port}\"]\n";
+        let s = parse_str(&format!(
+            "{base}memory_max = \"64MiB\"\n[load]\nrequests = 1\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            s.models[1].kind,
+            ModelKind::Command(vec!["node".into(), "s.js".into(), "{port}".into()])
+        );
+        // [server]'s cpus reach a command; its echolab-server options do not.
+        assert_eq!(s.models[1].options.cpus, Some(vec![0]));
+        assert_eq!(s.models[1].options.workers, None);
+        assert_eq!(s.models[1].options.memory_max, Some(Bytes(64 << 20)));
+        assert!(s.models[1].base_config().is_err());
+        let e = error_of(&format!("{base}workers = 4\n[load]\nrequests = 1\n"));
+        assert!(
+            e.starts_with("test.toml: line 5, column 1: [model.node] runs a command, so it cannot take `workers`"),
+            "{e}"
+        );
+        let e = error_of(
+            "models = [\"n\"]\n[model.n]\ncommand = [\"node\", \"s.js\"]\n[load]\nrequests = 1\n",
+        );
+        assert!(e.contains("command never names `{port}`"), "{e}");
+        let hosts = "models = [\"epoll\"]\n[load]\nrequests = 1\nconnections = 2\n";
+        let s = parse_str(&format!(
+            "{hosts}[hosts]\nclients = 2\n[network]\nrate = \"100mbit\"\n"
+        ))
+        .unwrap();
+        assert_eq!(s.network.unwrap().rate, Some(BitRate(100_000_000)));
+        let e = error_of(&format!("{hosts}[network]\nrate = \"100mbit\"\n"));
+        assert!(e.starts_with("test.toml: line 5, column 1: [network] shapes the client hosts' links, so it needs [hosts]"), "{e}");
+        let e = error_of(&format!(
+            "{hosts}[hosts]\nclients = 2\n[network]\nrate = \"fast\"\n"
+        ));
+        assert!(
+            e.starts_with("test.toml: line 8, column 8: rate \"fast\" needs a unit"),
+            "{e}"
+        );
+        assert_eq!(BitRate::parse("1.5gbit"), Ok(BitRate(1_500_000_000)));
+        assert_eq!(BitRate::parse("64kbit"), Ok(BitRate(64_000)));
+        assert!(BitRate::parse("0bit").is_err());
+    }
+
+    #[test]
     fn heaviness() {
         let step = |c, d: Option<u64>| Step {
             name: String::new(),
