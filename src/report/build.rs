@@ -211,7 +211,7 @@ fn setup_section(results: &Results) -> Section {
         rows.push(vec![
             "Client links".into(),
             format!(
-                "{}, each direction of every client host's link",
+                "each direction of every client host's link: {}",
                 network.describe()
             ),
         ]);
