@@ -225,6 +225,18 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         scenario.repetitions = r;
     }
 
+    if scenario
+        .models
+        .iter()
+        .any(|m| conditions::Limits::of(&m.options).is_some())
+    {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        anyhow::ensure!(
+            unsafe { libc::geteuid() } == 0,
+            "{}: this process is not root",
+            conditions::NEEDS
+        );
+    }
     if scenario.client_hosts.is_some() {
         // Before anything is written: a machine that cannot make namespaces cannot run it.
         hosts::check_available()?;
