@@ -64,6 +64,16 @@ fn processes_for(connections: u64, per: Option<u64>) -> Option<u64> {
         .map(|per| connections.div_ceil(per))
 }
 
+/// When the server has exited on its own: records why and returns the moment seen.
+fn died_now(server: &mut process::Guard, side: &mut ServerSide, dir: &Path) -> Option<Instant> {
+    let status = server.try_wait()?;
+    side.died = Some(format!(
+        "server died during the step ({status}): {}",
+        tail(&dir.join("server-stderr.txt"))
+    ));
+    Some(Instant::now())
+}
+
 /// Runs one repetition of one step for one model (on the emulated hosts when given).
 pub fn run_step(
     config: &RunConfig,
@@ -130,13 +140,7 @@ pub fn run_step(
             break;
         }
         if server_died_at.is_none() {
-            if let Some(status) = server.try_wait() {
-                server_side.died = Some(format!(
-                    "server died during the step ({status}): {}",
-                    tail(&dir.join("server-stderr.txt"))
-                ));
-                server_died_at = Some(Instant::now());
-            }
+            server_died_at = died_now(&mut server, &mut server_side, dir);
         }
         // With its server gone the load may wait on timeouts; let it finish briefly.
         let dead_too_long = server_died_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10));
@@ -152,6 +156,10 @@ pub fn run_step(
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+    // The load may have ended (its connections reset) before the loop saw the server go.
+    if server_died_at.is_none() {
+        server_died_at = died_now(&mut server, &mut server_side, dir);
     }
     // Forked load processes (--processes) go with their leaders.
     for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {

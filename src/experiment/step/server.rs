@@ -141,7 +141,7 @@ impl Launch {
     /// How the server is named in messages.
     fn describe(&self) -> String {
         match self {
-            Launch::Builtin(config) => format!("server ({})", config.model),
+            Launch::Builtin(_) => "server".to_string(),
             Launch::Command { argv, .. } => format!("`{}`", argv.join(" ")),
         }
     }
