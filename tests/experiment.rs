@@ -198,7 +198,9 @@ fn list_names_every_builtin_scenario() {
             "message-size",
             "churn",
             "ramp",
-            "hosts"
+            "hosts",
+            "languages",
+            "lan-100mbit"
         ]
     );
 }

@@ -493,7 +493,7 @@ fn bad_input_gives_an_error_naming_the_problem() {
     assert_eq!(
         error_of(&dir),
         format!(
-            "{} line 5, column status: 'fine' is not one of ok, failed, skipped, interrupted",
+            "{} line 5, column status: 'fine' is not one of ok, failed, skipped, interrupted, not-run",
             csv_path.display()
         )
     );

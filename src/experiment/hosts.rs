@@ -19,6 +19,11 @@
 //! leave these namespaces. 198.18.0.0/15 is RFC 2544's benchmarking range, meant
 //! for exactly this and never routed on the Internet.
 //!
+//! `[network]` shapes the client links ([`Hosts::shape`]): a qdisc on each client's
+//! `eth0` (what the client sends) and on its bridge port (what it receives), so both
+//! directions of every client link are shaped and the server's own link is not.
+//! Only devices inside these namespaces are ever touched.
+//!
 //! Dropping [`Hosts`] deletes every namespace it created (the runner handles
 //! SIGINT/SIGTERM by unwinding normally, so drop runs then too); a runner killed
 //! outright leaves them behind, and the next run deletes namespaces whose owner
@@ -30,6 +35,9 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+
+use super::scenario::NetworkFile;
 
 /// At most this many client hosts (addresses .11 to .26 of the /24).
 pub const MAX_CLIENTS: u32 = 16;
@@ -158,7 +166,173 @@ pub fn remove_leftovers() -> anyhow::Result<Vec<String>> {
     Ok(removed)
 }
 
+/// The shaping of the client links, as asked for and (once applied) how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shaping {
+    pub rate_bit_s: Option<u64>,
+    pub delay_ms: Option<f64>,
+    pub jitter_ms: Option<f64>,
+    pub loss_pct: Option<f64>,
+    /// The qdisc that shapes (`tbf` or `netem`); None until applied.
+    pub qdisc: Option<String>,
+    /// What was not applied and why (netem_optional on a kernel without netem).
+    pub note: Option<String>,
+}
+
+impl Shaping {
+    /// What a scenario's `[network]` asks for.
+    pub fn requested(network: &NetworkFile) -> Shaping {
+        Shaping {
+            rate_bit_s: network.rate.map(|r| r.0),
+            delay_ms: network.delay.map(|d| d.0.as_secs_f64() * 1e3),
+            jitter_ms: network.jitter.map(|d| d.0.as_secs_f64() * 1e3),
+            loss_pct: network.loss.map(|l| l.0 * 100.0),
+            qdisc: None,
+            note: None,
+        }
+    }
+
+    /// `100 Mbit/s, delay 0.2 ms (tbf)`, for the report and the console.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(r) = self.rate_bit_s {
+            parts.push(format!(
+                "{} Mbit/s",
+                super::scenario::trim_float(r as f64 / 1e6)
+            ));
+        }
+        if let Some(d) = self.delay_ms {
+            let jitter = self.jitter_ms.map_or(String::new(), |j| {
+                format!(" ± {} ms", super::scenario::trim_float(j))
+            });
+            parts.push(format!(
+                "delay {} ms{jitter}",
+                super::scenario::trim_float(d)
+            ));
+        }
+        if let Some(l) = self.loss_pct {
+            parts.push(format!("loss {}%", super::scenario::trim_float(l)));
+        }
+        let mut text = parts.join(", ");
+        if let Some(q) = &self.qdisc {
+            text += &format!(" ({q})");
+        }
+        if let Some(n) = &self.note {
+            text += &format!("; {n}");
+        }
+        text
+    }
+
+    fn needs_netem(&self) -> bool {
+        self.delay_ms.is_some() || self.loss_pct.is_some()
+    }
+
+    /// The `tc qdisc replace dev DEV root ...` arguments after `root`.
+    pub fn qdisc_args(&self) -> Vec<String> {
+        if self.needs_netem() {
+            let mut a = vec!["netem".to_string(), "limit".into(), "100000".into()];
+            if let Some(d) = self.delay_ms {
+                a.extend(["delay".into(), format!("{d}ms")]);
+                if let Some(j) = self.jitter_ms {
+                    a.push(format!("{j}ms"));
+                }
+            }
+            if let Some(l) = self.loss_pct {
+                a.extend(["loss".into(), format!("{l}%")]);
+            }
+            if let Some(r) = self.rate_bit_s {
+                a.extend(["rate".into(), format!("{r}bit")]);
+            }
+            a
+        } else {
+            let rate = self.rate_bit_s.unwrap_or(u64::MAX / 16);
+            // Ten full frames at least, or 5 ms at the rate: small enough that the
+            // long-run rate is the rate, large enough for line-rate frames.
+            let burst = (rate / 8 / 200).max(15_140);
+            vec![
+                "tbf".into(),
+                "rate".into(),
+                format!("{rate}bit"),
+                "burst".into(),
+                burst.to_string(),
+                "latency".into(),
+                "50ms".into(),
+            ]
+        }
+    }
+}
+
+/// Runs `tc -n NS ARGS`; the error carries tc's own message.
+fn tc(namespace: &str, args: &[&str]) -> anyhow::Result<()> {
+    let output = Command::new("tc")
+        .args(["-n", namespace])
+        .args(args)
+        .stdin(Stdio::null())
+        .process_group(0)
+        .output()
+        .context("cannot run `tc` (network shaping needs iproute2's tc)")?;
+    if !output.status.success() {
+        anyhow::bail!(
+            "`tc -n {namespace} {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
 impl Hosts {
+    /// Shapes every client link in both directions as `network` asks. Delay, jitter and
+    /// loss need netem: it is probed first on an echolab-made device, and its absence
+    /// fails here (or, with `netem_optional`, drops them and says so in the result).
+    pub fn shape(&self, network: &NetworkFile) -> anyhow::Result<Shaping> {
+        let mut shaping = Shaping::requested(network);
+        let first = self.clients.first().expect("at least one client host");
+        if shaping.needs_netem() {
+            let probe = tc(
+                &first.namespace,
+                &[
+                    "qdisc", "add", "dev", HOST_IF, "root", "netem", "delay", "1ms",
+                ],
+            );
+            match probe {
+                Ok(()) => tc(&first.namespace, &["qdisc", "del", "dev", HOST_IF, "root"])?,
+                Err(e) if network.netem_optional => {
+                    shaping.note = Some(format!(
+                        "delay, jitter and loss not applied: this kernel has no netem qdisc ({e:#})"
+                    ));
+                    shaping.delay_ms = None;
+                    shaping.jitter_ms = None;
+                    shaping.loss_pct = None;
+                }
+                Err(e) => anyhow::bail!(
+                    "[network] delay, jitter and loss need the `netem` qdisc, which this kernel \
+                     does not have (sch_netem; probing it on {}: {e:#}); rate alone works (tbf), \
+                     or set netem_optional = true to run without them",
+                    first.namespace
+                ),
+            }
+        }
+        if shaping.rate_bit_s.is_none() && !shaping.needs_netem() {
+            return Ok(shaping);
+        }
+        let args = shaping.qdisc_args();
+        shaping.qdisc = Some(args[0].clone());
+        let bridge_ns = format!("{}br", self.prefix);
+        for client in &self.clients {
+            let port = &client.namespace[self.prefix.len()..];
+            for (ns, dev) in [
+                (client.namespace.as_str(), HOST_IF),
+                (bridge_ns.as_str(), port),
+            ] {
+                let mut a = vec!["qdisc", "replace", "dev", dev, "root"];
+                a.extend(args.iter().map(String::as_str));
+                tc(ns, &a)?;
+            }
+        }
+        Ok(shaping)
+    }
+
     /// Creates the server host, `clients` client hosts and the bridge between them.
     /// On any error, whatever was made is deleted before returning.
     pub fn create(clients: u32) -> anyhow::Result<Hosts> {
@@ -294,6 +468,35 @@ mod tests {
         assert_eq!(owner_of("elabx1-c1"), None);
         assert_eq!(owner_of("elab12"), None);
         assert_eq!(owner_of("other1234-c1"), None);
+    }
+
+    #[test]
+    fn shaping_arguments() {
+        let mut shaping = Shaping {
+            rate_bit_s: Some(100_000_000),
+            delay_ms: None,
+            jitter_ms: None,
+            loss_pct: None,
+            qdisc: None,
+            note: None,
+        };
+        assert_eq!(
+            shaping.qdisc_args().join(" "),
+            "tbf rate 100000000bit burst 62500 latency 50ms"
+        );
+        shaping.rate_bit_s = Some(10_000_000);
+        assert_eq!(shaping.qdisc_args()[4], "15140", "ten full frames at least");
+        shaping.delay_ms = Some(0.2);
+        shaping.loss_pct = Some(1.0);
+        assert_eq!(
+            shaping.qdisc_args().join(" "),
+            "netem limit 100000 delay 0.2ms loss 1% rate 10000000bit"
+        );
+        shaping.qdisc = Some("netem".into());
+        assert_eq!(
+            shaping.describe(),
+            "10 Mbit/s, delay 0.2 ms, loss 1% (netem)"
+        );
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub struct Manifest {
     /// running, complete or interrupted.
     pub status: String,
     pub duration_s: Option<f64>,
+    /// The servers' cgroup limits and the client links' shaping.
+    pub conditions: super::conditions::Conditions,
 }
 
 pub fn unix_now() -> f64 {
@@ -140,6 +142,7 @@ impl Manifest {
             interrupted: true,
             status: "running".into(),
             duration_s: None,
+            conditions: super::conditions::Conditions::of(scenario),
         }
     }
 

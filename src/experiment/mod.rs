@@ -7,10 +7,13 @@
 //! - [`judge`]: a step's summaries and samples to a failure reason and a row (pure).
 //! - [`results`]: results.csv (its rows, columns and statuses) and the comparison table.
 //! - [`probe`]: the server's CPU, memory, threads and fds from /proc.
-//! - [`hosts`]: network namespaces standing in for a server host and client hosts.
+//! - [`hosts`]: network namespaces standing in for a server host and client hosts, and
+//!   the shaping of their links (`[network]`).
+//! - [`conditions`]: a cgroup of the server's own with its CPU, memory and task caps.
 //! - [`process`]: children that never outlive the runner; SIGINT/SIGTERM handling.
 //! - [`manifest`]: manifest.json (machine, limits, scenario, run status).
 
+pub mod conditions;
 pub mod hosts;
 pub mod judge;
 pub mod manifest;
@@ -57,6 +60,87 @@ pub struct RunArgs {
     /// No progress output (the comparison table is still printed)
     #[arg(long)]
     pub quiet: bool,
+
+    /// Add any echo server, given as a command with `{port}` (and `{addr}`), to the
+    /// scenario's models: e.g. --server-cmd "node examples/servers/node-net.js {port}".
+    /// Relative paths are resolved against the current directory
+    #[arg(long, value_name = "CMD")]
+    pub server_cmd: Option<String>,
+
+    /// The label of the --server-cmd server (default: its script's or program's name)
+    #[arg(long, value_name = "LABEL", requires = "server_cmd")]
+    pub server_name: Option<String>,
+}
+
+/// Splits a command line into words: whitespace separates, single and double quotes group.
+fn split_command(line: &str) -> anyhow::Result<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    anyhow::ensure!(quote.is_none(), "--server-cmd: unclosed quote in {line:?}");
+    words.extend(word);
+    Ok(words)
+}
+
+/// A label for a command: the name of the script it runs (the first argument that
+/// names an existing file or has an extension), else the program's name.
+fn command_label(argv: &[String]) -> String {
+    let stem = |a: &str| {
+        std::path::Path::new(a)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+    };
+    argv.iter()
+        .skip(1)
+        .filter(|a| !a.starts_with('-') && !a.contains('{'))
+        .find(|a| std::path::Path::new(a).is_file() || a.contains('.') && !a.contains(':'))
+        .and_then(|a| stem(a))
+        .or_else(|| stem(&argv[0]))
+        .unwrap_or_else(|| "server".into())
+}
+
+/// The scenario's models with the --server-cmd entry added.
+fn add_server_cmd(
+    scenario: &mut scenario::Scenario,
+    line: &str,
+    name: Option<&str>,
+) -> anyhow::Result<()> {
+    let argv = split_command(line)?;
+    anyhow::ensure!(!argv.is_empty(), "--server-cmd is empty: name a program");
+    anyhow::ensure!(
+        argv.iter().any(|a| a.contains("{port}")),
+        "--server-cmd must contain {{port}}, where the runner puts the port it picked: {line:?}"
+    );
+    let label = name.map_or_else(|| command_label(&argv), str::to_string);
+    anyhow::ensure!(
+        !scenario.models.iter().any(|m| m.label == label),
+        "--server-cmd: scenario '{}' already has a model '{label}'; name it with --server-name",
+        scenario.name
+    );
+    let general = scenario.models.first().map(|m| m.options.clone());
+    scenario.models.push(scenario::ModelEntry {
+        label,
+        kind: scenario::ModelKind::Command(argv.clone()),
+        options: scenario::ServerOptions {
+            // Same CPUs as the scenario's other servers, for a fair comparison.
+            cpus: general.and_then(|o| o.cpus),
+            command: Some(argv),
+            ..Default::default()
+        },
+    });
+    Ok(())
 }
 
 /// The local time as YYYYmmdd-HHMMSS, for results directory names.
@@ -122,6 +206,9 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let (origin, default_name, text) = scenario::locate(&args.scenario)?;
     let mut scenario = scenario::parse(&origin, &default_name, &text)?;
+    if let Some(line) = &args.server_cmd {
+        add_server_cmd(&mut scenario, line, args.server_name.as_deref())?;
+    }
     if !args.models.is_empty() {
         for m in &args.models {
             if !scenario.models.iter().any(|e| &e.label == m) {
@@ -138,6 +225,18 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         scenario.repetitions = r;
     }
 
+    if scenario
+        .models
+        .iter()
+        .any(|m| conditions::Limits::of(&m.options).is_some())
+    {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        anyhow::ensure!(
+            unsafe { libc::geteuid() } == 0,
+            "{}: this process is not root",
+            conditions::NEEDS
+        );
+    }
     if scenario.client_hosts.is_some() {
         // Before anything is written: a machine that cannot make namespaces cannot run it.
         hosts::check_available()?;
@@ -178,6 +277,9 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         quiet: args.quiet,
     };
     let outcome = runner::run(&scenario, &config);
+    if let Some(applied) = outcome.as_ref().ok().and_then(|o| o.network.clone()) {
+        manifest.conditions.network = Some(applied);
+    }
     manifest.finish(outcome.as_ref().map_or(true, |o| o.interrupted));
     manifest.write(&out)?;
     let outcome = outcome?;
@@ -203,4 +305,35 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_cmd_words_and_labels() {
+        assert_eq!(
+            split_command("node  'my dir/x.js' \"{port}\" --x").unwrap(),
+            ["node", "my dir/x.js", "{port}", "--x"]
+        );
+        assert!(split_command("node 'x").is_err());
+        let words = |l: &str| split_command(l).unwrap();
+        assert_eq!(
+            command_label(&words("node examples/servers/node-net.js {port}")),
+            "node-net"
+        );
+        assert_eq!(
+            command_label(&words("/usr/bin/my-echo --port {port}")),
+            "my-echo"
+        );
+        let mut s = scenario::parse("quick", "quick", scenario::BUILTIN[0].1).unwrap();
+        add_server_cmd(&mut s, "python3 srv.py {port}", None).unwrap();
+        let last = s.models.last().unwrap();
+        assert_eq!(last.label, "srv");
+        assert_eq!(last.options.cpus, Some(vec![0]));
+        assert!(add_server_cmd(&mut s, "python3 srv.py 7000", Some("x")).is_err());
+        assert!(add_server_cmd(&mut s, "python3 srv.py {port}", None).is_err());
+        add_server_cmd(&mut s, "python3 srv.py {port}", Some("srv2")).unwrap();
+    }
 }

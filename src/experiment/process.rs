@@ -31,6 +31,19 @@ pub fn spawn(
     stdout: Stdio,
     stderr: Stdio,
 ) -> io::Result<Guard> {
+    spawn_in(program, args, cpus, &[], stdout, stderr)
+}
+
+/// Like [`spawn`], the child joining the cgroups whose open `cgroup.procs` files are
+/// `cgroup_procs` before it execs.
+pub fn spawn_in(
+    program: &Path,
+    args: &[String],
+    cpus: Option<libc::cpu_set_t>,
+    cgroup_procs: &[libc::c_int],
+    stdout: Stdio,
+    stderr: Stdio,
+) -> io::Result<Guard> {
     let mut command = Command::new(program);
     command
         .args(args)
@@ -40,6 +53,7 @@ pub fn spawn(
     let child = Supervision::new(libc::SIGKILL)
         .own_group()
         .pinned(cpus)
+        .in_cgroups(cgroup_procs)
         .spawn(&mut command)?;
     Ok(Guard {
         child,

@@ -110,14 +110,18 @@ pub enum Status {
     Skipped,
     /// Cut short by SIGINT or SIGTERM.
     Interrupted,
+    /// Never started: what the model needs is missing here (`failure_reason` says what).
+    #[serde(rename = "not-run")]
+    NotRun,
 }
 
 impl Status {
-    pub const ALL: [Status; 4] = [
+    pub const ALL: [Status; 5] = [
         Status::Ok,
         Status::Failed,
         Status::Skipped,
         Status::Interrupted,
+        Status::NotRun,
     ];
 
     pub fn name(self) -> &'static str {
@@ -126,6 +130,7 @@ impl Status {
             Status::Failed => "failed",
             Status::Skipped => "skipped",
             Status::Interrupted => "interrupted",
+            Status::NotRun => "not-run",
         }
     }
 }
@@ -257,6 +262,7 @@ pub fn comparison_table(rows: &[Row], models: &[String]) -> String {
             .find(|r| !matches!(r.status, Status::Ok | Status::Skipped))
         {
             None => "ok".to_string(),
+            Some(r) if r.status == Status::NotRun => format!("not run: {}", r.failure_reason),
             Some(r) => format!("{} at {}: {}", r.status, r.step, r.failure_reason),
         };
         let dash = || "-".to_string();
@@ -335,7 +341,7 @@ mod tests {
         }
         assert_eq!(
             "fine".parse::<Status>().unwrap_err(),
-            "'fine' is not one of ok, failed, skipped, interrupted"
+            "'fine' is not one of ok, failed, skipped, interrupted, not-run"
         );
     }
 

@@ -7,14 +7,15 @@
 //! keeps a step that broke a server from spoiling the next one.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::hosts::{self, Hosts};
+use super::conditions::{self, Limits};
+use super::hosts::{self, Hosts, Shaping};
 use super::judge::{judge, measure};
 use super::process;
 use super::results::{ResultsCsv, Row, Status};
-use super::scenario::{trim_float, Scenario, Step};
+use super::scenario::{trim_float, ModelEntry, ModelKind, Scenario, Step};
 use super::step::{run_step, StepOutcome};
 
 /// Where and how to run.
@@ -33,6 +34,24 @@ pub struct RunConfig {
 pub struct RunOutcome {
     pub rows: Vec<Row>,
     pub interrupted: bool,
+    /// The shaping applied to the client links (`[network]`).
+    pub network: Option<Shaping>,
+}
+
+/// Why a command entry cannot run here: its program is not installed. None when it can
+/// (or it is one of echolab's own models).
+pub fn missing_program(entry: &ModelEntry) -> Option<String> {
+    let ModelKind::Command(argv) = &entry.kind else {
+        return None;
+    };
+    let program = Path::new(&argv[0]);
+    let found = if argv[0].contains('/') {
+        program.is_file()
+    } else {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+    };
+    (!found).then(|| format!("`{}` is not installed here (not found on PATH)", argv[0]))
 }
 
 /// Progress over the whole experiment: an indicatif bar on a terminal, plain lines otherwise.
@@ -151,11 +170,32 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
             Some(hosts)
         }
     };
+    let network = match (&hosts, &scenario.network) {
+        (Some(hosts), Some(network)) => {
+            let shaping = hosts.shape(network)?;
+            if !config.quiet {
+                eprintln!("client links shaped: {}", shaping.describe());
+            }
+            Some(shaping)
+        }
+        _ => None,
+    };
+    if scenario
+        .models
+        .iter()
+        .any(|m| Limits::of(&m.options).is_some())
+    {
+        let removed = conditions::remove_leftovers();
+        if !removed.is_empty() && !config.quiet {
+            eprintln!("removed cgroups left by runs that died: {removed:?}");
+        }
+    }
     let mut progress = Progress::new(total, config.progress_bar, config.quiet);
     let mut rows = Vec::new();
     let mut interrupted = false;
     'models: for entry in &scenario.models {
         let mut failed: Option<&Step> = None;
+        let missing = missing_program(entry);
         for step in &scenario.steps {
             for rep in 1..=reps {
                 let mut row = Row {
@@ -170,7 +210,10 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                     ..Row::default()
                 };
                 let what = format!("{} {} rep {rep}/{reps}", entry.label, step.name);
-                if let Some(f) = failed.filter(|f| step.at_least_as_heavy_as(f)) {
+                if let Some(why) = &missing {
+                    row.status = Status::NotRun;
+                    row.failure_reason = why.clone();
+                } else if let Some(f) = failed.filter(|f| step.at_least_as_heavy_as(f)) {
                     row.status = Status::Skipped;
                     row.failure_reason = if f.name == step.name {
                         "step failed in an earlier repetition".to_string()
@@ -222,7 +265,11 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         }
     }
     progress.close();
-    Ok(RunOutcome { rows, interrupted })
+    Ok(RunOutcome {
+        rows,
+        interrupted,
+        network,
+    })
 }
 
 /// Whether progress should be a bar (stderr is a terminal).

@@ -67,7 +67,12 @@ fn alerts(results: &Results) -> Vec<String> {
             "results.csv has no rows: no step was recorded, so there is nothing to chart.".into(),
         );
     }
-    for status in [Status::Interrupted, Status::Failed, Status::Skipped] {
+    for status in [
+        Status::Interrupted,
+        Status::Failed,
+        Status::NotRun,
+        Status::Skipped,
+    ] {
         // Group repetitions of one step so each step is listed once.
         let mut steps: Vec<(String, String, Vec<u32>, String)> = Vec::new();
         for row in results.rows.iter().filter(|r| r.status == status) {
@@ -102,6 +107,8 @@ fn alerts(results: &Results) -> Vec<String> {
             .collect();
         let verb = match (status, total) {
             (Status::Failed, _) => "failed",
+            (Status::NotRun, 1) => "was not run",
+            (Status::NotRun, _) => "were not run",
             (Status::Skipped, 1) => "was skipped",
             (Status::Skipped, _) => "were skipped",
             (_, 1) => "was interrupted",
@@ -193,6 +200,39 @@ fn setup_section(results: &Results) -> Section {
             other => other.to_string(),
         };
         rows.push(vec![format!("sysctl {name}"), value]);
+    }
+    for (model, limits) in &m.conditions.server_limits {
+        rows.push(vec![
+            format!("Server limits of {model}"),
+            format!("{} (a cgroup of its own)", limits.describe()),
+        ]);
+    }
+    if let Some(network) = &m.conditions.network {
+        rows.push(vec![
+            "Client links".into(),
+            format!(
+                "each direction of every client host's link: {}",
+                network.describe()
+            ),
+        ]);
+    }
+    let uncounted = sweep::models(results)
+        .into_iter()
+        .filter(|model| {
+            results
+                .rows
+                .iter()
+                .any(|r| &r.model == model && r.status == Status::Ok && r.bytes_match.is_none())
+        })
+        .collect::<Vec<_>>();
+    if !uncounted.is_empty() {
+        rows.push(vec![
+            "Server byte counts".into(),
+            format!(
+                "none from {} (a server given as a command keeps none): only the client's echo checks apply",
+                uncounted.join(", ")
+            ),
+        ]);
     }
     rows.push(vec!["Models".into(), sweep::models(results).join(", ")]);
     rows.push(vec!["Swept".into(), sweep::swept_axes(results).join(", ")]);

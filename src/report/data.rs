@@ -62,6 +62,7 @@ pub struct Manifest {
     pub ended_unix: Option<f64>,
     pub interrupted: bool,
     pub duration_s: Option<f64>,
+    pub conditions: crate::experiment::conditions::Conditions,
 }
 
 /// One line of results.csv: one repetition of one step of one model.

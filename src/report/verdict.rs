@@ -444,8 +444,16 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
         .filter(|r| r.bytes_match == Some(false) || r.num(column::MISMATCHES).unwrap_or(0.0) > 0.0)
         .map(|r| format!("{} {} rep {}", r.model, r.step, r.repetition))
         .collect();
+    // Servers given as commands keep no byte counts: only the client's echo check applies.
+    let counted = completed.iter().filter(|r| r.bytes_match.is_some()).count();
+    let uncounted = completed.len() - counted;
     if !completed.is_empty() {
-        if bad_bytes.is_empty() {
+        if bad_bytes.is_empty() && uncounted > 0 {
+            out.push(format!(
+                "No echo mismatches in all {} completed repetitions; client and server byte counts agreed in the {counted} whose server counts bytes (the other {uncounted} ran servers given as commands, which report none).",
+                completed.len()
+            ));
+        } else if bad_bytes.is_empty() {
             out.push(format!(
                 "Every byte was accounted for: no echo mismatches, and client and server byte counts agreed, in all {} completed repetitions.",
                 completed.len()

@@ -16,7 +16,12 @@ pub struct Supervision {
     death_signal: libc::c_int,
     own_group: bool,
     cpus: Option<libc::cpu_set_t>,
+    /// Open `cgroup.procs` files the child writes itself into (at most one per hierarchy).
+    cgroups: [libc::c_int; MAX_CGROUP_FILES],
 }
+
+/// cgroup v1 hierarchies a child may join at once (cpu, memory, pids) with room to spare.
+const MAX_CGROUP_FILES: usize = 4;
 
 impl Supervision {
     /// The child receives `death_signal` when its parent dies: SIGKILL for a child that must
@@ -26,7 +31,19 @@ impl Supervision {
             death_signal,
             own_group: false,
             cpus: None,
+            cgroups: [-1; MAX_CGROUP_FILES],
         }
+    }
+
+    /// Moves the child into the cgroups whose open `cgroup.procs` files are `procs`
+    /// before it execs, so it is limited from its first instruction.
+    pub fn in_cgroups(mut self, procs: &[libc::c_int]) -> Supervision {
+        assert!(
+            procs.len() <= MAX_CGROUP_FILES,
+            "too many cgroup hierarchies"
+        );
+        self.cgroups[..procs.len()].copy_from_slice(procs);
+        self
     }
 
     /// Puts the child in a process group of its own (its pid is the group id).
@@ -49,10 +66,12 @@ impl Supervision {
             death_signal,
             own_group,
             cpus,
+            cgroups,
         } = self;
         // SAFETY: the closure runs in the forked child before exec and only makes
         // async-signal-safe calls (prctl, getppid, _exit, setpgid, sched_setaffinity) on
-        // values copied in before the fork; it allocates nothing.
+        // values copied in before the fork; it allocates nothing. The cgroup fds are
+        // open in the parent and stay valid in the child until exec closes them.
         unsafe {
             command.pre_exec(move || {
                 if libc::prctl(
@@ -71,6 +90,12 @@ impl Supervision {
                 }
                 if own_group && libc::setpgid(0, 0) == -1 {
                     return Err(io::Error::last_os_error());
+                }
+                // "0" names the writing process, in v1 and v2 alike.
+                for fd in cgroups.iter().copied().filter(|fd| *fd >= 0) {
+                    if libc::write(fd, b"0".as_ptr().cast(), 1) != 1 {
+                        return Err(io::Error::last_os_error());
+                    }
                 }
                 if let Some(set) = &cpus {
                     if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) == -1

@@ -143,6 +143,55 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub failure: FailureRule,
     pub hosts: Option<Spanned<HostsFile>>,
+    pub network: Option<Spanned<NetworkFile>>,
+}
+
+/// `[network]`: shaping of the client hosts' links (needs `[hosts]`).
+#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkFile {
+    /// Link rate in each direction, as tc writes it (`"100mbit"`, `"10mbit"`, `"1gbit"`).
+    pub rate: Option<BitRate>,
+    /// One-way delay added on each client link (netem).
+    pub delay: Option<Dur>,
+    /// Delay variation around `delay` (netem).
+    pub jitter: Option<Dur>,
+    /// Fraction of packets dropped on each client link (netem).
+    pub loss: Option<Fraction>,
+    /// When the kernel has no netem: run without delay, jitter and loss (saying so in
+    /// the manifest) instead of refusing to start.
+    #[serde(default)]
+    pub netem_optional: bool,
+}
+
+/// A link rate in bits per second, written as tc writes it (`"100mbit"`) or a number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BitRate(pub u64);
+
+impl BitRate {
+    /// Parses `100mbit`, `1.5gbit`, `64kbit`, `1000bit` (decimal units, as tc's).
+    pub fn parse(text: &str) -> Result<BitRate, String> {
+        let t = text.trim().to_ascii_lowercase();
+        let (number, scale) = [("gbit", 1e9), ("mbit", 1e6), ("kbit", 1e3), ("bit", 1.0)]
+            .iter()
+            .find_map(|(unit, scale)| t.strip_suffix(unit).map(|n| (n.trim(), *scale)))
+            .ok_or_else(|| format!("rate {text:?} needs a unit: bit, kbit, mbit or gbit"))?;
+        let value: f64 = number
+            .parse()
+            .map_err(|_| format!("rate {text:?} is not a number with a unit"))?;
+        let bits = value * scale;
+        if !(bits.is_finite() && bits >= 8.0) {
+            return Err(format!("rate {text:?} must be at least 8bit"));
+        }
+        Ok(BitRate(bits.round() as u64))
+    }
+}
+
+impl<'de> Deserialize<'de> for BitRate {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        BitRate::parse(&text).map_err(de::Error::custom)
+    }
 }
 
 /// `[hosts]`: run the server and the load on emulated hosts (network namespaces).
@@ -172,9 +221,57 @@ pub struct ServerOptions {
     pub sqpoll: Option<bool>,
     pub cpus: Option<Vec<usize>>,
     pub args: Option<Vec<String>>,
+    /// Only in `[model.NAME]`: any echo server as a command, `{port}` and `{addr}` substituted.
+    pub command: Option<Vec<String>>,
+    /// How long the server may take to listen (default 15 s).
+    pub start_timeout: Option<Dur>,
+    /// The server's CPU cap, in cores (`0.5` = half of one core), via its own cgroup.
+    pub cpu_quota: Option<Cores>,
+    /// The server's memory cap via its own cgroup; past it the kernel's OOM killer acts.
+    pub memory_max: Option<Bytes>,
+    /// The most processes and threads the server may have at once (cgroup pids.max).
+    pub tasks_max: Option<Count>,
+}
+
+/// A positive number of CPU cores (a CPU quota).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Cores(pub f64);
+
+impl<'de> Deserialize<'de> for Cores {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let v = f64::deserialize(deserializer)?;
+        if !(v.is_finite() && v >= 0.01) {
+            return Err(de::Error::custom(format!(
+                "must be a number of cores of at least 0.01, not {v}"
+            )));
+        }
+        Ok(Cores(v))
+    }
 }
 
 impl ServerOptions {
+    /// The options a built-in model takes and a command cannot (set ones, by key name).
+    pub fn builtin_only(&self) -> Vec<&'static str> {
+        [
+            ("base", self.base.is_some()),
+            ("workers", self.workers.is_some()),
+            ("trigger", self.trigger.is_some()),
+            ("accept", self.accept.is_some()),
+            ("processes", self.processes.is_some()),
+            ("conns_per_process", self.conns_per_process.is_some()),
+            ("max_conns", self.max_conns.is_some()),
+            ("idle_timeout", self.idle_timeout.is_some()),
+            ("max_pending", self.max_pending.is_some()),
+            ("thread_stack", self.thread_stack.is_some()),
+            ("backlog", self.backlog.is_some()),
+            ("sqpoll", self.sqpoll.is_some()),
+            ("args", self.args.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, set)| set.then_some(key))
+        .collect()
+    }
+
     /// These options with `over`'s set values taking precedence.
     pub(super) fn overlaid(&self, over: &ServerOptions) -> ServerOptions {
         ServerOptions {
@@ -192,6 +289,11 @@ impl ServerOptions {
             sqpoll: over.sqpoll.or(self.sqpoll),
             cpus: over.cpus.clone().or_else(|| self.cpus.clone()),
             args: over.args.clone().or_else(|| self.args.clone()),
+            command: over.command.clone().or_else(|| self.command.clone()),
+            start_timeout: over.start_timeout.or(self.start_timeout),
+            cpu_quota: over.cpu_quota.or(self.cpu_quota),
+            memory_max: over.memory_max.or(self.memory_max),
+            tasks_max: over.tasks_max.or(self.tasks_max),
         }
     }
 }

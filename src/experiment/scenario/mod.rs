@@ -21,12 +21,12 @@ use crate::load::LoadArgs;
 use crate::server::{Model, ServerConfig};
 
 pub use file::{
-    Axis, AxisRange, Bytes, Count, Dur, FailureRule, Fraction, HostsFile, LoadOptions, Rate,
-    ScenarioFile, ServerOptions, SweepFile,
+    Axis, AxisRange, BitRate, Bytes, Cores, Count, Dur, FailureRule, Fraction, HostsFile,
+    LoadOptions, NetworkFile, Rate, ScenarioFile, ServerOptions, SweepFile,
 };
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 7] = [
+pub const BUILTIN: [(&str, &str); 9] = [
     ("quick", include_str!("../../../scenarios/quick.toml")),
     (
         "max-clients",
@@ -43,22 +43,49 @@ pub const BUILTIN: [(&str, &str); 7] = [
     ("churn", include_str!("../../../scenarios/churn.toml")),
     ("ramp", include_str!("../../../scenarios/ramp.toml")),
     ("hosts", include_str!("../../../scenarios/hosts.toml")),
+    (
+        "languages",
+        include_str!("../../../scenarios/languages.toml"),
+    ),
+    (
+        "lan-100mbit",
+        include_str!("../../../scenarios/lan-100mbit.toml"),
+    ),
 ];
+
+/// What a model entry runs: one of echolab's own servers, or any echo server as a command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelKind {
+    Builtin(Model),
+    /// The program and its arguments, `{port}` and `{addr}` still to be substituted.
+    Command(Vec<String>),
+}
 
 /// A model entry of the scenario: its label (the results folder and csv `model`), the
 /// server model it runs and its effective options.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelEntry {
     pub label: String,
-    pub model: Model,
+    pub kind: ModelKind,
     pub options: ServerOptions,
 }
 
 impl ModelEntry {
+    /// The built-in model this entry runs; None for a command.
+    pub fn model(&self) -> Option<Model> {
+        match &self.kind {
+            ModelKind::Builtin(m) => Some(*m),
+            ModelKind::Command(_) => None,
+        }
+    }
+
     /// `serve --model M` with the entry's free-form `args`, parsed as the server parses
-    /// them: the configuration every step of this entry starts from.
+    /// them: the configuration every step of this entry starts from (built-in models only).
     pub fn base_config(&self) -> Result<ServerConfig, String> {
-        let argv = ["serve", "--model", self.model.name()]
+        let model = self
+            .model()
+            .ok_or_else(|| format!("'{}' is a command, not an echolab model", self.label))?;
+        let argv = ["serve", "--model", model.name()]
             .into_iter()
             .map(String::from)
             .chain(self.options.args.iter().flatten().cloned());
@@ -131,6 +158,8 @@ pub struct Scenario {
     pub failure: FailureRule,
     /// `[hosts] clients`: client hosts (network namespaces) to split each step's load over.
     pub client_hosts: Option<u32>,
+    /// `[network]`: shaping of the client hosts' links.
+    pub network: Option<NetworkFile>,
 }
 
 /// Builds an error pointing at a place in the scenario being parsed.
@@ -192,6 +221,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     let load = validate::load(&file, &err)?;
     let (steps, axes) = expand::steps(&file, &load, &err)?;
     let client_hosts = validate::client_hosts(&file, &load, &steps, &err)?;
+    let network = validate::network(&file, &err)?;
     validate::free_form_args(&models, &load, &err)?;
     Ok(Scenario {
         name: file
@@ -213,6 +243,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         sweep_axes: axes,
         failure: file.failure.clone(),
         client_hosts,
+        network,
     })
 }
 
@@ -329,10 +360,10 @@ requests = 1
 "#,
         )
         .unwrap();
-        assert_eq!(s.models[0].model, Model::Epoll);
+        assert_eq!(s.models[0].kind, ModelKind::Builtin(Model::Epoll));
         assert_eq!(s.models[0].options.workers, Some(Count(1)));
         assert_eq!(s.models[1].label, "epoll-lt");
-        assert_eq!(s.models[1].model, Model::Epoll);
+        assert_eq!(s.models[1].kind, ModelKind::Builtin(Model::Epoll));
         assert_eq!(s.models[1].options.trigger, Some(Trigger::Level));
         assert_eq!(s.models[1].options.workers, Some(Count(2)));
         assert_eq!(s.models[2].options.cpus, Some(vec![0]));
@@ -418,6 +449,52 @@ requests = 1
             e.contains("source_addrs cannot be used with [hosts]"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn command_entries_and_network() {
+        let base = "models = [\"epoll\", \"node\"]\n[server]\nworkers = 2\ncpus = [0]\n\
+                    [model.node]\ncommand = [\"node\", \"s.js\", \"{port}\"]\n";
+        let s = parse_str(&format!(
+            "{base}memory_max = \"64MiB\"\n[load]\nrequests = 1\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            s.models[1].kind,
+            ModelKind::Command(vec!["node".into(), "s.js".into(), "{port}".into()])
+        );
+        // [server]'s cpus reach a command; its echolab-server options do not.
+        assert_eq!(s.models[1].options.cpus, Some(vec![0]));
+        assert_eq!(s.models[1].options.workers, None);
+        assert_eq!(s.models[1].options.memory_max, Some(Bytes(64 << 20)));
+        assert!(s.models[1].base_config().is_err());
+        let e = error_of(&format!("{base}workers = 4\n[load]\nrequests = 1\n"));
+        assert!(
+            e.starts_with("test.toml: line 5, column 1: [model.node] runs a command, so it cannot take `workers`"),
+            "{e}"
+        );
+        let e = error_of(
+            "models = [\"n\"]\n[model.n]\ncommand = [\"node\", \"s.js\"]\n[load]\nrequests = 1\n",
+        );
+        assert!(e.contains("command never names `{port}`"), "{e}");
+        let hosts = "models = [\"epoll\"]\n[load]\nrequests = 1\nconnections = 2\n";
+        let s = parse_str(&format!(
+            "{hosts}[hosts]\nclients = 2\n[network]\nrate = \"100mbit\"\n"
+        ))
+        .unwrap();
+        assert_eq!(s.network.unwrap().rate, Some(BitRate(100_000_000)));
+        let e = error_of(&format!("{hosts}[network]\nrate = \"100mbit\"\n"));
+        assert!(e.starts_with("test.toml: line 5, column 1: [network] shapes the client hosts' links, so it needs [hosts]"), "{e}");
+        let e = error_of(&format!(
+            "{hosts}[hosts]\nclients = 2\n[network]\nrate = \"fast\"\n"
+        ));
+        assert!(
+            e.starts_with("test.toml: line 8, column 8: rate \"fast\" needs a unit"),
+            "{e}"
+        );
+        assert_eq!(BitRate::parse("1.5gbit"), Ok(BitRate(1_500_000_000)));
+        assert_eq!(BitRate::parse("64kbit"), Ok(BitRate(64_000)));
+        assert!(BitRate::parse("0bit").is_err());
     }
 
     #[test]

@@ -4,8 +4,8 @@
 
 use toml::Spanned;
 
-use super::file::{LoadOptions, ScenarioFile};
-use super::{ErrAt, ModelEntry, Step};
+use super::file::{LoadOptions, NetworkFile, ScenarioFile};
+use super::{ErrAt, ModelEntry, ModelKind, Step};
 use crate::server::Model;
 
 /// The model entries: plain model names, or variant labels defined by a
@@ -39,6 +39,17 @@ pub(super) fn models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Mode
             return Err(err(span, format!("model '{label}' is listed twice")));
         }
         let own = file.model.get(label);
+        if let Some(command) = own.and_then(|o| o.get_ref().command.clone()) {
+            let table = own.expect("a command comes from its table");
+            models.push(command_entry(file, label, table, command, err)?);
+            continue;
+        }
+        if file.server.command.is_some() {
+            return Err(err(
+                None,
+                "[server] cannot have `command`; it belongs in a [model.NAME] table".into(),
+            ));
+        }
         let plain = Model::ALL.iter().copied().find(|m| m.name() == label);
         let model = match (own.and_then(|o| o.get_ref().base), plain) {
             (Some(base), Some(plain)) if base != plain => {
@@ -76,7 +87,7 @@ pub(super) fn models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Mode
         }
         models.push(ModelEntry {
             label: label.to_string(),
-            model,
+            kind: ModelKind::Builtin(model),
             options,
         });
     }
@@ -89,6 +100,84 @@ pub(super) fn models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Mode
         }
     }
     Ok(models)
+}
+
+/// A `[model.LABEL]` entry with `command`: the command must name `{port}`, and the
+/// table may set only what applies to any process (cpus, conditions, start_timeout).
+/// `[server]`'s built-in options are for echolab's own models and do not reach it.
+fn command_entry(
+    file: &ScenarioFile,
+    label: &str,
+    table: &Spanned<super::ServerOptions>,
+    command: Vec<String>,
+    err: ErrAt,
+) -> anyhow::Result<ModelEntry> {
+    let own = table.get_ref();
+    if let Some(key) = own.builtin_only().first() {
+        return Err(err(
+            Some(table.span()),
+            format!(
+                "[model.{label}] runs a command, so it cannot take `{key}` (an option of echolab's own servers); \
+                 a command takes cpus, start_timeout, cpu_quota, memory_max and tasks_max"
+            ),
+        ));
+    }
+    if command.is_empty() || command[0].is_empty() {
+        return Err(err(
+            Some(table.span()),
+            format!("[model.{label}] command is empty: name a program"),
+        ));
+    }
+    if !command.iter().any(|a| a.contains("{port}")) {
+        return Err(err(
+            Some(table.span()),
+            format!(
+                "[model.{label}] command never names `{{port}}`: the runner picks the port and must tell the server"
+            ),
+        ));
+    }
+    let general = &file.server;
+    let options = super::ServerOptions {
+        cpus: own.cpus.clone().or_else(|| general.cpus.clone()),
+        start_timeout: own.start_timeout.or(general.start_timeout),
+        cpu_quota: own.cpu_quota.or(general.cpu_quota),
+        memory_max: own.memory_max.or(general.memory_max),
+        tasks_max: own.tasks_max.or(general.tasks_max),
+        command: Some(command.clone()),
+        ..Default::default()
+    };
+    Ok(ModelEntry {
+        label: label.to_string(),
+        kind: ModelKind::Command(command),
+        options,
+    })
+}
+
+/// `[network]`: only in the namespace lab, and with something to shape.
+pub(super) fn network(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Option<NetworkFile>> {
+    let Some(network) = &file.network else {
+        return Ok(None);
+    };
+    let n = network.get_ref();
+    if file.hosts.is_none() {
+        return Err(err(
+            Some(network.span()),
+            "[network] shapes the client hosts' links, so it needs [hosts] clients = N".into(),
+        ));
+    }
+    if n.rate.is_none() && n.delay.is_none() && n.loss.is_none() {
+        return Err(err(
+            Some(network.span()),
+            "[network] needs at least one of rate, delay or loss".into(),
+        ));
+    }
+    if n.jitter.is_some() && n.delay.is_none() {
+        return Err(err(
+            Some(network.span()),
+            "[network] jitter varies the delay, so it needs delay".into(),
+        ));
+    }
+    Ok(Some(n.clone()))
 }
 
 /// The load shape of every step, once its exclusive keys are checked.
@@ -179,7 +268,7 @@ pub(super) fn free_form_args(
     load: &LoadOptions,
     err: ErrAt,
 ) -> anyhow::Result<()> {
-    for entry in models {
+    for entry in models.iter().filter(|m| m.model().is_some()) {
         if let Err(message) = entry.base_config() {
             return Err(err(
                 None,

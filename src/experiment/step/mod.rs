@@ -3,7 +3,8 @@
 //! (the two summaries, read into the crate's own types, and the server's /proc
 //! samples) handed to the judge.
 //!
-//! - [`server`]: `echolab serve` for a step and its `listening on` line.
+//! - [`server`]: the step's server (`echolab serve`, or any echo server as a command),
+//!   started (in its own cgroup when limited) and waited for until it is ready.
 //! - [`load`]: `echolab load` for a step, on one host or split over client hosts
 //!   (`--shard`, a common `--start-at`, then `echolab merge`).
 
@@ -11,6 +12,7 @@ mod load;
 mod server;
 
 use std::fs;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -26,7 +28,7 @@ use load::{collect_load, start_load, step_timeout, stop_agents};
 use server::{start_server, StartError, Started, STOP_GRACE};
 
 pub use load::load_args;
-pub use server::server_args;
+pub use server::{server_args, substitute};
 
 const PROBE_INTERVAL: Duration = Duration::from_millis(100);
 
@@ -93,6 +95,16 @@ fn load_cpu_pct(probes: impl Iterator<Item = Vec<probe::Sample>>) -> Option<f64>
     total
 }
 
+/// When the server has exited on its own: records why and returns the moment seen.
+fn died_now(server: &mut process::Guard, side: &mut ServerSide, dir: &Path) -> Option<Instant> {
+    let status = server.try_wait()?;
+    side.died = Some(format!(
+        "server died during the step ({status}): {}",
+        tail(&dir.join("server-stderr.txt"))
+    ));
+    Some(Instant::now())
+}
+
 /// Runs one repetition of one step for one model (on the emulated hosts when given).
 pub fn run_step(
     config: &RunConfig,
@@ -126,6 +138,7 @@ pub fn run_step(
         addr,
         pid,
         reader,
+        cgroup,
     } = started;
     let probe = Probe::start(pid, PROBE_INTERVAL, &dir.join("probe.csv")).ok();
     let now = |p: &Option<Probe>| p.as_ref().map_or(0.0, |p| p.elapsed());
@@ -167,13 +180,7 @@ pub fn run_step(
         // Checked before the load's end: a load that ends because its server died
         // must fail the step for that reason, not for the errors it then saw.
         if server_died_at.is_none() {
-            if let Some(status) = server.try_wait() {
-                server_side.died = Some(format!(
-                    "server died during the step ({status}): {}",
-                    tail(&dir.join("server-stderr.txt"))
-                ));
-                server_died_at = Some(Instant::now());
-            }
+            server_died_at = died_now(&mut server, &mut server_side, dir);
         }
         if running == 0 {
             break;
@@ -193,6 +200,10 @@ pub fn run_step(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    // The load may have ended (its connections reset) before the loop saw the server go.
+    if server_died_at.is_none() {
+        server_died_at = died_now(&mut server, &mut server_side, dir);
+    }
     // Forked load processes (--processes) go with their leaders.
     for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
         guard.signal_group(libc::SIGKILL);
@@ -208,13 +219,24 @@ pub fn run_step(
         server_side.samples = probe.finish();
     }
     let _ = reader.join();
+    // A server killed by the kernel for memory: the step's reason is the cap.
+    let sigkilled =
+        server_died_at.is_some() && status.and_then(|s| s.signal()) == Some(libc::SIGKILL);
+    if let Some(oom) = cgroup.as_ref().and_then(|c| c.oom_reason(sigkilled)) {
+        server_side.died = Some(oom);
+    }
+    drop(cgroup);
+    // A command without a SIGTERM handler dies of the signal: that is its clean stop.
+    let clean_stop = |s: &std::process::ExitStatus| {
+        s.success() || (entry.model().is_none() && s.signal() == Some(libc::SIGTERM))
+    };
     if server_side.died.is_none() {
         if killed {
             server_side.stop_problem = Some(format!(
                 "server did not exit within {} s of SIGTERM",
                 STOP_GRACE.as_secs()
             ));
-        } else if let Some(s) = status.filter(|s| !s.success()) {
+        } else if let Some(s) = status.filter(|s| !clean_stop(s)) {
             server_side.stop_problem = Some(format!(
                 "server exited with {s} on SIGTERM: {}",
                 tail(&dir.join("server-stderr.txt"))

@@ -1,23 +1,28 @@
-//! `echolab serve` for one step: its arguments, its start (inside the server
-//! host's namespace when there are emulated hosts), and its `listening on` line.
+//! The server of one step: `echolab serve` with its arguments, or any echo server
+//! given as a command (`{port}` and `{addr}` substituted); its start (inside the
+//! server host's namespace when there are emulated hosts, in a cgroup of its own
+//! when the scenario limits it), and the moment it is ready.
 
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::{processes_for, tail};
+use crate::experiment::conditions::{Cgroup, Limits};
 use crate::experiment::hosts::Host;
 use crate::experiment::probe;
 use crate::experiment::process::{self, Guard};
 use crate::experiment::runner::RunConfig;
-use crate::experiment::scenario::{ModelEntry, Step};
+use crate::experiment::scenario::{trim_float, ModelEntry, ModelKind, Step};
 use crate::server::{Listening, ServerConfig};
 
-/// How long a server may take to print its `listening on` line.
+/// How long a server may take to be ready, unless the scenario says (`start_timeout`).
 const START_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a server may take to close its connections and write its summary.
 pub(super) const STOP_GRACE: Duration = Duration::from_secs(30);
@@ -57,7 +62,7 @@ pub fn server_config(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) 
         config.accept = m;
     }
     let processes = o.processes.map(|p| p.0).or_else(|| {
-        entry
+        config
             .model
             .supports_processes()
             .then(|| processes_for(step.connections, o.conns_per_process.map(|c| c.0)))
@@ -96,15 +101,108 @@ pub fn server_args(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) ->
         .collect()
 }
 
-/// A started server: its guard, address, the pid to probe and its stdout copier.
+/// How a step's server is started and known to be ready: one flow for both kinds.
+enum Launch {
+    /// `echolab serve`: ready when it prints `listening on ADDR`.
+    Builtin(ServerConfig),
+    /// Any echo server: ready when `addr` accepts a connection.
+    Command { argv: Vec<String>, addr: SocketAddr },
+}
+
+impl Launch {
+    fn of(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) -> Result<Launch, String> {
+        Ok(match &entry.kind {
+            ModelKind::Builtin(_) => Launch::Builtin(server_config(entry, step, dir, bind)),
+            ModelKind::Command(command) => {
+                let addr = SocketAddr::new(bind, free_port()?);
+                Launch::Command {
+                    argv: substitute(command, addr),
+                    addr,
+                }
+            }
+        })
+    }
+
+    /// The program and its arguments.
+    fn program(&self, exe: &Path) -> (PathBuf, Vec<String>) {
+        match self {
+            Launch::Builtin(config) => (
+                exe.to_path_buf(),
+                config
+                    .to_args()
+                    .into_iter()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect(),
+            ),
+            Launch::Command { argv, .. } => (PathBuf::from(&argv[0]), argv[1..].to_vec()),
+        }
+    }
+
+    /// How the server is named in messages.
+    fn describe(&self) -> String {
+        match self {
+            Launch::Builtin(_) => "server".to_string(),
+            Launch::Command { argv, .. } => format!("`{}`", argv.join(" ")),
+        }
+    }
+}
+
+/// `{port}` and `{addr}` replaced in every argument of a command.
+pub fn substitute(command: &[String], addr: SocketAddr) -> Vec<String> {
+    command
+        .iter()
+        .map(|a| {
+            a.replace("{port}", &addr.port().to_string())
+                .replace("{addr}", &addr.ip().to_string())
+        })
+        .collect()
+}
+
+/// A port free on loopback now (the kernel's pick, released for the server to take).
+fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("cannot find a free port: {e}"))
+}
+
+/// Whether `addr` accepts a TCP connection, tried from inside `host` when given (a
+/// thread of its own joins the host's network namespace, so the runner stays outside).
+fn accepts(addr: SocketAddr, host: Option<&Host>) -> bool {
+    let connect =
+        move || std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok();
+    let Some(host) = host else {
+        return connect();
+    };
+    let path = format!("/run/netns/{}", host.namespace);
+    std::thread::spawn(move || {
+        let Ok(ns) = File::open(path) else {
+            return false;
+        };
+        // SAFETY: setns on an open namespace fd; it changes only this thread's network
+        // namespace, and the thread ends right after the connection attempt.
+        if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return false;
+        }
+        connect()
+    })
+    .join()
+    .unwrap_or(false)
+}
+
+/// A started server: its guard, address, the pid to probe, its stdout copier and its cgroup.
 pub(super) struct Started {
     pub guard: Guard,
     pub addr: SocketAddr,
     pub pid: u32,
     pub reader: std::thread::JoinHandle<()>,
+    /// The server's own cgroup when the scenario limits it (removed when dropped).
+    pub cgroup: Option<Cgroup>,
 }
 
-/// Starts the server (inside `host` when given) and waits for its `listening on ADDR` line.
+/// Starts the server (inside `host` when given, in a cgroup of its own when the entry
+/// has limits) and waits until it is ready: its `listening on ADDR` line for echolab's
+/// own servers, a connection accepted on its port for a command.
 pub(super) fn start_server(
     config: &RunConfig,
     entry: &ModelEntry,
@@ -113,17 +211,31 @@ pub(super) fn start_server(
     host: Option<&Host>,
 ) -> Result<Started, StartError> {
     let bind = host.map_or(IpAddr::V4(Ipv4Addr::LOCALHOST), |h| IpAddr::V4(h.addr));
-    let args = server_args(entry, step, dir, bind);
-    let (program, args) = wrap_in_host(&config.exe, args, host);
-    fs::write(
-        dir.join("server-command.txt"),
-        command_line(&program, &args),
-    )
-    .ok();
-    let stderr = File::create(dir.join("server-stderr.txt")).map_err(|e| e.to_string())?;
+    let launch = Launch::of(entry, step, dir, bind)?;
+    let (program, args) = launch.program(&config.exe);
+    let line = match &launch {
+        Launch::Builtin(_) => command_line(&program, &args),
+        Launch::Command { argv, .. } => argv.join(" ") + "\n",
+    };
+    let (program, args) = wrap_in_host(&program, args, host);
+    fs::write(dir.join("server-command.txt"), line).ok();
+    let stderr_path = dir.join("server-stderr.txt");
+    let stderr = File::create(&stderr_path).map_err(|e| e.to_string())?;
+    let cgroup = Limits::of(&entry.options)
+        .map(Cgroup::create)
+        .transpose()
+        .map_err(|e| format!("{e:#}"))?;
+    let cgroup_fds = cgroup.as_ref().map_or(Vec::new(), Cgroup::procs_fds);
     let cpus = entry.options.cpus.as_deref().and_then(process::cpu_set);
-    let mut guard = process::spawn(&program, &args, cpus, Stdio::piped(), stderr.into())
-        .map_err(|e| format!("cannot start server: {e}"))?;
+    let mut guard = process::spawn_in(
+        &program,
+        &args,
+        cpus,
+        &cgroup_fds,
+        Stdio::piped(),
+        stderr.into(),
+    )
+    .map_err(|e| format!("cannot start {}: {e}", launch.describe()))?;
     let stdout = guard.child.stdout.take().expect("stdout is piped");
     let mut copy = File::create(dir.join("server-stdout.txt")).map_err(|e| e.to_string())?;
     let (tx, rx) = mpsc::channel();
@@ -139,44 +251,76 @@ pub(super) fn start_server(
             }
         }
     });
-    let deadline = Instant::now() + START_TIMEOUT;
+    let timeout = entry.options.start_timeout.map_or(START_TIMEOUT, |t| t.0);
+    let deadline = Instant::now() + timeout;
     loop {
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(line) => {
-                let listening: Listening = line
-                    .parse()
-                    .map_err(|e| format!("server printed an unreadable listening line: {e}"))?;
-                let (addr, announced) = (listening.addr, listening.pid);
-                // Probe the pid the server announces when it is the child or below it (a
-                // wrapper such as `ip netns exec` that forked); else the child itself.
-                let child = guard.pid();
-                let pid = announced
-                    .filter(|p| *p == child || probe::process_tree(child).contains(p))
-                    .unwrap_or(child);
-                return Ok(Started {
-                    guard,
-                    addr,
-                    pid,
-                    reader,
-                });
+        let ready = match &launch {
+            Launch::Builtin(_) => match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(line) => {
+                    let listening: Listening = line
+                        .parse()
+                        .map_err(|e| format!("server printed an unreadable listening line: {e}"))?;
+                    // Probe the pid the server announces when it is the child or below it
+                    // (a wrapper that forked); else the child itself.
+                    let child = guard.pid();
+                    let pid = listening
+                        .pid
+                        .filter(|p| *p == child || probe::process_tree(child).contains(p))
+                        .unwrap_or(child);
+                    Some((listening.addr, pid))
+                }
+                Err(_) => None,
+            },
+            Launch::Command { addr, .. } => {
+                let ready = accepts(*addr, host).then(|| (*addr, guard.pid()));
+                if ready.is_none() {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                ready
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) | Err(mpsc::RecvTimeoutError::Timeout)
-                if guard.try_wait().is_some() =>
-            {
-                let status = guard.try_wait().expect("checked");
-                return Err(StartError::Failed(format!(
-                    "server exited before listening ({status}): {}",
-                    tail(&dir.join("server-stderr.txt"))
-                )));
-            }
-            Err(_) if process::stop_requested() => return Err(StartError::Interrupted),
-            Err(_) if Instant::now() >= deadline => {
-                return Err(StartError::Failed(format!(
-                    "server did not print `listening on` within {} s",
-                    START_TIMEOUT.as_secs()
-                )))
-            }
-            Err(_) => {}
+        };
+        if let Some((addr, pid)) = ready {
+            return Ok(Started {
+                guard,
+                addr,
+                pid,
+                reader,
+                cgroup,
+            });
+        }
+        if let Some(status) = guard.try_wait() {
+            let oom = cgroup
+                .as_ref()
+                .and_then(|c| c.oom_reason(status.signal() == Some(libc::SIGKILL)));
+            return Err(StartError::Failed(oom.unwrap_or_else(|| {
+                format!(
+                    "{} exited before listening ({status}): {}",
+                    launch.describe(),
+                    tail(&stderr_path)
+                )
+            })));
+        }
+        if process::stop_requested() {
+            return Err(StartError::Interrupted);
+        }
+        if Instant::now() >= deadline {
+            let stderr = tail(&stderr_path);
+            let stderr = if stderr.is_empty() {
+                "its stderr is empty".to_string()
+            } else {
+                format!("its stderr ends: {stderr}")
+            };
+            return Err(StartError::Failed(match &launch {
+                Launch::Builtin(_) => format!(
+                    "server did not print `listening on` within {} s; {stderr}",
+                    trim_float(timeout.as_secs_f64())
+                ),
+                Launch::Command { addr, .. } => format!(
+                    "{} did not accept connections on {addr} within {} s; {stderr}",
+                    launch.describe(),
+                    trim_float(timeout.as_secs_f64())
+                ),
+            }));
         }
     }
 }
