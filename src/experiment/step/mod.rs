@@ -200,10 +200,6 @@ pub fn run_step(
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    // The load may have ended (its connections reset) before the loop saw the server go.
-    if server_died_at.is_none() {
-        server_died_at = died_now(&mut server, &mut server_side, dir);
-    }
     // Forked load processes (--processes) go with their leaders.
     for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
         guard.signal_group(libc::SIGKILL);
