@@ -166,7 +166,11 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
     }
     records.sort_by_key(|r| (r.conn_id, r.attempt));
 
-    let mut outputs = Outputs::create(out, started)?;
+    let in_progress = LoadSummary {
+        merged_from: dirs.iter().map(|d| d.display().to_string()).collect(),
+        ..LoadSummary::default()
+    };
+    let mut outputs = Outputs::create(out, started, &in_progress)?;
     outputs.write_records(&records)?;
     for (second, mut merged) in seconds {
         merged.row.second = second;
@@ -365,7 +369,7 @@ mod tests {
     #[test]
     fn hlog_round_trip_keeps_every_count() {
         let dir = std::env::temp_dir().join(format!("echolab-hlog-{}", std::process::id()));
-        let mut outputs = Outputs::create(&dir, 1_700_000_000.0).unwrap();
+        let mut outputs = Outputs::create(&dir, 1_700_000_000.0, &LoadSummary::default()).unwrap();
         let mut h = new_histogram();
         let mut raw = new_histogram();
         for v in 1..=1000u64 {

@@ -368,8 +368,11 @@ pub struct Outputs {
 }
 
 impl Outputs {
-    pub fn create(dir: &Path, started_unix: f64) -> anyhow::Result<Outputs> {
+    /// Creates every output in `dir`, `summary` first: whenever the other files exist, a
+    /// summary saying how far the run got exists too, even if it is killed at once.
+    pub fn create(dir: &Path, started_unix: f64, summary: &LoadSummary) -> anyhow::Result<Outputs> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        Outputs::rewrite_summary(dir, summary)?;
         let open = |name: &str| -> anyhow::Result<BufWriter<File>> {
             let path = dir.join(name);
             let file =

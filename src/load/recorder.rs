@@ -115,19 +115,19 @@ pub fn run(
     let started_unix = unix_now();
     let clock = Instant::now();
     let cpu_start = cpu_times();
+    let mut base = summary_base(plan, threads, started_unix);
     let mut outputs = match out {
-        Some(dir) => Some(Outputs::create(dir, started_unix)?),
+        Some(dir) => Some(Outputs::create(
+            dir,
+            started_unix,
+            &in_progress(&base, 0.0),
+        )?),
         None => None,
     };
     let handles = engine::start(plan, &shared, clock, started_unix)?;
 
     let progress = progress_bar(show_progress);
     let mut totals = Interval::default();
-    let mut base = summary_base(plan, threads, started_unix);
-    // A summary from the start, so a load killed in its first second still leaves one.
-    if let Some(o) = outputs.as_ref() {
-        o.write_summary(&in_progress(&base, 0.0))?;
-    }
     let mut second = 0u64;
     let mut cpu_busy_seconds = 0u64;
     let mut last_cpu = cpu_start;
