@@ -5,6 +5,7 @@
 //! runner that sweeps load steps over the models ([`experiment`]) and a report
 //! that turns the results into charts and a verdict ([`report`]).
 
+pub mod console;
 pub mod experiment;
 pub mod load;
 pub mod report;

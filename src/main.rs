@@ -43,7 +43,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("echolab: {error:#}");
+            echolab::errln!("echolab: {error:#}");
             ExitCode::FAILURE
         }
     }

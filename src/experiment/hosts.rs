@@ -450,7 +450,7 @@ impl Hosts {
 impl Drop for Hosts {
     fn drop(&mut self) {
         for problem in self.teardown() {
-            eprintln!("warning: host namespaces not removed: {problem}");
+            crate::errln!("warning: host namespaces not removed: {problem}");
         }
     }
 }

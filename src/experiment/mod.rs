@@ -201,7 +201,7 @@ fn default_out(name: &str) -> PathBuf {
 
 pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.list {
-        print!("{}", list_builtin()?);
+        crate::out!("{}", list_builtin()?);
         return Ok(ExitCode::SUCCESS);
     }
     let (origin, default_name, text) = scenario::locate(&args.scenario)?;
@@ -249,7 +249,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot create results directory {}", out.display()))?;
     let exe = std::env::current_exe().context("cannot find the echolab binary to start servers")?;
 
-    println!(
+    crate::outln!(
         "scenario {}: {} models x {} steps x {} repetitions -> {}",
         scenario.name,
         scenario.models.len(),
@@ -258,13 +258,13 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         out.display()
     );
     if !scenario.description.is_empty() {
-        println!("  {}", scenario.description);
+        crate::outln!("  {}", scenario.description);
     }
     if let Some(d) = &scenario.expected_duration {
-        println!("  expected duration: {d}");
+        crate::outln!("  expected duration: {d}");
     }
     if let Some(r) = &scenario.requirements {
-        println!("  needs: {r}");
+        crate::outln!("  needs: {r}");
     }
 
     process::install_stop_handlers().context("cannot install SIGINT/SIGTERM handlers")?;
@@ -286,19 +286,19 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     if !args.no_report {
         match crate::report::write_report(&out) {
-            Ok(path) => println!("report: {}", path.display()),
-            Err(e) => eprintln!(
+            Ok(path) => crate::outln!("report: {}", path.display()),
+            Err(e) => crate::errln!(
                 "warning: the report could not be written ({e:#}); the results are in {}",
                 out.display()
             ),
         }
     }
     let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
-    println!();
-    print!("{}", results::comparison_table(&outcome.rows, &labels));
-    println!("results: {}", out.display());
+    crate::outln!();
+    crate::out!("{}", results::comparison_table(&outcome.rows, &labels));
+    crate::outln!("results: {}", out.display());
     if outcome.interrupted {
-        eprintln!(
+        crate::errln!(
             "interrupted: the finished steps are kept in {}",
             out.display()
         );

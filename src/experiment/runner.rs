@@ -98,7 +98,7 @@ impl Progress {
         match &self.bar {
             Some(bar) => bar.set_message(what.to_string()),
             None if !self.quiet => {
-                eprintln!("[{}/{}] {what} ...", self.done + 1, self.total)
+                crate::errln!("[{}/{}] {what} ...", self.done + 1, self.total)
             }
             None => {}
         }
@@ -120,7 +120,7 @@ impl Progress {
                 bar.println(format!("{what}: {verdict}"));
                 bar.inc(1);
             }
-            None if !self.quiet => eprintln!(
+            None if !self.quiet => crate::errln!(
                 "[{}/{}] {what}: {verdict} (elapsed {}s, ETA {})",
                 self.done,
                 self.total,
@@ -151,7 +151,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
             hosts::check_available()?;
             let removed = hosts::remove_leftovers()?;
             if !removed.is_empty() && !config.quiet {
-                eprintln!(
+                crate::errln!(
                     "removed namespaces left by runs that died: {}",
                     removed.join(" ")
                 );
@@ -160,7 +160,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
             if !config.quiet {
                 let clients: Vec<String> =
                     hosts.clients().iter().map(|c| c.addr.to_string()).collect();
-                eprintln!(
+                crate::errln!(
                     "hosts: server {}, clients {} (network namespaces {}*)",
                     hosts.server().addr,
                     clients.join(" "),

@@ -134,8 +134,9 @@ impl<'a> Worker<'a> {
             if self.draining.is_none() && (stop.is_some() || now >= self.deadline) {
                 self.begin_drain(now);
             }
-            if stop == Some(Stop::Now) || self.draining.is_some_and(|d| now >= d) {
-                self.close_all(now);
+            let drain_over = self.draining.is_some_and(|d| now >= d);
+            if stop == Some(Stop::Now) || drain_over {
+                self.close_all(now, drain_over);
             }
             if self.remaining == 0 {
                 break;
@@ -650,13 +651,22 @@ impl<'a> Worker<'a> {
         self.next_open = self.conns.len();
     }
 
-    fn close_all(&mut self, now: u64) {
+    /// Closes every connection. After the drain, an echo still awaited has timed out: the
+    /// server had the whole drain to send it, so a silent server is an error, not a pause.
+    fn close_all(&mut self, now: u64, drain_over: bool) {
         for idx in 0..self.conns.len() {
-            match self.conns[idx].state {
+            let c = &mut self.conns[idx];
+            match c.state {
                 State::Done => {}
                 State::Pending | State::Backoff => {
-                    self.conns[idx].state = State::Done;
+                    c.state = State::Done;
                     self.remaining -= 1;
+                }
+                State::Active if drain_over && !c.inflight.is_empty() => {
+                    self.local.counters.errors.count(ErrorKind::Timeout);
+                    c.rec.errors += 1;
+                    c.rec.error_kind = ErrorKind::Timeout.name().to_string();
+                    self.close_conn(idx, now, "timeout");
                 }
                 _ => self.close_conn(idx, now, "stopped"),
             }

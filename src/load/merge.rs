@@ -20,6 +20,88 @@ pub fn read_summary(dir: &Path) -> anyhow::Result<LoadSummary> {
     serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
+/// Refuses a merge that would double-count or mix what cannot be mixed: a directory given
+/// twice, `--out` equal to an input, shards that share connections (`0/2` with `1/3`), parts
+/// with different message sizes or modes (closed and open loop).
+pub fn check_mergeable(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
+    let canonical = |dir: &Path| std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let out = canonical(out);
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for dir in dirs {
+        let path = canonical(dir);
+        if path == out {
+            return Err(format!(
+                "--out {} is one of the inputs: merging would overwrite it",
+                dir.display()
+            ));
+        }
+        if seen.contains(&path) {
+            return Err(format!("{} is given twice", dir.display()));
+        }
+        seen.push(path);
+    }
+    let parts: Vec<LoadSummary> = dirs
+        .iter()
+        .map(|d| read_summary(d).map_err(|e| format!("{e:#}")))
+        .collect::<Result<_, _>>()?;
+    let first = (&dirs[0], &parts[0]);
+    for (dir, part) in dirs.iter().zip(&parts).skip(1) {
+        if part.message_bytes != first.1.message_bytes {
+            return Err(format!(
+                "{} sent {}-byte messages but {} sent {}-byte ones",
+                first.0.display(),
+                first.1.message_bytes,
+                dir.display(),
+                part.message_bytes
+            ));
+        }
+        if part.mode != first.1.mode {
+            return Err(format!(
+                "{} ran the {} loop but {} ran the {} loop",
+                first.0.display(),
+                first.1.mode,
+                dir.display(),
+                part.mode
+            ));
+        }
+    }
+    let shards: Vec<(&PathBuf, (u64, u64))> = dirs
+        .iter()
+        .zip(&parts)
+        .filter_map(|(dir, p)| Some((dir, super::schedule::parse_shard(p.shard.as_ref()?).ok()?)))
+        .collect();
+    for (i, (dir_a, a)) in shards.iter().enumerate() {
+        for (dir_b, b) in &shards[i + 1..] {
+            if shards_overlap(*a, *b) {
+                return Err(format!(
+                    "shards {}/{} ({}) and {}/{} ({}) share connections",
+                    a.0,
+                    a.1,
+                    dir_a.display(),
+                    b.0,
+                    b.1,
+                    dir_b.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Shard `(i, n)` owns the ids `g % n == i`: two shards share an id exactly when their
+/// indexes agree modulo the gcd of their counts.
+fn shards_overlap((i, n): (u64, u64), (j, m): (u64, u64)) -> bool {
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let g = gcd(n, m);
+    i % g == j % g
+}
+
 /// One second of merged results.
 struct MergedSecond {
     row: TimelineRow,
@@ -84,7 +166,11 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
     }
     records.sort_by_key(|r| (r.conn_id, r.attempt));
 
-    let mut outputs = Outputs::create(out, started)?;
+    let in_progress = LoadSummary {
+        merged_from: dirs.iter().map(|d| d.display().to_string()).collect(),
+        ..LoadSummary::default()
+    };
+    let mut outputs = Outputs::create(out, started, &in_progress)?;
     outputs.write_records(&records)?;
     for (second, mut merged) in seconds {
         merged.row.second = second;
@@ -266,6 +352,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn shards_overlap_when_they_share_an_id() {
+        assert!(shards_overlap((0, 2), (1, 3)));
+        assert!(shards_overlap((1, 4), (1, 2)));
+        assert!(!shards_overlap((0, 2), (1, 2)));
+        assert!(!shards_overlap((1, 4), (0, 2)));
+    }
+
+    #[test]
     fn base64_round_trip() {
         assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
         assert_eq!(base64_decode("aGk=").unwrap(), b"hi");
@@ -275,7 +369,7 @@ mod tests {
     #[test]
     fn hlog_round_trip_keeps_every_count() {
         let dir = std::env::temp_dir().join(format!("echolab-hlog-{}", std::process::id()));
-        let mut outputs = Outputs::create(&dir, 1_700_000_000.0).unwrap();
+        let mut outputs = Outputs::create(&dir, 1_700_000_000.0, &LoadSummary::default()).unwrap();
         let mut h = new_histogram();
         let mut raw = new_histogram();
         for v in 1..=1000u64 {

@@ -31,8 +31,16 @@ pub const EXIT_USAGE: u8 = 2;
 /// Exit code of a run that failed `--max-error-rate` or could not run at all.
 pub const EXIT_FAILED: u8 = 1;
 
+/// The longest duration a load flag takes: the engine times in u64 nanoseconds (584 years
+/// at most), and a duration that would wrap must be an error, not silently zero.
+const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
 fn duration_arg(text: &str) -> Result<Duration, String> {
-    parse_duration(text)
+    let duration = parse_duration(text)?;
+    if duration > MAX_DURATION {
+        return Err(format!("'{text}' is longer than 100 years"));
+    }
+    Ok(duration)
 }
 
 fn size_arg(text: &str) -> Result<u64, String> {
@@ -187,7 +195,7 @@ pub struct MergeArgs {
 
 /// Prints a usage error the way clap does and returns exit code 2.
 pub(crate) fn usage_error(verb: &str, message: &str) -> ExitCode {
-    eprintln!(
+    crate::errln!(
         "error: {message}\n\nUsage: echolab {verb} {}\n\nFor more information, try '--help'.",
         if verb == "load" {
             "--target HOST:PORT [OPTIONS]"
@@ -213,7 +221,7 @@ pub fn main(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let Some(summary) = outcome else {
         return Ok(ExitCode::from(EXIT_FAILED));
     };
-    println!("{}", record::human_summary(&summary));
+    crate::outln!("{}", record::human_summary(&summary));
     Ok(exit_code(&summary, args.max_error_rate))
 }
 
@@ -234,27 +242,59 @@ pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
+    if let Err(message) = merge::check_mergeable(&args.dirs, &args.out) {
+        return Ok(usage_error("merge", &message));
+    }
     let summary = merge::merge_dirs(&args.dirs, &args.out)?;
-    println!("{}", record::human_summary(&summary));
+    crate::outln!("{}", record::human_summary(&summary));
     Ok(exit_code(&summary, args.max_error_rate))
 }
 
-/// 1 when nothing could be measured or the error rate is over the bound, else 0.
+/// 1 when the run measured nothing or found the server wrong, else 0: no connection
+/// established, no request completed (when requests were asked for), a mismatched echo
+/// (unless `--max-error-rate` tolerates it), or an error rate over `--max-error-rate`.
 fn exit_code(summary: &record::LoadSummary, max_error_rate: Option<f64>) -> ExitCode {
-    if summary.connections_established == 0 && summary.connections_target > 0 {
-        eprintln!("echolab load: no connection could be established");
-        return ExitCode::from(EXIT_FAILED);
-    }
-    if let Some(bound) = max_error_rate {
-        if summary.error_rate > bound {
-            eprintln!(
-                "echolab load: error rate {:.4} is over --max-error-rate {bound}",
-                summary.error_rate
-            );
-            return ExitCode::from(EXIT_FAILED);
+    match failure(summary, max_error_rate) {
+        Some(why) => {
+            crate::errln!("echolab load: {why}");
+            ExitCode::from(EXIT_FAILED)
         }
+        None => ExitCode::SUCCESS,
     }
-    ExitCode::SUCCESS
+}
+
+/// Why this summary is a failed run, if it is one.
+fn failure(summary: &record::LoadSummary, max_error_rate: Option<f64>) -> Option<String> {
+    if summary.connections_target == 0 {
+        return None;
+    }
+    if summary.connections_established == 0 {
+        return Some("no connection could be established".into());
+    }
+    let requests_asked = summary.requests_per_connection != Some(0);
+    if requests_asked && summary.requests_completed == 0 {
+        return Some(format!(
+            "no request completed ({} errors)",
+            summary.errors_total
+        ));
+    }
+    if summary.connections_ended_early >= summary.connections_target {
+        return Some(format!(
+            "all {} connections failed ({} errors)",
+            summary.connections_target, summary.errors_total
+        ));
+    }
+    match max_error_rate {
+        Some(bound) if summary.error_rate > bound => Some(format!(
+            "error rate {:.4} is over --max-error-rate {bound}",
+            summary.error_rate
+        )),
+        None if summary.mismatches > 0 => Some(format!(
+            "{} echoes did not match what was sent (--max-error-rate tolerates a stated rate)",
+            summary.mismatches
+        )),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

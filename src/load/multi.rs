@@ -54,7 +54,7 @@ pub fn run_processes(
     let processes = u64::from(plan.processes);
     let per_process = plan.connections().div_ceil(processes);
     if let Err(explanation) = preflight::check(plan, per_process) {
-        eprintln!("echolab load: {explanation}");
+        crate::errln!("echolab load: {explanation}");
         return Ok(None);
     }
     let (out, temporary) = match &args.out {

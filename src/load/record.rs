@@ -368,8 +368,11 @@ pub struct Outputs {
 }
 
 impl Outputs {
-    pub fn create(dir: &Path, started_unix: f64) -> anyhow::Result<Outputs> {
+    /// Creates every output in `dir`, `summary` first: whenever the other files exist, a
+    /// summary saying how far the run got exists too, even if it is killed at once.
+    pub fn create(dir: &Path, started_unix: f64, summary: &LoadSummary) -> anyhow::Result<Outputs> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        Outputs::rewrite_summary(dir, summary)?;
         let open = |name: &str| -> anyhow::Result<BufWriter<File>> {
             let path = dir.join(name);
             let file =
@@ -380,30 +383,48 @@ impl Outputs {
         let mut connections = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(open("connections.csv")?);
-        connections.write_record([
-            "conn_id",
-            "attempt",
-            "local_addr",
-            "local_port",
-            "connect_us",
-            "opened_unix",
-            "closed_unix",
-            "requests",
-            "bytes_sent",
-            "bytes_received",
-            "total_response_us",
-            "mean_response_us",
-            "mismatches",
-            "short_echoes",
-            "errors",
-            "error_kind",
-            "end",
-        ])?;
-        connections.flush()?;
+        connections
+            .write_record([
+                "conn_id",
+                "attempt",
+                "local_addr",
+                "local_port",
+                "connect_us",
+                "opened_unix",
+                "closed_unix",
+                "requests",
+                "bytes_sent",
+                "bytes_received",
+                "total_response_us",
+                "mean_response_us",
+                "mismatches",
+                "short_echoes",
+                "errors",
+                "error_kind",
+                "end",
+            ])
+            .and_then(|()| Ok(connections.flush()?))
+            .with_context(|| format!("writing {}", dir.join("connections.csv").display()))?;
         let timeline = csv::WriterBuilder::new()
             .has_headers(false)
             .from_writer(open("timeline.csv")?);
         let mut hlog = open("latency.hlog")?;
+        Self::write_hlog_header(&mut hlog, started_unix)
+            .with_context(|| format!("writing {}", dir.join("latency.hlog").display()))?;
+        let mut outputs = Outputs {
+            dir: dir.to_path_buf(),
+            connections,
+            timeline,
+            hlog,
+            serializer: V2DeflateSerializer::new(),
+        };
+        outputs
+            .write_timeline_header()
+            .with_context(|| outputs.writing("timeline.csv"))?;
+        Ok(outputs)
+    }
+
+    fn write_hlog_header(hlog: &mut BufWriter<File>, started_unix: f64) -> anyhow::Result<()> {
         // The Java HistogramLogWriter's header, so standard tools (HistogramLogProcessor) read it.
         writeln!(hlog, "#[Histogram log format version 1.3]")?;
         writeln!(hlog, "#[echolab load latency in microseconds; untagged: latency (open loop: corrected), tag raw: from actual send]")?;
@@ -412,21 +433,13 @@ impl Outputs {
         IntervalLogWriterBuilder::new()
             .with_start_time(start)
             .with_base_time(start)
-            .begin_log_with(&mut hlog, &mut serializer)?;
+            .begin_log_with(hlog, &mut serializer)?;
         writeln!(
             hlog,
             "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
         )?;
         hlog.flush()?;
-        let mut outputs = Outputs {
-            dir: dir.to_path_buf(),
-            connections,
-            timeline,
-            hlog,
-            serializer,
-        };
-        outputs.write_timeline_header()?;
-        Ok(outputs)
+        Ok(())
     }
 
     fn write_timeline_header(&mut self) -> anyhow::Result<()> {
@@ -445,11 +458,19 @@ impl Outputs {
     }
 
     pub fn write_records(&mut self, records: &[LoadConnRecord]) -> anyhow::Result<()> {
-        for r in records {
-            self.connections.serialize(r)?;
-        }
-        self.connections.flush()?;
-        Ok(())
+        let write = |this: &mut Self| -> anyhow::Result<()> {
+            for r in records {
+                this.connections.serialize(r)?;
+            }
+            this.connections.flush()?;
+            Ok(())
+        };
+        write(self).with_context(|| self.writing("connections.csv"))
+    }
+
+    /// "writing DIR/NAME": every write error names the file it could not write.
+    fn writing(&self, name: &str) -> String {
+        format!("writing {}", self.dir.join(name).display())
     }
 
     /// One second of the run: a timeline row and its latency histograms in the interval log.
@@ -461,8 +482,23 @@ impl Outputs {
         latency: &Histogram<u64>,
         raw: Option<&Histogram<u64>>,
     ) -> anyhow::Result<()> {
-        self.timeline.serialize(row)?;
-        self.timeline.flush()?;
+        let timeline = &mut self.timeline;
+        (|| -> anyhow::Result<()> {
+            timeline.serialize(row)?;
+            Ok(timeline.flush()?)
+        })()
+        .with_context(|| self.writing("timeline.csv"))?;
+        self.write_interval(start_s, length_s, latency, raw)
+            .with_context(|| self.writing("latency.hlog"))
+    }
+
+    fn write_interval(
+        &mut self,
+        start_s: f64,
+        length_s: f64,
+        latency: &Histogram<u64>,
+        raw: Option<&Histogram<u64>>,
+    ) -> anyhow::Result<()> {
         let start = Duration::from_secs_f64(start_s.max(0.0));
         let length = Duration::from_secs_f64(length_s.max(0.0));
         let mut writer =
@@ -487,12 +523,22 @@ impl Outputs {
     pub fn rewrite_summary(dir: &Path, summary: &LoadSummary) -> anyhow::Result<()> {
         let path = dir.join("summary.json");
         let tmp = dir.join(".summary.json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(summary)?)?;
-        std::fs::rename(&tmp, &path)?;
+        std::fs::write(&tmp, serde_json::to_vec_pretty(summary)?)
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
         Ok(())
     }
 
     pub fn write_percentiles(
+        &self,
+        latency: &Histogram<u64>,
+        raw: Option<&Histogram<u64>>,
+    ) -> anyhow::Result<()> {
+        self.write_percentiles_file(latency, raw)
+            .with_context(|| self.writing("percentiles.csv"))
+    }
+
+    fn write_percentiles_file(
         &self,
         latency: &Histogram<u64>,
         raw: Option<&Histogram<u64>>,

@@ -94,13 +94,16 @@ pub fn run(
     let mut warnings = match preflight::check(plan, plan.connections()) {
         Ok(report) => report.warnings,
         Err(explanation) => {
-            eprintln!("echolab load: {explanation}");
+            crate::errln!("echolab load: {explanation}");
             return Ok(None);
         }
     };
     signal::install().context("installing the SIGINT/SIGTERM handlers")?;
     if let Some(at) = plan.start_at {
         let wait = at - unix_now();
+        if wait > 1.0 {
+            crate::errln!("echolab load: waiting {wait:.1} s, until --start-at {at}");
+        }
         if wait > 0.0 {
             wait_or_signal(Duration::from_secs_f64(wait));
         } else if wait < -1.0 {
@@ -112,15 +115,19 @@ pub fn run(
     let started_unix = unix_now();
     let clock = Instant::now();
     let cpu_start = cpu_times();
+    let mut base = summary_base(plan, threads, started_unix);
     let mut outputs = match out {
-        Some(dir) => Some(Outputs::create(dir, started_unix)?),
+        Some(dir) => Some(Outputs::create(
+            dir,
+            started_unix,
+            &in_progress(&base, 0.0),
+        )?),
         None => None,
     };
     let handles = engine::start(plan, &shared, clock, started_unix)?;
 
     let progress = progress_bar(show_progress);
     let mut totals = Interval::default();
-    let mut base = summary_base(plan, threads, started_unix);
     let mut second = 0u64;
     let mut cpu_busy_seconds = 0u64;
     let mut last_cpu = cpu_start;
@@ -182,12 +189,7 @@ pub fn run(
             break;
         }
         if let Some(o) = outputs.as_ref() {
-            let mut partial = base.clone();
-            partial.ended_unix = unix_now();
-            partial.duration_s = round3(elapsed);
-            partial.interrupted = true;
-            partial.cut_short_reason =
-                Some("run in progress (or killed before it could finish)".into());
+            let mut partial = in_progress(&base, elapsed);
             partial.max_concurrent = shared.max_active.load(Ordering::Relaxed);
             partial.set_totals(&totals.counters, &totals.latency, raw_of(plan, &totals));
             o.write_summary(&partial)?;
@@ -245,6 +247,17 @@ fn progress_bar(show: bool) -> indicatif::ProgressBar {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
     bar
+}
+
+/// The summary rewritten while the run goes: incomplete, and saying so.
+fn in_progress(base: &LoadSummary, elapsed: f64) -> LoadSummary {
+    LoadSummary {
+        ended_unix: unix_now(),
+        duration_s: round3(elapsed),
+        interrupted: true,
+        cut_short_reason: Some("run in progress (or killed before it could finish)".into()),
+        ..base.clone()
+    }
 }
 
 fn summary_base(plan: &Plan, threads: usize, started_unix: f64) -> LoadSummary {

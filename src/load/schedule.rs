@@ -136,7 +136,7 @@ impl Plan {
         let message = if let Some(text) = &args.message {
             text.as_bytes().to_vec()
         } else if let Some(path) = &args.payload_file {
-            std::fs::read(path).map_err(|e| format!("--payload-file {}: {e}", path.display()))?
+            read_payload_file(path)?
         } else {
             let size = args.size.unwrap_or(64);
             if size == 0 || size > MAX_MESSAGE {
@@ -213,6 +213,13 @@ impl Plan {
             if !(at.is_finite() && at >= 0.0) {
                 return Err("--start-at must be a Unix time in seconds".into());
             }
+            let ahead = at - super::record::unix_now();
+            if ahead > MAX_START_AHEAD.as_secs_f64() {
+                return Err(format!(
+                    "--start-at {at} is {:.0} s from now: at most one day ahead",
+                    ahead
+                ));
+            }
         }
         let (requests, duration) = match (args.requests, args.duration, args.hold) {
             (None, None, Some(_)) => (Some(1), None),
@@ -288,6 +295,26 @@ impl Plan {
             Mode::Open { .. } => "open",
         }
     }
+}
+
+/// How far ahead `--start-at` may be: agents start together within minutes, and a
+/// mistyped time (milliseconds, a far future) should be an error, not a silent wait.
+pub const MAX_START_AHEAD: Duration = Duration::from_secs(24 * 3600);
+
+/// Reads at most [`MAX_MESSAGE`] + 1 bytes, so a huge or endless file (`/dev/zero`) is
+/// refused without being read whole.
+fn read_payload_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let name = path.display();
+    let file = std::fs::File::open(path).map_err(|e| format!("--payload-file {name}: {e}"))?;
+    let mut message = Vec::new();
+    file.take(MAX_MESSAGE + 1)
+        .read_to_end(&mut message)
+        .map_err(|e| format!("--payload-file {name}: {e}"))?;
+    if message.len() as u64 > MAX_MESSAGE {
+        return Err(format!("--payload-file {name} is larger than 16 MiB"));
+    }
+    Ok(message)
 }
 
 /// Connections of shard `(i, n)`: the ids `g < total` with `g % n == i`.

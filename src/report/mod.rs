@@ -34,7 +34,7 @@ pub struct ReportArgs {
 pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
     let written = write_all(&args.results_dir)?;
     for path in written {
-        println!("{}", path.display());
+        crate::outln!("{}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -112,7 +112,7 @@ impl Acceptor {
                 },
                 Err(e) => {
                     // ENOBUFS, ENOMEM and the like: back off rather than spin.
-                    eprintln!("echolab serve: accept failed: {e}; pausing accepts");
+                    crate::errln!("echolab serve: accept failed: {e}; pausing accepts");
                     self.resume_at = Some(Instant::now() + Self::PAUSE);
                     return Accepted::Paused;
                 }
@@ -160,6 +160,22 @@ pub fn shed_connection(listener: RawFd) -> Option<SocketAddr> {
     });
     *spare = open_spare_fd();
     peer
+}
+
+/// For accepts that bypass [`accept_raw`]'s lock (io_uring's, in the kernel): while one
+/// worker sheds, another ring's accept can take the slot the spare freed, and the spare
+/// is lost for good, leaving waiting connections with nothing to shed them. So every
+/// such accepted fd goes through here: if the spare is missing, the new connection gives
+/// its slot back to the spare (and the caller counts it as refused, `fd_limit`).
+/// Returns the fd when the spare is in place.
+pub fn keep_spare_fd(fd: OwnedFd) -> Option<OwnedFd> {
+    let mut spare = lock_spare_fd();
+    if spare.is_some() {
+        return Some(fd);
+    }
+    drop(fd);
+    *spare = open_spare_fd();
+    None
 }
 
 fn open_spare_fd() -> Option<OwnedFd> {

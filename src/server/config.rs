@@ -163,6 +163,11 @@ pub struct ServerConfig {
     /// io_uring: let a kernel thread poll the submission queue (IORING_SETUP_SQPOLL)
     #[arg(long)]
     pub sqpoll: bool,
+
+    /// Internal: this is a `--processes` child, sharing a port its parent already holds.
+    /// Any other server refuses a port in use instead of sharing it through SO_REUSEPORT.
+    #[arg(long, hide = true)]
+    pub share_port: bool,
 }
 
 fn parse_bytes(text: &str) -> Result<usize, String> {
@@ -222,6 +227,7 @@ impl ServerConfig {
             thread_stack,
             backlog,
             sqpoll,
+            share_port,
         } = self;
         let mut args: Vec<OsString> = vec!["serve".into()];
         let mut flag = |name: &str, value: OsString| {
@@ -253,6 +259,9 @@ impl ServerConfig {
         flag("backlog", backlog.to_string().into());
         if *sqpoll {
             args.push("--sqpoll".into());
+        }
+        if *share_port {
+            args.push("--share-port".into());
         }
         args
     }
@@ -302,6 +311,7 @@ mod tests {
             thread_stack: 1 << 20,
             backlog: 17,
             sqpoll: true,
+            share_port: true,
         };
         let defaults = parse(&["--model", "threads"]);
         assert_ne!(config.addr, defaults.addr);

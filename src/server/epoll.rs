@@ -191,7 +191,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         inbox.close_all(&setup.stats);
     }
     for (id, served) in per_worker.iter().enumerate() {
-        eprintln!("echolab serve: epoll worker {id} served {served} connections");
+        crate::errln!("echolab serve: epoll worker {id} served {served} connections");
     }
     match first_error {
         Some(e) => Err(e),
@@ -393,7 +393,7 @@ impl<'a> Worker<'a> {
         let mask = self.mask(IN);
         // With EPOLLET, ADD reports data that arrived before it, so nothing is missed.
         if let Err(e) = self.epoll.add(raw, raw as u64, mask) {
-            eprintln!("echolab serve: epoll_ctl(ADD) failed for a new connection: {e}");
+            crate::errln!("echolab serve: epoll_ctl(ADD) failed for a new connection: {e}");
             self.stats.close(&conn.record, CloseReason::Error);
             return;
         }
@@ -471,7 +471,7 @@ impl<'a> Worker<'a> {
             match self.epoll.modify(fd, fd as u64, wanted) {
                 Ok(()) => slot.registered = wanted,
                 Err(e) => {
-                    eprintln!("echolab serve: epoll_ctl(MOD) failed: {e}");
+                    crate::errln!("echolab serve: epoll_ctl(MOD) failed: {e}");
                     self.close(fd, CloseReason::Error);
                 }
             }

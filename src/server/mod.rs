@@ -29,8 +29,9 @@ mod threads;
 mod tokio;
 mod uring;
 
-use std::io::{self, Write};
+use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -69,8 +70,8 @@ impl Setup {
             pid: Some(std::process::id()),
             ..Listening::at(self.local_addr)
         };
-        println!("{listening}");
-        io::stdout().flush()
+        crate::outln!("{listening}");
+        Ok(())
     }
 
     /// Another SO_REUSEPORT listener on the same address, for models with one listener per worker.
@@ -136,6 +137,9 @@ pub fn timeout_ms(wake_up: Option<Duration>) -> libc::c_int {
 /// `echolab serve`: runs the configured model until SIGINT or SIGTERM, then prints the summary.
 pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
     config.validate()?;
+    if let Some(path) = &config.summary_json {
+        check_writable(path)?;
+    }
     crate::sys::ignore_sigpipe();
     let fd_limit = crate::sys::raise_fd_limit().context("reading the fd limit")?;
     install_shutdown_handler().context("installing the SIGINT/SIGTERM handler")?;
@@ -143,8 +147,7 @@ pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
         return processes::main(config, fd_limit.soft);
     }
 
-    let listener = bind_listener(config.addr, config.backlog)
-        .with_context(|| format!("cannot listen on {}", config.addr))?;
+    let listener = bind_first_listener(&config)?;
     let local_addr = listener.local_addr()?;
     let stats = Arc::new(Stats::new(config.log.as_deref(), config.max_conns)?);
     let workers = match config.model {
@@ -184,12 +187,48 @@ pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
 /// Flushes the log, prints the summary on stderr and writes `--summary-json`.
 fn finish(config: &ServerConfig, stats: &Stats, summary: &ServerSummary) -> anyhow::Result<()> {
     stats.flush_log().context("flushing the connection log")?;
-    eprint!("{}", summary.render());
+    crate::err!("{}", summary.render());
     if let Some(path) = &config.summary_json {
         let json = serde_json::to_string_pretty(summary)?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
+}
+
+/// Fails now, not at shutdown, when `--summary-json` cannot be written (a directory, a
+/// missing or read-only directory). An existing file is left as it is; a new one is
+/// removed again, so the file appears only with the summary in it.
+fn check_writable(path: &Path) -> anyhow::Result<()> {
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .with_context(|| format!("cannot write --summary-json {}", path.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+/// The server's first listener. Unless this is a `--processes` child (`--share-port`),
+/// the port must be free: SO_REUSEPORT would otherwise let this server silently share it
+/// with any other server of the same user, each taking part of the connections. A plain
+/// bind (no SO_REUSEPORT) fails with EADDRINUSE on a port someone listens on.
+pub fn bind_first_listener(config: &ServerConfig) -> anyhow::Result<TcpListener> {
+    let addr = config.addr;
+    if !config.share_port && addr.port() != 0 {
+        let probe = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+        probe.set_reuse_address(true)?;
+        if let Err(error) = probe.bind(&addr.into()) {
+            if error.kind() == io::ErrorKind::AddrInUse {
+                anyhow::bail!("cannot listen on {addr}: address already in use");
+            }
+            return Err(error).with_context(|| format!("cannot listen on {addr}"));
+        }
+    }
+    bind_listener(addr, config.backlog).with_context(|| format!("cannot listen on {addr}"))
 }
 
 /// Binds a non-blocking listener with SO_REUSEADDR and SO_REUSEPORT (so workers and

@@ -24,7 +24,7 @@ use anyhow::Context as _;
 
 use super::shutdown::shutdown_requested;
 use super::stats::{unix_now, ServerSummary, Stats};
-use super::{bind_listener, finish, Listening, ServerConfig};
+use super::{bind_first_listener, finish, Listening, ServerConfig};
 use crate::sys::spawn::Supervision;
 
 /// One child server.
@@ -39,14 +39,41 @@ struct Process {
 
 pub fn main(config: ServerConfig, fd_limit: u64) -> anyhow::Result<ExitCode> {
     let started_unix = unix_now();
-    let listener = bind_listener(config.addr, config.backlog)
-        .with_context(|| format!("cannot listen on {}", config.addr))?;
+    let listener = bind_first_listener(&config)?;
     let addr = listener.local_addr()?;
-    let dir = std::env::temp_dir().join(format!("echolab-processes-{}", std::process::id()));
+    remove_stale_dirs();
+    let dir = std::env::temp_dir().join(format!("{DIR_PREFIX}{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let result = run(&config, listener, addr, &dir, started_unix, fd_limit);
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// The children's summaries and logs go to `$TMPDIR/echolab-processes-PID`.
+const DIR_PREFIX: &str = "echolab-processes-";
+
+/// Removes the directories of parents that died without cleaning up (SIGKILL): those
+/// whose PID no longer runs.
+fn remove_stale_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(DIR_PREFIX))
+            .and_then(|pid| pid.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+        let gone = unsafe { libc::kill(pid, 0) } == -1
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn run(
@@ -84,8 +111,7 @@ fn run(
         processes: Some(config.processes),
         ..Listening::at(addr)
     };
-    println!("{listening}");
-    io::stdout().flush()?;
+    crate::outln!("{listening}");
 
     // Wait for SIGINT/SIGTERM (forwarded) or for every child to exit.
     let mut forwarded = false;
@@ -100,7 +126,7 @@ fn run(
             if let Some(status) = process.child.try_wait()? {
                 process.exited = true;
                 if !forwarded || !status.success() {
-                    eprintln!(
+                    crate::errln!(
                         "echolab serve: process {} (pid {}) exited with {}{}",
                         process.index,
                         process.child.id(),
@@ -138,7 +164,7 @@ fn run(
     for process in &processes {
         match read_summary(&process.summary_path) {
             Ok(child) => summary.absorb(&child),
-            Err(error) => eprintln!(
+            Err(error) => crate::errln!(
                 "echolab serve: process {} left no summary ({error:#}); its connections are not counted",
                 process.index
             ),
@@ -169,6 +195,7 @@ fn spawn(
         processes: 1,
         log: config.log.as_ref().map(|_| log_path.clone()),
         summary_json: Some(summary_path.clone()),
+        share_port: true,
         ..config.clone()
     };
     let mut command = Command::new(exe);
@@ -222,7 +249,7 @@ fn forward_stderr(index: usize, stderr: std::process::ChildStderr) {
     for line in BufReader::new(stderr).lines().map_while(Result::ok) {
         in_summary |= line.starts_with("echolab serve summary:");
         if !in_summary {
-            eprintln!("[process {index}] {line}");
+            crate::errln!("[process {index}] {line}");
         }
     }
 }

@@ -395,7 +395,7 @@ impl Stats {
                 close_reason: reason,
             };
             if let Err(error) = writer.serialize(row) {
-                eprintln!("echolab serve: writing the connection log failed: {error}");
+                crate::errln!("echolab serve: writing the connection log failed: {error}");
                 *log = None;
             }
         }

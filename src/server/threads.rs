@@ -56,7 +56,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     };
     setup.announce()?;
     if let Some(max) = options.max_threads {
-        eprintln!(
+        crate::errln!(
             "echolab serve: at most {max} connection threads (vm.max_map_count: each thread maps \
              {MAPS_PER_THREAD} regions); connections beyond are refused as thread_spawn"
         );
@@ -98,7 +98,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     // 3. Wake every blocked connection thread and wait for them to close their records.
     let open = registry.shutdown_all();
     if !registry.wait_empty(SHUTDOWN_WAIT) {
-        eprintln!(
+        crate::errln!(
             "echolab serve: {} of {open} connection threads did not stop within {SHUTDOWN_WAIT:?}",
             registry.open()
         );

@@ -84,7 +84,7 @@ async fn accept_loop(setup: Setup) -> anyhow::Result<()> {
                 }
                 Err(e) if is_fd_exhaustion(&e) => {
                     if !out_of_fds {
-                        eprintln!("echolab serve: accept failed: {e}; shedding new connections");
+                        crate::errln!("echolab serve: accept failed: {e}; shedding new connections");
                         out_of_fds = true;
                     }
                     // Accept and close one waiting connection through the spare fd, so the
@@ -97,13 +97,13 @@ async fn accept_loop(setup: Setup) -> anyhow::Result<()> {
                 // The peer gave up before we accepted: nothing to count.
                 Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
                 Err(e) => {
-                    eprintln!("echolab serve: accept failed: {e}; pausing accepts");
+                    crate::errln!("echolab serve: accept failed: {e}; pausing accepts");
                     ::tokio::time::sleep(Acceptor::PAUSE).await;
                 }
             },
             Some(finished) = tasks.join_next() => {
                 if let Err(error) = finished {
-                    eprintln!("echolab serve: a connection task failed: {error}");
+                    crate::errln!("echolab serve: a connection task failed: {error}");
                 }
             }
         }
@@ -114,7 +114,7 @@ async fn accept_loop(setup: Setup) -> anyhow::Result<()> {
     drop(stop_sender);
     while let Some(finished) = tasks.join_next().await {
         if let Err(error) = finished {
-            eprintln!("echolab serve: a connection task failed: {error}");
+            crate::errln!("echolab serve: a connection task failed: {error}");
         }
     }
     Ok(())

@@ -47,9 +47,9 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
-use super::accept::{peer_addr, Accepted, Acceptor};
+use super::accept::{keep_spare_fd, peer_addr, Accepted, Acceptor};
 use super::shutdown::{request_shutdown, shutdown_fd, shutdown_requested};
-use super::stats::{CloseReason, ServerConnRecord, Stats};
+use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
 use super::{wake_up, IdleScan, Setup};
 use buf_ring::{BufRing, BUFFER_GROUP};
 
@@ -282,7 +282,7 @@ impl Worker {
             self.stats.close(&conn.record, reason);
         }
         let c = &self.counters;
-        eprintln!(
+        crate::errln!(
             "echolab serve: uring worker {}: {} recv re-arms after an empty buffer ring (ENOBUFS), \
              {} short sends, {} full submission queues, {} accept re-arms, most unsent echo {} bytes",
             self.id, c.buffer_ring_empty, c.short_sends, c.sq_full, c.accept_rearms, c.max_pending
@@ -354,11 +354,14 @@ impl Worker {
             let fd = unsafe { OwnedFd::from_raw_fd(result) };
             // Multishot accept gives no address: ask for it.
             match peer_addr(&fd) {
-                Some(peer) => {
-                    if let Some(record) = self.stats.admit(peer) {
-                        self.add_conn(fd, record)?;
+                Some(peer) => match keep_spare_fd(fd) {
+                    Some(fd) => {
+                        if let Some(record) = self.stats.admit(peer) {
+                            self.add_conn(fd, record)?;
+                        }
                     }
-                }
+                    None => self.stats.refuse(RefuseReason::FdLimit, Some(peer)),
+                },
                 // The peer left already (ENOTCONN): nothing to count, as for ECONNABORTED.
                 None => drop(fd),
             }
@@ -369,7 +372,7 @@ impl Worker {
                 libc::EMFILE | libc::ENFILE => shed = true,
                 libc::ECONNABORTED | libc::EINTR | libc::EAGAIN | libc::ECANCELED => {}
                 errno => {
-                    eprintln!(
+                    crate::errln!(
                         "echolab serve: accept failed: {}; pausing accepts",
                         io::Error::from_raw_os_error(errno)
                     );

@@ -1,0 +1,531 @@
+//! One test per defect found by trying echolab as a hostile user would: connections left
+//! hanging at the fd limit, a load that passes with nothing echoed, two servers on one
+//! port, panics on an unwritable console, unbounded inputs, merges that double-count, and
+//! outputs missing or unnamed after a kill or a full disk.
+
+mod common;
+
+use std::fs::File;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{heavy, limit_in_child, raise_fd_limit, signal, wait_timeout, Server, BIN};
+use serde_json::Value;
+
+/// Runs `echolab ARGS` to its end (at most 60 s) with stdout and stderr captured.
+fn echolab(args: &[&str]) -> Output {
+    echolab_within(args, Duration::from_secs(60))
+}
+
+/// Like [`echolab`], killed (and failed) after `limit`.
+fn echolab_within(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn echolab");
+    if wait_timeout(&mut child, limit).is_none() {
+        let _ = child.kill();
+        panic!("echolab {args:?} did not finish within {limit:?}");
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn finish(mut child: Child, args: &[&str]) -> Output {
+    if wait_timeout(&mut child, Duration::from_secs(60)).is_none() {
+        let _ = child.kill();
+        panic!("echolab {args:?} did not finish within 60 s");
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("echolab-defects-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A server that accepts and hands each connection to `serve` on its own thread.
+fn fake_server(serve: fn(TcpStream)) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || serve(stream));
+        }
+    });
+    addr
+}
+
+/// Reads and never replies, holding the connection until the client closes it.
+fn silent(mut stream: TcpStream) {
+    let mut buf = [0u8; 4096];
+    while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+}
+
+/// Echoes every byte with one bit flipped.
+fn corrupting(mut stream: TcpStream) {
+    let mut buf = [0u8; 4096];
+    while let Ok(n @ 1..) = stream.read(&mut buf) {
+        buf[..n].iter_mut().for_each(|b| *b ^= 0x01);
+        if stream.write_all(&buf[..n]).is_err() {
+            return;
+        }
+    }
+}
+
+/// Echoes every byte, the first one flipped.
+fn corrupting_first_byte(mut stream: TcpStream) {
+    let mut buf = [0u8; 4096];
+    let mut first = true;
+    while let Ok(n @ 1..) = stream.read(&mut buf) {
+        if std::mem::take(&mut first) {
+            buf[0] ^= 0x01;
+        }
+        if stream.write_all(&buf[..n]).is_err() {
+            return;
+        }
+    }
+}
+
+/// Resets the connection as soon as it is accepted.
+fn resetting(stream: TcpStream) {
+    socket2::SockRef::from(&stream)
+        .set_linger(Some(Duration::ZERO))
+        .unwrap();
+}
+
+#[test]
+fn uring_with_two_workers_at_the_fd_limit_answers_or_closes_every_connection() {
+    let _guard = heavy();
+    raise_fd_limit();
+    const CONNECTIONS: usize = 300;
+    // The race lost about one round in five before the fix; a fixed round takes a second.
+    for round in 0..12 {
+        let server = Server::start_with("uring", &["--workers", "2"], |command| {
+            limit_in_child(command, libc::RLIMIT_NOFILE, 100)
+        });
+        let mut streams: Vec<TcpStream> = (0..CONNECTIONS)
+            .map(|_| {
+                let mut stream = TcpStream::connect(server.addr).unwrap();
+                stream.write_all(b"hello").unwrap();
+                stream.set_nonblocking(true).unwrap();
+                stream
+            })
+            .collect();
+        // Each connection must get its echo or an EOF/reset; a generous bound, not a timing.
+        let mut waiting: Vec<usize> = (0..CONNECTIONS).collect();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !waiting.is_empty() && Instant::now() < deadline {
+            waiting.retain(|&i| {
+                let mut buf = [0u8; 16];
+                match streams[i].read(&mut buf) {
+                    Ok(0) => false,
+                    Ok(n) => {
+                        assert_eq!(&buf[..n], &b"hello"[..n], "connection {i}: wrong echo");
+                        false
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => true,
+                    Err(_) => false,
+                }
+            });
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let hanging = waiting.len();
+        drop(streams.drain(..));
+        let stopped = server.stop();
+        assert_eq!(
+            hanging, 0,
+            "round {round}: {hanging} of {CONNECTIONS} connections got neither an echo nor a close"
+        );
+        let summary = &stopped.summary;
+        let refused: u64 = summary["refused"]
+            .as_object()
+            .map_or(0, |m| m.values().filter_map(Value::as_u64).sum());
+        assert_eq!(
+            common::count(summary, "accepted") + refused,
+            CONNECTIONS as u64,
+            "round {round}: accepted + refused: {summary}"
+        );
+    }
+}
+
+/// `load` for 1 s against `addr`, with `extra` options; returns its output and summary.
+fn load_against(addr: SocketAddr, name: &str, extra: &[&str]) -> (Output, Value) {
+    let dir = temp_dir(name);
+    let target = addr.to_string();
+    let mut args = vec![
+        "load",
+        "--target",
+        &target,
+        "--connections",
+        "2",
+        "--duration",
+        "1s",
+        "--quiet",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = echolab(&args);
+    let summary = read_json(&dir.join("summary.json"));
+    let _ = std::fs::remove_dir_all(&dir);
+    (out, summary)
+}
+
+#[test]
+fn a_load_with_nothing_echoed_or_every_echo_wrong_fails() {
+    let (out, summary) = load_against(fake_server(silent), "silent", &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "silent server: {}",
+        stderr(&out)
+    );
+    assert_eq!(summary["requests_completed"], 0);
+    // Each connection's request, still awaited at the end, timed out.
+    assert_eq!(summary["errors"]["timeout"], 2, "{summary}");
+    assert_eq!(summary["error_rate"], 1.0, "{summary}");
+
+    let (out, summary) = load_against(fake_server(corrupting), "corrupting", &[]);
+    assert_eq!(out.status.code(), Some(1), "corrupting: {}", stderr(&out));
+    assert!(summary["mismatches"].as_u64().unwrap() > 0, "{summary}");
+
+    let (out, summary) = load_against(fake_server(resetting), "resetting", &[]);
+    assert_eq!(out.status.code(), Some(1), "resetting: {}", stderr(&out));
+    assert_eq!(summary["requests_completed"], 0);
+
+    // One wrong echo per connection among many good ones: a failure by default, within
+    // a stated `--max-error-rate`.
+    let (out, summary) = load_against(fake_server(corrupting_first_byte), "one-wrong", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(summary["mismatches"], 2, "{summary}");
+    let (out, summary) = load_against(
+        fake_server(corrupting_first_byte),
+        "tolerated",
+        &["--max-error-rate", "0.5"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        summary["requests_completed"].as_u64().unwrap() > 2,
+        "{summary}"
+    );
+}
+
+#[test]
+fn a_second_server_on_a_port_in_use_exits_1_saying_so() {
+    let first = Server::start("epoll", &["--workers", "1"]);
+    let addr = first.addr.to_string();
+    for model in ["threads", "epoll"] {
+        // A server that starts would run until killed: it must exit at once instead.
+        let out = echolab_within(
+            &["serve", "--model", model, "--addr", &addr],
+            Duration::from_secs(10),
+        );
+        assert_eq!(out.status.code(), Some(1), "{model}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("address already in use"),
+            "{model}: {}",
+            stderr(&out)
+        );
+    }
+    // The first server still has every connection.
+    let mut stream = first.connect();
+    assert_eq!(common::echo_once(&mut stream, b"mine"), b"mine");
+    drop(stream);
+    let stopped = first.stop();
+    assert_eq!(common::count(&stopped.summary, "accepted"), 1);
+}
+
+fn dev_full() -> File {
+    File::options().write(true).open("/dev/full").unwrap()
+}
+
+#[test]
+fn an_unwritable_console_is_not_a_panic() {
+    for model in ["threads", "select", "poll", "epoll", "uring", "tokio"] {
+        let dir = tempfile::tempdir().unwrap();
+        let summary = dir.path().join("summary.json");
+        let mut child = Command::new(BIN)
+            .args(["serve", "--model", model, "--addr", "127.0.0.1:0"])
+            .arg("--summary-json")
+            .arg(&summary)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(dev_full())
+            .spawn()
+            .unwrap();
+        let mut line = [0u8; 1];
+        // The listening line arrives, then the server stops on SIGTERM as usual.
+        child
+            .stdout
+            .as_mut()
+            .unwrap()
+            .read_exact(&mut line)
+            .unwrap();
+        signal(child.id() as i32, libc::SIGTERM);
+        let status = wait_timeout(&mut child, Duration::from_secs(30)).expect("server exits");
+        assert_eq!(status.code(), Some(0), "{model} with stderr on /dev/full");
+        assert!(
+            summary.is_file(),
+            "{model}: the summary file is still written"
+        );
+    }
+
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let target = server.addr.to_string();
+    let load = Command::new(BIN)
+        .args(["load", "--target", &target, "--requests", "5", "--quiet"])
+        .stdout(dev_full())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(load, &["load"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "load >/dev/full: {}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("cannot write to stdout"),
+        "{}",
+        stderr(&out)
+    );
+
+    let results = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-small");
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(&fixture)
+        .arg(results.path())
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let report = Command::new(BIN)
+        .arg("report")
+        .arg(results.path().join("results-small"))
+        .stdout(dev_full())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(report, &["report"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "report >/dev/full: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn out_of_bounds_inputs_are_usage_errors() {
+    let target = "127.0.0.1:9";
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let two_days_ahead = (now + 2 * 86_400).to_string();
+    let cases: [&[&str]; 6] = [
+        &["--start-at", "1e30"],
+        &["--start-at", "1e19"],
+        &["--start-at", &two_days_ahead],
+        &["--payload-file", "/dev/zero"],
+        &["--hold", "6000000h", "--requests", "0"],
+        &["--delay", "6000000h"],
+    ];
+    for extra in cases {
+        let mut args = vec!["load", "--target", target];
+        args.extend_from_slice(extra);
+        let out = echolab(&args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).starts_with("error: "),
+            "{extra:?}: {}",
+            stderr(&out)
+        );
+    }
+
+    // --summary-json that cannot be written fails at start, before listening.
+    let dir = tempfile::tempdir().unwrap();
+    let out = echolab(&[
+        "serve",
+        "--model",
+        "epoll",
+        "--addr",
+        "127.0.0.1:0",
+        "--summary-json",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "it must not start listening");
+    assert!(
+        stderr(&out).contains(dir.path().to_str().unwrap()),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A load result directory for shard `shard` with `size`-byte messages.
+fn shard_dir(server: SocketAddr, name: &str, shard: &str, size: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    let target = server.to_string();
+    let out = echolab(&[
+        "load",
+        "--target",
+        &target,
+        "--connections",
+        "4",
+        "--requests",
+        "3",
+        "--size",
+        size,
+        "--shard",
+        shard,
+        "--quiet",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    dir
+}
+
+#[test]
+fn merge_refuses_what_would_double_count_or_mix() {
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let a = shard_dir(server.addr, "merge-a", "0/2", "64");
+    let b = shard_dir(server.addr, "merge-b", "1/2", "64");
+    let overlapping = shard_dir(server.addr, "merge-overlap", "1/3", "64");
+    let other_size = shard_dir(server.addr, "merge-size", "1/2", "128");
+    let open_loop = temp_dir("merge-open");
+    let out = echolab(&[
+        "load",
+        "--target",
+        &server.addr.to_string(),
+        "--connections",
+        "4",
+        "--duration",
+        "1s",
+        "--rate",
+        "20",
+        "--size",
+        "64",
+        "--shard",
+        "1/2",
+        "--quiet",
+        "--out",
+        open_loop.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let merged = temp_dir("merge-out");
+    let path = |p: &PathBuf| p.to_str().unwrap().to_string();
+    let refused: [(&str, Vec<String>, &PathBuf); 5] = [
+        ("twice", vec![path(&a), path(&a)], &merged),
+        ("overlapping", vec![path(&a), path(&overlapping)], &merged),
+        ("sizes", vec![path(&a), path(&other_size)], &merged),
+        ("modes", vec![path(&a), path(&open_loop)], &merged),
+        ("out is an input", vec![path(&a), path(&b)], &a),
+    ];
+    let summary_a = std::fs::read(a.join("summary.json")).unwrap();
+    for (case, dirs, out_dir) in refused {
+        let mut args: Vec<&str> = vec!["merge"];
+        args.extend(dirs.iter().map(String::as_str));
+        let out_dir = path(out_dir);
+        args.extend(["--out", &out_dir]);
+        let out = echolab(&args);
+        assert_eq!(out.status.code(), Some(2), "{case}: {}", stderr(&out));
+        assert!(stderr(&out).contains("error: "), "{case}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(a.join("summary.json")).unwrap(), summary_a);
+    assert!(!merged.exists(), "a refused merge writes nothing");
+    let out = echolab(&["merge", &path(&a), &path(&b), "--out", &path(&merged)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        read_json(&merged.join("summary.json"))["requests_completed"],
+        12
+    );
+    for dir in [a, b, overlapping, other_size, open_loop, merged] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn a_load_killed_at_once_leaves_a_summary_saying_it_is_incomplete() {
+    let addr = fake_server(silent);
+    let dir = temp_dir("killed");
+    let target = addr.to_string();
+    let mut child = Command::new(BIN)
+        .args(["load", "--target", &target, "--duration", "30s", "--quiet"])
+        .arg("--out")
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed as soon as its outputs exist: well inside its first second.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !dir.join("connections.csv").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(summary["complete"], false, "{summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_full_disk_is_reported_with_the_file_it_hit() {
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let dir = temp_dir("full");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink("/dev/full", dir.join("connections.csv")).unwrap();
+    let target = server.addr.to_string();
+    let out = echolab(&[
+        "load",
+        "--target",
+        &target,
+        "--requests",
+        "2",
+        "--quiet",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(text.contains("No space left on device"), "{text}");
+    assert!(
+        text.contains(&dir.join("connections.csv").display().to_string()),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn serve_processes_removes_what_a_killed_parent_left_in_tmp() {
+    // A PID that ran and is gone: its echolab-processes directory is a leftover.
+    let mut gone = Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let stale = std::env::temp_dir().join(format!("echolab-processes-{pid}"));
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("summary-0.json"), "{}").unwrap();
+    let server = Server::start("epoll", &["--processes", "2", "--workers", "1"]);
+    let stopped = server.stop();
+    assert_eq!(stopped.status.code(), Some(0), "{}", stopped.stderr);
+    assert!(!stale.exists(), "{} is still there", stale.display());
+}
