@@ -431,7 +431,7 @@ impl Drop for Cgroup {
                 std::thread::sleep(Duration::from_millis(20));
             }
             if dir.exists() {
-                eprintln!("warning: cgroup {} not removed", dir.display());
+                crate::errln!("warning: cgroup {} not removed", dir.display());
             }
         }
     }

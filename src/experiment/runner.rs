@@ -174,7 +174,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         (Some(hosts), Some(network)) => {
             let shaping = hosts.shape(network)?;
             if !config.quiet {
-                eprintln!("client links shaped: {}", shaping.describe());
+                crate::errln!("client links shaped: {}", shaping.describe());
             }
             Some(shaping)
         }
@@ -187,7 +187,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
     {
         let removed = conditions::remove_leftovers();
         if !removed.is_empty() && !config.quiet {
-            eprintln!("removed cgroups left by runs that died: {removed:?}");
+            crate::errln!("removed cgroups left by runs that died: {removed:?}");
         }
     }
     let mut progress = Progress::new(total, config.progress_bar, config.quiet);
