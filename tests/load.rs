@@ -1261,7 +1261,7 @@ fn preflight_refuses_more_connections_than_memory_holds() {
     let after = mem_available();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let need_mib = connections * 8192 >> 20;
+    let need_mib = (connections * 8192) >> 20;
     let prefix = format!(
         "{connections} connections need about {need_mib} MiB of memory (8 KiB each, kernel \
          socket and client state) but only "
