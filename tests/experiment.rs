@@ -671,3 +671,184 @@ duration = "60s"
         rows[0].4
     );
 }
+
+/// The default `echolab run` (no SCENARIO: the quick scenario), narrowed with `--models
+/// epoll --repetitions 1` and run from a fresh directory: it makes results/quick-STAMP
+/// there, one results.csv row per quick step, report.html, and prints the comparison
+/// table with epoll's row.
+#[test]
+fn the_default_run_is_the_quick_scenario() {
+    let tmp = tempfile::tempdir().unwrap();
+    let output = Command::new(EXE)
+        .current_dir(tmp.path())
+        .args(["run", "--models", "epoll", "--repetitions", "1", "--quiet"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let runs: Vec<PathBuf> = fs::read_dir(tmp.path().join("results"))
+        .expect("a results directory under the working directory")
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let out = &runs[0];
+    let name = out.file_name().unwrap().to_str().unwrap();
+    assert!(name.starts_with("quick-"), "{name}");
+    assert!(
+        stdout.starts_with("scenario quick: 1 models x 3 steps x 1 repetitions"),
+        "{stdout}"
+    );
+    let rows: Vec<(String, String, String)> = outcomes(out)
+        .into_iter()
+        .map(|(m, s, r, _, _)| (m, s, r))
+        .collect();
+    let steps = ["c10-s64", "c100-s64", "c1000-s64"];
+    let expected: Vec<(String, String, String)> = steps
+        .iter()
+        .map(|s| ("epoll".to_string(), s.to_string(), "1".to_string()))
+        .collect();
+    assert_eq!(rows, expected);
+    assert!(out.join("report.html").is_file());
+    assert!(stdout.contains("report: "), "{stdout}");
+    let header = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("model"))
+        .unwrap_or_else(|| panic!("no comparison table: {stdout}"));
+    for column in ["best req/s", "p99 (heaviest ok)", "max conns", "status"] {
+        assert!(header.contains(column), "{header}");
+    }
+    assert!(
+        stdout.lines().any(|l| l.trim_start().starts_with("epoll ")),
+        "no epoll row: {stdout}"
+    );
+    assert!(
+        stdout.ends_with(&format!("results: results/{name}\n")),
+        "{stdout}"
+    );
+}
+
+/// A failed step is not repeated: its later repetitions are skipped with that reason.
+#[test]
+fn a_failed_step_skips_its_later_repetitions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+repetitions = 3
+step_timeout = "1s"
+[load]
+size = 16
+duration = "60s"
+delay = "10ms"
+[sweep]
+connections = [2]
+"#,
+    );
+    let out = tmp.path().join("out");
+    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
+    let rows: Vec<(String, String, String)> = outcomes(&out)
+        .into_iter()
+        .map(|(_, _, rep, status, reason)| (rep, status, reason))
+        .collect();
+    let skipped = |rep: &str| {
+        (
+            rep.to_string(),
+            "skipped".to_string(),
+            "step failed in an earlier repetition".to_string(),
+        )
+    };
+    assert_eq!(
+        rows,
+        [
+            (
+                "1".to_string(),
+                "failed".to_string(),
+                "load generator did not finish within the step timeout".to_string()
+            ),
+            skipped("2"),
+            skipped("3"),
+        ]
+    );
+}
+
+/// A server that exits uncleanly on SIGTERM fails its step with the exit status and its
+/// stderr: here the server cannot write its summary (the test puts a directory where the
+/// runner told it to write server-summary.json), so it exits 1.
+#[test]
+fn a_server_exiting_uncleanly_on_sigterm_fails_its_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["poll"]
+[load]
+size = 16
+delay = "10ms"
+duration = "3s"
+connect_timeout = "5s"
+[sweep]
+connections = [2]
+"#,
+    );
+    let out = tmp.path().join("out");
+    let runner = Command::new(EXE)
+        .args(["run", scenario.to_str().unwrap(), "--out"])
+        .arg(&out)
+        .args(["--no-report", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let step = out.join("poll").join("c2-s16-d10ms").join("rep-1");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !step.is_dir() {
+        assert!(Instant::now() < deadline, "the step never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    fs::create_dir_all(step.join("server-summary.json")).unwrap();
+    let output = runner.wait_with_output().unwrap();
+    assert!(output.status.success(), "runner exit {:?}", output.status);
+    let rows = outcomes(&out);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].3, "failed");
+    let reason = &rows[0].4;
+    assert!(
+        reason.starts_with("server exited with exit status: 1 on SIGTERM: ")
+            && reason.contains("server-summary.json"),
+        "{reason}"
+    );
+}
+
+/// `pause` sleeps between steps: two steps with a 3 s pause after each take at least 6 s,
+/// however fast the steps themselves are (a lower bound only: the machine may be slow).
+#[test]
+fn pause_waits_between_steps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+pause = "3s"
+[load]
+size = 16
+requests = 2
+connect_timeout = "5s"
+[sweep]
+connections = [1, 2]
+"#,
+    );
+    let out = tmp.path().join("out");
+    let started = Instant::now();
+    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
+    let wall = started.elapsed();
+    assert_eq!(outcomes(&out).len(), 2);
+    assert!(
+        wall >= Duration::from_secs(6),
+        "two steps with pause = 3s took {wall:?}"
+    );
+}

@@ -501,9 +501,24 @@ fn open_loop_latency_is_corrected_for_a_stall() {
     );
     // Only the one request in flight during the stall saw it when measured from its send.
     assert!(raw.max >= 190_000, "raw max {}", raw.max);
-    // The 20 slowest of 2000 measured from their send are not the stall's: wide of the
-    // 200 ms on a shared machine, where a scheduling hiccup delays one send, not twenty.
-    assert!(raw.p99 < 100_000, "raw p99 {}", raw.p99);
+    // Measured from the intended send, every request due in the stall's first 100 ms (50
+    // at 500/s) waited 100 ms or more; measured from the actual send, only the one in
+    // flight saw the stall. Wide of both on a shared machine: a scheduling hiccup may
+    // delay a few sends by 150 ms, not ten.
+    let (_, intervals) = read_hlog(&dir.join("latency.hlog")).unwrap();
+    let at_least = |raw: bool, us: u64| -> u64 {
+        intervals
+            .iter()
+            .filter(|i| i.raw == raw)
+            .map(|i| i.histogram.count_between(us, u64::MAX))
+            .sum()
+    };
+    assert!(
+        at_least(false, 100_000) >= 40,
+        "{}",
+        at_least(false, 100_000)
+    );
+    assert!(at_least(true, 150_000) <= 10, "{}", at_least(true, 150_000));
     let (corrected, raw_logged) = hlog_counts(&dir);
     assert_eq!(corrected, s.requests_completed);
     assert_eq!(raw_logged, s.requests_completed);
@@ -1074,4 +1089,352 @@ fn preflight_source_address_and_the_warnings_array() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{:?}", s.warnings));
     assert!((100.0..110.0).contains(&late), "{late} s late");
+}
+
+// ---- servers that answer wrong, preflight's memory and somaxconn, merge's refusals ----
+
+/// A server that runs `handle` on a thread for each connection.
+fn scripted_server(handle: fn(std::net::TcpStream)) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || handle(stream));
+        }
+    });
+    addr
+}
+
+/// Reads until the client closes, so the server's close is a FIN, never a reset.
+fn drain(mut stream: std::net::TcpStream) {
+    let mut buf = [0u8; 4096];
+    while matches!(stream.read(&mut buf), Ok(n) if n > 0) {}
+}
+
+/// Four 100-byte messages come in (pipeline 1: each after the last one's echo); the first
+/// three are echoed whole, the fourth only its first 40 bytes, then the server closes.
+fn echo_340_of_400_then_close(mut stream: std::net::TcpStream) {
+    let mut buf = [0u8; 4096];
+    let (mut read, mut written) = (0usize, 0usize);
+    while read < 400 {
+        let n = match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        read += n;
+        let echo = n.min(340 - written);
+        stream.write_all(&buf[..echo]).unwrap();
+        written += echo;
+    }
+    stream.shutdown(std::net::Shutdown::Write).unwrap();
+    drain(stream);
+}
+
+/// A short echo: each connection completes 3 requests, gets 40 bytes of the fourth
+/// message, and then EOF while it has requests left: one short echo and one unexpected
+/// close per connection, in summary.json and in each connections.csv row.
+#[test]
+fn a_short_echo_is_counted_with_the_unexpected_close() {
+    let addr = scripted_server(echo_340_of_400_then_close);
+    let dir = out_dir("short-echo");
+    let out = load(&[
+        "--target",
+        &addr.to_string(),
+        "--connections",
+        "2",
+        "--requests",
+        "5",
+        "--size",
+        "100",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_exit_ok(&out);
+    let s = summary(&dir);
+    assert_eq!(s.requests_completed, 6);
+    assert_eq!((s.bytes_sent, s.bytes_received), (800, 680));
+    assert_eq!(s.bytes_verified, 680);
+    assert_eq!(s.short_echoes, 2);
+    assert_eq!(s.unexpected_closes, 2);
+    assert_eq!(s.mismatches, 0);
+    assert_eq!(s.errors_total, 2);
+    assert_eq!(s.connections_ended_early, 2);
+    let rows = connections(&dir);
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert_eq!(
+            (r.requests, r.bytes_sent, r.bytes_received),
+            (3, 400, 340),
+            "{r:?}"
+        );
+        assert_eq!((r.short_echoes, r.mismatches, r.errors), (1, 0, 1), "{r:?}");
+        assert_eq!((r.error_kind.as_str(), r.end.as_str()), ("closed", "error"));
+    }
+    assert_summary_matches_files(&dir);
+}
+
+/// Answers the first 100-byte message with its echo and one byte more, in one write.
+fn echo_one_byte_too_many(mut stream: std::net::TcpStream) {
+    let mut message = [0u8; 100];
+    if stream.read_exact(&mut message).is_err() {
+        return;
+    }
+    let mut answer = message.to_vec();
+    answer.push(b'!');
+    let _ = stream.write_all(&answer);
+    drain(stream);
+}
+
+/// More bytes back than were sent: not an echo of this stream. Per connection one
+/// mismatch, one `other` error (docs/outputs.md), the unanswered message a short echo,
+/// nothing verified and no request completed.
+#[test]
+fn too_many_bytes_back_count_as_a_mismatch_and_an_error() {
+    let addr = scripted_server(echo_one_byte_too_many);
+    let dir = out_dir("too-many");
+    let out = load(&[
+        "--target",
+        &addr.to_string(),
+        "--connections",
+        "2",
+        "--requests",
+        "3",
+        "--size",
+        "100",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_exit_ok(&out);
+    let s = summary(&dir);
+    assert_eq!(s.requests_completed, 0);
+    assert_eq!((s.bytes_sent, s.bytes_verified), (200, 0));
+    assert_eq!(s.mismatches, 2);
+    assert_eq!(s.errors.other, 2);
+    assert_eq!(s.short_echoes, 2);
+    assert_eq!(s.unexpected_closes, 0);
+    assert_eq!(s.errors_total, 4);
+    assert_eq!(s.error_rate, 1.0);
+    let rows = connections(&dir);
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert_eq!((r.requests, r.bytes_sent), (0, 100), "{r:?}");
+        assert_eq!((r.mismatches, r.short_echoes, r.errors), (1, 1, 2), "{r:?}");
+        assert_eq!((r.error_kind.as_str(), r.end.as_str()), ("other", "error"));
+    }
+    assert_summary_matches_files(&dir);
+}
+
+/// This machine's MemAvailable in bytes.
+fn mem_available() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))
+        .unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
+/// Preflight refuses a run whose connections (8 KiB each, docs) need more memory than
+/// MemAvailable, naming both figures. The run is sized from this machine: twice the
+/// connections MemAvailable holds, over enough processes and source addresses that the
+/// fd and port checks (made first) pass.
+#[test]
+fn preflight_refuses_more_connections_than_memory_holds() {
+    let fd_hard = common::raise_fd_limit();
+    let before = mem_available();
+    // A multiple of 128, so 8 KiB each is a whole number of MiB.
+    let connections = (before / 8192 * 2).div_ceil(128) * 128;
+    let per_process = fd_hard - 64;
+    let processes = connections.div_ceil(per_process);
+    let sources = connections.div_ceil(common::ephemeral_ports());
+    assert!(sources < 65_000, "{sources} source addresses");
+    let last = 2 + sources;
+    let out = load(&[
+        "--target",
+        "127.0.0.1:9",
+        "--connections",
+        &connections.to_string(),
+        "--processes",
+        &processes.to_string(),
+        "--source-addrs",
+        &format!("127.1.0.2-127.1.{}.{}", last / 256, last % 256),
+    ]);
+    let after = mem_available();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let need_mib = (connections * 8192) >> 20;
+    let prefix = format!(
+        "{connections} connections need about {need_mib} MiB of memory (8 KiB each, kernel \
+         socket and client state) but only "
+    );
+    let rest = stderr
+        .split_once(&prefix)
+        .unwrap_or_else(|| panic!("no {prefix:?} in {stderr}"))
+        .1;
+    let available_mib: u64 = rest
+        .split_once(" MiB is available (MemAvailable)")
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    // MemAvailable moves while other tests run: the figure must be one this machine had.
+    let (low, high) = (before.min(after) >> 20, before.max(after) >> 20);
+    assert!(
+        (low.saturating_sub(512)..=high + 512).contains(&available_mib),
+        "{available_mib} MiB available, read {low}..{high} MiB around the run"
+    );
+    assert!(stderr.contains("--shard I/N"), "{stderr}");
+}
+
+/// This machine's net.core.somaxconn.
+fn somaxconn() -> u64 {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Connections to a refusing loopback port, opened all at once: the run's warnings.
+fn warnings_for(connections: u64, extra: &[&str], name: &str) -> Vec<String> {
+    let (_port, addr) = refusing_port();
+    let dir = out_dir(name);
+    let connections = connections.to_string();
+    let mut args = vec![
+        "--target",
+        &addr.to_string(),
+        "--connections",
+        &connections,
+        "--requests",
+        "1",
+        "--out",
+        dir.to_str().unwrap(),
+    ]
+    .into_iter()
+    .map(str::to_string)
+    .collect::<Vec<_>>();
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = load(&args);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = summary(&dir);
+    assert_eq!(s.errors.refused, connections.parse::<u64>().unwrap());
+    s.warnings
+}
+
+/// More loopback connections opened at once than net.core.somaxconn: summary.json's
+/// `warnings` says so with both numbers; at somaxconn exactly, or paced with
+/// `--connect-rate`, it does not.
+#[test]
+fn preflight_warns_past_somaxconn() {
+    let _heavy = common::heavy();
+    let max = somaxconn();
+    let (_, fd_hard) = common::fd_limits();
+    if max + 1 + 64 > fd_hard || max + 1 > common::ephemeral_ports() {
+        common::skip(
+            "load::preflight_warns_past_somaxconn",
+            &format!("net.core.somaxconn {max} is more connections than one process may open here"),
+        );
+        return;
+    }
+    let over = max + 1;
+    assert_eq!(
+        warnings_for(over, &[], "somaxconn-over"),
+        [format!(
+            "{over} connections opened at once exceed net.core.somaxconn ({max}): a server on \
+             this host may drop SYNs and connects then take a 1 s retransmit; use \
+             --connect-rate or sysctl -w net.core.somaxconn=65535"
+        )]
+    );
+    assert_eq!(warnings_for(max, &[], "somaxconn-at"), Vec::<String>::new());
+    assert_eq!(
+        warnings_for(over, &["--connect-rate", "100000"], "somaxconn-paced"),
+        Vec::<String>::new()
+    );
+}
+
+/// `echolab merge` refuses, before writing anything: a directory that does not exist or
+/// has no summary.json (usage error, exit 2), a summary.json that does not parse and a
+/// part without its timeline.csv (exit 1, naming the file), and --max-error-rate outside
+/// 0..1 (exit 2).
+#[test]
+fn merge_refuses_missing_and_invalid_inputs() {
+    let server = thread_server(Faults::default());
+    let good = out_dir("merge-good");
+    assert_exit_ok(&load(&[
+        "--target",
+        &server.addr.to_string(),
+        "--connections",
+        "1",
+        "--requests",
+        "3",
+        "--out",
+        good.to_str().unwrap(),
+    ]));
+    let copy = |name: &str| {
+        let dir = out_dir(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for file in std::fs::read_dir(&good).unwrap() {
+            let file = file.unwrap().path();
+            std::fs::copy(&file, dir.join(file.file_name().unwrap())).unwrap();
+        }
+        dir
+    };
+    let missing = out_dir("merge-missing");
+    let empty = out_dir("merge-empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let garbled = copy("merge-garbled");
+    std::fs::write(garbled.join("summary.json"), "{\"requests_completed\": ").unwrap();
+    let no_timeline = copy("merge-no-timeline");
+    std::fs::remove_file(no_timeline.join("timeline.csv")).unwrap();
+    let merge = |dirs: &[&Path], extra: &[&str]| {
+        let out = out_dir("merge-refused");
+        let output = Command::new(ECHOLAB)
+            .arg("merge")
+            .args(dirs)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(!out.exists(), "{dirs:?}: wrote {}", out.display());
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    for bad in [&missing, &empty] {
+        let (code, stderr) = merge(&[&good, bad], &[]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{} has no summary.json", bad.display())),
+            "{stderr}"
+        );
+    }
+    let (code, stderr) = merge(&[&good, &garbled], &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "parsing {}",
+            garbled.join("summary.json").display()
+        )),
+        "{stderr}"
+    );
+    let (code, stderr) = merge(&[&good, &no_timeline], &[]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("reading {}/timeline.csv", no_timeline.display())),
+        "{stderr}"
+    );
+    let (code, stderr) = merge(&[&good], &["--max-error-rate", "1.5"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--max-error-rate must be between 0 and 1"));
 }

@@ -721,3 +721,267 @@ fn the_page_renders_in_headless_chromium() {
     );
     fs::remove_dir_all(&dir).unwrap();
 }
+
+// ---- malformed step files, two swept axes, the narrow layout ----
+
+/// The legend entries (model names) of a chart.
+fn legend(svg: &str) -> Vec<String> {
+    svg_texts(svg)
+        .into_iter()
+        .filter(|t| MODELS.contains(&t.as_str()))
+        .collect()
+}
+
+/// docs/report.md: a malformed step file only leaves that step out of the timeline charts
+/// and is listed at the top of the report, naming the file, line and column.
+#[test]
+fn a_malformed_step_file_is_listed_and_left_out_of_the_timelines() {
+    let dir = fixture_copy("malformed-step");
+    let step = dir.join("poll/c4000-s128/rep-1/load");
+    let timeline = step.join("timeline.csv");
+    let text = read(&timeline);
+    let line3 = text.lines().nth(2).unwrap().to_string();
+    let field = line3.split(',').nth(3).unwrap().to_string();
+    fs::write(
+        &timeline,
+        text.replace(&line3, &line3.replacen(&format!(",{field},"), ",many,", 1)),
+    )
+    .unwrap();
+    let percentiles = step.join("percentiles.csv");
+    let text = read(&percentiles);
+    let line2 = text.lines().nth(1).unwrap().to_string();
+    fs::write(&percentiles, text.replacen(&line2, "0,soon,", 1)).unwrap();
+    write_report(&dir).unwrap();
+    let md = read(&dir.join("report.md"));
+    let html = read(&dir.join("report.html"));
+    for warning in [
+        format!(
+            "{} line 3, column requests: 'many' is not a number (left out of the charts)",
+            timeline.display()
+        ),
+        format!(
+            "{} line 2, column latency_us: 'soon' is not a number (left out of the charts)",
+            percentiles.display()
+        ),
+    ] {
+        assert!(md.contains(&format!("> - {warning}")), "{warning}\n{md}");
+        assert!(html.contains(&format!("<li>{warning}</li>")), "{warning}");
+    }
+    let chart = read(&dir.join("charts/connections-timeline-throughput.svg"));
+    assert_eq!(
+        legend(&chart),
+        ["threads", "select", "epoll", "uring", "tokio"],
+        "poll's step is left out, the others stay"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A step file cut off mid-row (a run killed while writing it) is malformed too; today the
+/// reader takes the short row as it is (a flexible CSV reader): poll's last second keeps a
+/// cut-off p50 of `1` µs and nothing is listed.
+#[test]
+#[ignore = "product defect: a timeline.csv cut off mid-row is read as a short row, not listed as malformed (src/report/data.rs read_table: flexible(true))"]
+fn a_step_file_cut_off_mid_row_is_listed() {
+    let dir = fixture_copy("truncated-step");
+    let timeline = dir.join("poll/c4000-s128/rep-1/load/timeline.csv");
+    let text = read(&timeline);
+    let line3 = text.lines().nth(2).unwrap();
+    let cut = text.find(line3).unwrap() + line3.len() - 5;
+    fs::write(&timeline, &text[..cut]).unwrap();
+    write_report(&dir).unwrap();
+    let md = read(&dir.join("report.md"));
+    assert!(
+        md.contains(&format!("> - {} line 3", timeline.display())),
+        "{md}"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Connections x size: one section per value of the other axis (docs/report.md), each
+/// with its own charts, and the verdict compares each at its heaviest point. Throughput
+/// here is base x connections / 100, halved at 1024 bytes.
+#[test]
+fn two_swept_axes_give_one_section_per_value_of_the_other() {
+    let dir = fixture_copy("two-axes");
+    for model in MODELS {
+        let _ = fs::remove_dir_all(dir.join(model));
+    }
+    fs::write(
+        dir.join("manifest.json"),
+        "{\"scenario_name\": \"grid\", \"models\": [\"epoll\", \"tokio\"]}",
+    )
+    .unwrap();
+    let header = read(&fixture().join("results.csv"))
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let throughput = |base: f64, conns: u64, size: u64| {
+        base * conns as f64 / 100.0 / if size == 64 { 1.0 } else { 2.0 }
+    };
+    let mut csv = header + "\n";
+    for (model, base) in [("epoll", 40000.0), ("tokio", 30000.0)] {
+        for size in [64, 1024] {
+            for conns in [10, 100] {
+                let thr = throughput(base, conns, size);
+                csv.push_str(&format!(
+                    "{model},c{conns}-s{size},1,{conns},{size},0,,1,ok,,5.0,{conns},{conns},{},\
+                     {thr},1.0,1000,1500,2000,3000,4000,0,0,0,50.0,1.0,1.5,8388608,83886.1,3,105,\
+                     1,1,1,1,true\n",
+                    thr as u64 * 5
+                ));
+            }
+        }
+    }
+    fs::write(dir.join("results.csv"), csv).unwrap();
+    write_report(&dir).unwrap();
+    let md = read(&dir.join("report.md"));
+    let sections: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("## ") && l.contains("sweep"))
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            "## Connections sweep (size=64)",
+            "## Connections sweep (size=1024)",
+            "## Message size sweep (connections=10)",
+            "## Message size sweep (connections=100)",
+        ]
+    );
+    for slug in [
+        "connections-size64",
+        "connections-size1024",
+        "size-connections10",
+        "size-connections100",
+    ] {
+        for figure in [
+            "response-time",
+            "throughput",
+            "cpu",
+            "memory-per-connection",
+        ] {
+            let chart = dir.join(format!("charts/{slug}-{figure}.svg"));
+            assert!(chart.is_file(), "{} missing", chart.display());
+        }
+        let chart = read(&dir.join(format!("charts/{slug}-throughput.svg")));
+        assert_eq!(legend(&chart), ["epoll", "tokio"], "{slug}");
+    }
+    assert!(!dir.join("charts/connections-throughput.svg").exists());
+    // The verdict of each section, at its heaviest point.
+    let fmt = |v: f64| {
+        let v = v as u64;
+        if v >= 1000 {
+            format!("{},{:03}", v / 1000, v % 1000)
+        } else {
+            v.to_string()
+        }
+    };
+    for (at, conns, size) in [
+        ("connections=100", 100, 64),
+        ("connections=100", 100, 1024),
+        ("size=1024", 10, 1024),
+        ("size=1024", 100, 1024),
+    ] {
+        let (e, t) = (
+            throughput(40000.0, conns, size),
+            throughput(30000.0, conns, size),
+        );
+        let row = format!(
+            "| Throughput | {at} | epoll | {} req/s | tokio | {} req/s | ×1.33 |",
+            fmt(e),
+            fmt(t)
+        );
+        assert!(md.contains(&row), "{row}\n{md}");
+    }
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The narrow layout: the stylesheet has a media query that applies at 420 px, and, in
+/// headless Chromium 420 px wide, the page is no wider than the window (measured by a
+/// script added to a copy of the page: the report itself has none).
+#[test]
+fn the_page_fits_a_420_px_window() {
+    let dir = fixture_copy("narrow");
+    let html_path = write_report(&dir).unwrap();
+    let html = read(&html_path);
+    let widths: Vec<u32> = html
+        .match_indices("@media (max-width: ")
+        .filter_map(|(i, m)| {
+            let rest = &html[i + m.len()..];
+            rest[..rest.find("px")?].parse().ok()
+        })
+        .collect();
+    assert!(
+        widths.iter().any(|&w| w >= 420),
+        "no narrow-window media query: {widths:?}"
+    );
+    let Some(chromium) = find_chromium() else {
+        common::skip(
+            "report::the_page_fits_a_420_px_window",
+            "chromium is not installed (apt-get install -y chromium)",
+        );
+        return;
+    };
+    let probe = dir.join("narrow.html");
+    fs::write(
+        &probe,
+        html.replace(
+            "</body>",
+            "<script>parent.document.title = 'width=' + \
+             document.documentElement.scrollWidth + ' viewport=' + window.innerWidth;\
+             </script></body>",
+        ),
+    )
+    .unwrap();
+    // Headless Chromium's window is at least 500 px wide: the page goes in a 420 px frame,
+    // whose viewport its media queries see.
+    let frame = dir.join("frame.html");
+    fs::write(
+        &frame,
+        "<!DOCTYPE html><title>-</title><iframe src=\"narrow.html\" width=\"420\" \
+         height=\"900\" style=\"border:0\"></iframe>",
+    )
+    .unwrap();
+    let work = dir.join("browser");
+    fs::create_dir_all(&work).unwrap();
+    let out = Command::new(&chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--hide-scrollbars",
+            "--window-size=800,900",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            work.join("profile").display()
+        ))
+        .arg(format!("file://{}", frame.display()))
+        .output()
+        .expect("cannot start chromium");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let title = dom
+        .split_once("<title>")
+        .and_then(|(_, rest)| rest.split_once("</title>"))
+        .map(|(t, _)| t)
+        .unwrap_or_else(|| panic!("no title in the dumped DOM: {dom:.300}"));
+    let numbers: Vec<u32> = title
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('=')?.1.parse().ok())
+        .collect();
+    assert_eq!(numbers.len(), 2, "{title}");
+    assert_eq!(numbers[1], 420, "viewport: {title}");
+    assert!(
+        numbers[0] <= 420,
+        "the page is {} px wide in a 420 px window",
+        numbers[0]
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -191,6 +191,32 @@ pub fn limit_in_child(command: &mut Command, resource: libc::__rlimit_resource_t
     }
 }
 
+/// Sets the soft RLIMIT_NOFILE of the running process `pid` to `value`, keeping its hard
+/// limit (prlimit(2): allowed on one's own child without privilege).
+pub fn set_soft_fd_limit(pid: i32, value: u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: prlimit writes the old limit into the struct we own and sets nothing.
+    let read = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut limit) };
+    assert_eq!(
+        read,
+        0,
+        "prlimit({pid}): {}",
+        std::io::Error::last_os_error()
+    );
+    limit.rlim_cur = value;
+    // SAFETY: prlimit reads the struct we own.
+    let set = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, &limit, std::ptr::null_mut()) };
+    assert_eq!(
+        set,
+        0,
+        "prlimit({pid}, RLIMIT_NOFILE, {value}): {}",
+        std::io::Error::last_os_error()
+    );
+}
+
 pub fn signal(pid: i32, sig: i32) {
     // SAFETY: sending a signal to a child we started.
     unsafe {
@@ -422,6 +448,22 @@ pub fn fd_count(pid: i32) -> usize {
         .unwrap_or(0)
 }
 
+/// The open fds of process `pid`: (number, what it points to, e.g. "/dev/null").
+/// RLIMIT_NOFILE caps fd numbers, not their count, so tests that move the limit need these.
+pub fn open_fds(pid: i32) -> Vec<(usize, String)> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| {
+            dir.filter_map(|entry| {
+                let entry = entry.ok()?;
+                let fd = entry.file_name().to_str()?.parse().ok()?;
+                let target = std::fs::read_link(entry.path()).ok()?;
+                Some((fd, target.display().to_string()))
+            })
+            .collect()
+        })
+        .unwrap_or_default()
+}
+
 impl Server {
     /// Waits (at most `limit`) until the server has taken every connection out of its
     /// accept queue and its fd count has stopped changing, i.e. it has accepted or
@@ -445,6 +487,26 @@ impl Server {
                 self.model
             );
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits (at most 10 s) until the server's fd count has stayed the same for 300 ms.
+    pub fn wait_fds_settled(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut last = fd_count(self.pid());
+        let mut stable_since = Instant::now();
+        while stable_since.elapsed() < Duration::from_millis(300) {
+            assert!(
+                Instant::now() < deadline,
+                "{}: fds never settled",
+                self.model
+            );
+            std::thread::sleep(Duration::from_millis(20));
+            let now = fd_count(self.pid());
+            if now != last {
+                last = now;
+                stable_since = Instant::now();
+            }
         }
     }
 
