@@ -780,7 +780,6 @@ fn a_malformed_step_file_is_listed_and_left_out_of_the_timelines() {
 /// reader takes the short row as it is (a flexible CSV reader): poll's last second keeps a
 /// cut-off p50 of `1` µs and nothing is listed.
 #[test]
-#[ignore = "product defect: a timeline.csv cut off mid-row is read as a short row, not listed as malformed (src/report/data.rs read_table: flexible(true))"]
 fn a_step_file_cut_off_mid_row_is_listed() {
     let dir = fixture_copy("truncated-step");
     let timeline = dir.join("poll/c4000-s128/rep-1/load/timeline.csv");

@@ -265,6 +265,15 @@ pub fn read_table(path: &Path) -> anyhow::Result<Option<Table>> {
     let mut rows = Vec::new();
     for record in reader.records() {
         let (record, line) = record_with_line(record, path)?;
+        // A file cut off mid-row (a killed run) ends in a short row: never read as values.
+        if record.len() != header.len() {
+            bail!(
+                "{} line {line}: {} fields where the header has {} (a row cut short?)",
+                path.display(),
+                record.len(),
+                header.len()
+            );
+        }
         let mut row = BTreeMap::new();
         for (column, value) in header.iter().zip(record.iter()) {
             let value = value.trim();
