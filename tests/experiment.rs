@@ -21,7 +21,10 @@ fn read_rows(dir: &Path) -> Vec<csv::StringRecord> {
     let mut reader = csv::Reader::from_path(dir.join("results.csv")).unwrap();
     let header = reader.headers().unwrap().clone();
     assert_eq!(header.get(0), Some("model"));
-    assert_eq!(header.len(), 36);
+    assert_eq!(
+        header.len(),
+        echolab::experiment::results::RESULTS_HEADER.len()
+    );
     reader.records().map(|r| r.unwrap()).collect()
 }
 

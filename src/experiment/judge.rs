@@ -146,6 +146,8 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         row.p99_us = Some(l.latency_us.p99 as f64);
         row.p999_us = Some(l.latency_us.p999 as f64);
         row.max_us = Some(l.latency_us.max as f64);
+        row.mean_us = (l.latency_us.count > 0).then_some(l.latency_us.mean);
+        row.completion_s = l.completion_s;
         row.errors = Some(l.errors_total);
         row.error_rate = Some(l.error_rate);
         row.mismatches = Some(l.mismatches);

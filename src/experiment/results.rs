@@ -51,10 +51,12 @@ pub mod column {
     pub const SERVER_BYTES_IN: &str = "server_bytes_in";
     pub const SERVER_BYTES_OUT: &str = "server_bytes_out";
     pub const BYTES_MATCH: &str = "bytes_match";
+    pub const MEAN_US: &str = "mean_us";
+    pub const COMPLETION_S: &str = "completion_s";
 }
 
 /// The header of results.csv, in order.
-pub const RESULTS_HEADER: [&str; 36] = [
+pub const RESULTS_HEADER: [&str; 38] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -91,6 +93,8 @@ pub const RESULTS_HEADER: [&str; 36] = [
     column::SERVER_BYTES_IN,
     column::SERVER_BYTES_OUT,
     column::BYTES_MATCH,
+    column::MEAN_US,
+    column::COMPLETION_S,
 ];
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.
@@ -185,6 +189,10 @@ pub struct Row {
     pub server_bytes_in: Option<u64>,
     pub server_bytes_out: Option<u64>,
     pub bytes_match: Option<bool>,
+    /// Mean response time (the load's histogram mean, corrected like the percentiles).
+    pub mean_us: Option<f64>,
+    /// A fixed workload: seconds until the last connection finished its requests.
+    pub completion_s: Option<f64>,
 }
 
 /// results.csv, flushed after every row so an interrupted run keeps what it finished.

@@ -36,6 +36,24 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         verdict_blocks.push(Block::Table(verdict_table(results, s)));
         verdict_blocks.push(Block::List(verdict::findings(results, s)));
     }
+    let tally = verdict::tally(results, &sweeps);
+    if !tally.is_empty() {
+        verdict_blocks.push(Block::Paragraph(
+            "Overall tally: figures won per model over every table above (a tie counts for \
+             each model tied)."
+                .into(),
+        ));
+        let n = tally.len();
+        verdict_blocks.push(Block::Table(Table {
+            headers: vec!["Model".into(), "Figures won".into()],
+            rows: tally
+                .into_iter()
+                .map(|(m, wins)| vec![m, wins.to_string()])
+                .collect(),
+            numeric: vec![false, true],
+            flagged: vec![false; n],
+        }));
+    }
     sections.push(Section {
         heading: "Verdict and findings".into(),
         level: 2,
@@ -267,7 +285,7 @@ fn verdict_table(results: &Results, s: &Sweep) -> Table {
 }
 
 /// Columns of the all-steps table, shown exactly as results.csv has them.
-pub const STEP_COLUMNS: [&str; 18] = [
+pub const STEP_COLUMNS: [&str; 20] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -282,6 +300,8 @@ pub const STEP_COLUMNS: [&str; 18] = [
     column::THROUGHPUT_RPS,
     column::P50_US,
     column::P99_US,
+    column::MEAN_US,
+    column::COMPLETION_S,
     column::SERVER_CPU_PCT,
     column::SERVER_RSS_PER_CONN_BYTES,
     column::ERRORS,

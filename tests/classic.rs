@@ -1,0 +1,137 @@
+//! The classic study's measures and load shapes end to end: `echolab run` with real
+//! servers and load generators on loopback, each figure checked against what the
+//! step's own files say.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+
+const EXE: &str = env!("CARGO_BIN_EXE_echolab");
+
+/// Runs the scenario `text` into `out` (no report) and returns results.csv as
+/// (header, rows).
+fn run_scenario(dir: &Path, text: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let path = dir.join("scenario.toml");
+    fs::write(&path, text).unwrap();
+    let out = dir.join("out");
+    let output = Command::new(EXE)
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(["--no-report", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let header = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+fn cell<'a>(header: &[String], row: &'a [String], column: &str) -> &'a str {
+    let i = header
+        .iter()
+        .position(|h| h == column)
+        .unwrap_or_else(|| panic!("no column {column}"));
+    &row[i]
+}
+
+fn num(header: &[String], row: &[String], column: &str) -> f64 {
+    let text = cell(header, row, column);
+    text.parse()
+        .unwrap_or_else(|_| panic!("{column} is '{text}', not a number"))
+}
+
+/// Sums of (requests, total_response_us) over a load's connections.csv.
+fn response_totals(path: &Path) -> (f64, f64) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (requests, total) = (at("requests"), at("total_response_us"));
+    reader.records().fold((0.0, 0.0), |(n, t), r| {
+        let r = r.unwrap();
+        (
+            n + r[requests].parse::<f64>().unwrap(),
+            t + r[total].parse::<f64>().unwrap(),
+        )
+    })
+}
+
+#[test]
+fn mean_and_completion_time_of_a_fixed_workload() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+[server]
+workers = 1
+[load]
+connections = 4
+size = 16
+requests = 30
+delay = "2ms"
+hold = "1s"
+"#,
+    );
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(cell(&header, row, "status"), "ok");
+    assert_eq!(cell(&header, row, "requests"), "120");
+    // The mean is the histogram's: within its 3 significant digits of the exact mean
+    // that the per-connection totals give.
+    let mean = num(&header, row, "mean_us");
+    let (requests, total_us) = response_totals(
+        &tmp.path()
+            .join("out/epoll/c4-s16-d2ms/rep-1/load/connections.csv"),
+    );
+    assert_eq!(requests, 120.0);
+    let exact = total_us / requests;
+    assert!(
+        (mean - exact).abs() <= exact * 0.002 + 1.0,
+        "mean {mean} vs {exact}"
+    );
+    assert!(mean <= num(&header, row, "max_us"));
+    // Each connection waits 2 ms before each of its 30 requests; the hold of 1 s
+    // comes after the last one finished, so the completion time excludes it.
+    let completion = num(&header, row, "completion_s");
+    let duration = num(&header, row, "duration_s");
+    assert!(completion >= 0.058, "completion {completion} s");
+    assert!(
+        completion + 1.0 <= duration,
+        "{completion} + 1 s hold > {duration}"
+    );
+}
+
+#[test]
+fn a_timed_run_has_no_completion_time() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        r#"
+models = ["poll"]
+[load]
+connections = 2
+duration = "1s"
+delay = "5ms"
+"#,
+    );
+    assert_eq!(cell(&header, &rows[0], "status"), "ok");
+    assert_eq!(cell(&header, &rows[0], "completion_s"), "");
+    assert!(num(&header, &rows[0], "mean_us") > 0.0);
+}
