@@ -135,3 +135,113 @@ delay = "5ms"
     assert_eq!(cell(&header, &rows[0], "completion_s"), "");
     assert!(num(&header, &rows[0], "mean_us") > 0.0);
 }
+
+/// Whether namespaces can be used (false: skipped by ECHOLAB_SKIP_NETNS); panics
+/// when they are unusable, as tests/hosts.rs does.
+fn netns_available(test: &str) -> bool {
+    if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
+        common::skip(test, "ECHOLAB_SKIP_NETNS is set");
+        return false;
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let ip = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        root && ip,
+        "needs root and iproute2 (root: {root}, `ip netns list` works: {ip}); \
+         set ECHOLAB_SKIP_NETNS=1 to skip"
+    );
+    true
+}
+
+#[test]
+fn the_requests_axis_sets_each_steps_workload() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        r#"
+models = ["poll"]
+[load]
+connections = 3
+size = 8
+[sweep]
+requests = [4, 25]
+"#,
+    );
+    let seen: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                cell(&header, r, "step"),
+                cell(&header, r, "requests_per_conn"),
+                cell(&header, r, "requests"),
+                cell(&header, r, "client_bytes_received"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("c3-s8-n4", "4", "12", "96"),
+            ("c3-s8-n25", "25", "75", "600")
+        ]
+    );
+    for row in &rows {
+        assert!(num(&header, row, "completion_s") > 0.0);
+    }
+}
+
+#[test]
+fn the_hosts_axis_splits_the_load_over_the_first_n_hosts() {
+    if !netns_available("the_hosts_axis_splits_the_load_over_the_first_n_hosts") {
+        return;
+    }
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+[load]
+connections = 6
+size = 8
+requests = 5
+[hosts]
+clients = 3
+[sweep]
+hosts = [1, 3]
+"#,
+    );
+    let seen: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                cell(&header, r, "step"),
+                cell(&header, r, "status"),
+                cell(&header, r, "client_hosts"),
+                cell(&header, r, "requests"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("c6-s8-h1", "ok", "1", "30"),
+            ("c6-s8-h3", "ok", "3", "30")
+        ]
+    );
+    // The server's per-host table counts the client addresses it saw.
+    for (step, hosts) in [("c6-s8-h1", 1), ("c6-s8-h3", 3)] {
+        let path = tmp
+            .path()
+            .join(format!("out/epoll/{step}/rep-1/server-summary.json"));
+        let summary: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+        let table = summary["hosts"].as_array().map(Vec::len);
+        assert_eq!(table, Some(hosts), "{step}: {}", summary["hosts"]);
+    }
+}

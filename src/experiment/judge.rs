@@ -222,6 +222,8 @@ mod tests {
             delay: None,
             rate: None,
             workers: None,
+            requests: None,
+            hosts: None,
         }
     }
 

@@ -53,10 +53,12 @@ pub mod column {
     pub const BYTES_MATCH: &str = "bytes_match";
     pub const MEAN_US: &str = "mean_us";
     pub const COMPLETION_S: &str = "completion_s";
+    pub const REQUESTS_PER_CONN: &str = "requests_per_conn";
+    pub const CLIENT_HOSTS: &str = "client_hosts";
 }
 
 /// The header of results.csv, in order.
-pub const RESULTS_HEADER: [&str; 38] = [
+pub const RESULTS_HEADER: [&str; 40] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -95,6 +97,8 @@ pub const RESULTS_HEADER: [&str; 38] = [
     column::BYTES_MATCH,
     column::MEAN_US,
     column::COMPLETION_S,
+    column::REQUESTS_PER_CONN,
+    column::CLIENT_HOSTS,
 ];
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.
@@ -193,6 +197,10 @@ pub struct Row {
     pub mean_us: Option<f64>,
     /// A fixed workload: seconds until the last connection finished its requests.
     pub completion_s: Option<f64>,
+    /// Requests each connection sends (empty for timed runs).
+    pub requests_per_conn: Option<u64>,
+    /// Client hosts (network namespaces) the load was split over (empty: loopback).
+    pub client_hosts: Option<u32>,
 }
 
 /// results.csv, flushed after every row so an interrupted run keeps what it finished.

@@ -167,6 +167,8 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                     delay_ms: step.delay.map_or(0.0, |d| d.as_secs_f64() * 1e3),
                     rate: step.rate,
                     workers: step.workers.or(entry.options.workers.map(|w| w.0)),
+                    requests_per_conn: step.requests.or(scenario.load.requests.map(|r| r.0)),
+                    client_hosts: step.hosts.or(scenario.client_hosts),
                     ..Row::default()
                 };
                 let what = format!("{} {} rep {rep}/{reps}", entry.label, step.name);

@@ -12,12 +12,14 @@ use crate::experiment::results::column;
 pub use crate::experiment::results::Status;
 
 /// The columns a sweep can vary, in the order results.csv lists them.
-pub const AXES: [&str; 5] = [
+pub const AXES: [&str; 7] = [
     column::CONNECTIONS,
     column::SIZE,
     column::DELAY_MS,
     column::RATE,
     column::WORKERS,
+    column::REQUESTS_PER_CONN,
+    column::CLIENT_HOSTS,
 ];
 
 /// Columns without which a row cannot be placed in the report at all.

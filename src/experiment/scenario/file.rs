@@ -254,6 +254,10 @@ pub struct SweepFile {
     pub delay: Option<Spanned<Axis<Dur>>>,
     pub rate: Option<Spanned<Axis<Rate>>>,
     pub workers: Option<Spanned<Axis<Count>>>,
+    /// Requests per connection (a fixed workload per step).
+    pub requests: Option<Spanned<Axis<Count>>>,
+    /// Client hosts the step's load is split over (the first N of `[hosts] clients`).
+    pub hosts: Option<Spanned<Axis<Count>>>,
 }
 
 /// `[failure]`: when a step counts as failed (a dead server always fails it).

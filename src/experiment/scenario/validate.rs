@@ -123,7 +123,11 @@ pub(super) fn load(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<LoadOption
             "[load] hold_together needs connect_rate (the hold covers the connection ramp)".into(),
         ));
     }
-    if load.requests.is_none() && load.duration.is_none() && load.hold.is_none() {
+    if load.requests.is_none()
+        && file.sweep.requests.is_none()
+        && load.duration.is_none()
+        && load.hold.is_none()
+    {
         return Err(err(
             None,
             "[load] needs `requests` or `duration` (or `hold`) so every step ends".into(),

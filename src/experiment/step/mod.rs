@@ -100,6 +100,8 @@ pub fn run_step(
     let now = |p: &Option<Probe>| p.as_ref().map_or(0.0, |p| p.elapsed());
 
     let clients = hosts.map_or(&[][..], |h| h.clients());
+    // A `hosts` sweep uses the first N client hosts of those the run created.
+    let clients = &clients[..step.hosts.map_or(clients.len(), |n| n as usize)];
     // The idle server before the load: sampled when the load starts, which on client
     // hosts is the common --start-at instant.
     if clients.is_empty() {
