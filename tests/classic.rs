@@ -229,10 +229,7 @@ hosts = [1, 3]
         .collect();
     assert_eq!(
         seen,
-        [
-            ("c6-s8-h1", "ok", "1", "30"),
-            ("c6-s8-h3", "ok", "3", "30")
-        ]
+        [("c6-s8-h1", "ok", "1", "30"), ("c6-s8-h3", "ok", "3", "30")]
     );
     // The server's per-host table counts the client addresses it saw.
     for (step, hosts) in [("c6-s8-h1", 1), ("c6-s8-h3", 3)] {
@@ -244,4 +241,67 @@ hosts = [1, 3]
         let table = summary["hosts"].as_array().map(Vec::len);
         assert_eq!(table, Some(hosts), "{step}: {}", summary["hosts"]);
     }
+}
+
+#[test]
+fn network_counters_come_from_the_steps_own_namespace() {
+    if !netns_available("network_counters_come_from_the_steps_own_namespace") {
+        return;
+    }
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+[load]
+connections = 5
+size = 32
+requests = 40
+hold = "1500ms"
+[network]
+own_namespace = true
+"#,
+    );
+    let row = &rows[0];
+    assert_eq!(cell(&header, row, "status"), "ok");
+    assert_eq!(cell(&header, row, "net_scope"), "step");
+    // Server and load share the step's namespace: each segment one side sends, the
+    // other receives, and nothing else runs there. 200 requests and 200 echoes are
+    // at least 400 segments.
+    let seg_in = num(&header, row, "net_segs_in_per_s");
+    assert_eq!(seg_in, num(&header, row, "net_segs_out_per_s"));
+    assert!(
+        seg_in * num(&header, row, "duration_s") >= 400.0 * 0.9,
+        "{seg_in}/s"
+    );
+    assert_eq!(cell(&header, row, "net_retrans_segs"), "0");
+    assert_eq!(cell(&header, row, "net_listen_drops"), "0");
+    let timeline =
+        fs::read_to_string(tmp.path().join("out/epoll/c5-s32/rep-1/net-timeline.csv")).unwrap();
+    assert!(timeline.starts_with("t_s,segs_in_per_s,segs_out_per_s,"));
+    assert!(timeline.lines().count() >= 2, "{timeline}");
+}
+
+#[test]
+fn without_a_namespace_the_counters_are_the_machines_and_say_so() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        "models = [\"poll\"]\n[load]\nconnections = 2\nrequests = 20\n",
+    );
+    assert_eq!(cell(&header, &rows[0], "net_scope"), "host");
+    assert!(num(&header, &rows[0], "net_segs_in_per_s") > 0.0);
+    let out = tmp.path().join("out");
+    let status = Command::new(EXE)
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("were read in the machine's own network namespace"),
+        "the report must say that other traffic is included"
+    );
 }

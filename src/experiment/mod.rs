@@ -14,6 +14,7 @@
 pub mod hosts;
 pub mod judge;
 pub mod manifest;
+pub mod netstat;
 pub mod probe;
 pub mod process;
 pub mod results;

@@ -55,10 +55,18 @@ pub mod column {
     pub const COMPLETION_S: &str = "completion_s";
     pub const REQUESTS_PER_CONN: &str = "requests_per_conn";
     pub const CLIENT_HOSTS: &str = "client_hosts";
+    pub const NET_SEGS_IN_PER_S: &str = "net_segs_in_per_s";
+    pub const NET_SEGS_OUT_PER_S: &str = "net_segs_out_per_s";
+    pub const NET_RETRANS_SEGS: &str = "net_retrans_segs";
+    pub const NET_RESETS_SENT: &str = "net_resets_sent";
+    pub const NET_LISTEN_DROPS: &str = "net_listen_drops";
+    pub const NET_LISTEN_OVERFLOWS: &str = "net_listen_overflows";
+    pub const NET_SYN_RETRANS: &str = "net_syn_retrans";
+    pub const NET_SCOPE: &str = "net_scope";
 }
 
 /// The header of results.csv, in order.
-pub const RESULTS_HEADER: [&str; 40] = [
+pub const RESULTS_HEADER: [&str; 48] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -99,6 +107,14 @@ pub const RESULTS_HEADER: [&str; 40] = [
     column::COMPLETION_S,
     column::REQUESTS_PER_CONN,
     column::CLIENT_HOSTS,
+    column::NET_SEGS_IN_PER_S,
+    column::NET_SEGS_OUT_PER_S,
+    column::NET_RETRANS_SEGS,
+    column::NET_RESETS_SENT,
+    column::NET_LISTEN_DROPS,
+    column::NET_LISTEN_OVERFLOWS,
+    column::NET_SYN_RETRANS,
+    column::NET_SCOPE,
 ];
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.
@@ -201,6 +217,19 @@ pub struct Row {
     pub requests_per_conn: Option<u64>,
     /// Client hosts (network namespaces) the load was split over (empty: loopback).
     pub client_hosts: Option<u32>,
+    /// TCP segments received and sent per second of the load, from the kernel's counters.
+    pub net_segs_in_per_s: Option<f64>,
+    pub net_segs_out_per_s: Option<f64>,
+    /// Counts over the load: retransmitted segments, resets sent, listen-queue drops
+    /// and overflows, SYN retransmits.
+    pub net_retrans_segs: Option<u64>,
+    pub net_resets_sent: Option<u64>,
+    pub net_listen_drops: Option<u64>,
+    pub net_listen_overflows: Option<u64>,
+    pub net_syn_retrans: Option<u64>,
+    /// Whose traffic the counters include: `step` (a namespace of its own),
+    /// `server-host` (the namespace lab's server) or `host` (the machine: other traffic too).
+    pub net_scope: Option<String>,
 }
 
 /// results.csv, flushed after every row so an interrupted run keeps what it finished.

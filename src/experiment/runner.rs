@@ -196,6 +196,9 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                         interrupted: stopped,
                     } = run_step(config, scenario, entry, step, &dir, hosts.as_ref());
                     measure(&mut row, &server, &load);
+                    if let (Some(note), false) = (&server.net_note, config.quiet) {
+                        eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
+                    }
                     if stopped || process::stop_requested() {
                         row.status = Status::Interrupted;
                         row.failure_reason = format!(

@@ -80,6 +80,19 @@ fn alerts(results: &Results) -> Vec<String> {
                 .into(),
         );
     }
+    let machine_wide = results
+        .rows
+        .iter()
+        .filter(|r| r.raw(column::NET_SCOPE) == "host")
+        .count();
+    if machine_wide > 0 {
+        alerts.push(format!(
+            "The network counters (net_* columns, segment timelines) of {machine_wide} rows \
+             were read in the machine's own network namespace: they include any other traffic \
+             on this machine, not only the step's. `[network] own_namespace = true` (as root) \
+             gives each step counters of its own."
+        ));
+    }
     if results.rows.is_empty() {
         alerts.push(
             "results.csv has no rows: no step was recorded, so there is nothing to chart.".into(),
@@ -285,7 +298,7 @@ fn verdict_table(results: &Results, s: &Sweep) -> Table {
 }
 
 /// Columns of the all-steps table, shown exactly as results.csv has them.
-pub const STEP_COLUMNS: [&str; 20] = [
+pub const STEP_COLUMNS: [&str; 25] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -302,6 +315,11 @@ pub const STEP_COLUMNS: [&str; 20] = [
     column::P99_US,
     column::MEAN_US,
     column::COMPLETION_S,
+    column::NET_SEGS_IN_PER_S,
+    column::NET_SEGS_OUT_PER_S,
+    column::NET_RETRANS_SEGS,
+    column::NET_RESETS_SENT,
+    column::NET_LISTEN_DROPS,
     column::SERVER_CPU_PCT,
     column::SERVER_RSS_PER_CONN_BYTES,
     column::ERRORS,

@@ -31,13 +31,14 @@ const REQUIRED: [&str; 4] = [
 ];
 
 /// Columns that hold free text or booleans rather than numbers.
-const TEXT_COLUMNS: [&str; 6] = [
+const TEXT_COLUMNS: [&str; 7] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
     column::STATUS,
     column::FAILURE_REASON,
     column::BYTES_MATCH,
+    column::NET_SCOPE,
 ];
 
 /// manifest.json. Every field is optional so that a partial manifest from an

@@ -143,6 +143,18 @@ pub struct ScenarioFile {
     #[serde(default)]
     pub failure: FailureRule,
     pub hosts: Option<Spanned<HostsFile>>,
+    #[serde(default)]
+    pub network: NetworkFile,
+}
+
+/// `[network]`: where a step's network counters come from.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkFile {
+    /// Run each step's server and load in a network namespace made for the step, so
+    /// its TCP counters are the step's alone (needs root; off by default, because a
+    /// new namespace starts from the kernel's default sysctls, not the machine's).
+    pub own_namespace: Option<bool>,
 }
 
 /// `[hosts]`: run the server and the load on emulated hosts (network namespaces).

@@ -21,8 +21,8 @@ use crate::load::LoadArgs;
 use crate::server::{Model, ServerConfig};
 
 pub use file::{
-    Axis, AxisRange, Bytes, Count, Dur, FailureRule, Fraction, HostsFile, LoadOptions, Rate,
-    ScenarioFile, ServerOptions, SweepFile,
+    Axis, AxisRange, Bytes, Count, Dur, FailureRule, Fraction, HostsFile, LoadOptions, NetworkFile,
+    Rate, ScenarioFile, ServerOptions, SweepFile,
 };
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
@@ -139,6 +139,8 @@ pub struct Scenario {
     pub failure: FailureRule,
     /// `[hosts] clients`: client hosts (network namespaces) to split each step's load over.
     pub client_hosts: Option<u32>,
+    /// `[network] own_namespace`: each step in a network namespace of its own.
+    pub own_namespace: bool,
 }
 
 /// Builds an error pointing at a place in the scenario being parsed.
@@ -221,6 +223,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         sweep_axes: axes,
         failure: file.failure.clone(),
         client_hosts,
+        own_namespace: file.network.own_namespace.unwrap_or(false),
     })
 }
 
