@@ -150,9 +150,6 @@ pub fn run_step(
                 }
             }
         }
-        if running == 0 {
-            break;
-        }
         if server_died_at.is_none() {
             if let Some(status) = server.try_wait() {
                 server_side.died = Some(format!(
@@ -161,6 +158,11 @@ pub fn run_step(
                 ));
                 server_died_at = Some(Instant::now());
             }
+        }
+        // Checked after the server: a load that ended because its server was killed
+        // must not hide the death.
+        if running == 0 {
+            break;
         }
         // With its server gone the load may wait on timeouts; let it finish briefly.
         let dead_too_long = server_died_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10));
