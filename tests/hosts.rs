@@ -98,7 +98,10 @@ fn read_json(path: &Path) -> Value {
 fn results(out: &Path) -> Vec<std::collections::HashMap<String, String>> {
     let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
     let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
-    assert_eq!(header.len(), 36);
+    assert_eq!(
+        header.len(),
+        echolab::experiment::results::RESULTS_HEADER.len()
+    );
     reader
         .records()
         .map(|r| {
