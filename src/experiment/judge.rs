@@ -3,6 +3,7 @@
 //! and the server's /proc samples to a failure reason and a results.csv row.
 //! No processes and no files here, so every rule is unit-tested directly.
 
+use super::netstat::{NetCounters, Scope};
 use super::probe::Sample;
 use super::results::{generator_bound, Row};
 use super::scenario::{ms, trim_float, FailureRule, Step};
@@ -21,6 +22,13 @@ pub struct ServerSide {
     pub at_load_start: Option<Sample>,
     pub at_load_end: Option<Sample>,
     pub load_wall_s: f64,
+    /// The TCP counters of the server's network namespace when the load started and ended.
+    pub net_at_load_start: Option<NetCounters>,
+    pub net_at_load_end: Option<NetCounters>,
+    /// Whose traffic those counters include.
+    pub net_scope: Option<Scope>,
+    /// Why the step has no namespace of its own although the scenario asked for one.
+    pub net_note: Option<String>,
 }
 
 /// What the client side of a step left behind.
@@ -151,6 +159,8 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         row.p99_us = Some(l.latency_us.p99 as f64);
         row.p999_us = Some(l.latency_us.p999 as f64);
         row.max_us = Some(l.latency_us.max as f64);
+        row.mean_us = (l.latency_us.count > 0).then_some(l.latency_us.mean);
+        row.completion_s = l.completion_s;
         row.errors = Some(l.errors_total);
         row.error_rate = Some(l.error_rate);
         row.mismatches = Some(l.mismatches);
@@ -198,6 +208,19 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
             row.server_rss_per_conn_bytes = Some(rss_max.saturating_sub(idle.rss_bytes) / held);
         }
     }
+    if let (Some(a), Some(b)) = (server.net_at_load_start, server.net_at_load_end) {
+        let d = b.since(&a);
+        if server.load_wall_s > 0.0 {
+            row.net_segs_in_per_s = Some(round(d.segs_in as f64 / server.load_wall_s, 1));
+            row.net_segs_out_per_s = Some(round(d.segs_out as f64 / server.load_wall_s, 1));
+        }
+        row.net_retrans_segs = Some(d.retrans_segs);
+        row.net_resets_sent = Some(d.resets_sent);
+        row.net_listen_drops = Some(d.listen_drops);
+        row.net_listen_overflows = Some(d.listen_overflows);
+        row.net_syn_retrans = Some(d.syn_retrans);
+        row.net_scope = server.net_scope.map(|s| s.name().to_string());
+    }
     if let (Some(cs), Some(cr), Some(si), Some(so)) = (
         row.client_bytes_sent,
         row.client_bytes_received,
@@ -229,6 +252,8 @@ mod tests {
             delay: None,
             rate: None,
             workers: None,
+            requests: None,
+            hosts: None,
         }
     }
 

@@ -17,6 +17,7 @@ pub mod conditions;
 pub mod hosts;
 pub mod judge;
 pub mod manifest;
+pub mod netstat;
 pub mod probe;
 pub mod process;
 pub mod results;

@@ -53,10 +53,22 @@ pub mod column {
     pub const BYTES_MATCH: &str = "bytes_match";
     pub const LOAD_CPU_PCT: &str = "load_cpu_pct";
     pub const GENERATOR_BOUND: &str = "generator_bound";
+    pub const MEAN_US: &str = "mean_us";
+    pub const COMPLETION_S: &str = "completion_s";
+    pub const REQUESTS_PER_CONN: &str = "requests_per_conn";
+    pub const CLIENT_HOSTS: &str = "client_hosts";
+    pub const NET_SEGS_IN_PER_S: &str = "net_segs_in_per_s";
+    pub const NET_SEGS_OUT_PER_S: &str = "net_segs_out_per_s";
+    pub const NET_RETRANS_SEGS: &str = "net_retrans_segs";
+    pub const NET_RESETS_SENT: &str = "net_resets_sent";
+    pub const NET_LISTEN_DROPS: &str = "net_listen_drops";
+    pub const NET_LISTEN_OVERFLOWS: &str = "net_listen_overflows";
+    pub const NET_SYN_RETRANS: &str = "net_syn_retrans";
+    pub const NET_SCOPE: &str = "net_scope";
 }
 
 /// The header of results.csv, in order.
-pub const RESULTS_HEADER: [&str; 38] = [
+pub const RESULTS_HEADER: [&str; 50] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -95,6 +107,18 @@ pub const RESULTS_HEADER: [&str; 38] = [
     column::BYTES_MATCH,
     column::LOAD_CPU_PCT,
     column::GENERATOR_BOUND,
+    column::MEAN_US,
+    column::COMPLETION_S,
+    column::REQUESTS_PER_CONN,
+    column::CLIENT_HOSTS,
+    column::NET_SEGS_IN_PER_S,
+    column::NET_SEGS_OUT_PER_S,
+    column::NET_RETRANS_SEGS,
+    column::NET_RESETS_SENT,
+    column::NET_LISTEN_DROPS,
+    column::NET_LISTEN_OVERFLOWS,
+    column::NET_SYN_RETRANS,
+    column::NET_SCOPE,
 ];
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.
@@ -199,6 +223,27 @@ pub struct Row {
     /// The generators used more than [`GENERATOR_BOUND_SHARE`] of the cores they were
     /// given: they, not the server, may have set the pace.
     pub generator_bound: Option<bool>,
+    /// Mean response time (the load's histogram mean, corrected like the percentiles).
+    pub mean_us: Option<f64>,
+    /// A fixed workload: seconds until the last connection finished its requests.
+    pub completion_s: Option<f64>,
+    /// Requests each connection sends (empty for timed runs).
+    pub requests_per_conn: Option<u64>,
+    /// Client hosts (network namespaces) the load was split over (empty: loopback).
+    pub client_hosts: Option<u32>,
+    /// TCP segments received and sent per second of the load, from the kernel's counters.
+    pub net_segs_in_per_s: Option<f64>,
+    pub net_segs_out_per_s: Option<f64>,
+    /// Counts over the load: retransmitted segments, resets sent, listen-queue drops
+    /// and overflows, SYN retransmits.
+    pub net_retrans_segs: Option<u64>,
+    pub net_resets_sent: Option<u64>,
+    pub net_listen_drops: Option<u64>,
+    pub net_listen_overflows: Option<u64>,
+    pub net_syn_retrans: Option<u64>,
+    /// Whose traffic the counters include: `step` (a namespace of its own),
+    /// `server-host` (the namespace lab's server) or `host` (the machine: other traffic too).
+    pub net_scope: Option<String>,
 }
 
 /// Above this share of the cores it was given, a load generator counts as saturated.

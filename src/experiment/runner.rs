@@ -207,6 +207,8 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                     delay_ms: step.delay.map_or(0.0, |d| d.as_secs_f64() * 1e3),
                     rate: step.rate,
                     workers: step.workers.or(entry.options.workers.map(|w| w.0)),
+                    requests_per_conn: step.requests.or(scenario.load.requests.map(|r| r.0)),
+                    client_hosts: step.hosts.or(scenario.client_hosts),
                     ..Row::default()
                 };
                 let what = format!("{} {} rep {rep}/{reps}", entry.label, step.name);
@@ -237,6 +239,9 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                         interrupted: stopped,
                     } = run_step(config, scenario, entry, step, &dir, hosts.as_ref());
                     measure(&mut row, &server, &load);
+                    if let (Some(note), false) = (&server.net_note, config.quiet) {
+                        eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
+                    }
                     if stopped || process::stop_requested() {
                         row.status = Status::Interrupted;
                         row.failure_reason = format!(

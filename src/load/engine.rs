@@ -551,6 +551,8 @@ impl<'a> Worker<'a> {
 
     /// The connection did all its requests: hold it or close it.
     fn finish(&mut self, idx: usize, now: u64) {
+        let last = &mut self.local.counters.last_finished_ns;
+        *last = (*last).max(now);
         match self.plan.hold {
             Some(hold) if self.draining.is_none() => {
                 self.conns[idx].state = State::Holding;

@@ -228,6 +228,10 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
             established: p.connections_established,
             failed: p.connections_failed,
             ended_early: p.connections_ended_early,
+            // The part's last finish, measured from the merged start.
+            last_finished_ns: p.completion_s.map_or(0, |c| {
+                ((p.started_unix + c - started).max(0.0) * 1e9).round() as u64
+            }),
             ..Counters::default()
         });
         if p.target != summary.target && !summary.target.split(',').any(|t| t == p.target) {

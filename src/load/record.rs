@@ -132,6 +132,8 @@ pub struct Counters {
     pub releases: u64,
     pub late_releases: u64,
     pub max_lateness_ns: u64,
+    /// When the last connection finished its requests (ns since the run started; 0: none did).
+    pub last_finished_ns: u64,
 }
 
 impl Counters {
@@ -151,6 +153,7 @@ impl Counters {
         self.releases += o.releases;
         self.late_releases += o.late_releases;
         self.max_lateness_ns = self.max_lateness_ns.max(o.max_lateness_ns);
+        self.last_finished_ns = self.last_finished_ns.max(o.last_finished_ns);
     }
 
     /// Connection errors + mismatched messages + unexpected closes.
@@ -298,6 +301,11 @@ pub struct LoadSummary {
     pub shard: Option<String>,
     /// Result directories merged into this one (empty for a single process).
     pub merged_from: Vec<String>,
+    /// A fixed workload (`--requests`): seconds from the start until the last connection
+    /// finished its requests (holding time excluded). None for timed runs, or when no
+    /// connection finished.
+    #[serde(default)]
+    pub completion_s: Option<f64>,
 }
 
 impl LoadSummary {
@@ -321,6 +329,8 @@ impl LoadSummary {
         self.unexpected_closes = c.unexpected_closes;
         self.errors = c.errors;
         self.errors_total = c.errors_total();
+        self.completion_s = (self.requests_per_connection.is_some() && c.last_finished_ns > 0)
+            .then(|| (c.last_finished_ns as f64 / 1e6).round() / 1e3);
         let attempts = c.requests + self.errors_total;
         self.error_rate = if attempts == 0 {
             0.0

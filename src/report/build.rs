@@ -36,6 +36,24 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         verdict_blocks.push(Block::Table(verdict_table(results, s)));
         verdict_blocks.push(Block::List(verdict::findings(results, s)));
     }
+    let tally = verdict::tally(results, &sweeps);
+    if !tally.is_empty() {
+        verdict_blocks.push(Block::Paragraph(
+            "Overall tally: figures won per model over every table above (a tie counts for \
+             each model tied)."
+                .into(),
+        ));
+        let n = tally.len();
+        verdict_blocks.push(Block::Table(Table {
+            headers: vec!["Model".into(), "Figures won".into()],
+            rows: tally
+                .into_iter()
+                .map(|(m, wins)| vec![m, wins.to_string()])
+                .collect(),
+            numeric: vec![false, true],
+            flagged: vec![false; n],
+        }));
+    }
     sections.push(Section {
         heading: "Verdict and findings".into(),
         level: 2,
@@ -61,6 +79,19 @@ fn alerts(results: &Results) -> Vec<String> {
              not finished are missing or marked interrupted, and the figures cover only what ran."
                 .into(),
         );
+    }
+    let machine_wide = results
+        .rows
+        .iter()
+        .filter(|r| r.raw(column::NET_SCOPE) == "host")
+        .count();
+    if machine_wide > 0 {
+        alerts.push(format!(
+            "The network counters (net_* columns, segment timelines) of {machine_wide} rows \
+             were read in the machine's own network namespace: they include any other traffic \
+             on this machine, not only the step's. `[network] own_namespace = true` (as root) \
+             gives each step counters of its own."
+        ));
     }
     if results.rows.is_empty() {
         alerts.push(
@@ -309,7 +340,7 @@ fn verdict_table(results: &Results, s: &Sweep) -> Table {
 }
 
 /// Columns of the all-steps table, shown exactly as results.csv has them.
-pub const STEP_COLUMNS: [&str; 20] = [
+pub const STEP_COLUMNS: [&str; 27] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -324,6 +355,13 @@ pub const STEP_COLUMNS: [&str; 20] = [
     column::THROUGHPUT_RPS,
     column::P50_US,
     column::P99_US,
+    column::MEAN_US,
+    column::COMPLETION_S,
+    column::NET_SEGS_IN_PER_S,
+    column::NET_SEGS_OUT_PER_S,
+    column::NET_RETRANS_SEGS,
+    column::NET_RESETS_SENT,
+    column::NET_LISTEN_DROPS,
     column::SERVER_CPU_PCT,
     column::SERVER_RSS_PER_CONN_BYTES,
     column::ERRORS,

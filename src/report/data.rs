@@ -12,12 +12,14 @@ use crate::experiment::results::column;
 pub use crate::experiment::results::Status;
 
 /// The columns a sweep can vary, in the order results.csv lists them.
-pub const AXES: [&str; 5] = [
+pub const AXES: [&str; 7] = [
     column::CONNECTIONS,
     column::SIZE,
     column::DELAY_MS,
     column::RATE,
     column::WORKERS,
+    column::REQUESTS_PER_CONN,
+    column::CLIENT_HOSTS,
 ];
 
 /// Columns without which a row cannot be placed in the report at all.
@@ -29,7 +31,7 @@ const REQUIRED: [&str; 4] = [
 ];
 
 /// Columns that hold free text or booleans rather than numbers.
-const TEXT_COLUMNS: [&str; 7] = [
+const TEXT_COLUMNS: [&str; 8] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -37,6 +39,7 @@ const TEXT_COLUMNS: [&str; 7] = [
     column::FAILURE_REASON,
     column::BYTES_MATCH,
     column::GENERATOR_BOUND,
+    column::NET_SCOPE,
 ];
 
 /// manifest.json. Every field is optional so that a partial manifest from an

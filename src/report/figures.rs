@@ -40,10 +40,12 @@ struct MetricChart {
     y_log: Option<bool>,
     /// What the chart shows; the caption adds how repetitions are drawn.
     caption: &'static str,
+    /// Left out of a sweep where no row has a value (a timed run has no completion time).
+    optional: bool,
 }
 
 /// The metric charts of every sweep section, in order: a new chart is one entry.
-const METRIC_CHARTS: [MetricChart; 4] = [
+const METRIC_CHARTS: [MetricChart; 6] = [
     MetricChart {
         file: "response-time",
         title: "Response time",
@@ -63,6 +65,40 @@ const METRIC_CHARTS: [MetricChart; 4] = [
         ],
         y_log: None,
         caption: "p99 (solid) and p50 (dashed) response time per model.",
+        optional: false,
+    },
+    MetricChart {
+        file: "mean-response-time",
+        title: "Mean response time",
+        y_label: "mean response time",
+        unit: Unit::Time,
+        lines: &[Line {
+            column: column::MEAN_US,
+            legend: None,
+            dashed: false,
+        }],
+        y_log: None,
+        caption: "Mean response time per model, the average the classic studies report; \
+                  compare it with the p50 and p99 above.",
+        optional: true,
+    },
+    MetricChart {
+        file: "completion-time",
+        title: "Completion time of the workload",
+        y_label: "time until the last connection finished",
+        unit: Unit::Scaled {
+            name: "s",
+            scale: 1.0,
+        },
+        lines: &[Line {
+            column: column::COMPLETION_S,
+            legend: None,
+            dashed: false,
+        }],
+        y_log: Some(false),
+        caption: "A fixed workload (every connection sends its `requests`): seconds from the \
+                  start of the load until the last connection finished.",
+        optional: true,
     },
     MetricChart {
         file: "throughput",
@@ -79,6 +115,7 @@ const METRIC_CHARTS: [MetricChart; 4] = [
         }],
         y_log: Some(false),
         caption: "Completed echo requests per second, all connections together.",
+        optional: false,
     },
     MetricChart {
         file: "cpu",
@@ -96,6 +133,7 @@ const METRIC_CHARTS: [MetricChart; 4] = [
         y_log: Some(false),
         caption: "User plus system CPU of the server process, sampled from /proc; 200% is two \
                   cores busy.",
+        optional: false,
     },
     MetricChart {
         file: "memory-per-connection",
@@ -113,6 +151,7 @@ const METRIC_CHARTS: [MetricChart; 4] = [
         y_log: None,
         caption: "Peak resident memory of the server divided by its connections; at few \
                   connections the fixed cost dominates.",
+        optional: false,
     },
 ];
 
@@ -248,6 +287,13 @@ pub(super) fn sweep_sections(
     let name = sweep::axis_name(&s.axis);
     let mut blocks = Vec::new();
     for metric in &METRIC_CHARTS {
+        let columns: Vec<&str> = metric.lines.iter().map(|l| l.column).collect();
+        let measured = s
+            .rows(results)
+            .any(|r| columns.iter().any(|c| r.num(c).is_some()));
+        if metric.optional && !measured {
+            continue;
+        }
         blocks.push(metric_chart(results, s, metric)?);
     }
 
@@ -393,7 +439,7 @@ struct SummaryColumn {
 }
 
 /// The per-point columns of a sweep's summary table, between its x and its status.
-const SUMMARY_COLUMNS: [SummaryColumn; 6] = [
+const SUMMARY_COLUMNS: [SummaryColumn; 8] = [
     SummaryColumn {
         header: "Throughput (req/s)",
         column: column::THROUGHPUT_RPS,
@@ -408,6 +454,16 @@ const SUMMARY_COLUMNS: [SummaryColumn; 6] = [
         header: "p99",
         column: column::P99_US,
         format: fmt_latency,
+    },
+    SummaryColumn {
+        header: "mean",
+        column: column::MEAN_US,
+        format: fmt_latency,
+    },
+    SummaryColumn {
+        header: "Completion (s)",
+        column: column::COMPLETION_S,
+        format: fmt_one_decimal,
     },
     SummaryColumn {
         header: "Server CPU %",
@@ -432,6 +488,12 @@ fn fmt_one_decimal(v: f64) -> String {
 
 fn summary_table(results: &Results, s: &Sweep) -> Table {
     let models = sweep::models(results);
+    // Columns no row of the sweep has (an older results.csv, a timed run's completion
+    // time) are left out rather than shown as dashes.
+    let columns: Vec<&SummaryColumn> = SUMMARY_COLUMNS
+        .iter()
+        .filter(|c| s.rows(results).any(|r| r.num(c.column).is_some()))
+        .collect();
     let mut rows = Vec::new();
     let mut flagged = Vec::new();
     for m in &models {
@@ -473,7 +535,7 @@ fn summary_table(results: &Results, s: &Sweep) -> Table {
                 sweep::plain_number(x),
                 format!("{ok}/{}", at_x.len()),
             ];
-            row.extend(SUMMARY_COLUMNS.iter().map(|c| cell(c.column, &c.format)));
+            row.extend(columns.iter().map(|c| cell(c.column, &c.format)));
             row.push(if reasons.is_empty() {
                 statuses.join(", ")
             } else {
@@ -483,10 +545,10 @@ fn summary_table(results: &Results, s: &Sweep) -> Table {
         }
     }
     let mut headers = vec!["Model".into(), s.axis.clone(), "Reps ok".into()];
-    headers.extend(SUMMARY_COLUMNS.iter().map(|c| c.header.to_string()));
+    headers.extend(columns.iter().map(|c| c.header.to_string()));
     headers.push("Status".into());
     let mut numeric = vec![false, true, true];
-    numeric.extend(SUMMARY_COLUMNS.map(|_| true));
+    numeric.extend(columns.iter().map(|_| true));
     numeric.push(false);
     Table {
         headers,

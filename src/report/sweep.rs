@@ -62,6 +62,8 @@ pub fn axis_name(axis: &str) -> &str {
         "delay_ms" => "delay",
         "rate" => "request rate",
         "workers" => "workers",
+        "requests_per_conn" => "requests per connection",
+        "client_hosts" => "client hosts",
         other => other,
     }
 }
@@ -74,6 +76,8 @@ pub fn axis_desc(axis: &str) -> String {
         "delay_ms" => "delay between requests (ms)".into(),
         "rate" => "offered rate (requests/s, all connections)".into(),
         "workers" => "server worker threads".into(),
+        "requests_per_conn" => "requests per connection".into(),
+        "client_hosts" => "client hosts (network namespaces)".into(),
         other => other.into(),
     }
 }

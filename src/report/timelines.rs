@@ -1,5 +1,6 @@
 //! Each model's heaviest step of a sweep, second by second: its step files
-//! (load/timeline.csv, load/percentiles.csv, probe.csv) and the timeline charts.
+//! (load/timeline.csv, load/percentiles.csv, probe.csv, net-timeline.csv) and the
+//! timeline charts.
 
 use std::path::Path;
 
@@ -21,6 +22,8 @@ pub(super) struct HeavyStep {
     pub(super) percentiles: Vec<(u32, DataTable)>,
     pub(super) timeline: Option<DataTable>,
     pub(super) probe: Option<DataTable>,
+    /// The kernel's TCP counters second by second (absent in older results).
+    pub(super) net: Option<DataTable>,
 }
 
 /// Reads a step file, turning a malformed one into a warning: one bad file
@@ -82,6 +85,7 @@ pub(super) fn heaviest_steps(results: &mut Results, s: &Sweep) -> Vec<HeavyStep>
         let step_dir = first.step_dir(&dir);
         let timeline = read_step_file(results, &step_dir.join("load").join("timeline.csv"));
         let probe = read_step_file(results, &step_dir.join("probe.csv"));
+        let net = read_step_file(results, &step_dir.join("net-timeline.csv"));
         out.push(HeavyStep {
             at: s.x_of(&first).map(|x| at(&s.axis, x)).unwrap_or_default(),
             x: s.x_of(&first).map(sweep::plain_number).unwrap_or_default(),
@@ -90,6 +94,7 @@ pub(super) fn heaviest_steps(results: &mut Results, s: &Sweep) -> Vec<HeavyStep>
             percentiles,
             timeline,
             probe,
+            net,
         });
     }
     out
@@ -227,5 +232,35 @@ pub(super) fn blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Bloc
         ),
         "Resident memory of the server process, from probe.csv.".into(),
     )?);
+    if heavy.iter().any(|h| h.net.is_some()) {
+        let segments: Vec<Series> = heavy
+            .iter()
+            .filter_map(|h| {
+                let t = h.net.as_ref()?;
+                let inbound = t.pairs("t_s", "segs_in_per_s");
+                let outbound = t.pairs("t_s", "segs_out_per_s");
+                let mut out = line(h, outbound);
+                out.label = format!("{} out", h.model);
+                let mut inn = line(h, inbound);
+                inn.label = format!("{} in", h.model);
+                inn.dashed = true;
+                Some([out, inn])
+            })
+            .flatten()
+            .collect();
+        blocks.push(chart(
+            format!("{slug}-timeline-segments"),
+            &spec(
+                "Timeline: TCP segments per second",
+                "TCP segments per second".into(),
+                segments,
+                Some(false),
+            ),
+            "Segments sent (solid) and received (dashed) each second, from the kernel's \
+             counters (net-timeline.csv, /proc/net/snmp of the server's network namespace; \
+             results.csv's net_scope says whether other traffic is included)."
+                .into(),
+        )?);
+    }
     Ok(blocks)
 }

@@ -15,7 +15,7 @@ pub struct Figure {
     pub format: fn(f64) -> String,
 }
 
-pub const FIGURES: [Figure; 6] = [
+pub const FIGURES: [Figure; 8] = [
     Figure {
         name: "Throughput",
         column: column::THROUGHPUT_RPS,
@@ -35,10 +35,22 @@ pub const FIGURES: [Figure; 6] = [
         format: fmt_latency,
     },
     Figure {
+        name: "Response time mean",
+        column: column::MEAN_US,
+        higher_is_better: false,
+        format: fmt_latency,
+    },
+    Figure {
         name: "Tail latency p99.9",
         column: column::P999_US,
         higher_is_better: false,
         format: fmt_latency,
+    },
+    Figure {
+        name: "Completion time",
+        column: column::COMPLETION_S,
+        higher_is_better: false,
+        format: fmt_seconds,
     },
     Figure {
         name: "Server CPU",
@@ -75,6 +87,10 @@ pub fn fmt_count(v: f64) -> String {
     } else {
         format!("{v:.2}")
     }
+}
+
+pub fn fmt_seconds(v: f64) -> String {
+    format!("{} s", fmt_count(v))
 }
 
 pub fn fmt_rate(v: f64) -> String {
@@ -293,6 +309,24 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
         });
     }
     out
+}
+
+/// Wins per model over every figure of every sweep (each model tied for first gets
+/// a win), most wins first, then by name; models that won nothing are listed with 0.
+pub fn tally(results: &Results, sweeps: &[Sweep]) -> Vec<(String, usize)> {
+    let mut wins: Vec<(String, usize)> =
+        sweep::models(results).into_iter().map(|m| (m, 0)).collect();
+    for s in sweeps {
+        for v in verdicts(results, s) {
+            for winner in v.winners() {
+                if let Some(entry) = wins.iter_mut().find(|(m, _)| m == winner) {
+                    entry.1 += 1;
+                }
+            }
+        }
+    }
+    wins.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    wins
 }
 
 /// Plain-language statements, each one derived from the rows of this sweep.

@@ -77,18 +77,31 @@ pub(super) fn steps(
         Some(list) => list.into_iter().map(Some).collect(),
         None => vec![None],
     };
+    let requests: Vec<Option<u64>> = match expand_counts(&file.sweep.requests, "requests", err)? {
+        Some(list) => list.into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    let hosts = client_hosts_axis(file, err)?;
     for (name, present) in [
         ("connections", file.sweep.connections.is_some()),
         ("size", file.sweep.size.is_some()),
         ("delay", file.sweep.delay.is_some()),
         ("rate", file.sweep.rate.is_some()),
         ("workers", file.sweep.workers.is_some()),
+        ("requests", file.sweep.requests.is_some()),
+        ("hosts", file.sweep.hosts.is_some()),
     ] {
         if present {
             axes.push(name);
         }
     }
-    let total = connections.len() * sizes.len() * delays.len() * rates.len() * workers.len();
+    let total = connections.len()
+        * sizes.len()
+        * delays.len()
+        * rates.len()
+        * workers.len()
+        * requests.len()
+        * hosts.len();
     if total > MAX_STEPS {
         return Err(err(
             None,
@@ -96,35 +109,83 @@ pub(super) fn steps(
         ));
     }
     let mut steps = Vec::new();
-    for w in &workers {
-        for size in &sizes {
-            for delay in &delays {
-                for rate in &rates {
-                    for c in &connections {
-                        let mut name = format!("c{c}-s{size}");
-                        if let Some(d) = delay {
-                            name += &format!("-d{}ms", trim_float(d.as_secs_f64() * 1e3));
+    for h in &hosts {
+        for n in &requests {
+            for w in &workers {
+                for size in &sizes {
+                    for delay in &delays {
+                        for rate in &rates {
+                            for c in &connections {
+                                steps.push(step(*c, *size, *delay, *rate, *w, *n, *h));
+                            }
                         }
-                        if let Some(r) = rate {
-                            name += &format!("-r{}", trim_float(*r));
-                        }
-                        if let Some(w) = w {
-                            name += &format!("-w{w}");
-                        }
-                        steps.push(Step {
-                            name,
-                            connections: *c,
-                            size: *size,
-                            delay: *delay,
-                            rate: *rate,
-                            workers: *w,
-                        });
                     }
                 }
             }
         }
     }
     Ok((steps, axes))
+}
+
+/// One step, named after its values: `c100-s64`, then `-d10ms`, `-r5000`, `-w4`,
+/// `-n50` (requests) and `-h2` (client hosts) for those that are set.
+fn step(
+    connections: u64,
+    size: u64,
+    delay: Option<Duration>,
+    rate: Option<f64>,
+    workers: Option<u64>,
+    requests: Option<u64>,
+    hosts: Option<u32>,
+) -> Step {
+    let mut name = format!("c{connections}-s{size}");
+    if let Some(d) = delay {
+        name += &format!("-d{}ms", trim_float(d.as_secs_f64() * 1e3));
+    }
+    if let Some(r) = rate {
+        name += &format!("-r{}", trim_float(r));
+    }
+    if let Some(w) = workers {
+        name += &format!("-w{w}");
+    }
+    if let Some(n) = requests {
+        name += &format!("-n{n}");
+    }
+    if let Some(h) = hosts {
+        name += &format!("-h{h}");
+    }
+    Step {
+        name,
+        connections,
+        size,
+        delay,
+        rate,
+        workers,
+        requests,
+        hosts,
+    }
+}
+
+/// The `hosts` axis: each value between 1 and `[hosts] clients` (the namespaces the
+/// run creates; a step uses the first N of them).
+fn client_hosts_axis(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Option<u32>>> {
+    let Some(values) = expand_counts(&file.sweep.hosts, "hosts", err)? else {
+        return Ok(vec![None]);
+    };
+    let span = file.sweep.hosts.as_ref().map(|a| a.span());
+    let Some(created) = file.hosts.as_ref().map(|h| *h.get_ref().clients.get_ref()) else {
+        return Err(err(
+            span,
+            "a `hosts` sweep needs [hosts] clients (the most client hosts a step uses)".into(),
+        ));
+    };
+    if let Some(v) = values.iter().find(|v| !(1..=created as u64).contains(v)) {
+        return Err(err(
+            span,
+            format!("sweep `hosts`: {v} is not between 1 and [hosts] clients = {created}"),
+        ));
+    }
+    Ok(values.into_iter().map(|v| Some(v as u32)).collect())
 }
 
 fn expand_counts(

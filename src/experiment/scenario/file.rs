@@ -146,7 +146,8 @@ pub struct ScenarioFile {
     pub network: Option<Spanned<NetworkFile>>,
 }
 
-/// `[network]`: shaping of the client hosts' links (needs `[hosts]`).
+/// `[network]`: shaping of the client hosts' links (needs `[hosts]`), and where a
+/// step's network counters come from.
 #[derive(Deserialize, Debug, Clone, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkFile {
@@ -162,6 +163,10 @@ pub struct NetworkFile {
     /// the manifest) instead of refusing to start.
     #[serde(default)]
     pub netem_optional: bool,
+    /// Run each step's server and load in a network namespace made for the step, so
+    /// its TCP counters are the step's alone (needs root; off by default, because a
+    /// new namespace starts from the kernel's default sysctls, not the machine's).
+    pub own_namespace: Option<bool>,
 }
 
 /// A link rate in bits per second, written as tc writes it (`"100mbit"`) or a number.
@@ -356,6 +361,10 @@ pub struct SweepFile {
     pub delay: Option<Spanned<Axis<Dur>>>,
     pub rate: Option<Spanned<Axis<Rate>>>,
     pub workers: Option<Spanned<Axis<Count>>>,
+    /// Requests per connection (a fixed workload per step).
+    pub requests: Option<Spanned<Axis<Count>>>,
+    /// Client hosts the step's load is split over (the first N of `[hosts] clients`).
+    pub hosts: Option<Spanned<Axis<Count>>>,
 }
 
 /// `[failure]`: when a step counts as failed (a dead server always fails it).

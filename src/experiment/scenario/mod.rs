@@ -120,11 +120,17 @@ pub struct Step {
     pub delay: Option<Duration>,
     pub rate: Option<f64>,
     pub workers: Option<u64>,
+    /// Requests per connection, when the sweep varies them (else `[load] requests`).
+    pub requests: Option<u64>,
+    /// Client hosts this step's load is split over, when the sweep varies them
+    /// (else all of `[hosts] clients`).
+    pub hosts: Option<u32>,
 }
 
 impl Step {
     /// Whether this step loads a server at least as hard as `other` on every axis
-    /// (more or equal connections, size and rate, less or equal delay, same workers).
+    /// (more or equal connections, size, rate and requests, less or equal delay, same
+    /// workers and client hosts).
     pub fn at_least_as_heavy_as(&self, other: &Step) -> bool {
         let delay = |s: &Step| s.delay.unwrap_or(Duration::ZERO);
         let rate_ok = match (self.rate, other.rate) {
@@ -137,6 +143,8 @@ impl Step {
             && delay(self) <= delay(other)
             && rate_ok
             && self.workers == other.workers
+            && self.requests.unwrap_or(0) >= other.requests.unwrap_or(0)
+            && self.hosts == other.hosts
     }
 }
 
@@ -160,6 +168,8 @@ pub struct Scenario {
     pub client_hosts: Option<u32>,
     /// `[network]`: shaping of the client hosts' links.
     pub network: Option<NetworkFile>,
+    /// `[network] own_namespace`: each step in a network namespace of its own.
+    pub own_namespace: bool,
 }
 
 /// Builds an error pointing at a place in the scenario being parsed.
@@ -244,6 +254,11 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         failure: file.failure.clone(),
         client_hosts,
         network,
+        own_namespace: file
+            .network
+            .as_ref()
+            .and_then(|n| n.get_ref().own_namespace)
+            .unwrap_or(false),
     })
 }
 
@@ -498,6 +513,41 @@ requests = 1
     }
 
     #[test]
+    fn requests_and_hosts_axes() {
+        let s = parse_str(
+            "models=[\"epoll\"]\n[load]\nconnections = 4\n[hosts]\nclients = 2\n[sweep]\nrequests = [10, 100]\nhosts = [1, 2]\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = s.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "c4-s64-n10-h1",
+                "c4-s64-n100-h1",
+                "c4-s64-n10-h2",
+                "c4-s64-n100-h2"
+            ]
+        );
+        assert_eq!(s.sweep_axes, ["requests", "hosts"]);
+        assert_eq!(s.steps[1].requests, Some(100));
+        assert_eq!(s.steps[2].hosts, Some(2));
+        assert!(s.steps[1].at_least_as_heavy_as(&s.steps[0]));
+        assert!(!s.steps[2].at_least_as_heavy_as(&s.steps[0]));
+        let e = error_of("models=[\"epoll\"]\n[load]\nrequests = 1\n[sweep]\nhosts = [1, 2]\n");
+        assert!(
+            e.starts_with("test.toml: line 5, column 9: a `hosts` sweep needs [hosts] clients"),
+            "{e}"
+        );
+        let e = error_of(
+            "models=[\"epoll\"]\n[load]\nrequests = 1\nconnections = 4\n[hosts]\nclients = 2\n[sweep]\nhosts = [1, 3]\n",
+        );
+        assert!(
+            e.contains("sweep `hosts`: 3 is not between 1 and [hosts] clients = 2"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn heaviness() {
         let step = |c, d: Option<u64>| Step {
             name: String::new(),
@@ -506,6 +556,8 @@ requests = 1
             delay: d.map(Duration::from_millis),
             rate: None,
             workers: None,
+            requests: None,
+            hosts: None,
         };
         assert!(step(1500, None).at_least_as_heavy_as(&step(1100, None)));
         assert!(step(1100, None).at_least_as_heavy_as(&step(1100, None)));

@@ -153,12 +153,24 @@ fn command_entry(
     })
 }
 
-/// `[network]`: only in the namespace lab, and with something to shape.
+/// `[network]` shaping: only in the namespace lab, and with something to shape. None
+/// when nothing is shaped (`own_namespace` alone shapes nothing).
 pub(super) fn network(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Option<NetworkFile>> {
     let Some(network) = &file.network else {
         return Ok(None);
     };
     let n = network.get_ref();
+    let shaping = n.rate.is_some() || n.delay.is_some() || n.jitter.is_some() || n.loss.is_some();
+    if !shaping && (n.own_namespace.is_some() || n.netem_optional) {
+        if n.netem_optional {
+            return Err(err(
+                Some(network.span()),
+                "[network] netem_optional needs something netem shapes: delay, jitter or loss"
+                    .into(),
+            ));
+        }
+        return Ok(None);
+    }
     if file.hosts.is_none() {
         return Err(err(
             Some(network.span()),
@@ -212,7 +224,11 @@ pub(super) fn load(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<LoadOption
             "[load] hold_together needs connect_rate (the hold covers the connection ramp)".into(),
         ));
     }
-    if load.requests.is_none() && load.duration.is_none() && load.hold.is_none() {
+    if load.requests.is_none()
+        && file.sweep.requests.is_none()
+        && load.duration.is_none()
+        && load.hold.is_none()
+    {
         return Err(err(
             None,
             "[load] needs `requests` or `duration` (or `hold`) so every step ends".into(),

@@ -41,8 +41,8 @@ pub fn load_config(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Pa
     } else {
         a.size = Some(step.size);
     }
-    if let Some(r) = load.requests {
-        a.requests = Some(r.0);
+    if let Some(r) = step.requests.or(load.requests.map(|r| r.0)) {
+        a.requests = Some(r);
     }
     if let Some(d) = load.duration {
         a.duration = Some(d.0);

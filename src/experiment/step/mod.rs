@@ -20,6 +20,7 @@ use serde::de::DeserializeOwned;
 
 use super::hosts::Hosts;
 use super::judge::{LoadSide, ServerSide};
+use super::netstat::{self, Scope};
 use super::probe::{self, Probe};
 use super::process;
 use super::runner::RunConfig;
@@ -125,7 +126,32 @@ pub fn run_step(
         server_side.start_error = Some(format!("cannot create {}: {e}", dir.display()));
         return outcome(server_side, load_side, false);
     }
-    let started = match start_server(config, entry, step, dir, hosts.map(|h| h.server())) {
+    // [network] own_namespace: a namespace made for this step, server and load inside,
+    // so its TCP counters are the step's alone. Without one they are the machine's.
+    let own = (scenario.own_namespace && hosts.is_none()).then(|| Hosts::create(1));
+    let own = match own {
+        Some(Ok(own)) => Some(own),
+        Some(Err(e)) => {
+            server_side.net_note = Some(format!("no network namespace for the step: {e:#}"));
+            None
+        }
+        None => None,
+    };
+    let (server_host, clients, scope) = match (&own, hosts) {
+        (Some(own), _) => (
+            Some(own.server()),
+            std::slice::from_ref(own.server()),
+            Scope::Step,
+        ),
+        (None, Some(h)) => {
+            // A `hosts` sweep uses the first N client hosts of those the run created.
+            let n = step.hosts.map_or(h.clients().len(), |n| n as usize);
+            (Some(h.server()), &h.clients()[..n], Scope::ServerHost)
+        }
+        (None, None) => (None, &[][..], Scope::Host),
+    };
+    server_side.net_scope = Some(scope);
+    let started = match start_server(config, entry, step, dir, server_host) {
         Ok(started) => started,
         Err(StartError::Interrupted) => return outcome(server_side, load_side, true),
         Err(StartError::Failed(reason)) => {
@@ -141,13 +167,13 @@ pub fn run_step(
         cgroup,
     } = started;
     let probe = Probe::start(pid, PROBE_INTERVAL, &dir.join("probe.csv")).ok();
+    let net_timeline = netstat::Timeline::start(pid, &dir.join("net-timeline.csv")).ok();
     let now = |p: &Option<Probe>| p.as_ref().map_or(0.0, |p| p.elapsed());
-
-    let clients = hosts.map_or(&[][..], |h| h.clients());
     // The idle server before the load: sampled when the load starts, which on client
     // hosts is the common --start-at instant.
     if clients.is_empty() {
         server_side.at_load_start = probe::sample(pid, now(&probe));
+        server_side.net_at_load_start = netstat::read(pid);
     }
     let (mut agents, load_start) = start_load(config, scenario, step, dir, addr, clients);
     // The generators are probed like the server, to tell a saturated generator from a slow server.
@@ -162,6 +188,7 @@ pub fn run_step(
     load_side.cores = load_cores(scenario);
     if !clients.is_empty() {
         server_side.at_load_start = probe::sample(pid, now(&probe));
+        server_side.net_at_load_start = netstat::read(pid);
     }
     let deadline = load_start + step_timeout(scenario, step);
     let mut server_died_at: Option<Instant> = None;
@@ -207,6 +234,10 @@ pub fn run_step(
     server_side.load_wall_s = load_start.elapsed().as_secs_f64();
     server_side.at_load_end = probe::sample(pid, now(&probe));
     load_side.cpu_pct = load_cpu_pct(load_probes.into_iter().map(Probe::finish));
+    server_side.net_at_load_end = netstat::read(pid);
+    if let Some(timeline) = net_timeline {
+        timeline.finish();
+    }
     collect_load(config, dir, &agents, &mut load_side);
     drop(agents);
 
@@ -240,6 +271,7 @@ pub fn run_step(
         }
     }
     server_side.summary = read_summary(&dir.join("server-summary.json"));
+    drop(own);
     outcome(server_side, load_side, interrupted)
 }
 

@@ -1,0 +1,307 @@
+//! The classic study's measures and load shapes end to end: `echolab run` with real
+//! servers and load generators on loopback, each figure checked against what the
+//! step's own files say.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+
+const EXE: &str = env!("CARGO_BIN_EXE_echolab");
+
+/// Runs the scenario `text` into `out` (no report) and returns results.csv as
+/// (header, rows).
+fn run_scenario(dir: &Path, text: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let path = dir.join("scenario.toml");
+    fs::write(&path, text).unwrap();
+    let out = dir.join("out");
+    let output = Command::new(EXE)
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(["--no-report", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let header = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    (header, rows)
+}
+
+fn cell<'a>(header: &[String], row: &'a [String], column: &str) -> &'a str {
+    let i = header
+        .iter()
+        .position(|h| h == column)
+        .unwrap_or_else(|| panic!("no column {column}"));
+    &row[i]
+}
+
+fn num(header: &[String], row: &[String], column: &str) -> f64 {
+    let text = cell(header, row, column);
+    text.parse()
+        .unwrap_or_else(|_| panic!("{column} is '{text}', not a number"))
+}
+
+/// Sums of (requests, total_response_us) over a load's connections.csv.
+fn response_totals(path: &Path) -> (f64, f64) {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (requests, total) = (at("requests"), at("total_response_us"));
+    reader.records().fold((0.0, 0.0), |(n, t), r| {
+        let r = r.unwrap();
+        (
+            n + r[requests].parse::<f64>().unwrap(),
+            t + r[total].parse::<f64>().unwrap(),
+        )
+    })
+}
+
+#[test]
+fn mean_and_completion_time_of_a_fixed_workload() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+[server]
+workers = 1
+[load]
+connections = 4
+size = 16
+requests = 30
+delay = "2ms"
+hold = "1s"
+"#,
+    );
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(cell(&header, row, "status"), "ok");
+    assert_eq!(cell(&header, row, "requests"), "120");
+    // The mean is the histogram's: within its 3 significant digits of the exact mean
+    // that the per-connection totals give.
+    let mean = num(&header, row, "mean_us");
+    let (requests, total_us) = response_totals(
+        &tmp.path()
+            .join("out/epoll/c4-s16-d2ms/rep-1/load/connections.csv"),
+    );
+    assert_eq!(requests, 120.0);
+    let exact = total_us / requests;
+    assert!(
+        (mean - exact).abs() <= exact * 0.002 + 1.0,
+        "mean {mean} vs {exact}"
+    );
+    assert!(mean <= num(&header, row, "max_us"));
+    // Each connection waits 2 ms before each of its 30 requests; the hold of 1 s
+    // comes after the last one finished, so the completion time excludes it.
+    let completion = num(&header, row, "completion_s");
+    let duration = num(&header, row, "duration_s");
+    assert!(completion >= 0.058, "completion {completion} s");
+    assert!(
+        completion + 1.0 <= duration,
+        "{completion} + 1 s hold > {duration}"
+    );
+}
+
+#[test]
+fn a_timed_run_has_no_completion_time() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        r#"
+models = ["poll"]
+[load]
+connections = 2
+duration = "1s"
+delay = "5ms"
+"#,
+    );
+    assert_eq!(cell(&header, &rows[0], "status"), "ok");
+    assert_eq!(cell(&header, &rows[0], "completion_s"), "");
+    assert!(num(&header, &rows[0], "mean_us") > 0.0);
+}
+
+/// Whether namespaces can be used (false: skipped by ECHOLAB_SKIP_NETNS); panics
+/// when they are unusable, as tests/hosts.rs does.
+fn netns_available(test: &str) -> bool {
+    if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
+        common::skip(test, "ECHOLAB_SKIP_NETNS is set");
+        return false;
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let ip = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        root && ip,
+        "needs root and iproute2 (root: {root}, `ip netns list` works: {ip}); \
+         set ECHOLAB_SKIP_NETNS=1 to skip"
+    );
+    true
+}
+
+#[test]
+fn the_requests_axis_sets_each_steps_workload() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        r#"
+models = ["poll"]
+[load]
+connections = 3
+size = 8
+[sweep]
+requests = [4, 25]
+"#,
+    );
+    let seen: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                cell(&header, r, "step"),
+                cell(&header, r, "requests_per_conn"),
+                cell(&header, r, "requests"),
+                cell(&header, r, "client_bytes_received"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("c3-s8-n4", "4", "12", "96"),
+            ("c3-s8-n25", "25", "75", "600")
+        ]
+    );
+    for row in &rows {
+        assert!(num(&header, row, "completion_s") > 0.0);
+    }
+}
+
+#[test]
+fn the_hosts_axis_splits_the_load_over_the_first_n_hosts() {
+    if !netns_available("the_hosts_axis_splits_the_load_over_the_first_n_hosts") {
+        return;
+    }
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+[load]
+connections = 6
+size = 8
+requests = 5
+[hosts]
+clients = 3
+[sweep]
+hosts = [1, 3]
+"#,
+    );
+    let seen: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                cell(&header, r, "step"),
+                cell(&header, r, "status"),
+                cell(&header, r, "client_hosts"),
+                cell(&header, r, "requests"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [("c6-s8-h1", "ok", "1", "30"), ("c6-s8-h3", "ok", "3", "30")]
+    );
+    // The server's per-host table counts the client addresses it saw.
+    for (step, hosts) in [("c6-s8-h1", 1), ("c6-s8-h3", 3)] {
+        let path = tmp
+            .path()
+            .join(format!("out/epoll/{step}/rep-1/server-summary.json"));
+        let summary: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+        let table = summary["hosts"].as_array().map(Vec::len);
+        assert_eq!(table, Some(hosts), "{step}: {}", summary["hosts"]);
+    }
+}
+
+#[test]
+fn network_counters_come_from_the_steps_own_namespace() {
+    if !netns_available("network_counters_come_from_the_steps_own_namespace") {
+        return;
+    }
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+[load]
+connections = 5
+size = 32
+requests = 40
+hold = "1500ms"
+[network]
+own_namespace = true
+"#,
+    );
+    let row = &rows[0];
+    assert_eq!(cell(&header, row, "status"), "ok");
+    assert_eq!(cell(&header, row, "net_scope"), "step");
+    // Server and load share the step's namespace: each segment one side sends, the
+    // other receives, and nothing else runs there. 200 requests and 200 echoes are
+    // at least 400 segments.
+    let seg_in = num(&header, row, "net_segs_in_per_s");
+    assert_eq!(seg_in, num(&header, row, "net_segs_out_per_s"));
+    assert!(
+        seg_in * num(&header, row, "duration_s") >= 400.0 * 0.9,
+        "{seg_in}/s"
+    );
+    assert_eq!(cell(&header, row, "net_retrans_segs"), "0");
+    assert_eq!(cell(&header, row, "net_listen_drops"), "0");
+    let timeline =
+        fs::read_to_string(tmp.path().join("out/epoll/c5-s32/rep-1/net-timeline.csv")).unwrap();
+    assert!(timeline.starts_with("t_s,segs_in_per_s,segs_out_per_s,"));
+    assert!(timeline.lines().count() >= 2, "{timeline}");
+}
+
+#[test]
+fn without_a_namespace_the_counters_are_the_machines_and_say_so() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (header, rows) = run_scenario(
+        tmp.path(),
+        "models = [\"poll\"]\n[load]\nconnections = 2\nrequests = 20\n",
+    );
+    assert_eq!(cell(&header, &rows[0], "net_scope"), "host");
+    assert!(num(&header, &rows[0], "net_segs_in_per_s") > 0.0);
+    let out = tmp.path().join("out");
+    let status = Command::new(EXE)
+        .args(["report", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(status.status.success());
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("were read in the machine's own network namespace"),
+        "the report must say that other traffic is included"
+    );
+}
