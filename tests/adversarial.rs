@@ -708,8 +708,9 @@ fn table() {
         ("fd exhaustion", fd_exhaustion),
         ("signals", signals_at_random_moments),
     ];
+    // On a line of its own: the harness prints "test table ... " just before.
     let mut out = String::from(
-        "| case | model | result | bytes lost | RSS peak (MiB) | fds after | recovery (ms) |\n\
+        "\n| case | model | result | bytes lost | RSS peak (MiB) | fds after | recovery (ms) |\n\
          | --- | --- | --- | ---: | ---: | ---: | ---: |\n",
     );
     for (case, run) in cases {
