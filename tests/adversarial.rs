@@ -20,11 +20,11 @@ const MIB: usize = 1024 * 1024;
 #[derive(Debug, Default, Clone)]
 pub struct Measured {
     /// Bytes the clients sent and did not get back (on connections the server kept).
-    bytes_lost: u64,
+    bytes_lost: Option<u64>,
     /// Largest server RSS seen during the case.
-    rss_peak: u64,
+    rss_peak: Option<u64>,
     /// Server fds once the clients are gone, minus those before they came.
-    fds_after: i64,
+    fds_after: Option<i64>,
     /// Time from the cause going away (fds freed) to a new connection echoed.
     recovery: Option<Duration>,
 }
@@ -209,9 +209,10 @@ fn slowloris(variant: &Variant) -> Measured {
         "{model}: {summary}"
     );
     Measured {
-        rss_peak,
-        fds_after: 0,
-        ..Measured::default()
+        bytes_lost: Some(0),
+        rss_peak: Some(rss_peak),
+        fds_after: Some(0),
+        recovery: None,
     }
 }
 
@@ -267,7 +268,7 @@ fn pushers(variant: &Variant) -> Measured {
     let stopped = server.stop();
     assert!(stopped.status.success(), "{model}: {}", stopped.stderr);
     Measured {
-        rss_peak,
+        rss_peak: Some(rss_peak),
         ..Measured::default()
     }
 }
@@ -321,9 +322,9 @@ fn reset_storm(variant: &Variant) -> Measured {
         "{model}: accepted == closed: {summary}"
     );
     Measured {
-        bytes_lost: 0,
-        rss_peak,
-        fds_after,
+        bytes_lost: None,
+        rss_peak: Some(rss_peak),
+        fds_after: Some(fds_after),
         recovery: None,
     }
 }
@@ -383,7 +384,11 @@ fn half_close_variants(variant: &Variant) -> Measured {
         count(&stopped.summary, "bytes_out"),
         (4 + MIB + 64 * KIB) as u64
     );
-    Measured::default()
+    Measured {
+        bytes_lost: Some(0),
+        fds_after: Some(0),
+        ..Measured::default()
+    }
 }
 
 /// 200 connections that never send: held without cost, and when they go the fds come
@@ -420,7 +425,10 @@ fn connect_and_never_send(variant: &Variant) -> Measured {
         cpu < 1.0,
         "{model}: {cpu} CPU s for {SILENT} silent connections"
     );
-    Measured::default()
+    Measured {
+        fds_after: Some(0),
+        ..Measured::default()
+    }
 }
 
 /// Random bytes, NULs and every byte value, in odd-sized writes: back exactly.
@@ -445,7 +453,7 @@ fn random_bytes_and_nuls(variant: &Variant) -> Measured {
     let sent: usize = inputs.iter().map(Vec::len).sum();
     assert_eq!(count(&stopped.summary, "bytes_in"), sent as u64);
     Measured {
-        bytes_lost: lost as u64,
+        bytes_lost: Some(lost as u64),
         ..Measured::default()
     }
 }
@@ -522,6 +530,7 @@ fn fd_exhaustion(variant: &Variant) -> Measured {
     assert!(reason_count(&stopped.summary, "refused", "fd_limit") > 0 || model == "select");
     Measured {
         recovery: Some(recovery),
+        fds_after: Some(0),
         ..Measured::default()
     }
 }
@@ -693,6 +702,11 @@ fn unwritable_outputs_are_named_not_panicked() {
     }
 }
 
+/// A table cell: the value, or blank where the case does not measure it.
+fn cell<T: std::fmt::Display>(value: Option<T>) -> String {
+    value.map_or(String::new(), |v| v.to_string())
+}
+
 /// Runs every case on every variant and prints the table of docs/reliability.md.
 #[test]
 #[ignore = "prints the reliability table (about 3 minutes): cargo test --test adversarial -- --ignored table"]
@@ -720,15 +734,10 @@ fn table() {
                 Ok(m) => format!(
                     "| {case} | {} | pass | {} | {} | {} | {} |\n",
                     variant.name,
-                    m.bytes_lost,
-                    if m.rss_peak > 0 {
-                        format!("{:.1}", m.rss_peak as f64 / MIB as f64)
-                    } else {
-                        "".into()
-                    },
-                    m.fds_after,
-                    m.recovery
-                        .map_or(String::new(), |r| r.as_millis().to_string())
+                    cell(m.bytes_lost),
+                    cell(m.rss_peak.map(|b| format!("{:.1}", b as f64 / MIB as f64))),
+                    cell(m.fds_after),
+                    cell(m.recovery.map(|r| r.as_millis()))
                 ),
                 Err(_) => format!("| {case} | {} | FAIL | | | | |\n", variant.name),
             };
