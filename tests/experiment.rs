@@ -158,6 +158,26 @@ fn bad_scenarios_are_rejected_with_their_line() {
             "models = [\"poll\", \"epol\"]\n[load]\nrequests = 3\n",
             "line 1, column 19: unknown model 'epol'",
         ),
+        (
+            "models = [\"poll\"]\n[load]\nrequests = 3\nsize = \"17MiB\"\n",
+            "line 4, column 8: step c10-s17825792: the load generator would refuse it: --size must be 1 B to 16 MiB",
+        ),
+        (
+            "models = [\"poll\"]\n[load]\nrequests = 3\npayload_file = \"/no/such/payload\"\n",
+            "line 4, column 16: payload_file /no/such/payload: No such file or directory",
+        ),
+        (
+            "models = [\"poll\"]\nstep_timeout = \"0s\"\n[load]\nrequests = 3\n",
+            "line 2, column 16: step_timeout must be above 0",
+        ),
+        (
+            "models = [\"poll\"]\n[load]\nrequests = 3\nconnections = 10_000_000\n",
+            "line 4, column 15: step c10000000-s64 opens 10000000 connections from each client, more than the",
+        ),
+        (
+            "models = [\"poll\"]\n[load]\nrequests = 3\n[sweep]\nconnections = [4, 0]\n",
+            "line 5, column 15: must be at least 1, not 0",
+        ),
     ];
     for (text, expected) in cases {
         let path = write_scenario(tmp.path(), text);
@@ -850,5 +870,46 @@ connections = [1, 2]
     assert!(
         wall >= Duration::from_secs(6),
         "two steps with pause = 3s took {wall:?}"
+    );
+}
+
+/// A load generator that fails once started (here: a source address no interface has)
+/// fails its step with its own last stderr line, not only its exit status.
+#[test]
+fn a_failing_load_generator_says_why_in_the_failure_reason() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["poll"]
+[load]
+connections = 2
+size = 16
+requests = 2
+source_addrs = "192.0.2.77"
+"#,
+    );
+    let out = tmp.path().join("out");
+    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
+    let rows = outcomes(&out);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].3, "failed");
+    let stderr = fs::read_to_string(
+        out.join("poll")
+            .join(&rows[0].1)
+            .join("rep-1")
+            .join("load-stderr.txt"),
+    )
+    .or_else(|_| fs::read_to_string(out.join("poll").join(&rows[0].1).join("load-stderr.txt")))
+    .unwrap_or_default();
+    assert!(
+        rows[0]
+            .4
+            .starts_with("load generator left no summary (exit status: 1; stderr: ")
+            && rows[0]
+                .4
+                .contains("source address 192.0.2.77 cannot be bound"),
+        "{} (load-stderr.txt: {stderr})",
+        rows[0].4
     );
 }

@@ -984,3 +984,41 @@ fn the_page_fits_a_420_px_window() {
     );
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A run killed while appending to results.csv leaves its last row cut short: the report
+/// reads every whole row, skips that one and says so on stderr and at the top of the page.
+#[test]
+fn a_last_row_cut_short_is_skipped_and_announced() {
+    let dir = fixture_copy("cut-short");
+    let csv_path = dir.join("results.csv");
+    let text = read(&csv_path);
+    let whole = text.lines().count();
+    let last = text.lines().last().unwrap().to_string();
+    // Cut the last row in the middle of a field: it still parses as CSV, with a wrong value.
+    fs::write(&csv_path, &text[..text.len() - 1 - last.len() / 2]).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_echolab"))
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let warning = format!(
+        "{} line {whole} is cut short (the run was stopped while writing it): skipped that row",
+        csv_path.display()
+    );
+    assert!(stderr.contains(&warning), "{stderr}");
+    let md = read(&dir.join("report.md"));
+    assert!(
+        md.contains(&warning),
+        "report.md does not say it skipped a row"
+    );
+    // The whole rows are all there: the step of the row before the cut one is tabled.
+    let before = text.lines().nth(whole - 2).unwrap();
+    let before_step = before.split(',').nth(1).unwrap();
+    assert!(
+        md.contains(before_step),
+        "{before_step} missing from report.md"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}

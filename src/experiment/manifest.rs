@@ -160,18 +160,40 @@ impl Manifest {
         .into();
     }
 
-    /// Writes manifest.json atomically (temp file, then rename), so it is never half-written.
+    /// Writes manifest.json atomically (temp file, then rename), so it is never half-written;
+    /// a write that fails (a full disk) removes its temp file and names the file.
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
         let tmp = dir.join("manifest.json.tmp");
-        fs::write(&tmp, serde_json::to_string_pretty(self)? + "\n")?;
-        fs::rename(&tmp, dir.join("manifest.json"))?;
-        Ok(())
+        let path = dir.join("manifest.json");
+        let written = fs::write(&tmp, serde_json::to_string_pretty(self)? + "\n")
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))
+            .and_then(|()| {
+                fs::rename(&tmp, &path)
+                    .map_err(|e| anyhow::anyhow!("cannot replace {}: {e}", path.display()))
+            });
+        if written.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        written
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_no_temp_file_and_names_the_file() {
+        let scenario =
+            super::super::scenario::parse("t", "tiny", "models=[\"poll\"]\n[load]\nrequests=1\n")
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        // A directory where manifest.json should be: the rename fails after the temp is written.
+        fs::create_dir(dir.path().join("manifest.json")).unwrap();
+        let e = Manifest::new(&scenario).write(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("manifest.json"), "{e}");
+        assert!(!dir.path().join("manifest.json.tmp").exists());
+    }
 
     #[test]
     fn manifest_describes_machine_and_run() {

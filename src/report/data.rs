@@ -132,19 +132,46 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
         })?
     };
     let csv_path = dir.join("results.csv");
-    let (columns, rows) = read_results_csv(&csv_path)?;
+    let (text, cut) = whole_rows(&csv_path)?;
+    let (columns, rows) = read_results_csv(&csv_path, &text)?;
+    let mut warnings = Vec::new();
+    if let Some(line) = cut {
+        let warning = format!(
+            "{} line {line} is cut short (the run was stopped while writing it): skipped that row",
+            csv_path.display()
+        );
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "echolab report: {warning}");
+        warnings.push(warning);
+    }
     Ok(Results {
         dir: dir.to_path_buf(),
         manifest,
         rows,
         columns,
-        warnings: Vec::new(),
+        warnings,
     })
 }
 
-fn read_results_csv(path: &Path) -> anyhow::Result<(Vec<String>, Vec<Row>)> {
-    let file = fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(file);
+/// results.csv up to its last line end, and the number of the line after it when
+/// that one was cut short: the runner ends every row it writes with a line end.
+fn whole_rows(path: &Path) -> anyhow::Result<(String, Option<usize>)> {
+    let mut text =
+        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    match text.rfind('\n') {
+        Some(end) if end + 1 < text.len() => {
+            let line = text.matches('\n').count() + 1;
+            text.truncate(end + 1);
+            Ok((text, Some(line)))
+        }
+        _ => Ok((text, None)),
+    }
+}
+
+fn read_results_csv(path: &Path, text: &str) -> anyhow::Result<(Vec<String>, Vec<Row>)> {
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(false)
+        .from_reader(text.as_bytes());
     let header = read_header(&mut reader, path)?;
     for column in REQUIRED {
         if !header.iter().any(|h| h == column) {

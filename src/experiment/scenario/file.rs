@@ -335,11 +335,31 @@ pub struct LoadOptions {
 }
 
 /// One sweep axis: a list of values or a range.
-#[derive(Deserialize, Debug, Clone)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum Axis<T> {
     List(Vec<T>),
     Range(AxisRange<T>),
+}
+
+/// By the shape written (an array or a table), so an error in one value names that
+/// value and what is wrong with it, not "no variant matched".
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Axis<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Axis<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of values or a range such as { from = 1, to = 8, factor = 2 }")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Axis<T>, A::Error> {
+                Vec::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Axis::List)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Axis<T>, A::Error> {
+                AxisRange::deserialize(de::value::MapAccessDeserializer::new(map)).map(Axis::Range)
+            }
+        }
+        deserializer.deserialize_any(V(std::marker::PhantomData))
+    }
 }
 
 /// `{ from = 1000, to = 20000, step = 1000 }` (arithmetic) or `factor = 2` (geometric).

@@ -232,7 +232,8 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     let (steps, axes) = expand::steps(&file, &load, &err)?;
     let client_hosts = validate::client_hosts(&file, &load, &steps, &err)?;
     let network = validate::network(&file, &err)?;
-    validate::free_form_args(&models, &load, &err)?;
+    validate::free_form_args(&models, &load, source, &err)?;
+    validate::steps_can_run(&file, &load, &steps, source, &err)?;
     Ok(Scenario {
         name: file
             .name
@@ -428,6 +429,78 @@ requests = 1
         let e = error_of("models = [\"poll\"]\n[model.epoll]\nworkers = 1\n[load]\nrequests = 1\n");
         assert!(e.starts_with("test.toml: line 2"), "{e}");
         assert!(e.contains("[model.epoll] is not in `models`"), "{e}");
+    }
+
+    #[test]
+    fn what_a_step_would_fail_on_is_refused_where_it_is_written() {
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 3\nsize = \"17MiB\"\n");
+        assert!(
+            e.starts_with("test.toml: line 4, column 8: step c10-s17825792"),
+            "{e}"
+        );
+        assert!(e.contains("--size must be 1 B to 16 MiB"), "{e}");
+        let e = error_of(
+            "models = [\"poll\"]\n[load]\nrequests = 3\n[sweep]\nsize = [64, \"17MiB\"]\n",
+        );
+        assert!(e.starts_with("test.toml: line 5, column 8: "), "{e}");
+        let e = error_of(
+            "models = [\"poll\"]\n[load]\nrequests = 3\npayload_file = \"/nonexistent/p.bin\"\n",
+        );
+        assert!(
+            e.starts_with(
+                "test.toml: line 4, column 16: payload_file /nonexistent/p.bin: No such file"
+            ),
+            "{e}"
+        );
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 3\npayload_file = \"/tmp\"\n");
+        assert!(e.contains("/tmp is not a regular file"), "{e}");
+        let e = error_of("models = [\"poll\"]\nstep_timeout = \"0s\"\n[load]\nrequests = 3\n");
+        assert!(
+            e.starts_with("test.toml: line 2, column 16: step_timeout must be above 0"),
+            "{e}"
+        );
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 3\nconnections = 10000000\n");
+        assert!(
+            e.starts_with(
+                "test.toml: line 4, column 15: step c10000000-s64 opens 10000000 connections"
+            ),
+            "{e}"
+        );
+        assert!(e.contains("local ports"), "{e}");
+        let e = error_of("models = [\"poll\"]\n[load]\nduration = \"1s\"\nprocesses = 20\n");
+        assert!(e.starts_with("test.toml: line 4, column 13: "), "{e}");
+        assert!(
+            e.contains("--processes 20 is more than the 10 connections"),
+            "{e}"
+        );
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 3\nargs = [\"--bogus\"]\n");
+        assert!(
+            e.starts_with("test.toml: line 4, column 8: [load] args: "),
+            "{e}"
+        );
+        let e = error_of(
+            "models = [\"poll\"]\n[model.poll]\nargs = [\"--workers\", \"x\"]\n[load]\nrequests = 1\n",
+        );
+        assert!(
+            e.starts_with("test.toml: line 3, column 8: server `args` of model 'poll'"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_bad_sweep_value_says_what_is_wrong() {
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 1\n[sweep]\nconnections = [0]\n");
+        assert!(e.starts_with("test.toml: line 5, column "), "{e}");
+        assert!(e.contains("must be at least 1, not 0"), "{e}");
+        assert!(!e.contains("untagged"), "{e}");
+        let e = error_of(
+            "models = [\"poll\"]\n[load]\nrequests = 1\n[sweep]\nsize = [64, \"12 parsecs\"]\n",
+        );
+        assert!(e.contains("parsecs"), "{e}");
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 1\n[sweep]\nconnections = 5\n");
+        assert!(e.contains("a list of values or a range"), "{e}");
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 1\n[sweep]\nconnections = { from = 1, upto = 5 }\n");
+        assert!(e.contains("unknown field `upto`"), "{e}");
     }
 
     #[test]

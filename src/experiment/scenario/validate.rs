@@ -1,11 +1,17 @@
 //! The validation phases of a scenario: which models run and with what options
 //! (plain models and `[model.LABEL]` variants), the load shape's mutually
-//! exclusive keys, and the emulated hosts against the expanded steps.
+//! exclusive keys, the emulated hosts against the expanded steps, and each step's
+//! load checked as the load generator will check it.
+
+use std::ops::Range;
+use std::path::Path;
 
 use toml::Spanned;
 
 use super::file::{LoadOptions, NetworkFile, ScenarioFile};
 use super::{ErrAt, ModelEntry, ModelKind, Step};
+use crate::experiment::step::load_config;
+use crate::load::schedule::Plan;
 use crate::server::Model;
 
 /// The model entries: plain model names, or variant labels defined by a
@@ -282,19 +288,142 @@ pub(super) fn client_hosts(
 pub(super) fn free_form_args(
     models: &[ModelEntry],
     load: &LoadOptions,
+    source: &str,
     err: ErrAt,
 ) -> anyhow::Result<()> {
     for entry in models.iter().filter(|m| m.model().is_some()) {
         if let Err(message) = entry.base_config() {
+            let span = value_span(source, &["model", &entry.label, "args"])
+                .or_else(|| value_span(source, &["server", "args"]));
             return Err(err(
-                None,
+                span,
                 format!("server `args` of model '{}': {message}", entry.label),
             ));
         }
     }
     let any_target = std::net::SocketAddr::from(([127, 0, 0, 1], 7));
     if let Err(message) = load.base_args(any_target) {
-        return Err(err(None, format!("[load] args: {message}")));
+        return Err(err(
+            value_span(source, &["load", "args"]),
+            format!("[load] args: {message}"),
+        ));
     }
     Ok(())
+}
+
+/// Where a key's value is written (`["load", "size"]`), for errors found after
+/// the file was read into its types; None when the key is not written.
+pub(super) fn value_span(source: &str, path: &[&str]) -> Option<Range<usize>> {
+    let doc = toml_edit::ImDocument::parse(source).ok()?;
+    let (last, tables) = path.split_last()?;
+    let mut table: &dyn toml_edit::TableLike = doc.as_table();
+    for key in tables {
+        table = table.get(key)?.as_table_like()?;
+    }
+    table.get(last)?.span()
+}
+
+/// The largest payload file `load` accepts.
+const MAX_PAYLOAD: u64 = crate::load::schedule::MAX_MESSAGE;
+
+/// What would make every step fail once started, checked now with the load
+/// generator's own rules: a zero step timeout, a payload file that is missing or
+/// out of bounds, and each step's load as `load` validates it (sizes, counts,
+/// timeouts), including more connections than the local port range can open.
+pub(super) fn steps_can_run(
+    file: &ScenarioFile,
+    load: &LoadOptions,
+    steps: &[Step],
+    source: &str,
+    err: ErrAt,
+) -> anyhow::Result<()> {
+    let span = |path: &[&str]| value_span(source, path);
+    if file.step_timeout.is_some_and(|t| t.0.is_zero()) {
+        return Err(err(
+            span(&["step_timeout"]),
+            "step_timeout must be above 0: every step would time out at once".into(),
+        ));
+    }
+    if let Some(path) = &load.payload_file {
+        check_payload_file(Path::new(path))
+            .map_err(|m| err(span(&["load", "payload_file"]), format!("payload_file {m}")))?;
+    }
+    let hosts = file.hosts.as_ref().map(|h| *h.get_ref().clients.get_ref());
+    let any_target = std::net::SocketAddr::from(([127, 0, 0, 1], 7));
+    for step in steps {
+        let mut args = load_config(load, step, any_target, Path::new("load"));
+        if args.payload_file.is_some() {
+            // Checked above; not read again for every step.
+            args.payload_file = None;
+            args.size = Some(1);
+        }
+        if let Some(n) = hosts {
+            args.shard = Some(format!("0/{n}"));
+        }
+        let plan = Plan::from_args(&args).map_err(|m| {
+            err(
+                flag_span(&m, &span),
+                format!(
+                    "step {}: the load generator would refuse it: {m}",
+                    step.name
+                ),
+            )
+        })?;
+        if let Some((low, high)) = crate::load::preflight::port_range() {
+            let ports = high.saturating_sub(low) + 1;
+            let sources = plan.source_addrs.len().max(1) as u64;
+            if plan.connections() > ports * sources {
+                return Err(err(
+                    span(&["sweep", "connections"]).or_else(|| span(&["load", "connections"])),
+                    format!(
+                        "step {} opens {} connections from each client, more than the {ports} local \
+                         ports ({low}-{high}) times {sources} source address(es): add source_addrs \
+                         (or [hosts] clients), or widen net.ipv4.ip_local_port_range",
+                        step.name,
+                        plan.connections()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A payload file must be a readable regular file of 1 B to 16 MiB.
+fn check_payload_file(path: &Path) -> Result<(), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
+    if meta.len() == 0 || meta.len() > MAX_PAYLOAD {
+        return Err(format!(
+            "{} has {} bytes; a message is 1 B to 16 MiB",
+            path.display(),
+            meta.len()
+        ));
+    }
+    std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(())
+}
+
+/// The scenario key a load generator's message is about: its `--flag` as a sweep
+/// axis or a `[load]` key, or the `[load]` table.
+fn flag_span(
+    message: &str,
+    span: &dyn Fn(&[&str]) -> Option<Range<usize>>,
+) -> Option<Range<usize>> {
+    let key = message
+        .strip_prefix("--")
+        .and_then(|rest| {
+            rest.split(|c: char| !(c.is_alphanumeric() || c == '-'))
+                .next()
+        })
+        .map(|flag| flag.replace('-', "_"));
+    let keys: Vec<String> = match key {
+        Some(key) => vec![key],
+        None => vec!["message".into(), "payload_file".into(), "size".into()],
+    };
+    keys.iter()
+        .find_map(|k| span(&["sweep", k]).or_else(|| span(&["load", k])))
+        .or_else(|| span(&["load"]))
 }

@@ -282,6 +282,11 @@ pub(super) fn collect_load(
     load_side.exit = Some(statuses.join("; "));
     if agents.len() == 1 {
         load_side.summary = read_summary(&agents[0].out.join("summary.json"));
+        let why = tail(&agents[0].stderr);
+        if load_side.summary.is_none() && !why.is_empty() {
+            // The exit status alone hides the reason, which is the child's last word.
+            load_side.exit = Some(format!("{}; stderr: {why}", statuses[0]));
+        }
         return;
     }
     if let Some(missing) = agents
