@@ -726,10 +726,18 @@ fn the_default_run_is_the_quick_scenario() {
         .into_iter()
         .map(|(m, s, r, _, _)| (m, s, r))
         .collect();
-    let steps = ["c10-s64", "c100-s64", "c1000-s64"];
-    let expected: Vec<(String, String, String)> = steps
+    // The steps of the built-in quick scenario, as its own file names them.
+    let (origin, default_name, text) = echolab::experiment::scenario::locate("quick").unwrap();
+    let quick = echolab::experiment::scenario::parse(&origin, &default_name, &text).unwrap();
+    assert_eq!(
+        quick.steps.len(),
+        3,
+        "quick sweeps 10, 100 and 1000 connections"
+    );
+    let expected: Vec<(String, String, String)> = quick
+        .steps
         .iter()
-        .map(|s| ("epoll".to_string(), s.to_string(), "1".to_string()))
+        .map(|s| ("epoll".to_string(), s.name.clone(), "1".to_string()))
         .collect();
     assert_eq!(rows, expected);
     assert!(out.join("report.html").is_file());
