@@ -137,9 +137,9 @@ connections = [4]
     let at = |name: &str| header.iter().position(|h| h == name).unwrap();
     let (cpu_at, bound_at) = (at(column::LOAD_CPU_PCT), at(column::GENERATOR_BOUND));
     assert_eq!(
-        bound_at,
-        header.len() - 1,
-        "the columns are appended at the end"
+        (cpu_at, bound_at),
+        (at(column::BYTES_MATCH) + 1, at(column::BYTES_MATCH) + 2),
+        "the columns are appended after the original ones"
     );
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 1);

@@ -213,6 +213,13 @@ fn epoll_echo_server(port: u16, ready: &Path) {
     let _ = socket.into_raw_fd();
 }
 
+/// Asserts the run exited 1 with `message` on stderr.
+fn assert_exit_failed(out: &Output, message: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(message), "{stderr}");
+}
+
 /// Asserts the run exited 0, showing its stderr when it did not.
 fn assert_exit_ok(out: &Output) {
     assert_eq!(
@@ -1149,7 +1156,8 @@ fn a_short_echo_is_counted_with_the_unexpected_close() {
         "--out",
         dir.to_str().unwrap(),
     ]);
-    assert_exit_ok(&out);
+    // Every connection ended in an error, so the run fails (docs/outputs.md, exit codes).
+    assert_exit_failed(&out, "echolab load: all 2 connections failed (2 errors)");
     let s = summary(&dir);
     assert_eq!(s.requests_completed, 6);
     assert_eq!((s.bytes_sent, s.bytes_received), (800, 680));
@@ -1204,7 +1212,8 @@ fn too_many_bytes_back_count_as_a_mismatch_and_an_error() {
         "--out",
         dir.to_str().unwrap(),
     ]);
-    assert_exit_ok(&out);
+    // Nothing completed and every echo was wrong: the run fails.
+    assert_exit_failed(&out, "echolab load: no request completed (4 errors)");
     let s = summary(&dir);
     assert_eq!(s.requests_completed, 0);
     assert_eq!((s.bytes_sent, s.bytes_verified), (200, 0));
@@ -1419,8 +1428,10 @@ fn merge_refuses_missing_and_invalid_inputs() {
             "{stderr}"
         );
     }
+    // An agent directory whose summary cannot be read is refused before anything is
+    // written, like the other inputs merge cannot combine (exit 2).
     let (code, stderr) = merge(&[&good, &garbled], &[]);
-    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains(&format!(
             "parsing {}",
