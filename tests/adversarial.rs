@@ -1013,3 +1013,170 @@ fn glob_files(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
     }
     found
 }
+
+/// A 256 KiB tmpfs mounted on a temporary directory, nearly filled by a filler file so that
+/// a few KiB of output fill it; unmounted when dropped, also when the test panics.
+struct FullDisk {
+    dir: tempfile::TempDir,
+}
+
+impl FullDisk {
+    /// Mounts it, or skips the test (`None`) when not root.
+    fn mount(test: &str) -> Option<FullDisk> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            skip(test, "mounting a tmpfs needs root");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "mount -t tmpfs failed: {status}");
+        let disk = FullDisk { dir };
+        // Leave 8 KiB: less than any of the runs below writes.
+        std::fs::write(disk.path("filler"), vec![0u8; 248 * KIB]).unwrap();
+        Some(disk)
+    }
+
+    fn path(&self, name: &str) -> std::path::PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// Asserts an exit 1 that names a file under `under` and ENOSPC, without a panic.
+fn assert_enospc_named(out: &std::process::Output, under: &std::path::Path, what: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+    assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+    assert!(
+        stderr.contains("No space left on device"),
+        "{what}: no ENOSPC on stderr: {stderr}"
+    );
+    let under = under.display().to_string();
+    assert!(
+        stderr
+            .split_whitespace()
+            .any(|word| word.trim_end_matches(':').starts_with(&under)),
+        "{what}: no path under {under} named: {stderr}"
+    );
+}
+
+/// `load --out` and `run --out` on a disk that fills during the run: exit 1 with the file
+/// that hit ENOSPC named, no panic.
+#[test]
+fn a_full_disk_under_load_and_run_is_named_not_panicked() {
+    let Some(disk) = FullDisk::mount("a_full_disk_under_load_and_run_is_named_not_panicked") else {
+        return;
+    };
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let load_out = disk.path("load");
+    let out = Command::new(BIN)
+        .args(["load", "--target", &server.addr.to_string()])
+        .args([
+            "--connections",
+            "200",
+            "--requests",
+            "400",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&load_out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_enospc_named(&out, &load_out, "load");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("full.toml");
+    std::fs::write(
+        &scenario,
+        "models = [\"poll\"]\n[load]\nconnections = 200\nrequests = 400\n",
+    )
+    .unwrap();
+    std::fs::remove_dir_all(&load_out).unwrap();
+    let run_out = disk.path("run");
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(&scenario)
+        .args(["--no-report", "--quiet", "--out"])
+        .arg(&run_out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_enospc_named(&out, &run_out, "run");
+    server.stop();
+}
+
+/// `serve --log` on a disk that fills while connections close: at SIGTERM the server still
+/// prints its summary and writes --summary-json, names the log and the error on stderr, and
+/// exits 1 (docs/outputs.md).
+#[test]
+fn a_full_server_log_is_reported_at_exit() {
+    let Some(disk) = FullDisk::mount("a_full_server_log_is_reported_at_exit") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let log = disk.path("log.csv");
+    let summary_json = tmp.path().join("summary.json");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--model", "epoll", "--workers", "1"])
+        .args(["--addr", "127.0.0.1:0", "--log"])
+        .arg(&log)
+        .arg("--summary-json")
+        .arg(&summary_json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let addr: std::net::SocketAddr = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let baseline = fd_count(child.id() as i32);
+    // About 60 bytes a row: 1000 rows are 60 KB, far over the 8 KiB left.
+    const CONNECTIONS: u64 = 1000;
+    for _ in 0..CONNECTIONS {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        assert_eq!(echo_once(&mut stream, b"ping"), b"ping");
+    }
+    // Every connection closed and logged (or failed to be) before the signal.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while fd_count(child.id() as i32) > baseline && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(child.id() as i32, libc::SIGTERM);
+    let status = wait_timeout(&mut child, Duration::from_secs(10)).expect("server exits");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("echolab serve summary"), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains(&log.display().to_string()) && last.contains("No space left on device"),
+        "the last line does not name the log and the error: {stderr}"
+    );
+    let summary = parsed_json(&summary_json, "serve");
+    assert_eq!(count(&summary, "accepted"), CONNECTIONS, "{summary}");
+}
