@@ -746,3 +746,437 @@ fn table() {
     }
     let _ = std::io::stdout().write_all(out.as_bytes());
 }
+
+/// The live (not zombie) descendants of `root`, found through /proc's parent links.
+fn descendants(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let (state, ppid) = proc_stat(pid)?;
+            (state != 'Z').then_some((pid, ppid))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|&&(_, p)| p == parent)
+                .map(|&(c, _)| c),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// (state, ppid) from /proc/PID/stat.
+fn proc_stat(pid: u32) -> Option<(char, u32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: the fields follow the last ')'.
+    let mut fields = text[text.rfind(')')? + 2..].split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    Some((state, fields.next()?.parse().ok()?))
+}
+
+/// Waits up to 5 s for every one of `pids` to be gone (or a zombie); kills and names
+/// those that are not.
+fn assert_all_gone(pids: &[u32], what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut left = pids.to_vec();
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        left.retain(|&pid| proc_stat(pid).is_some_and(|(state, _)| state != 'Z'));
+    }
+    for &pid in &left {
+        signal(pid as i32, libc::SIGKILL);
+    }
+    assert!(left.is_empty(), "{what}: processes left behind: {left:?}");
+}
+
+/// A JSON file that must exist and parse.
+fn parsed_json(path: &std::path::Path, what: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{what}: cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{what}: {} does not parse: {e}\n{text}", path.display()))
+}
+
+/// The rows of a CSV file that must hold whole rows only: a header, every row with as many
+/// fields as the header, the last one ended by a newline.
+fn whole_rows(path: &std::path::Path, what: &str) -> usize {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{what}: cannot read {}: {e}", path.display()));
+    assert!(
+        text.ends_with('\n'),
+        "{what}: {} ends mid-row",
+        path.display()
+    );
+    let mut lines = text.lines();
+    let fields = lines.next().map_or(0, |h| h.split(',').count());
+    assert!(fields > 1, "{what}: {} has no header", path.display());
+    let rows: Vec<&str> = lines.collect();
+    for row in &rows {
+        assert_eq!(
+            row.split(',').count(),
+            fields,
+            "{what}: a cut row in {}: {row:?}",
+            path.display()
+        );
+    }
+    rows.len()
+}
+
+/// Seeds of the random moments the kill tests replay.
+const KILL_SEEDS: [u64; 3] = [11, 2024, 977];
+
+/// `echolab load --processes 2` for 30 s, writing into `out`.
+fn start_load_processes(target: &str, out: &std::path::Path) -> std::process::Child {
+    Command::new(BIN)
+        .args(["load", "--target", target, "--processes", "2"])
+        .args(["--connections", "4", "--size", "256", "--duration", "30s"])
+        .args(["--quiet", "--out"])
+        .arg(out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A SIGTERM at a random moment of `load --processes 2`: exit 0 when anything was
+/// measured (else 1), summary.json complete and interrupted, every CSV whole rows, no
+/// child left.
+#[test]
+fn load_sigterm_at_random_moments_leaves_whole_outputs() {
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let target = server.addr.to_string();
+    for seed in KILL_SEEDS {
+        let delay = Duration::from_millis(200) + moments(seed, 1, Duration::from_millis(1200))[0];
+        let what = format!("load SIGTERM after {delay:?} (seed {seed})");
+        let dir = tempfile::tempdir().unwrap();
+        let mut load = start_load_processes(&target, dir.path());
+        std::thread::sleep(delay);
+        let children = descendants(load.id());
+        signal(load.id() as i32, libc::SIGTERM);
+        let status = wait_timeout(&mut load, Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("{what}: load did not stop"));
+        let mut stderr = String::new();
+        load.stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert_all_gone(&children, &what);
+        let summary = parsed_json(&dir.path().join("summary.json"), &what);
+        assert_eq!(summary["complete"], true, "{what}: {summary}");
+        assert_eq!(summary["interrupted"], true, "{what}: {summary}");
+        let completed = count(&summary, "requests_completed");
+        let expected = if completed > 0 { 0 } else { 1 };
+        assert_eq!(status.code(), Some(expected), "{what}: {status}: {stderr}");
+        let connections = whole_rows(&dir.path().join("connections.csv"), &what);
+        assert_eq!(
+            connections, 4,
+            "{what}: one row per connection of both children"
+        );
+        whole_rows(&dir.path().join("timeline.csv"), &what);
+    }
+    server.stop();
+}
+
+/// A SIGKILL at a random moment of `load --processes 2`: summary.json still parses (it
+/// is replaced atomically) and both children go with their parent.
+#[test]
+fn load_sigkill_at_random_moments_leaves_a_summary_and_no_child() {
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let target = server.addr.to_string();
+    for seed in KILL_SEEDS {
+        let delay = Duration::from_millis(200) + moments(seed, 1, Duration::from_millis(1500))[0];
+        let what = format!("load SIGKILL after {delay:?} (seed {seed})");
+        let dir = tempfile::tempdir().unwrap();
+        let mut load = start_load_processes(&target, dir.path());
+        std::thread::sleep(delay);
+        let children = descendants(load.id());
+        assert_eq!(children.len(), 2, "{what}: children {children:?}");
+        signal(load.id() as i32, libc::SIGKILL);
+        wait_timeout(&mut load, Duration::from_secs(5))
+            .unwrap_or_else(|| panic!("{what}: SIGKILL did not end the load"));
+        assert_all_gone(&children, &what);
+        let summary = parsed_json(&dir.path().join("summary.json"), &what);
+        assert_eq!(summary["complete"], false, "{what}: {summary}");
+    }
+    server.stop();
+}
+
+/// A scenario of one 30 s step of poll, run into `out`.
+fn start_run(tmp: &std::path::Path, out: &std::path::Path) -> std::process::Child {
+    let scenario = tmp.join("long.toml");
+    std::fs::write(
+        &scenario,
+        "models = [\"poll\"]\n[load]\nconnections = 4\nsize = 256\nduration = \"30s\"\n",
+    )
+    .unwrap();
+    Command::new(BIN)
+        .arg("run")
+        .arg(&scenario)
+        .args(["--no-report", "--quiet", "--out"])
+        .arg(out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A SIGTERM at a random moment of `echolab run`: exit 130, manifest.json interrupted,
+/// results.csv whole rows with the step interrupted (once it has started), the step's load
+/// summary parsing, no server or load left.
+#[test]
+fn run_sigterm_at_random_moments_leaves_a_truthful_manifest() {
+    for seed in KILL_SEEDS {
+        let delay = Duration::from_millis(300) + moments(seed, 1, Duration::from_millis(1500))[0];
+        let what = format!("run SIGTERM after {delay:?} (seed {seed})");
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("results");
+        let mut run = start_run(tmp.path(), &out);
+        std::thread::sleep(delay);
+        let children = descendants(run.id());
+        signal(run.id() as i32, libc::SIGTERM);
+        let status = wait_timeout(&mut run, Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("{what}: run did not stop"));
+        let mut stderr = String::new();
+        run.stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert_eq!(status.code(), Some(130), "{what}: {status}: {stderr}");
+        assert_all_gone(&children, &what);
+        let manifest = parsed_json(&out.join("manifest.json"), &what);
+        assert_eq!(manifest["interrupted"], true, "{what}: {manifest}");
+        assert_eq!(manifest["status"], "interrupted", "{what}: {manifest}");
+        assert!(!out.join("manifest.json.tmp").exists(), "{what}");
+        let rows = whole_rows(&out.join("results.csv"), &what);
+        assert!(rows <= 1, "{what}: {rows} rows for one step");
+        if rows == 1 {
+            let results = std::fs::read_to_string(out.join("results.csv")).unwrap();
+            assert!(results.contains(",interrupted,"), "{what}: {results}");
+        }
+        for summary in glob_files(&out, "summary.json") {
+            parsed_json(&summary, &what);
+        }
+    }
+}
+
+/// A SIGKILL at a random moment of `echolab run`: manifest.json parses and says the run
+/// did not complete, and its server and load die with it.
+#[test]
+fn run_sigkill_at_random_moments_leaves_no_child() {
+    for seed in KILL_SEEDS {
+        let delay = Duration::from_millis(300) + moments(seed, 1, Duration::from_millis(1500))[0];
+        let what = format!("run SIGKILL after {delay:?} (seed {seed})");
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("results");
+        let mut run = start_run(tmp.path(), &out);
+        std::thread::sleep(delay);
+        let children = descendants(run.id());
+        assert!(!children.is_empty(), "{what}: no server or load running");
+        signal(run.id() as i32, libc::SIGKILL);
+        wait_timeout(&mut run, Duration::from_secs(5))
+            .unwrap_or_else(|| panic!("{what}: SIGKILL did not end the run"));
+        assert_all_gone(&children, &what);
+        let manifest = parsed_json(&out.join("manifest.json"), &what);
+        assert_eq!(manifest["status"], "running", "{what}: {manifest}");
+        assert_eq!(manifest["interrupted"], true, "{what}: {manifest}");
+        for summary in glob_files(&out, "summary.json") {
+            parsed_json(&summary, &what);
+        }
+    }
+}
+
+/// Every file named `name` under `dir`.
+fn glob_files(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(glob_files(&path, name));
+        } else if path.file_name().is_some_and(|n| n == name) {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// A 256 KiB tmpfs mounted on a temporary directory, nearly filled by a filler file so that
+/// a few KiB of output fill it; unmounted when dropped, also when the test panics.
+struct FullDisk {
+    dir: tempfile::TempDir,
+}
+
+impl FullDisk {
+    /// Mounts it, or skips the test (`None`) when not root.
+    fn mount(test: &str) -> Option<FullDisk> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            skip(test, "mounting a tmpfs needs root");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "mount -t tmpfs failed: {status}");
+        let disk = FullDisk { dir };
+        // Leave 8 KiB: less than any of the runs below writes.
+        std::fs::write(disk.path("filler"), vec![0u8; 248 * KIB]).unwrap();
+        Some(disk)
+    }
+
+    fn path(&self, name: &str) -> std::path::PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// Asserts an exit 1 that names a file under `under` and ENOSPC, without a panic.
+fn assert_enospc_named(out: &std::process::Output, under: &std::path::Path, what: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+    assert_eq!(out.status.code(), Some(1), "{what}: {stderr}");
+    assert!(
+        stderr.contains("No space left on device"),
+        "{what}: no ENOSPC on stderr: {stderr}"
+    );
+    let under = under.display().to_string();
+    assert!(
+        stderr
+            .split_whitespace()
+            .any(|word| word.trim_end_matches(':').starts_with(&under)),
+        "{what}: no path under {under} named: {stderr}"
+    );
+}
+
+/// `load --out` and `run --out` on a disk that fills during the run: exit 1 with the file
+/// that hit ENOSPC named, no panic.
+#[test]
+fn a_full_disk_under_load_and_run_is_named_not_panicked() {
+    let Some(disk) = FullDisk::mount("a_full_disk_under_load_and_run_is_named_not_panicked") else {
+        return;
+    };
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let load_out = disk.path("load");
+    let out = Command::new(BIN)
+        .args(["load", "--target", &server.addr.to_string()])
+        .args([
+            "--connections",
+            "200",
+            "--requests",
+            "400",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&load_out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_enospc_named(&out, &load_out, "load");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = tmp.path().join("full.toml");
+    std::fs::write(
+        &scenario,
+        "models = [\"poll\"]\n[load]\nconnections = 200\nrequests = 400\n",
+    )
+    .unwrap();
+    std::fs::remove_dir_all(&load_out).unwrap();
+    let run_out = disk.path("run");
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(&scenario)
+        .args(["--no-report", "--quiet", "--out"])
+        .arg(&run_out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_enospc_named(&out, &run_out, "run");
+    server.stop();
+}
+
+/// `serve --log` on a disk that fills while connections close: at SIGTERM the server still
+/// prints its summary and writes --summary-json, names the log and the error on stderr, and
+/// exits 1 (docs/outputs.md).
+#[test]
+fn a_full_server_log_is_reported_at_exit() {
+    let Some(disk) = FullDisk::mount("a_full_server_log_is_reported_at_exit") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let log = disk.path("log.csv");
+    let summary_json = tmp.path().join("summary.json");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--model", "epoll", "--workers", "1"])
+        .args(["--addr", "127.0.0.1:0", "--log"])
+        .arg(&log)
+        .arg("--summary-json")
+        .arg(&summary_json)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let addr: std::net::SocketAddr = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+    let baseline = fd_count(child.id() as i32);
+    // About 60 bytes a row: 1000 rows are 60 KB, far over the 8 KiB left.
+    const CONNECTIONS: u64 = 1000;
+    for _ in 0..CONNECTIONS {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        assert_eq!(echo_once(&mut stream, b"ping"), b"ping");
+    }
+    // Every connection closed and logged (or failed to be) before the signal.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while fd_count(child.id() as i32) > baseline && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(child.id() as i32, libc::SIGTERM);
+    let status = wait_timeout(&mut child, Duration::from_secs(10)).expect("server exits");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("echolab serve summary"), "{stderr}");
+    let last = stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.contains(&log.display().to_string()) && last.contains("No space left on device"),
+        "the last line does not name the log and the error: {stderr}"
+    );
+    let summary = parsed_json(&summary_json, "serve");
+    assert_eq!(count(&summary, "accepted"), CONNECTIONS, "{summary}");
+}

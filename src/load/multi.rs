@@ -66,6 +66,7 @@ pub fn run_processes(
     };
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     signal::install().context("installing the SIGINT/SIGTERM handlers")?;
+    write_in_progress(&out, processes, &[])?;
     let exe = std::env::current_exe().context("finding the echolab executable")?;
     let mut dirs = Vec::new();
     let mut children: Vec<Child> = Vec::new();
@@ -112,6 +113,7 @@ pub fn run_processes(
             last_progress = std::time::Instant::now();
             let parts: Vec<LoadSummary> =
                 dirs.iter().filter_map(|d| read_summary(d).ok()).collect();
+            write_in_progress(&out, processes, &parts)?;
             progress.set_message(format!(
                 "{} processes: connections {}  requests {}  errors {}",
                 processes,
@@ -141,4 +143,18 @@ pub fn run_processes(
         Outputs::rewrite_summary(&out, &summary)?;
     }
     Ok(Some(summary))
+}
+
+/// Keeps a summary.json in the parent's directory while the children run: `"complete":
+/// false` and the children's totals so far, so a parent killed outright still leaves one.
+fn write_in_progress(out: &Path, processes: u64, parts: &[LoadSummary]) -> anyhow::Result<()> {
+    let summary = LoadSummary {
+        complete: false,
+        processes,
+        connections_established: parts.iter().map(|s| s.connections_established).sum(),
+        requests_completed: parts.iter().map(|s| s.requests_completed).sum(),
+        errors_total: parts.iter().map(|s| s.errors_total).sum(),
+        ..LoadSummary::default()
+    };
+    Outputs::rewrite_summary(out, &summary)
 }

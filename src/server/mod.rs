@@ -184,14 +184,16 @@ pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Flushes the log, prints the summary on stderr and writes `--summary-json`.
+/// Flushes the log, prints the summary on stderr and writes `--summary-json`. A log that
+/// could not be written fails the exit, after the summary, so its loss is the last word.
 fn finish(config: &ServerConfig, stats: &Stats, summary: &ServerSummary) -> anyhow::Result<()> {
-    stats.flush_log().context("flushing the connection log")?;
+    let logged = stats.flush_log();
     crate::err!("{}", summary.render());
     if let Some(path) = &config.summary_json {
         let json = serde_json::to_string_pretty(summary)?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
+    logged?;
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::net::{IpAddr, SocketAddr};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -284,12 +284,16 @@ pub struct Stats {
     started_unix: f64,
     totals: Mutex<Totals>,
     log: Mutex<Option<csv::Writer<BufWriter<File>>>>,
+    /// The log's path, for the messages.
+    log_path: Option<PathBuf>,
+    /// The first write to the log that failed: the log stops there, and the exit reports it.
+    log_failure: Mutex<Option<String>>,
 }
 
 impl Stats {
     /// Creates the counters; with a log path, creates the CSV log and writes its header.
-    pub fn new(log: Option<&Path>, max_conns: Option<usize>) -> io::Result<Stats> {
-        let log = match log {
+    pub fn new(log_path: Option<&Path>, max_conns: Option<usize>) -> io::Result<Stats> {
+        let log = match log_path {
             Some(path) => {
                 let file = File::create(path).map_err(|e| {
                     io::Error::new(
@@ -322,6 +326,8 @@ impl Stats {
             started_unix: unix_now(),
             totals: Mutex::new(Totals::default()),
             log: Mutex::new(log),
+            log_path: log_path.map(Path::to_path_buf),
+            log_failure: Mutex::new(None),
         })
     }
 
@@ -395,7 +401,7 @@ impl Stats {
                 close_reason: reason,
             };
             if let Err(error) = writer.serialize(row) {
-                crate::errln!("echolab serve: writing the connection log failed: {error}");
+                self.log_failed(&error.to_string());
                 *log = None;
             }
         }
@@ -406,11 +412,31 @@ impl Stats {
         self.active.load(Ordering::Acquire)
     }
 
-    /// Flushes the connection log to disk.
+    /// Records the log's first write failure (said at once, and again by `flush_log`).
+    fn log_failed(&self, error: &str) {
+        let mut failure = self.log_failure.lock().unwrap_or_else(|e| e.into_inner());
+        if failure.is_none() {
+            let path = self.log_path.as_deref().unwrap_or(Path::new("?"));
+            let message = format!(
+                "writing the connection log {} failed: {error}; later rows are lost",
+                path.display()
+            );
+            crate::errln!("echolab serve: {message}");
+            *failure = Some(message);
+        }
+    }
+
+    /// Flushes the connection log to disk; an error when this or any earlier write failed.
     pub fn flush_log(&self) -> io::Result<()> {
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        match log.as_mut() {
-            Some(writer) => writer.flush(),
+        if let Some(writer) = log.as_mut() {
+            if let Err(error) = writer.flush() {
+                self.log_failed(&error.to_string());
+                *log = None;
+            }
+        }
+        match &*self.log_failure.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(message) => Err(io::Error::other(message.clone())),
             None => Ok(()),
         }
     }
