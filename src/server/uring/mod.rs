@@ -35,6 +35,7 @@
 //! The ring's set-up and its errors are in [`setup`].
 
 mod buf_ring;
+mod conn;
 mod setup;
 
 use std::collections::VecDeque;
@@ -52,6 +53,7 @@ use super::shutdown::{request_shutdown, shutdown_fd, shutdown_requested};
 use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
 use super::{wake_up, IdleScan, Setup};
 use buf_ring::{BufRing, BUFFER_GROUP};
+use conn::{AcceptState, Conn, RecvState};
 
 // What a request is, in the top half of its user_data; the bottom half is the connection slot.
 const ACCEPT: u64 = 1;
@@ -112,70 +114,6 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         Some(error) => Err(anyhow::Error::new(error).context("a uring worker failed")),
         None => Ok(()),
     }
-}
-
-/// One connection: its socket, counters, send queue and the state of its requests.
-struct Conn {
-    fd: OwnedFd,
-    record: ServerConnRecord,
-    /// Echo being sent: the kernel reads `sending[sent..]` while a send is in flight,
-    /// so this vector is never touched then; bytes arriving meanwhile go to `queued`.
-    sending: Vec<u8>,
-    sent: usize,
-    queued: Vec<u8>,
-    /// The provided buffer (id, length) the send in flight reads from; `sending` is empty
-    /// meanwhile. It goes back to the ring when that send completes.
-    lent: Option<(u16, usize)>,
-    send_in_flight: bool,
-    recv: RecvState,
-    /// Set when the connection is to close; it is freed once no request is in flight.
-    closing: Option<CloseReason>,
-    last_active: Instant,
-}
-
-impl Conn {
-    fn pending(&self) -> usize {
-        self.sending.len() - self.sent + self.queued.len() + self.lent.map_or(0, |(_, len)| len)
-    }
-
-    fn busy(&self) -> bool {
-        matches!(self.recv, RecvState::Armed | RecvState::Cancelling) || self.send_in_flight
-    }
-}
-
-/// Where a connection's multishot recv is. A completion without IORING_CQE_F_MORE
-/// ends it (back to `Idle`); the end of stream (0 bytes) and errors always end it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RecvState {
-    /// Not in flight: armed again whenever the connection may read (under the cap, not closing).
-    Idle,
-    /// In flight: each completion carries bytes in a provided buffer.
-    Armed,
-    /// In flight, its cancel too (backpressure without a kernel byte limit, or closing).
-    Cancelling,
-    /// Ended on an empty buffer ring (ENOBUFS): armed again after the batch, which
-    /// gives buffers back.
-    Starved,
-    /// The client shut down its write side: never armed again.
-    Eof,
-}
-
-/// Where the worker's multishot accept is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum AcceptState {
-    /// Not in flight: armed again at once, unless the worker is stopping.
-    Ended,
-    /// In flight: each completion is a new connection, or an error.
-    Armed,
-    /// In flight, its cancel too; at its last completion, the waiting connections are
-    /// shed first (`shed`, out of fds), then accepting resumes or waits until `paused_until`.
-    Cancelling {
-        shed: bool,
-        paused_until: Option<Instant>,
-    },
-    /// Not in flight until `until` (an accept error, or out of fds with nothing to
-    /// shed); the timer arms it again.
-    Paused { until: Instant },
 }
 
 /// Events worth knowing about when reading a run, printed when the worker stops.
