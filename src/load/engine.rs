@@ -1,7 +1,8 @@
 //! The engine: one epoll event loop per thread, each owning a fixed set of connections.
 //!
-//! Sockets are nonblocking and registered once, edge-triggered, for input and output, so the
-//! loop never calls `epoll_ctl` again after connecting. Sends come straight out of the shared
+//! Sockets are nonblocking and registered edge-triggered, for output until connected and then
+//! for input only; `epoll_ctl` runs again only the first time a send finds the socket buffer
+//! full (output interest is then kept). Sends come straight out of the shared
 //! payload (a repeated copy makes a run of pipelined messages one slice); echoes are read into
 //! one buffer per thread and checked in place against the payload ([`super::check`]), so no
 //! byte is copied per request. Each thread hands its measurements to the
