@@ -136,27 +136,6 @@ delay = "5ms"
     assert!(num(&header, &rows[0], "mean_us") > 0.0);
 }
 
-/// Whether namespaces can be used (false: skipped by ECHOLAB_SKIP_NETNS); panics
-/// when they are unusable, as tests/hosts.rs does.
-fn netns_available(test: &str) -> bool {
-    if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
-        common::skip(test, "ECHOLAB_SKIP_NETNS is set");
-        return false;
-    }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    let ip = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        root && ip,
-        "needs root and iproute2 (root: {root}, `ip netns list` works: {ip}); \
-         set ECHOLAB_SKIP_NETNS=1 to skip"
-    );
-    true
-}
-
 #[test]
 fn the_requests_axis_sets_each_steps_workload() {
     let _heavy = common::heavy();
@@ -197,7 +176,7 @@ requests = [4, 25]
 
 #[test]
 fn the_hosts_axis_splits_the_load_over_the_first_n_hosts() {
-    if !netns_available("the_hosts_axis_splits_the_load_over_the_first_n_hosts") {
+    if !common::netns_available("the_hosts_axis_splits_the_load_over_the_first_n_hosts") {
         return;
     }
     let _heavy = common::heavy();
@@ -245,7 +224,7 @@ hosts = [1, 3]
 
 #[test]
 fn network_counters_come_from_the_steps_own_namespace() {
-    if !netns_available("network_counters_come_from_the_steps_own_namespace") {
+    if !common::netns_available("network_counters_come_from_the_steps_own_namespace") {
         return;
     }
     let _heavy = common::heavy();

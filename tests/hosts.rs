@@ -16,27 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 const EXE: &str = env!("CARGO_BIN_EXE_echolab");
-const NEEDS: &str = "multi-host scenarios need root and iproute2 (`ip netns`)";
-
-/// Whether to run (false: skipped by ECHOLAB_SKIP_NETNS); panics when namespaces are
-/// unusable, and when ECHOLAB_SKIP_NETNS is set under CI.
-fn netns_available(test: &str) -> bool {
-    if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
-        common::skip(test, "ECHOLAB_SKIP_NETNS is set");
-        return false;
-    }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    let ip = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        root && ip,
-        "{NEEDS} (root: {root}, `ip netns list` works: {ip}); set ECHOLAB_SKIP_NETNS=1 to skip"
-    );
-    true
-}
+use common::NETNS_NEEDS as NEEDS;
 
 /// The names of the namespaces starting with `prefix`.
 fn namespaces(prefix: &str) -> Vec<String> {
@@ -162,7 +142,7 @@ fn server_pid(step: &Path) -> u32 {
 
 #[test]
 fn two_client_hosts_run_end_to_end() {
-    if !netns_available("hosts::two_client_hosts_run_end_to_end") {
+    if !common::netns_available("hosts::two_client_hosts_run_end_to_end") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -249,7 +229,7 @@ fn two_client_hosts_run_end_to_end() {
 
 #[test]
 fn sigterm_mid_run_removes_the_namespaces() {
-    if !netns_available("hosts::sigterm_mid_run_removes_the_namespaces") {
+    if !common::netns_available("hosts::sigterm_mid_run_removes_the_namespaces") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -284,7 +264,7 @@ fn sigterm_mid_run_removes_the_namespaces() {
 
 #[test]
 fn a_run_killed_outright_is_cleaned_up_by_the_next() {
-    if !netns_available("hosts::a_run_killed_outright_is_cleaned_up_by_the_next") {
+    if !common::netns_available("hosts::a_run_killed_outright_is_cleaned_up_by_the_next") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -312,7 +292,7 @@ fn a_run_killed_outright_is_cleaned_up_by_the_next() {
 
 #[test]
 fn without_root_the_run_says_what_it_needs() {
-    if !netns_available("hosts::without_root_the_run_says_what_it_needs") {
+    if !common::netns_available("hosts::without_root_the_run_says_what_it_needs") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

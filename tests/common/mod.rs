@@ -670,3 +670,26 @@ pub fn server_held_bytes(client: &TcpStream, sent: u64) -> u64 {
     let read_by_server = sent.saturating_sub(client_tx + server_rx);
     read_by_server.saturating_sub(server_tx + client_rx)
 }
+
+/// What the namespace lab needs, in the runner's own words.
+pub const NETNS_NEEDS: &str = "multi-host scenarios need root and iproute2 (`ip netns`)";
+
+/// Whether a namespace-lab test can run: false when ECHOLAB_SKIP_NETNS skips it (a visible
+/// skip, a failure under CI); panics when namespaces are unusable.
+pub fn netns_available(test: &str) -> bool {
+    if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
+        skip(test, "ECHOLAB_SKIP_NETNS is set");
+        return false;
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let ip = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        root && ip,
+        "{NETNS_NEEDS} (root: {root}, `ip netns list` works: {ip}); set ECHOLAB_SKIP_NETNS=1 to skip"
+    );
+    true
+}
