@@ -102,6 +102,19 @@ fn corrupting_first_byte(mut stream: TcpStream) {
     }
 }
 
+/// Echoes every byte, one byte every 300 ms: slow, but never silent for a second.
+fn trickling(mut stream: TcpStream) {
+    let mut buf = [0u8; 4096];
+    while let Ok(n @ 1..) = stream.read(&mut buf) {
+        for byte in &buf[..n] {
+            std::thread::sleep(Duration::from_millis(300));
+            if stream.write_all(std::slice::from_ref(byte)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
 /// Resets the connection as soon as it is accepted.
 fn resetting(stream: TcpStream) {
     socket2::SockRef::from(&stream)
@@ -224,6 +237,20 @@ fn a_load_with_nothing_echoed_or_every_echo_wrong_fails() {
         summary["requests_completed"].as_u64().unwrap() > 2,
         "{summary}"
     );
+}
+
+#[test]
+fn an_echo_still_arriving_after_the_run_is_awaited_not_a_timeout() {
+    // Each 8-byte echo takes 2.4 s, past the 1 s run and the 1 s drain that ended it
+    // before: the drain now waits while echo bytes keep coming.
+    let (out, summary) = load_against(
+        fake_server(trickling),
+        "trickling",
+        &["--message", "abcdefgh"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(summary["errors"]["timeout"], 0, "{summary}");
+    assert_eq!(summary["requests_completed"], 2, "{summary}");
 }
 
 #[test]

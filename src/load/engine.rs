@@ -24,7 +24,8 @@ use super::schedule::{Payload, Plan};
 use crate::sys::epoll::{Epoll, Event, Events, Interest};
 use crate::syscall;
 
-/// How long in-flight echoes may still arrive after the run stops sending.
+/// How long the drain after the run waits for the next echo byte (in-flight echoes may keep
+/// coming while they progress, up to `--response-timeout`); a server silent this long timed out.
 const DRAIN: Duration = Duration::from_secs(1);
 /// How often a thread hands its measurements to the recorder.
 const FLUSH_NS: u64 = 100_000_000;
@@ -79,6 +80,8 @@ struct Worker<'a> {
     started_unix: f64,
     deadline: u64,
     draining: Option<u64>,
+    /// When the drain ends even if echoes are still arriving.
+    drain_cap: u64,
     open_loop: Option<u64>,
 }
 
@@ -117,6 +120,7 @@ impl<'a> Worker<'a> {
             started_unix,
             deadline: plan.duration.map_or(NO_TIMER, ns),
             draining: None,
+            drain_cap: NO_TIMER,
             open_loop: plan.open_loop_ns(0).map(|(_, period)| period),
         })
     }
@@ -506,6 +510,9 @@ impl<'a> Worker<'a> {
             }
             c.rec.bytes_received += n as u64;
             local.counters.bytes_received += n as u64;
+            if let Some(until) = &mut self.draining {
+                *until = (now + ns(DRAIN)).min(self.drain_cap);
+            }
             local.counters.bytes_verified += check.verified;
             let completed = check.completed;
             if completed > 0 && self.open_loop.is_none() && self.draining.is_none() {
@@ -635,6 +642,7 @@ impl<'a> Worker<'a> {
 
     /// Stop releasing requests; let in-flight echoes arrive until the drain deadline.
     fn begin_drain(&mut self, now: u64) {
+        self.drain_cap = now.saturating_add(ns(self.plan.response_timeout).max(ns(DRAIN)));
         self.draining = Some(now + ns(DRAIN));
         for idx in 0..self.conns.len() {
             let c = &mut self.conns[idx];
