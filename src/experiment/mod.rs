@@ -34,7 +34,12 @@ use anyhow::Context as _;
 
 /// `echolab run`: an experiment.
 #[derive(clap::Args, Debug)]
-#[command(about = "Run an experiment: every model of a scenario over its load steps")]
+#[command(
+    about = "Run an experiment: every model of a scenario over its load steps",
+    after_help = "Load shapes: a fresh server per step (a [sweep]), or a staircase on one live \
+                  server ([staircase] batch, every, to, hold: connections added in batches and \
+                  never closed until a stair fails); --list shows each scenario's shape."
+)]
 pub struct RunArgs {
     /// A built-in scenario name (see --list) or a path to a scenario TOML file
     #[arg(default_value = "quick")]
