@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use hdrhistogram::Histogram;
 
 use crate::load::merge::read_hlog;
-use crate::load::record::{new_histogram, LatencyStats, LoadConnRecord, LoadSummary, TimelineRow};
+use crate::load::record::{
+    new_histogram, round3, LatencyStats, LoadConnRecord, LoadSummary, TimelineRow,
+};
 
 /// The result directories one load run writes as it goes: each generator's own
 /// (client hosts' `host-N`, `--processes` children's `process-N`), else `root` itself.
@@ -157,8 +159,8 @@ impl Window {
                 self.errors as f64 / attempts as f64
             },
             mismatches: self.mismatches,
-            throughput_rps: self.requests as f64 / seconds,
-            throughput_bytes_per_s: self.bytes as f64 / seconds,
+            throughput_rps: round3(self.requests as f64 / seconds),
+            throughput_bytes_per_s: round3(self.bytes as f64 / seconds),
             latency_us: LatencyStats::of(&self.latency),
             complete: true,
             ..LoadSummary::default()
