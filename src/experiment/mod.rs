@@ -3,6 +3,7 @@
 //!
 //! - [`scenario`]: the TOML format, its validation and its expansion into steps (docs/scenarios.md).
 //! - [`runner`]: the sweep: every model over every step and repetition.
+//! - [`staircase`]: the staircase load shape: one live server, connections added in batches.
 //! - [`step`]: one step as processes: start the server and the load, collect what they left.
 //! - [`judge`]: a step's summaries and samples to a failure reason and a row (pure).
 //! - [`results`]: results.csv (its rows, columns and statuses) and the comparison table.
@@ -23,6 +24,7 @@ pub mod process;
 pub mod results;
 pub mod runner;
 pub mod scenario;
+pub mod staircase;
 pub mod step;
 
 use std::path::PathBuf;
@@ -32,7 +34,12 @@ use anyhow::Context as _;
 
 /// `echolab run`: an experiment.
 #[derive(clap::Args, Debug)]
-#[command(about = "Run an experiment: every model of a scenario over its load steps")]
+#[command(
+    about = "Run an experiment: every model of a scenario over its load steps",
+    after_help = "Load shapes: a fresh server per step (a [sweep]), or a staircase on one live \
+                  server ([staircase] batch, every, to, hold: connections added in batches and \
+                  never closed until a stair fails); --list shows each scenario's shape."
+)]
 pub struct RunArgs {
     /// A built-in scenario name (see --list) or a path to a scenario TOML file
     #[arg(default_value = "quick")]
@@ -177,6 +184,9 @@ pub fn list_builtin() -> anyhow::Result<String> {
             "",
             first_sentence(&s.description)
         );
+        if let Some(staircase) = &s.staircase {
+            out += &format!("{:18} {}\n", "", staircase.describe());
+        }
     }
     Ok(out)
 }
@@ -260,6 +270,9 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     );
     if !scenario.description.is_empty() {
         crate::outln!("  {}", scenario.description);
+    }
+    if let Some(staircase) = &scenario.staircase {
+        crate::outln!("  {} (one live server per model)", staircase.describe());
     }
     if let Some(d) = &scenario.expected_duration {
         crate::outln!("  expected duration: {d}");

@@ -65,10 +65,13 @@ pub mod column {
     pub const NET_LISTEN_OVERFLOWS: &str = "net_listen_overflows";
     pub const NET_SYN_RETRANS: &str = "net_syn_retrans";
     pub const NET_SCOPE: &str = "net_scope";
+    pub const STAIR: &str = "stair";
+    pub const RAMP_S: &str = "ramp_s";
+    pub const CONNECT_RATE_PER_S: &str = "connect_rate_per_s";
 }
 
 /// The header of results.csv, in order.
-pub const RESULTS_HEADER: [&str; 50] = [
+pub const RESULTS_HEADER: [&str; 53] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -119,6 +122,9 @@ pub const RESULTS_HEADER: [&str; 50] = [
     column::NET_LISTEN_OVERFLOWS,
     column::NET_SYN_RETRANS,
     column::NET_SCOPE,
+    column::STAIR,
+    column::RAMP_S,
+    column::CONNECT_RATE_PER_S,
 ];
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.
@@ -244,6 +250,12 @@ pub struct Row {
     /// Whose traffic the counters include: `step` (a namespace of its own),
     /// `server-host` (the namespace lab's server) or `host` (the machine: other traffic too).
     pub net_scope: Option<String>,
+    /// A staircase's stair, 1-based (the hold row repeats the last); empty otherwise.
+    pub stair: Option<u32>,
+    /// Seconds from the stair's batch starting until its connections were established.
+    pub ramp_s: Option<f64>,
+    /// The batch's connections established per second of `ramp_s`.
+    pub connect_rate_per_s: Option<f64>,
 }
 
 /// Above this share of the cores it was given, a load generator counts as saturated.

@@ -16,6 +16,7 @@ use super::judge::{judge, measure};
 use super::process;
 use super::results::{ResultsCsv, Row, Status};
 use super::scenario::{trim_float, ModelEntry, ModelKind, Scenario, Step};
+use super::staircase::run_staircase;
 use super::step::{run_step, StepOutcome};
 
 /// Where and how to run.
@@ -138,11 +139,32 @@ impl Progress {
     }
 }
 
+/// A row's columns that say what ran: the model, the step's values and the repetition.
+pub(super) fn base_row(scenario: &Scenario, entry: &ModelEntry, step: &Step, rep: u32) -> Row {
+    Row {
+        model: entry.label.clone(),
+        step: step.name.clone(),
+        repetition: rep,
+        connections: step.connections,
+        size: step.size,
+        delay_ms: step.delay.map_or(0.0, |d| d.as_secs_f64() * 1e3),
+        rate: step.rate,
+        workers: step.workers.or(entry.options.workers.map(|w| w.0)),
+        requests_per_conn: step.requests.or(scenario.load.requests.map(|r| r.0)),
+        client_hosts: step.hosts.or(scenario.client_hosts),
+        ..Row::default()
+    }
+}
+
 /// Runs every model over every step and repetition, writing into `config.out`.
 pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome> {
     let mut csv = ResultsCsv::create(&config.out.join("results.csv"))?;
     let reps = scenario.repetitions;
-    let total = (scenario.models.len() * scenario.steps.len()) as u64 * reps as u64;
+    let holds = scenario
+        .staircase
+        .filter(|s| s.hold.is_some())
+        .map_or(0, |s| scenario.steps.len() / s.stairs().len());
+    let total = (scenario.models.len() * (scenario.steps.len() + holds)) as u64 * reps as u64;
     // One set of emulated hosts for the whole run; dropping it (on every way out of
     // this function, an interrupt included) deletes the namespaces.
     let hosts = match scenario.client_hosts {
@@ -196,21 +218,41 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
     'models: for entry in &scenario.models {
         let mut failed: Option<&Step> = None;
         let missing = missing_program(entry);
+        if let (Some(staircase), None) = (&scenario.staircase, &missing) {
+            // Consecutive steps that differ only in connections are one staircase.
+            for stairs in scenario.steps.chunks(staircase.stairs().len()) {
+                for rep in 1..=reps {
+                    if process::stop_requested() {
+                        interrupted = true;
+                        break 'models;
+                    }
+                    let outcome = run_staircase(
+                        config,
+                        scenario,
+                        staircase,
+                        entry,
+                        stairs,
+                        rep,
+                        hosts.as_ref(),
+                        &mut |what| progress.starting(what),
+                    );
+                    for row in outcome.rows {
+                        csv.append(&row)?;
+                        let what = format!("{} {} rep {rep}/{reps}", entry.label, row.step);
+                        progress.finished(&what, &row);
+                        rows.push(row);
+                    }
+                    if outcome.interrupted {
+                        interrupted = true;
+                        break 'models;
+                    }
+                }
+            }
+            continue;
+        }
         for step in &scenario.steps {
             for rep in 1..=reps {
-                let mut row = Row {
-                    model: entry.label.clone(),
-                    step: step.name.clone(),
-                    repetition: rep,
-                    connections: step.connections,
-                    size: step.size,
-                    delay_ms: step.delay.map_or(0.0, |d| d.as_secs_f64() * 1e3),
-                    rate: step.rate,
-                    workers: step.workers.or(entry.options.workers.map(|w| w.0)),
-                    requests_per_conn: step.requests.or(scenario.load.requests.map(|r| r.0)),
-                    client_hosts: step.hosts.or(scenario.client_hosts),
-                    ..Row::default()
-                };
+                let mut row = base_row(scenario, entry, step, rep);
                 let what = format!("{} {} rep {rep}/{reps}", entry.label, step.name);
                 if let Some(why) = &missing {
                     row.status = Status::NotRun;

@@ -322,10 +322,12 @@ pub struct LoggedInterval {
     pub histogram: Histogram<u64>,
 }
 
-/// Reads every interval of a latency.hlog, and its StartTime (Unix seconds).
+/// Reads every interval of a latency.hlog, and its StartTime (Unix seconds). Only whole
+/// lines are read, so a log still being written (a live load's) reads up to its last one.
 pub fn read_hlog(path: &Path) -> anyhow::Result<(Option<f64>, Vec<LoggedInterval>)> {
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    bytes.truncate(bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1));
     let mut deserializer = hdrhistogram::serialization::Deserializer::new();
     let mut start = None;
     let mut intervals = Vec::new();

@@ -6,7 +6,7 @@ use std::time::Duration;
 use toml::Spanned;
 
 use super::file::{Axis, Bytes, Count, Dur, LoadOptions, Rate, ScenarioFile};
-use super::{trim_float, ErrAt, Step};
+use super::{trim_float, ErrAt, Staircase, Step};
 
 const DEFAULT_CONNECTIONS: u64 = 10;
 const DEFAULT_SIZE: u64 = 64;
@@ -17,12 +17,18 @@ const MAX_STEPS: usize = 10_000;
 pub(super) fn steps(
     file: &ScenarioFile,
     load: &LoadOptions,
+    staircase: Option<&Staircase>,
     err: ErrAt,
 ) -> anyhow::Result<(Vec<Step>, Vec<&'static str>)> {
     // Sweep axes, expanded outermost first: workers, size, delay, rate, connections.
     let mut axes = Vec::new();
-    let connections = expand_counts(&file.sweep.connections, "connections", err)?
-        .unwrap_or_else(|| vec![load.connections.map_or(DEFAULT_CONNECTIONS, |c| c.0)]);
+    // A staircase's stairs are its steps' connections, innermost: consecutive steps
+    // that differ only in connections are one staircase.
+    let connections = match staircase {
+        Some(s) => s.stairs(),
+        None => expand_counts(&file.sweep.connections, "connections", err)?
+            .unwrap_or_else(|| vec![load.connections.map_or(DEFAULT_CONNECTIONS, |c| c.0)]),
+    };
     let message_len = load.message.as_ref().map(|m| m.len() as u64);
     let sizes = match &file.sweep.size {
         Some(axis) => expand(
@@ -83,7 +89,10 @@ pub(super) fn steps(
     };
     let hosts = client_hosts_axis(file, err)?;
     for (name, present) in [
-        ("connections", file.sweep.connections.is_some()),
+        (
+            "connections",
+            file.sweep.connections.is_some() || staircase.is_some(),
+        ),
         ("size", file.sweep.size.is_some()),
         ("delay", file.sweep.delay.is_some()),
         ("rate", file.sweep.rate.is_some()),

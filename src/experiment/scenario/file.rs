@@ -144,6 +144,7 @@ pub struct ScenarioFile {
     pub failure: FailureRule,
     pub hosts: Option<Spanned<HostsFile>>,
     pub network: Option<Spanned<NetworkFile>>,
+    pub staircase: Option<Spanned<super::stairs::StaircaseFile>>,
 }
 
 /// `[network]`: shaping of the client hosts' links (needs `[hosts]`), and where a

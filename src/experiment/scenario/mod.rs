@@ -9,6 +9,7 @@
 
 mod expand;
 mod file;
+mod stairs;
 mod validate;
 
 use std::net::SocketAddr;
@@ -24,6 +25,7 @@ pub use file::{
     Axis, AxisRange, BitRate, Bytes, Cores, Count, Dur, FailureRule, Fraction, HostsFile,
     LoadOptions, NetworkFile, Rate, ScenarioFile, ServerOptions, SweepFile,
 };
+pub use stairs::Staircase;
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
 pub const BUILTIN: [(&str, &str); 9] = [
@@ -170,6 +172,9 @@ pub struct Scenario {
     pub network: Option<NetworkFile>,
     /// `[network] own_namespace`: each step in a network namespace of its own.
     pub own_namespace: bool,
+    /// `[staircase]`: one live server, connections added in batches; `steps` are its
+    /// stairs (each combination of the other axes is one staircase).
+    pub staircase: Option<Staircase>,
 }
 
 /// Builds an error pointing at a place in the scenario being parsed.
@@ -228,8 +233,9 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         toml::from_str(source).map_err(|e| located(origin, source, e.span(), e.message()))?;
     let err = |span: Option<Range<usize>>, message: String| located(origin, source, span, &message);
     let models = validate::models(&file, &err)?;
-    let load = validate::load(&file, &err)?;
-    let (steps, axes) = expand::steps(&file, &load, &err)?;
+    let staircase = stairs::staircase(&file, &err)?;
+    let load = validate::load(&file, staircase.is_some(), &err)?;
+    let (steps, axes) = expand::steps(&file, &load, staircase.as_ref(), &err)?;
     let client_hosts = validate::client_hosts(&file, &load, &steps, &err)?;
     let network = validate::network(&file, &err)?;
     validate::free_form_args(&models, &load, source, &err)?;
@@ -260,6 +266,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
             .as_ref()
             .and_then(|n| n.get_ref().own_namespace)
             .unwrap_or(false),
+        staircase,
     })
 }
 

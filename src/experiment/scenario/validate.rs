@@ -199,7 +199,12 @@ pub(super) fn network(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Option<
 }
 
 /// The load shape of every step, once its exclusive keys are checked.
-pub(super) fn load(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<LoadOptions> {
+/// With a staircase, the staircase itself says how long the load lasts.
+pub(super) fn load(
+    file: &ScenarioFile,
+    staircase: bool,
+    err: ErrAt,
+) -> anyhow::Result<LoadOptions> {
     let load = file.load.clone();
     let payloads = [
         load.size.is_some() || file.sweep.size.is_some(),
@@ -230,7 +235,8 @@ pub(super) fn load(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<LoadOption
             "[load] hold_together needs connect_rate (the hold covers the connection ramp)".into(),
         ));
     }
-    if load.requests.is_none()
+    if !staircase
+        && load.requests.is_none()
         && file.sweep.requests.is_none()
         && load.duration.is_none()
         && load.hold.is_none()

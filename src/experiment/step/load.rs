@@ -123,7 +123,7 @@ pub(super) fn step_timeout(scenario: &Scenario, step: &Step) -> Duration {
 }
 
 /// One load generator of a step: the only one, or the one on a client host.
-pub(super) struct Agent {
+pub(in crate::experiment) struct Agent {
     /// Where it runs, for failure reasons: `load` or `host c2 (198.18.0.12)`.
     name: String,
     out: PathBuf,
@@ -144,7 +144,7 @@ struct Planned<'a> {
 
 /// Starts the step's load generators: one, or one per client host with `--shard` and a
 /// common `--start-at`. Returns them and the instant they start loading.
-pub(super) fn start_load(
+pub(in crate::experiment) fn start_load(
     config: &RunConfig,
     scenario: &Scenario,
     step: &Step,
@@ -244,7 +244,7 @@ pub(super) fn start_load(
 
 /// Stops the load generators still running: SIGINT (they flush a partial result),
 /// a shared grace period, then SIGKILL.
-pub(super) fn stop_agents(agents: &mut [Agent]) {
+pub(in crate::experiment) fn stop_agents(agents: &mut [Agent]) {
     for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
         guard.signal_group(libc::SIGINT);
     }

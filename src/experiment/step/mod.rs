@@ -18,20 +18,22 @@ use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 
-use super::hosts::Hosts;
+use super::hosts::{Host, Hosts};
 use super::judge::{LoadSide, ServerSide};
 use super::netstat::{self, Scope};
 use super::probe::{self, Probe};
 use super::process;
 use super::runner::RunConfig;
 use super::scenario::{ModelEntry, Scenario, Step};
-use load::{collect_load, start_load, step_timeout, stop_agents};
-use server::{start_server, StartError, Started, STOP_GRACE};
+use load::{collect_load, step_timeout};
+pub(super) use load::{start_load, stop_agents, Agent};
+use server::STOP_GRACE;
+pub(super) use server::{start_server, StartError, Started};
 
 pub use load::{load_args, load_config};
 pub use server::{server_args, substitute};
 
-const PROBE_INTERVAL: Duration = Duration::from_millis(100);
+pub(super) const PROBE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// What one run of a step left behind, and whether a stop signal cut it short.
 pub struct StepOutcome {
@@ -42,12 +44,12 @@ pub struct StepOutcome {
 
 /// A summary file read into the crate's own type: None when it is absent or
 /// unreadable (the judge then says which side left none).
-fn read_summary<T: DeserializeOwned>(path: &Path) -> Option<T> {
+pub(super) fn read_summary<T: DeserializeOwned>(path: &Path) -> Option<T> {
     serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
 }
 
 /// The last line of a file (a child's stderr), for failure reasons.
-fn tail(path: &Path) -> String {
+pub(super) fn tail(path: &Path) -> String {
     fs::read_to_string(path)
         .ok()
         .and_then(|t| {
@@ -67,7 +69,7 @@ fn processes_for(connections: u64, per: Option<u64>) -> Option<u64> {
 
 /// The cores a step's load generator may use: its `cpus` pinning or every CPU, and no
 /// more than its threads (times its processes) when the scenario sets them.
-fn load_cores(scenario: &Scenario) -> usize {
+pub(super) fn load_cores(scenario: &Scenario) -> usize {
     let load = &scenario.load;
     let online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let given = match &load.cpus {
@@ -97,7 +99,11 @@ fn load_cpu_pct(probes: impl Iterator<Item = Vec<probe::Sample>>) -> Option<f64>
 }
 
 /// When the server has exited on its own: records why and returns the moment seen.
-fn died_now(server: &mut process::Guard, side: &mut ServerSide, dir: &Path) -> Option<Instant> {
+pub(super) fn died_now(
+    server: &mut process::Guard,
+    side: &mut ServerSide,
+    dir: &Path,
+) -> Option<Instant> {
     let status = server.try_wait()?;
     side.died = Some(format!(
         "server died during the step ({status}): {}",
@@ -126,30 +132,8 @@ pub fn run_step(
         server_side.start_error = Some(format!("cannot create {}: {e}", dir.display()));
         return outcome(server_side, load_side, false);
     }
-    // [network] own_namespace: a namespace made for this step, server and load inside,
-    // so its TCP counters are the step's alone. Without one they are the machine's.
-    let own = (scenario.own_namespace && hosts.is_none()).then(|| Hosts::create(1));
-    let own = match own {
-        Some(Ok(own)) => Some(own),
-        Some(Err(e)) => {
-            server_side.net_note = Some(format!("no network namespace for the step: {e:#}"));
-            None
-        }
-        None => None,
-    };
-    let (server_host, clients, scope) = match (&own, hosts) {
-        (Some(own), _) => (
-            Some(own.server()),
-            std::slice::from_ref(own.server()),
-            Scope::Step,
-        ),
-        (None, Some(h)) => {
-            // A `hosts` sweep uses the first N client hosts of those the run created.
-            let n = step.hosts.map_or(h.clients().len(), |n| n as usize);
-            (Some(h.server()), &h.clients()[..n], Scope::ServerHost)
-        }
-        (None, None) => (None, &[][..], Scope::Host),
-    };
+    let own = own_namespace(scenario, hosts, &mut server_side);
+    let (server_host, clients, scope) = placement(own.as_ref(), hosts, step);
     server_side.net_scope = Some(scope);
     let started = match start_server(config, entry, step, dir, server_host) {
         Ok(started) => started,
@@ -241,38 +225,113 @@ pub fn run_step(
     collect_load(config, dir, &agents, &mut load_side);
     drop(agents);
 
+    let running = Started {
+        guard: server,
+        addr,
+        pid,
+        reader,
+        cgroup,
+    };
+    stop_server(
+        entry,
+        dir,
+        running,
+        probe,
+        server_died_at.is_some(),
+        &mut server_side,
+    );
+    drop(own);
+    outcome(server_side, load_side, interrupted)
+}
+
+/// `[network] own_namespace`: a namespace made for the step, server and load inside, so
+/// its TCP counters are the step's alone (None, with a note, when it cannot be made).
+/// Not with emulated hosts, whose server host is the step's already.
+pub(super) fn own_namespace(
+    scenario: &Scenario,
+    hosts: Option<&Hosts>,
+    server_side: &mut ServerSide,
+) -> Option<Hosts> {
+    if !scenario.own_namespace || hosts.is_some() {
+        return None;
+    }
+    match Hosts::create(1) {
+        Ok(own) => Some(own),
+        Err(e) => {
+            server_side.net_note = Some(format!("no network namespace for the step: {e:#}"));
+            None
+        }
+    }
+}
+
+/// Where a step's server and load run (the server host and the client hosts; none on
+/// the machine's loopback) and whose traffic its network counters include.
+pub(super) fn placement<'a>(
+    own: Option<&'a Hosts>,
+    hosts: Option<&'a Hosts>,
+    step: &Step,
+) -> (Option<&'a Host>, &'a [Host], Scope) {
+    match (own, hosts) {
+        (Some(own), _) => (
+            Some(own.server()),
+            std::slice::from_ref(own.server()),
+            Scope::Step,
+        ),
+        (None, Some(h)) => {
+            // A `hosts` sweep uses the first N client hosts of those the run created.
+            let n = step.hosts.map_or(h.clients().len(), |n| n as usize);
+            (Some(h.server()), &h.clients()[..n], Scope::ServerHost)
+        }
+        (None, None) => (None, &[][..], Scope::Host),
+    }
+}
+
+/// Stops a server (SIGTERM, then SIGKILL after its grace) and records how it ended in
+/// `side`: its /proc samples, its summary, and why its stop was not clean (a kill by
+/// the kernel for memory included). `died`: it had already exited on its own.
+pub(super) fn stop_server(
+    entry: &ModelEntry,
+    dir: &Path,
+    server: Started,
+    probe: Option<Probe>,
+    died: bool,
+    side: &mut ServerSide,
+) {
+    let Started {
+        guard: mut server,
+        reader,
+        cgroup,
+        ..
+    } = server;
     let (status, killed) = server.stop(libc::SIGTERM, STOP_GRACE);
     if let Some(probe) = probe {
-        server_side.samples = probe.finish();
+        side.samples = probe.finish();
     }
     let _ = reader.join();
     // A server killed by the kernel for memory: the step's reason is the cap.
-    let sigkilled =
-        server_died_at.is_some() && status.and_then(|s| s.signal()) == Some(libc::SIGKILL);
+    let sigkilled = died && status.and_then(|s| s.signal()) == Some(libc::SIGKILL);
     if let Some(oom) = cgroup.as_ref().and_then(|c| c.oom_reason(sigkilled)) {
-        server_side.died = Some(oom);
+        side.died = Some(oom);
     }
     drop(cgroup);
     // A command without a SIGTERM handler dies of the signal: that is its clean stop.
     let clean_stop = |s: &std::process::ExitStatus| {
         s.success() || (entry.model().is_none() && s.signal() == Some(libc::SIGTERM))
     };
-    if server_side.died.is_none() {
+    if side.died.is_none() {
         if killed {
-            server_side.stop_problem = Some(format!(
+            side.stop_problem = Some(format!(
                 "server did not exit within {} s of SIGTERM",
                 STOP_GRACE.as_secs()
             ));
         } else if let Some(s) = status.filter(|s| !clean_stop(s)) {
-            server_side.stop_problem = Some(format!(
+            side.stop_problem = Some(format!(
                 "server exited with {s} on SIGTERM: {}",
                 tail(&dir.join("server-stderr.txt"))
             ));
         }
     }
-    server_side.summary = read_summary(&dir.join("server-summary.json"));
-    drop(own);
-    outcome(server_side, load_side, interrupted)
+    side.summary = read_summary(&dir.join("server-summary.json"));
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ pub(super) const STOP_GRACE: Duration = Duration::from_secs(30);
 
 /// Why a server did not start listening.
 #[derive(Debug, PartialEq)]
-pub(super) enum StartError {
+pub(in crate::experiment) enum StartError {
     /// A stop signal came first: the step is interrupted, not failed.
     Interrupted,
     /// The step fails with this reason.
@@ -191,7 +191,7 @@ fn accepts(addr: SocketAddr, host: Option<&Host>) -> bool {
 }
 
 /// A started server: its guard, address, the pid to probe, its stdout copier and its cgroup.
-pub(super) struct Started {
+pub(in crate::experiment) struct Started {
     pub guard: Guard,
     pub addr: SocketAddr,
     pub pid: u32,
@@ -203,7 +203,7 @@ pub(super) struct Started {
 /// Starts the server (inside `host` when given, in a cgroup of its own when the entry
 /// has limits) and waits until it is ready: its `listening on ADDR` line for echolab's
 /// own servers, a connection accepted on its port for a command.
-pub(super) fn start_server(
+pub(in crate::experiment) fn start_server(
     config: &RunConfig,
     entry: &ModelEntry,
     step: &Step,

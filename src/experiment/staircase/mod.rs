@@ -1,0 +1,581 @@
+//! The staircase load shape (`[staircase]`): one live server per model, combination
+//! of the other sweep axes and repetition; connections added in batches that stay
+//! open until the staircase ends. Each batch is one `echolab load` run (split over
+//! the client hosts like a step's), long enough to outlive the staircase; once its
+//! connections are established the stair is measured for `every` and judged by the
+//! step judge's rules; the first stair that fails ends the staircase. At the end
+//! every load is stopped (it writes its summary) and the server last.
+//!
+//! A stair's figures come from its window ([`window`]): latency, requests and errors
+//! from every live load's per-second files, CPU and TCP counters read at the
+//! window's two ends, memory from the server's /proc samples inside it.
+
+mod window;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::hosts::Hosts;
+use super::judge::{judge, measure, LoadSide, ServerSide};
+use super::netstat;
+use super::probe::{self, Probe, Sample};
+use super::process;
+use super::results::{Row, Status};
+use super::runner::{base_row, RunConfig};
+use super::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
+use super::step::{
+    died_now, load_cores, own_namespace, placement, start_load, start_server, stop_agents,
+    stop_server, Agent, StartError, Started, PROBE_INTERVAL,
+};
+use crate::load::record::unix_now;
+use crate::server::stats::ServerSummary;
+use window::{live_dirs, Window};
+
+/// How often the staircase looks at its server, its loads and the stop signals.
+const TICK: Duration = Duration::from_millis(50);
+/// How late a load writes a second after it ends: its timeline and interval log are
+/// read this long after a window closes, so the window's last second is in them.
+const WRITE_LAG: Duration = Duration::from_millis(700);
+
+/// The rows of one staircase, and whether a stop signal cut it short.
+pub struct StaircaseOutcome {
+    pub rows: Vec<Row>,
+    pub interrupted: bool,
+}
+
+/// What one stair (or the hold) measured in its window.
+struct Measured {
+    load: LoadSide,
+    server: ServerSide,
+    /// The window on the probe's clock, to pick the server's samples inside it.
+    probe_window: (f64, f64),
+    /// Connections open at the window's end.
+    open: u64,
+}
+
+/// One stair as it went.
+struct Stair {
+    /// 1-based; the hold repeats the last stair's.
+    index: u32,
+    step: Step,
+    /// Where its batch's load writes (`None` for the hold, which adds no load).
+    load_dir: Option<PathBuf>,
+    /// When its batch started (Unix seconds, the runner's clock).
+    started_unix: f64,
+    measured: Option<Measured>,
+    status: Status,
+    reason: String,
+}
+
+/// The connections each stair's batch adds (the last may be partial).
+fn batch_of(stairs: &[Step], i: usize) -> u64 {
+    stairs[i].connections - i.checked_sub(1).map_or(0, |p| stairs[p].connections)
+}
+
+/// A bound on the whole staircase: each stair's ramp at the connect rate, its connect
+/// timeout and its window, then the hold and a minute's margin. The loads run this long
+/// so they outlive it; the end of the staircase stops them.
+fn lifetime(scenario: &Scenario, staircase: &Staircase, stairs: usize) -> Duration {
+    let load = &scenario.load;
+    let connect_timeout = load
+        .connect_timeout
+        .map_or(Duration::from_secs(10), |d| d.0);
+    let ramp = load.connect_rate.map_or(Duration::ZERO, |r| {
+        Duration::from_secs_f64(staircase.batch as f64 / r.0)
+    });
+    (staircase.every + connect_timeout + ramp * 2) * stairs as u32
+        + staircase.hold.unwrap_or_default()
+        + Duration::from_secs(60)
+}
+
+/// The scenario whose load keeps each connection open for `lifetime`: a timed load
+/// (at the scenario's delay or rate), or with `requests`, those then an idle hold.
+fn live_scenario(scenario: &Scenario, stairs: &[Step], lifetime: Duration) -> Scenario {
+    let mut live = scenario.clone();
+    let fixed = stairs[0].requests.or(scenario.load.requests.map(|r| r.0));
+    if fixed.is_some() {
+        live.load.hold = Some(Dur(lifetime));
+    } else {
+        live.load.duration = Some(Dur(lifetime));
+    }
+    live
+}
+
+/// The running server of a staircase and what watches it.
+struct Server {
+    started: Started,
+    probe: Option<Probe>,
+    died: bool,
+    side: ServerSide,
+    dir: PathBuf,
+}
+
+impl Server {
+    /// Whether the server has exited on its own (recorded in `side.died`).
+    fn dead(&mut self) -> bool {
+        if !self.died {
+            self.died = died_now(&mut self.started.guard, &mut self.side, &self.dir).is_some();
+        }
+        self.died
+    }
+
+    fn sample(&self) -> (Option<Sample>, f64) {
+        let t = self.probe.as_ref().map_or(0.0, |p| p.elapsed());
+        (probe::sample(self.started.pid, t), t)
+    }
+}
+
+/// Waits until `until`, or until the server dies or a stop signal comes; Err(()) then.
+fn wait_until(until: Instant, server: &mut Server) -> Result<(), ()> {
+    while Instant::now() < until {
+        if process::stop_requested() || server.dead() {
+            return Err(());
+        }
+        std::thread::sleep(TICK.min(until - Instant::now()));
+    }
+    Ok(())
+}
+
+/// Measures the window starting now for `length` over the loads writing into `dirs`
+/// (errors counted from `errors_from`, the stair's start). None when cut short.
+fn measure_window(
+    server: &mut Server,
+    scenario: &Scenario,
+    dirs: &[PathBuf],
+    errors_from: f64,
+    length: Duration,
+) -> Option<Measured> {
+    let (cpu_from, probe_from) = server.sample();
+    let net_from = netstat::read(server.started.pid);
+    let from = unix_now();
+    let end = Instant::now() + length;
+    wait_until(end, server).ok()?;
+    let (cpu_to, probe_to) = server.sample();
+    let net_to = netstat::read(server.started.pid);
+    let to = unix_now();
+    wait_until(Instant::now() + WRITE_LAG, server).ok()?;
+    let window: Window = window::window(dirs, errors_from, from, to);
+    let side = ServerSide {
+        at_load_start: cpu_from,
+        at_load_end: cpu_to,
+        load_wall_s: to - from,
+        net_at_load_start: net_from,
+        net_at_load_end: net_to,
+        net_scope: server.side.net_scope,
+        net_note: server.side.net_note.clone(),
+        ..ServerSide::default()
+    };
+    let load = LoadSide {
+        summary: Some(window.as_summary()),
+        cores: load_cores(scenario),
+        ..LoadSide::default()
+    };
+    Some(Measured {
+        load,
+        server: side,
+        probe_window: (probe_from, probe_to),
+        open: window.connections.open,
+    })
+}
+
+/// Waits until the batch in `dir` has established (or failed) all its `batch`
+/// connections, or its connect deadline passed. Err(()) when cut short.
+fn wait_established(
+    dir: &Path,
+    batch: u64,
+    deadline: Instant,
+    server: &mut Server,
+    agents: &mut [Agent],
+) -> Result<(), ()> {
+    let mut next_look = Instant::now();
+    while Instant::now() < deadline {
+        if process::stop_requested() || server.dead() {
+            return Err(());
+        }
+        // A load that ended already cannot add more connections.
+        let ended = agents
+            .iter_mut()
+            .all(|a| a.guard.as_mut().is_none_or(|g| g.try_wait().is_some()));
+        if Instant::now() >= next_look || ended {
+            let c = window::connections(&live_dirs(dir));
+            if c.established + c.failed >= batch || ended {
+                return Ok(());
+            }
+            next_look = Instant::now() + Duration::from_millis(250);
+        }
+        std::thread::sleep(TICK);
+    }
+    Ok(())
+}
+
+/// Runs one staircase: `stairs` are its steps (cumulative connections, the other axes
+/// fixed), `starting` is told each stair's name as it starts. Rows come in stair order,
+/// a `-hold` row last when the scenario holds; stairs after a failure are `skipped`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_staircase(
+    config: &RunConfig,
+    scenario: &Scenario,
+    staircase: &Staircase,
+    entry: &ModelEntry,
+    stairs: &[Step],
+    rep: u32,
+    hosts: Option<&Hosts>,
+    starting: &mut dyn FnMut(&str),
+) -> StaircaseOutcome {
+    let top = stairs.last().expect("a staircase has at least one stair");
+    let label = &entry.label;
+    let server_dir = config
+        .out
+        .join(label)
+        .join(format!("staircase-{}", top.name))
+        .join(format!("rep-{rep}"));
+    let mut done: Vec<Stair> = Vec::new();
+    let stair_of = |i: usize, status: Status, reason: String| Stair {
+        index: i as u32 + 1,
+        step: stairs[i].clone(),
+        load_dir: None,
+        started_unix: unix_now(),
+        measured: None,
+        status,
+        reason,
+    };
+    let mut side = ServerSide::default();
+    if let Err(e) = fs::create_dir_all(&server_dir) {
+        done.push(stair_of(
+            0,
+            Status::Failed,
+            format!("cannot create {}: {e}", server_dir.display()),
+        ));
+        return finish(scenario, entry, rep, stairs, done, None, false);
+    }
+    let own = own_namespace(scenario, hosts, &mut side);
+    let (server_host, clients, scope) = placement(own.as_ref(), hosts, top);
+    side.net_scope = Some(scope);
+    starting(&format!("{label} {} rep {rep}: server", top.name));
+    let started = match start_server(config, entry, top, &server_dir, server_host) {
+        Ok(started) => started,
+        Err(StartError::Interrupted) => {
+            done.push(stair_of(0, Status::Interrupted, interrupted_reason()));
+            return finish(scenario, entry, rep, stairs, done, None, true);
+        }
+        Err(StartError::Failed(reason)) => {
+            done.push(stair_of(0, Status::Failed, reason));
+            return finish(scenario, entry, rep, stairs, done, None, false);
+        }
+    };
+    let pid = started.pid;
+    let probe = Probe::start(pid, PROBE_INTERVAL, &server_dir.join("probe.csv")).ok();
+    let net_timeline = netstat::Timeline::start(pid, &server_dir.join("net-timeline.csv")).ok();
+    let mut server = Server {
+        started,
+        probe,
+        died: false,
+        side,
+        dir: server_dir.clone(),
+    };
+    let idle = server.sample().0;
+    let lifetime = lifetime(scenario, staircase, stairs.len());
+    let live = live_scenario(scenario, stairs, lifetime);
+    let connect_timeout = scenario
+        .load
+        .connect_timeout
+        .map_or(Duration::from_secs(10), |d| d.0);
+    let mut agents: Vec<Agent> = Vec::new();
+    let mut load_dirs: Vec<PathBuf> = Vec::new();
+    let mut interrupted = false;
+    for (i, stair) in stairs.iter().enumerate() {
+        if process::stop_requested() {
+            interrupted = true;
+            break;
+        }
+        starting(&format!("{label} {} rep {rep}", stair.name));
+        let dir = config
+            .out
+            .join(label)
+            .join(&stair.name)
+            .join(format!("rep-{rep}"));
+        let mut record = stair_of(i, Status::Ok, String::new());
+        if let Err(e) = fs::create_dir_all(&dir) {
+            record.status = Status::Failed;
+            record.reason = format!("cannot create {}: {e}", dir.display());
+            done.push(record);
+            break;
+        }
+        let batch = Step {
+            connections: batch_of(stairs, i),
+            ..stair.clone()
+        };
+        let (mut batch_agents, load_start) =
+            start_load(config, &live, &batch, &dir, server.started.addr, clients);
+        record.started_unix = unix_now();
+        record.load_dir = Some(dir.join("load"));
+        load_dirs.push(dir.join("load"));
+        let ramp = live.load.connect_rate.map_or(Duration::ZERO, |r| {
+            Duration::from_secs_f64(batch.connections as f64 / r.0)
+        });
+        let deadline = load_start + connect_timeout + ramp * 2 + Duration::from_secs(2);
+        let established = wait_established(
+            &dir.join("load"),
+            batch.connections,
+            deadline,
+            &mut server,
+            &mut batch_agents,
+        );
+        agents.append(&mut batch_agents);
+        let dirs: Vec<PathBuf> = load_dirs.iter().flat_map(|d| live_dirs(d)).collect();
+        let measured = established.ok().and_then(|()| {
+            measure_window(
+                &mut server,
+                scenario,
+                &dirs,
+                record.started_unix,
+                staircase.every,
+            )
+        });
+        let ended = judge_stair(&scenario.failure, &mut record, measured, &mut server);
+        done.push(record);
+        if ended {
+            interrupted = process::stop_requested();
+            break;
+        }
+    }
+    let climbed = done.len() == stairs.len() && done.iter().all(|s| s.status == Status::Ok);
+    if let (Some(hold), true) = (staircase.hold, climbed) {
+        starting(&format!("{label} {}-hold rep {rep}", top.name));
+        let dirs: Vec<PathBuf> = load_dirs.iter().flat_map(|d| live_dirs(d)).collect();
+        let mut record = stair_of(stairs.len() - 1, Status::Ok, String::new());
+        record.step.name = format!("{}-hold", top.name);
+        let measured = measure_window(&mut server, scenario, &dirs, record.started_unix, hold);
+        judge_stair(&scenario.failure, &mut record, measured, &mut server);
+        interrupted |= record.status == Status::Interrupted;
+        done.push(record);
+    }
+    // The end: every load stops (and writes its summary and connections), then the server.
+    stop_agents(&mut agents);
+    for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
+        guard.signal_group(libc::SIGKILL);
+    }
+    drop(agents);
+    if let Some(timeline) = net_timeline {
+        timeline.finish();
+    }
+    let died = server.dead();
+    let Server {
+        started,
+        probe,
+        mut side,
+        ..
+    } = server;
+    stop_server(entry, &server_dir, started, probe, died, &mut side);
+    drop(own);
+    let totals: Vec<PathBuf> = load_dirs.iter().flat_map(|d| live_dirs(d)).collect();
+    // Only a staircase that passed every row so far can still fail on what the end shows:
+    // after a failure, the refusals and differences belong to the stair that failed.
+    if done.iter().all(|s| s.status == Status::Ok) {
+        if let (Some(reason), Some(last)) = (
+            end_problem(&scenario.failure, &side, &totals),
+            done.last_mut(),
+        ) {
+            last.status = Status::Failed;
+            last.reason = reason;
+        }
+    }
+    let server = Finished { side, idle };
+    finish(
+        scenario,
+        entry,
+        rep,
+        stairs,
+        done,
+        Some(server),
+        interrupted,
+    )
+}
+
+fn interrupted_reason() -> String {
+    format!(
+        "run interrupted by signal {}",
+        process::stop_signal().unwrap_or(0)
+    )
+}
+
+/// Judges a stair from its window; true when the staircase ends here (a failure, a
+/// dead server or a stop signal).
+fn judge_stair(
+    rule: &FailureRule,
+    stair: &mut Stair,
+    measured: Option<Measured>,
+    server: &mut Server,
+) -> bool {
+    if process::stop_requested() {
+        stair.status = Status::Interrupted;
+        stair.reason = interrupted_reason();
+        stair.measured = measured;
+        return true;
+    }
+    let reason = match &measured {
+        _ if server.dead() => server.side.died.clone(),
+        Some(m) => {
+            // No server summary per stair (the server's counts are for the whole run), so
+            // min_concurrent is held on the client's open connections, as min_established is.
+            let needed = rule
+                .min_concurrent
+                .map_or(rule.min_established.0, |c| c.0.max(rule.min_established.0));
+            let stricter = FailureRule {
+                min_established: Fraction(needed),
+                min_concurrent: None,
+                ..rule.clone()
+            };
+            judge(&stricter, &stair.step, &ServerSide::default(), &m.load)
+        }
+        None => Some("the stair could not be measured".into()),
+    };
+    stair.measured = measured;
+    if let Some(reason) = reason {
+        stair.status = Status::Failed;
+        stair.reason = reason;
+        return true;
+    }
+    false
+}
+
+/// What only the end shows: connections the server refused over the staircase, byte
+/// counts that differ between the two sides, a server that did not stop cleanly.
+fn end_problem(rule: &FailureRule, server: &ServerSide, loads: &[PathBuf]) -> Option<String> {
+    if let Some(p) = server.stop_problem.as_ref().or(server.died.as_ref()) {
+        return Some(p.clone());
+    }
+    let s: &ServerSummary = server.summary.as_ref()?;
+    if s.refused_total() > rule.max_refused {
+        return Some(format!(
+            "server refused {} connections over the staircase",
+            s.refused_total()
+        ));
+    }
+    let (sent, received) = window::bytes(loads);
+    if rule.bytes_match && (sent != s.bytes_in || received != s.bytes_out) {
+        return Some(format!(
+            "bytes differ over the staircase: client sent {sent}, server received {}; client received {received}, server sent {}",
+            s.bytes_in, s.bytes_out
+        ));
+    }
+    None
+}
+
+/// The server once stopped: how it ended, and its idle sample before the first stair.
+struct Finished {
+    side: ServerSide,
+    idle: Option<Sample>,
+}
+
+/// The staircase's rows: each stair's from its window ([`stair_row`]), then a
+/// `skipped` row for each stair never climbed.
+fn finish(
+    scenario: &Scenario,
+    entry: &ModelEntry,
+    rep: u32,
+    stairs: &[Step],
+    done: Vec<Stair>,
+    server: Option<Finished>,
+    interrupted: bool,
+) -> StaircaseOutcome {
+    let mut rows: Vec<Row> = Vec::new();
+    let failed = done
+        .iter()
+        .find(|s| s.status == Status::Failed)
+        .map(|s| s.step.name.clone());
+    // The hold row comes only after every stair, so stairs past `done` were never run.
+    let climbed = done.len().min(stairs.len());
+    for stair in &done {
+        let mut row = base_row(scenario, entry, &stair.step, rep);
+        row.stair = Some(stair.index);
+        stair_row(&mut row, stair, server.as_ref());
+        rows.push(row);
+    }
+    if !interrupted {
+        for step in &stairs[climbed..] {
+            let mut row = base_row(scenario, entry, step, rep);
+            row.status = Status::Skipped;
+            row.failure_reason = match &failed {
+                Some(f) => format!("at least as heavy as failed stair {f}"),
+                None => "not climbed".into(),
+            };
+            rows.push(row);
+        }
+    }
+    StaircaseOutcome { rows, interrupted }
+}
+
+/// One stair's row from its window: the step's measures (the judge's `measure` on the
+/// window), the server's samples inside the window, memory per connection over the
+/// idle server, and how its batch connected. The one place a stair's columns are filled.
+fn stair_row(row: &mut Row, stair: &Stair, server: Option<&Finished>) {
+    row.status = stair.status;
+    row.failure_reason = stair.reason.clone();
+    let Some(m) = &stair.measured else {
+        return;
+    };
+    let mut side = ServerSide {
+        at_load_start: m.server.at_load_start,
+        at_load_end: m.server.at_load_end,
+        load_wall_s: m.server.load_wall_s,
+        net_at_load_start: m.server.net_at_load_start,
+        net_at_load_end: m.server.net_at_load_end,
+        net_scope: m.server.net_scope,
+        ..ServerSide::default()
+    };
+    if let Some(server) = server {
+        let (from, to) = m.probe_window;
+        side.samples = server
+            .side
+            .samples
+            .iter()
+            .filter(|s| from <= s.t_s && s.t_s <= to)
+            .copied()
+            .collect();
+        let workers = server.side.summary.as_ref().map(|s| s.workers as u64);
+        row.workers = row.workers.or(workers);
+    }
+    measure(row, &side, &m.load);
+    // Per stair there are no byte counts to compare: the server's are for the whole run.
+    row.client_bytes_sent = None;
+    row.client_bytes_received = None;
+    row.bytes_match = None;
+    row.connections_established = Some(m.open);
+    let idle = server.and_then(|s| s.idle);
+    row.server_rss_per_conn_bytes = match (row.server_rss_max_bytes, idle) {
+        (Some(max), Some(idle)) if m.open > 0 => Some(max.saturating_sub(idle.rss_bytes) / m.open),
+        _ => None,
+    };
+    if let Some(dir) = &stair.load_dir {
+        let dirs = live_dirs(dir);
+        let start = window::started_unix(&dirs).unwrap_or(stair.started_unix);
+        if let Some(ramp) = window::ramp(&dirs, start) {
+            row.ramp_s = Some((ramp.seconds * 1000.0).round() / 1000.0);
+            row.connect_rate_per_s = ramp.rate_per_s().map(|r| r.round());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_add_up_to_the_stairs() {
+        let step = |c: u64| Step {
+            name: format!("c{c}"),
+            connections: c,
+            size: 64,
+            delay: None,
+            rate: None,
+            workers: None,
+            requests: None,
+            hosts: None,
+        };
+        let stairs = [step(1000), step(2000), step(2500)];
+        let batches: Vec<u64> = (0..3).map(|i| batch_of(&stairs, i)).collect();
+        assert_eq!(batches, [1000, 1000, 500]);
+    }
+}
