@@ -281,6 +281,9 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(applied) = outcome.as_ref().ok().and_then(|o| o.network.clone()) {
         manifest.conditions.network = Some(applied);
     }
+    if let Some(sysctls) = outcome.as_ref().ok().and_then(|o| o.lab_sysctls.clone()) {
+        manifest.conditions.lab_sysctls = Some(sysctls);
+    }
     manifest.finish(outcome.as_ref().map_or(true, |o| o.interrupted));
     manifest.write(&out)?;
     let outcome = outcome?;

@@ -128,7 +128,8 @@ pub fn run_step(
     }
     // [network] own_namespace: a namespace made for this step, server and load inside,
     // so its TCP counters are the step's alone. Without one they are the machine's.
-    let own = (scenario.own_namespace && hosts.is_none()).then(|| Hosts::create(1));
+    let own = (scenario.own_namespace && hosts.is_none())
+        .then(|| Hosts::create(1, &scenario.lab_sysctls));
     let own = match own {
         Some(Ok(own)) => Some(own),
         Some(Err(e)) => {
