@@ -7,6 +7,7 @@
 //! - [`judge`]: a step's summaries and samples to a failure reason and a row (pure).
 //! - [`results`]: results.csv (its rows, columns and statuses) and the comparison table.
 //! - [`probe`]: the server's CPU, memory, threads and fds from /proc.
+//! - [`cost`]: what each connection costs in user space and in the kernel, from snapshots.
 //! - [`hosts`]: network namespaces standing in for a server host and client hosts, and
 //!   the shaping of their links (`[network]`).
 //! - [`conditions`]: a cgroup of the server's own with its CPU, memory and task caps.
@@ -14,6 +15,7 @@
 //! - [`manifest`]: manifest.json (machine, limits, scenario, run status).
 
 pub mod conditions;
+pub mod cost;
 pub mod hosts;
 pub mod judge;
 pub mod manifest;
