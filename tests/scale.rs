@@ -214,3 +214,41 @@ max_error_rate = 0.0
         "server CPU while holding {cpu}"
     );
 }
+
+/// c1m runs on the staircase load shape (`[staircase]`); everything else in it must
+/// already be a valid scenario: here its staircase is swapped for a one-step sweep at
+/// the top, and the lab it asks for is checked against what 1 000 000 connections need.
+#[test]
+fn c1m_is_valid_but_for_its_staircase() {
+    let text =
+        fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/c1m.toml")).unwrap();
+    let (head, staircase) = text.split_once("[staircase]").expect("c1m has a staircase");
+    let to: u64 = staircase
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("to = "))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("the staircase has `to`");
+    assert_eq!(to, 1_000_000);
+    let rest = staircase.split_once("[failure]").map_or("", |(_, r)| r);
+    let as_sweep = format!("{head}requests = 3\n[sweep]\nconnections = [{to}]\n[failure]{rest}");
+    let s = echolab::experiment::scenario::parse("c1m.toml", "c1m", &as_sweep)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let models: Vec<&str> = s.models.iter().map(|m| m.label.as_str()).collect();
+    assert_eq!(models, ["epoll", "uring", "tokio", "poll"]);
+    // Enough client hosts that each stays within its ephemeral ports, with the host's
+    // default range as well as the lab's.
+    let hosts = u64::from(s.client_hosts.unwrap());
+    let per_host = to.div_ceil(hosts);
+    assert!(
+        per_host <= 60_999 - 32_768 + 1,
+        "{per_host} connections per client host"
+    );
+    assert!(per_host <= s.lab_sysctls.ports_per_host());
+    assert_eq!(s.lab_sysctls.somaxconn, 65535);
+    // No process past the machine's 20 000 fds: connections per process on each side.
+    let server_per_process = s.models[0].options.conns_per_process.unwrap().0;
+    let load_per_process = s.load.conns_per_process.unwrap().0;
+    assert!(server_per_process + 64 <= 20_000 && load_per_process + 64 <= 20_000);
+    assert_eq!(s.load.delay.map(|d| d.0), Some(Duration::from_secs(30)));
+}
