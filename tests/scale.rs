@@ -27,19 +27,7 @@ fn read_json(path: &Path) -> Value {
 
 /// results.csv's one row, by column name.
 fn only_row(out: &Path) -> HashMap<String, String> {
-    let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
-    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
-    assert_eq!(header, echolab::experiment::results::RESULTS_HEADER);
-    let rows: Vec<HashMap<String, String>> = reader
-        .records()
-        .map(|r| {
-            header
-                .iter()
-                .cloned()
-                .zip(r.unwrap().iter().map(String::from))
-                .collect()
-        })
-        .collect();
+    let rows = common::results_rows(out);
     assert_eq!(rows.len(), 1, "{rows:?}");
     rows.into_iter().next().unwrap()
 }
