@@ -74,21 +74,9 @@ fn read_json(path: &Path) -> Value {
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// results.csv as (header, rows).
+/// results.csv's rows by column name.
 fn results(out: &Path) -> Vec<std::collections::HashMap<String, String>> {
-    let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
-    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
-    assert_eq!(header, echolab::experiment::results::RESULTS_HEADER);
-    reader
-        .records()
-        .map(|r| {
-            header
-                .iter()
-                .cloned()
-                .zip(r.unwrap().iter().map(String::from))
-                .collect()
-        })
-        .collect()
+    common::results_rows(out)
 }
 
 /// Waits (bounded) until `path` exists.

@@ -133,6 +133,9 @@ pub struct Conditions {
     pub server_limits: std::collections::BTreeMap<String, Limits>,
     /// As asked for until the links are shaped, then as applied.
     pub network: Option<super::hosts::Shaping>,
+    /// The namespace lab's sysctls as read back in its namespaces (`[hosts]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab_sysctls: Option<std::collections::BTreeMap<String, String>>,
 }
 
 impl Conditions {
@@ -147,6 +150,7 @@ impl Conditions {
                 .network
                 .as_ref()
                 .map(super::hosts::Shaping::requested),
+            lab_sysctls: None,
         }
     }
 }

@@ -8,10 +8,17 @@
 //! Layout for a run of runner pid P (every name starts with the per-run prefix `elabP-`):
 //!
 //! ```text
-//!   elabP-srv  eth0 198.18.0.1/24  ──veth──  srv ┐
-//!   elabP-c1   eth0 198.18.0.11/24 ──veth──  c1  ├─ br0 in elabP-br
-//!   elabP-cN   eth0 198.18.0.(10+N)/24 ─veth─ cN ┘
+//!   elabP-srv  eth0 198.18.0.1/16  ──veth──  srv ┐
+//!   elabP-c1   eth0 198.18.0.11/16 ──veth──  c1  ├─ br0 in elabP-br
+//!   elabP-cN   eth0 198.18.0.0 + 10+N ─veth─ cN ┘   (c250 is 198.18.1.4)
 //! ```
+//!
+//! At scale every client host is a namespace of its own with one address, rather
+//! than a few namespaces with several addresses each: the load's split over hosts
+//! (`--shard`, then `echolab merge`) is then the only mechanism, and each client host
+//! has its own port range, socket tables and load process. The lab sets its
+//! namespaces' somaxconn, tcp_max_syn_backlog and ip_local_port_range
+//! ([`LabSysctls`], `[hosts]` keys), never the host's.
 //!
 //! The bridge lives in a namespace of its own and every veth is created inside
 //! `elabP-br` with its peer moved straight into its host, so the root namespace
@@ -29,6 +36,7 @@
 //! outright leaves them behind, and the next run deletes namespaces whose owner
 //! pid is gone ([`remove_leftovers`]).
 
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -39,15 +47,19 @@ use serde::{Deserialize, Serialize};
 
 use super::scenario::NetworkFile;
 
-/// At most this many client hosts (addresses .11 to .26 of the /24).
-pub const MAX_CLIENTS: u32 = 16;
+mod sysctl;
+pub use sysctl::{parse_port_range, LabSysctls};
+
+/// At most this many client hosts (198.18.0.11 to 198.18.1.4 of the /16; a Linux
+/// bridge takes up to 1024 ports).
+pub const MAX_CLIENTS: u32 = 250;
 /// The message for a machine where namespaces cannot be made.
 pub const NEEDS: &str = "multi-host scenarios need root and iproute2 (`ip netns`)";
 /// The beginning of every namespace name this module makes: `elab<pid>-`.
 const NAME_STEM: &str = "elab";
 const SERVER_ADDR: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 1);
 const FIRST_CLIENT_OCTET: u8 = 11;
-const PREFIX_LEN: u8 = 24;
+const PREFIX_LEN: u8 = 16;
 const BRIDGE: &str = "br0";
 /// The interface name inside every host namespace.
 const HOST_IF: &str = "eth0";
@@ -87,6 +99,13 @@ pub struct Hosts {
     created: Vec<String>,
     /// Whether this set still holds the process's one slot ([`IN_USE`]).
     holds_slot: bool,
+    /// The lab's sysctls as read back in its namespaces (the same in each).
+    sysctls: BTreeMap<String, String>,
+}
+
+/// The address of client host `index` (0-based): 198.18.0.11 onwards, across the /16.
+fn client_addr(index: u32) -> Ipv4Addr {
+    Ipv4Addr::from(u32::from(SERVER_ADDR) - 1 + u32::from(FIRST_CLIENT_OCTET) + index)
 }
 
 /// The name prefix of the namespaces made by process `pid`.
@@ -333,9 +352,9 @@ impl Hosts {
         Ok(shaping)
     }
 
-    /// Creates the server host, `clients` client hosts and the bridge between them.
-    /// On any error, whatever was made is deleted before returning.
-    pub fn create(clients: u32) -> anyhow::Result<Hosts> {
+    /// Creates the server host, `clients` client hosts and the bridge between them, with
+    /// `sysctls` set in each host. On any error, whatever was made is deleted before returning.
+    pub fn create(clients: u32, sysctls: &LabSysctls) -> anyhow::Result<Hosts> {
         anyhow::ensure!(
             (1..=MAX_CLIENTS).contains(&clients),
             "[hosts] clients must be between 1 and {MAX_CLIENTS}, not {clients}"
@@ -354,14 +373,12 @@ impl Hosts {
         let mut hosts = Hosts {
             server: host("srv", SERVER_ADDR),
             clients: (0..clients)
-                .map(|i| {
-                    let octet = FIRST_CLIENT_OCTET + i as u8;
-                    host(&format!("c{}", i + 1), Ipv4Addr::new(198, 18, 0, octet))
-                })
+                .map(|i| host(&format!("c{}", i + 1), client_addr(i)))
                 .collect(),
             prefix,
             created: Vec::new(),
             holds_slot: true,
+            sysctls: BTreeMap::new(),
         };
         // A dead run with our pid (pid reuse after a crash) may have left this very set.
         for name in list_namespaces()? {
@@ -370,7 +387,26 @@ impl Hosts {
             }
         }
         hosts.build()?;
+        hosts.set_sysctls(sysctls)?;
         Ok(hosts)
+    }
+
+    /// Sets the lab's sysctls in every host namespace and keeps them as read back.
+    fn set_sysctls(&mut self, sysctls: &LabSysctls) -> anyhow::Result<()> {
+        let settings = sysctls.settings();
+        for host in std::iter::once(&self.server).chain(&self.clients) {
+            let read_back = sysctl::apply(&host.namespace, &settings)?;
+            // Every host gets the same settings: the server's read-back stands for all.
+            if host == &self.server {
+                self.sysctls = read_back;
+            }
+        }
+        Ok(())
+    }
+
+    /// The lab's sysctls as read back in its namespaces, for the manifest.
+    pub fn sysctls(&self) -> &BTreeMap<String, String> {
+        &self.sysctls
     }
 
     fn build(&mut self) -> anyhow::Result<()> {
@@ -471,6 +507,14 @@ mod tests {
     }
 
     #[test]
+    fn client_addresses_run_across_the_16() {
+        assert_eq!(client_addr(0), Ipv4Addr::new(198, 18, 0, 11));
+        assert_eq!(client_addr(244), Ipv4Addr::new(198, 18, 0, 255));
+        assert_eq!(client_addr(245), Ipv4Addr::new(198, 18, 1, 0));
+        assert_eq!(client_addr(MAX_CLIENTS - 1), Ipv4Addr::new(198, 18, 1, 4));
+    }
+
+    #[test]
     fn shaping_arguments() {
         let mut shaping = Shaping {
             rate_bit_s: Some(100_000_000),
@@ -517,7 +561,7 @@ mod tests {
         if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
             return;
         }
-        let mut hosts = Hosts::create(2)
+        let mut hosts = Hosts::create(2, &LabSysctls::default())
             .unwrap_or_else(|e| panic!("{e:#}; set ECHOLAB_SKIP_NETNS=1 to skip this test"));
         let prefix = hosts.prefix().to_string();
         let mine = || -> Vec<String> {
@@ -560,7 +604,27 @@ mod tests {
             "show",
         ])
         .unwrap();
-        assert!(shown.contains("inet 198.18.0.12/24"), "{shown}");
+        assert!(shown.contains("inet 198.18.0.12/16"), "{shown}");
+        // The lab's sysctls hold in its namespaces, as set and as read back.
+        let expected: BTreeMap<String, String> = LabSysctls::default()
+            .settings()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        assert_eq!(hosts.sysctls(), &expected);
+        let in_ns = Command::new("ip")
+            .args(
+                hosts.clients()[1]
+                    .exec_args("cat", &["/proc/sys/net/ipv4/ip_local_port_range".into()]),
+            )
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&in_ns.stdout)
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            ["1024", "65535"]
+        );
         let route = ip(&[
             "-n",
             &hosts.clients()[1].namespace,
@@ -574,7 +638,7 @@ mod tests {
             "{route}"
         );
         // A second set in the same process would reuse the names.
-        assert!(Hosts::create(1).is_err());
+        assert!(Hosts::create(1, &LabSysctls::default()).is_err());
         assert_eq!(hosts.teardown(), Vec::<String>::new());
         assert_eq!(mine(), Vec::<String>::new());
     }

@@ -3,6 +3,7 @@
 //! and the server's /proc samples to a failure reason and a results.csv row.
 //! No processes and no files here, so every rule is unit-tested directly.
 
+use super::cost::KernelWatch;
 use super::netstat::{NetCounters, Scope};
 use super::probe::Sample;
 use super::results::{generator_bound, Row};
@@ -29,6 +30,10 @@ pub struct ServerSide {
     pub net_scope: Option<Scope>,
     /// Why the step has no namespace of its own although the scenario asked for one.
     pub net_note: Option<String>,
+    /// The kernel's socket and slab memory before the load and at its most sockets.
+    pub kernel: KernelWatch,
+    /// The ends of a connection the server's namespace holds (1 in the lab, else 2).
+    pub kernel_ends: u64,
 }
 
 /// What the client side of a step left behind.
@@ -43,6 +48,8 @@ pub struct LoadSide {
     /// The cores the generators could use: their `cpus` pinning or every CPU, at most
     /// their threads.
     pub cores: usize,
+    /// Each generator's /proc samples (load-probe-N.csv).
+    pub samples: Vec<Vec<Sample>>,
 }
 
 /// Applies the failure rule; None when the step passed.
@@ -208,6 +215,7 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
             row.server_rss_per_conn_bytes = Some(rss_max.saturating_sub(idle.rss_bytes) / held);
         }
     }
+    super::cost::measure(row, server, load);
     if let (Some(a), Some(b)) = (server.net_at_load_start, server.net_at_load_end) {
         let d = b.since(&a);
         if server.load_wall_s > 0.0 {

@@ -8,6 +8,7 @@
 //! - [`judge`]: a step's summaries and samples to a failure reason and a row (pure).
 //! - [`results`]: results.csv (its rows, columns and statuses) and the comparison table.
 //! - [`probe`]: the server's CPU, memory, threads and fds from /proc.
+//! - [`cost`]: what each connection costs in user space and in the kernel, from snapshots.
 //! - [`hosts`]: network namespaces standing in for a server host and client hosts, and
 //!   the shaping of their links (`[network]`).
 //! - [`conditions`]: a cgroup of the server's own with its CPU, memory and task caps.
@@ -15,6 +16,7 @@
 //! - [`manifest`]: manifest.json (machine, limits, scenario, run status).
 
 pub mod conditions;
+pub mod cost;
 pub mod hosts;
 pub mod judge;
 pub mod manifest;
@@ -293,6 +295,9 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let outcome = runner::run(&scenario, &config);
     if let Some(applied) = outcome.as_ref().ok().and_then(|o| o.network.clone()) {
         manifest.conditions.network = Some(applied);
+    }
+    if let Some(sysctls) = outcome.as_ref().ok().and_then(|o| o.lab_sysctls.clone()) {
+        manifest.conditions.lab_sysctls = Some(sysctls);
     }
     manifest.finish(outcome.as_ref().map_or(true, |o| o.interrupted));
     manifest.write(&out)?;

@@ -68,10 +68,19 @@ pub mod column {
     pub const STAIR: &str = "stair";
     pub const RAMP_S: &str = "ramp_s";
     pub const CONNECT_RATE_PER_S: &str = "connect_rate_per_s";
+    pub const HELD_CONNECTIONS: &str = "held_connections";
+    pub const ESTABLISH_S: &str = "establish_s";
+    pub const ESTABLISH_PER_S: &str = "establish_per_s";
+    pub const SERVER_RSS_HOLD_PER_CONN_BYTES: &str = "server_rss_hold_per_conn_bytes";
+    pub const SERVER_CPU_HOLD_PCT: &str = "server_cpu_hold_pct";
+    pub const LOAD_RSS_PER_CONN_BYTES: &str = "load_rss_per_conn_bytes";
+    pub const KERNEL_SLAB_PER_CONN_BYTES: &str = "kernel_slab_per_conn_bytes";
+    pub const KERNEL_UNRECLAIMABLE_PER_CONN_BYTES: &str = "kernel_unreclaimable_per_conn_bytes";
+    pub const KERNEL_TCP_MEM_PER_CONN_BYTES: &str = "kernel_tcp_mem_per_conn_bytes";
 }
 
 /// The header of results.csv, in order.
-pub const RESULTS_HEADER: [&str; 53] = [
+pub const RESULTS_HEADER: [&str; 62] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -125,6 +134,16 @@ pub const RESULTS_HEADER: [&str; 53] = [
     column::STAIR,
     column::RAMP_S,
     column::CONNECT_RATE_PER_S,
+
+    column::HELD_CONNECTIONS,
+    column::ESTABLISH_S,
+    column::ESTABLISH_PER_S,
+    column::SERVER_RSS_HOLD_PER_CONN_BYTES,
+    column::SERVER_CPU_HOLD_PCT,
+    column::LOAD_RSS_PER_CONN_BYTES,
+    column::KERNEL_SLAB_PER_CONN_BYTES,
+    column::KERNEL_UNRECLAIMABLE_PER_CONN_BYTES,
+    column::KERNEL_TCP_MEM_PER_CONN_BYTES,
 ];
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.
@@ -256,6 +275,24 @@ pub struct Row {
     pub ramp_s: Option<f64>,
     /// The batch's connections established per second of `ramp_s`.
     pub connect_rate_per_s: Option<f64>,
+
+    /// The cost per connection (src/experiment/cost.rs): connections held at the hold
+    /// (the server's fds gained), seconds to establish them and their rate.
+    pub held_connections: Option<u64>,
+    pub establish_s: Option<f64>,
+    pub establish_per_s: Option<f64>,
+    /// Server RSS gained by the end of the hold, per connection held.
+    pub server_rss_hold_per_conn_bytes: Option<f64>,
+    /// Server CPU while holding, in % of one core.
+    pub server_cpu_hold_pct: Option<f64>,
+    /// The load generators' RSS gained per connection they held.
+    pub load_rss_per_conn_bytes: Option<f64>,
+    /// Kernel memory gained per connection: machine-wide slab and its unreclaimable
+    /// part (both ends and everything else on the machine), and the server
+    /// namespace's TCP buffer pages.
+    pub kernel_slab_per_conn_bytes: Option<f64>,
+    pub kernel_unreclaimable_per_conn_bytes: Option<f64>,
+    pub kernel_tcp_mem_per_conn_bytes: Option<f64>,
 }
 
 /// Above this share of the cores it was given, a load generator counts as saturated.

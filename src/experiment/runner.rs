@@ -6,6 +6,7 @@
 //! (bytes, connections, CPU, memory) exact and joinable with the client's, and
 //! keeps a step that broke a server from spoiling the next one.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -37,6 +38,8 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// The shaping applied to the client links (`[network]`).
     pub network: Option<Shaping>,
+    /// The sysctls of the lab's namespaces as read back there (`[hosts]`).
+    pub lab_sysctls: Option<BTreeMap<String, String>>,
 }
 
 /// Why a command entry cannot run here: its program is not installed. None when it can
@@ -178,7 +181,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                     removed.join(" ")
                 );
             }
-            let hosts = Hosts::create(clients)?;
+            let hosts = Hosts::create(clients, &scenario.lab_sysctls)?;
             if !config.quiet {
                 let clients: Vec<String> =
                     hosts.clients().iter().map(|c| c.addr.to_string()).collect();
@@ -202,6 +205,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         }
         _ => None,
     };
+    let lab_sysctls = hosts.as_ref().map(|h| h.sysctls().clone());
     if scenario
         .models
         .iter()
@@ -316,6 +320,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         rows,
         interrupted,
         network,
+        lab_sysctls,
     })
 }
 

@@ -156,8 +156,9 @@ pub struct ServerConfig {
     #[arg(long, default_value = "128KiB", value_parser = parse_bytes)]
     pub thread_stack: usize,
 
-    /// listen(2) backlog
-    #[arg(long, default_value_t = 4096)]
+    /// listen(2) backlog; the kernel caps it at net.core.somaxconn, so the default
+    /// takes whatever the network namespace allows (65535 in the namespace lab)
+    #[arg(long, default_value_t = 65535)]
     pub backlog: i32,
 
     /// io_uring: let a kernel thread poll the submission queue (IORING_SETUP_SQPOLL)

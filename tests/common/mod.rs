@@ -693,3 +693,21 @@ pub fn netns_available(test: &str) -> bool {
     );
     true
 }
+
+/// The rows of `out`/results.csv by column name, after checking its header is
+/// the crate's own.
+pub fn results_rows(out: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header, echolab::experiment::results::RESULTS_HEADER);
+    reader
+        .records()
+        .map(|r| {
+            header
+                .iter()
+                .cloned()
+                .zip(r.unwrap().iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}

@@ -204,8 +204,14 @@ impl<'de> Deserialize<'de> for BitRate {
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct HostsFile {
-    /// Client hosts the load of every step is split over (1..=16).
+    /// Client hosts the load of every step is split over (1..=250).
     pub clients: Spanned<i64>,
+    /// net.core.somaxconn in the lab's namespaces (default 65535).
+    pub somaxconn: Option<Count>,
+    /// net.ipv4.tcp_max_syn_backlog in the lab's namespaces (default 65535).
+    pub tcp_max_syn_backlog: Option<Count>,
+    /// net.ipv4.ip_local_port_range in the lab's namespaces, `LOW-HIGH` (default 1024-65535).
+    pub ip_local_port_range: Option<Spanned<String>>,
 }
 
 /// Server options: `[server]` for every model, `[model.NAME]` for one entry of `models`.

@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use clap::Parser as _;
 
+use crate::experiment::hosts::LabSysctls;
 use crate::load::LoadArgs;
 use crate::server::{Model, ServerConfig};
 
@@ -28,7 +29,7 @@ pub use file::{
 pub use stairs::Staircase;
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 9] = [
+pub const BUILTIN: [(&str, &str); 10] = [
     ("quick", include_str!("../../../scenarios/quick.toml")),
     (
         "max-clients",
@@ -45,6 +46,7 @@ pub const BUILTIN: [(&str, &str); 9] = [
     ("churn", include_str!("../../../scenarios/churn.toml")),
     ("ramp", include_str!("../../../scenarios/ramp.toml")),
     ("hosts", include_str!("../../../scenarios/hosts.toml")),
+    ("c1m", include_str!("../../../scenarios/c1m.toml")),
     (
         "languages",
         include_str!("../../../scenarios/languages.toml"),
@@ -168,6 +170,8 @@ pub struct Scenario {
     pub failure: FailureRule,
     /// `[hosts] clients`: client hosts (network namespaces) to split each step's load over.
     pub client_hosts: Option<u32>,
+    /// `[hosts]` somaxconn, tcp_max_syn_backlog, ip_local_port_range: set in the lab's namespaces.
+    pub lab_sysctls: LabSysctls,
     /// `[network]`: shaping of the client hosts' links.
     pub network: Option<NetworkFile>,
     /// `[network] own_namespace`: each step in a network namespace of its own.
@@ -237,6 +241,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     let load = validate::load(&file, staircase.is_some(), &err)?;
     let (steps, axes) = expand::steps(&file, &load, staircase.as_ref(), &err)?;
     let client_hosts = validate::client_hosts(&file, &load, &steps, &err)?;
+    let lab_sysctls = validate::lab_sysctls(&file, &err)?;
     let network = validate::network(&file, &err)?;
     validate::free_form_args(&models, &load, source, &err)?;
     validate::steps_can_run(&file, &load, &steps, source, &err)?;
@@ -260,6 +265,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         sweep_axes: axes,
         failure: file.failure.clone(),
         client_hosts,
+        lab_sysctls,
         network,
         own_namespace: file
             .network
@@ -516,15 +522,30 @@ requests = 1
         let s = parse_str(&format!("{base}[hosts]\nclients = 4\n")).unwrap();
         assert_eq!(s.client_hosts, Some(4));
         assert_eq!(parse_str(base).unwrap().client_hosts, None);
-        let e = error_of(&format!("{base}[hosts]\nclients = 17\n"));
+        assert_eq!(s.lab_sysctls, LabSysctls::default());
+        let e = error_of(&format!("{base}[hosts]\nclients = 251\n"));
         assert!(
             e.starts_with(
-                "test.toml: line 6, column 11: [hosts] clients must be between 1 and 16, not 17"
+                "test.toml: line 6, column 11: [hosts] clients must be between 1 and 250, not 251"
             ),
             "{e}"
         );
         let e = error_of(&format!("{base}[hosts]\nclients = 0\n"));
-        assert!(e.contains("between 1 and 16, not 0"), "{e}");
+        assert!(e.contains("between 1 and 250, not 0"), "{e}");
+        let s = parse_str(&format!(
+            "{base}[hosts]\nclients = 2\nsomaxconn = 8192\nip_local_port_range = \"2000-3000\"\n"
+        ))
+        .unwrap();
+        assert_eq!(s.lab_sysctls.somaxconn, 8192);
+        assert_eq!(s.lab_sysctls.tcp_max_syn_backlog, 65535);
+        assert_eq!(s.lab_sysctls.ip_local_port_range, (2000, 3000));
+        let e = error_of(&format!(
+            "{base}[hosts]\nclients = 2\nip_local_port_range = \"9-1\"\n"
+        ));
+        assert!(
+            e.contains("line 7, column 23: [hosts] ip_local_port_range"),
+            "{e}"
+        );
         let e = error_of(&format!("{base}[hosts]\nclients = 2\nbridge = \"br9\"\n"));
         assert!(
             e.starts_with("test.toml: line 7, column 1: unknown field `bridge`"),

@@ -10,6 +10,7 @@ use toml::Spanned;
 
 use super::file::{LoadOptions, NetworkFile, ScenarioFile};
 use super::{ErrAt, ModelEntry, ModelKind, Step};
+use crate::experiment::hosts::{parse_port_range, LabSysctls};
 use crate::experiment::step::load_config;
 use crate::load::schedule::Plan;
 use crate::server::Model;
@@ -287,6 +288,30 @@ pub(super) fn client_hosts(
         }
     };
     Ok(client_hosts)
+}
+
+/// The sysctls the lab sets in its namespaces: `[hosts]`'s overrides of the defaults.
+pub(super) fn lab_sysctls(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<LabSysctls> {
+    let mut sysctls = LabSysctls::default();
+    let Some(hosts) = &file.hosts else {
+        return Ok(sysctls);
+    };
+    let h = hosts.get_ref();
+    if let Some(n) = h.somaxconn {
+        sysctls.somaxconn = n.0;
+    }
+    if let Some(n) = h.tcp_max_syn_backlog {
+        sysctls.tcp_max_syn_backlog = n.0;
+    }
+    if let Some(range) = &h.ip_local_port_range {
+        sysctls.ip_local_port_range = parse_port_range(range.get_ref()).map_err(|e| {
+            err(
+                Some(range.span()),
+                format!("[hosts] ip_local_port_range: {e}"),
+            )
+        })?;
+    }
+    Ok(sysctls)
 }
 
 /// The free-form `args` of the server and the load, parsed now as `serve` and `load`

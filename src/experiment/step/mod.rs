@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 
+use super::cost::{self, KernelWatch};
 use super::hosts::{Host, Hosts};
 use super::judge::{LoadSide, ServerSide};
 use super::netstat::{self, Scope};
@@ -34,6 +35,8 @@ pub use load::{load_args, load_config};
 pub use server::{server_args, substitute};
 
 pub(super) const PROBE_INTERVAL: Duration = Duration::from_millis(100);
+/// How often the kernel's socket and slab memory is read during a step.
+const KERNEL_READ_INTERVAL: Duration = Duration::from_millis(250);
 
 /// What one run of a step left behind, and whether a stop signal cut it short.
 pub struct StepOutcome {
@@ -135,6 +138,12 @@ pub fn run_step(
     let own = own_namespace(scenario, hosts, &mut server_side);
     let (server_host, clients, scope) = placement(own.as_ref(), hosts, step);
     server_side.net_scope = Some(scope);
+    // The lab's server namespace holds one end of each connection; elsewhere both are local.
+    server_side.kernel_ends = if matches!(scope, Scope::ServerHost) {
+        1
+    } else {
+        2
+    };
     let started = match start_server(config, entry, step, dir, server_host) {
         Ok(started) => started,
         Err(StartError::Interrupted) => return outcome(server_side, load_side, true),
@@ -155,9 +164,11 @@ pub fn run_step(
     let now = |p: &Option<Probe>| p.as_ref().map_or(0.0, |p| p.elapsed());
     // The idle server before the load: sampled when the load starts, which on client
     // hosts is the common --start-at instant.
+    let mut kernel = KernelWatch::default();
     if clients.is_empty() {
         server_side.at_load_start = probe::sample(pid, now(&probe));
         server_side.net_at_load_start = netstat::read(pid);
+        kernel.before = cost::read_kernel(pid);
     }
     let (mut agents, load_start) = start_load(config, scenario, step, dir, addr, clients);
     // The generators are probed like the server, to tell a saturated generator from a slow server.
@@ -173,7 +184,9 @@ pub fn run_step(
     if !clients.is_empty() {
         server_side.at_load_start = probe::sample(pid, now(&probe));
         server_side.net_at_load_start = netstat::read(pid);
+        kernel.before = cost::read_kernel(pid);
     }
+    let mut next_kernel_read = Instant::now();
     let deadline = load_start + step_timeout(scenario, step);
     let mut server_died_at: Option<Instant> = None;
     let mut interrupted = false;
@@ -196,6 +209,11 @@ pub fn run_step(
         if running == 0 {
             break;
         }
+        // The kernel's memory at the hold: the snapshot with the most sockets in use.
+        if Instant::now() >= next_kernel_read {
+            kernel.observe(cost::read_kernel(pid));
+            next_kernel_read = Instant::now() + KERNEL_READ_INTERVAL;
+        }
         // With its server gone the load may wait on timeouts; let it finish briefly.
         let dead_too_long = server_died_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10));
         if process::stop_requested() || Instant::now() >= deadline || dead_too_long {
@@ -217,7 +235,9 @@ pub fn run_step(
     }
     server_side.load_wall_s = load_start.elapsed().as_secs_f64();
     server_side.at_load_end = probe::sample(pid, now(&probe));
-    load_side.cpu_pct = load_cpu_pct(load_probes.into_iter().map(Probe::finish));
+    load_side.samples = load_probes.into_iter().map(Probe::finish).collect();
+    load_side.cpu_pct = load_cpu_pct(load_side.samples.iter().cloned());
+    server_side.kernel = kernel;
     server_side.net_at_load_end = netstat::read(pid);
     if let Some(timeline) = net_timeline {
         timeline.finish();
@@ -255,7 +275,7 @@ pub(super) fn own_namespace(
     if !scenario.own_namespace || hosts.is_some() {
         return None;
     }
-    match Hosts::create(1) {
+    match Hosts::create(1, &scenario.lab_sysctls) {
         Ok(own) => Some(own),
         Err(e) => {
             server_side.net_note = Some(format!("no network namespace for the step: {e:#}"));
