@@ -16,7 +16,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::hosts::Hosts;
+use super::hosts::{Host, Hosts};
 use super::judge::{judge, measure, LoadSide, ServerSide};
 use super::netstat;
 use super::probe::{self, Probe, Sample};
@@ -71,6 +71,21 @@ struct Stair {
 /// The connections each stair's batch adds (the last may be partial).
 fn batch_of(stairs: &[Step], i: usize) -> u64 {
     stairs[i].connections - i.checked_sub(1).map_or(0, |p| stairs[p].connections)
+}
+
+/// The client hosts that load stair `i`: each host takes an equal share of the top
+/// (`to / hosts`), filled in turn as a lab adds client machines, so a host runs one load
+/// per stair it is in rather than a sliver of every stair.
+fn stair_hosts<'a>(clients: &'a [Host], stairs: &[Step], i: usize) -> &'a [Host] {
+    let Some(top) = stairs.last().filter(|_| !clients.is_empty()) else {
+        return clients;
+    };
+    let share = top.connections.div_ceil(clients.len() as u64).max(1);
+    let first = stairs[i].connections - batch_of(stairs, i);
+    let last = stairs[i].connections.saturating_sub(1);
+    let from = (first / share) as usize;
+    let to = ((last / share) as usize).min(clients.len() - 1);
+    &clients[from.min(to)..=to]
 }
 
 /// A bound on the whole staircase: each stair's ramp at the connect rate, its connect
@@ -306,8 +321,9 @@ pub fn run_staircase(
             connections: batch_of(stairs, i),
             ..stair.clone()
         };
+        let batch_hosts = stair_hosts(clients, stairs, i);
         let (mut batch_agents, load_start) =
-            start_load(config, &live, &batch, &dir, server.started.addr, clients);
+            start_load(config, &live, &batch, &dir, server.started.addr, batch_hosts);
         record.started_unix = unix_now();
         record.load_dir = Some(dir.join("load"));
         load_dirs.push(dir.join("load"));
@@ -577,5 +593,40 @@ mod tests {
         let stairs = [step(1000), step(2000), step(2500)];
         let batches: Vec<u64> = (0..3).map(|i| batch_of(&stairs, i)).collect();
         assert_eq!(batches, [1000, 1000, 500]);
+    }
+
+    #[test]
+    fn each_stair_loads_the_client_hosts_whose_share_it_fills() {
+        let step = |c: u64| Step {
+            name: format!("c{c}"),
+            connections: c,
+            size: 64,
+            delay: None,
+            rate: None,
+            workers: None,
+            requests: None,
+            hosts: None,
+        };
+        let clients: Vec<Host> = (0..4)
+            .map(|i| Host {
+                namespace: format!("c{i}"),
+                addr: std::net::Ipv4Addr::new(198, 18, 0, 11 + i),
+            })
+            .collect();
+        let names = |hosts: &[Host]| -> Vec<String> {
+            hosts.iter().map(|h| h.namespace.clone()).collect()
+        };
+        // 4 hosts of 1000 each; stairs of 2000 take two hosts each.
+        let stairs = [step(2000), step(4000)];
+        assert_eq!(names(stair_hosts(&clients, &stairs, 0)), ["c0", "c1"]);
+        assert_eq!(names(stair_hosts(&clients, &stairs, 1)), ["c2", "c3"]);
+        // Stairs smaller than a share stay on one host until it is full.
+        let stairs = [step(500), step(1000), step(1500), step(4000)];
+        assert_eq!(names(stair_hosts(&clients, &stairs, 0)), ["c0"]);
+        assert_eq!(names(stair_hosts(&clients, &stairs, 1)), ["c0"]);
+        assert_eq!(names(stair_hosts(&clients, &stairs, 2)), ["c1"]);
+        assert_eq!(names(stair_hosts(&clients, &stairs, 3)), ["c1", "c2", "c3"]);
+        // No client hosts: the machine's loopback, as before.
+        assert!(stair_hosts(&[], &stairs, 0).is_empty());
     }
 }

@@ -178,12 +178,18 @@ pub(in crate::experiment) fn start_load(
         for (i, host) in clients.iter().enumerate() {
             let file = format!("host-{}", i + 1);
             let out = dir.join("load").join(&file);
-            let args = LoadArgs {
+            let mut load = LoadArgs {
                 shard: Some(format!("{i}/{n}")),
                 start_at: Some((at.as_secs_f64() * 1000.0).round() / 1000.0),
                 ..load_config(&scenario.load, step, target, &out)
+            };
+            if scenario.load.processes.is_none() {
+                // `conns_per_process` bounds each host's share, not the whole step's.
+                let share = step.connections.div_ceil(n as u64);
+                let per = scenario.load.conns_per_process.map(|c| c.0);
+                load.processes = processes_for(share, per).unwrap_or(1).min(u32::MAX as u64) as u32;
             }
-            .to_args();
+            let args = load.to_args();
             let name = format!(
                 "host {} ({})",
                 &host.namespace[host.namespace.rfind('-').map_or(0, |p| p + 1)..],
