@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::hosts::{Host, Hosts};
+use super::cost::{self, KernelWatch};
 use super::judge::{judge, measure, LoadSide, ServerSide};
 use super::netstat;
 use super::probe::{self, Probe, Sample};
@@ -52,6 +53,41 @@ struct Measured {
     probe_window: (f64, f64),
     /// Connections open at the window's end.
     open: u64,
+    /// The live load generators' RSS at the window's end, over their RSS before their
+    /// batches connected: the bytes their connections cost them.
+    load_rss_gained: Option<u64>,
+}
+
+/// The load generators of the stairs so far: their process trees and the RSS they had
+/// before their batches connected.
+#[derive(Default)]
+struct Generators {
+    pids: Vec<u32>,
+    rss_before: u64,
+}
+
+impl Generators {
+    /// Takes the new batch's generators, sampled just before they start loading (they
+    /// wait for their common start), so their own start-up memory is not counted.
+    fn add(&mut self, agents: &[Agent], load_start: Instant) {
+        let settle = load_start.saturating_duration_since(Instant::now());
+        std::thread::sleep(settle.saturating_sub(Duration::from_millis(100)));
+        for pid in agents.iter().filter_map(|a| a.guard.as_ref().map(|g| g.pid())) {
+            self.rss_before += tree_rss(pid);
+            self.pids.push(pid);
+        }
+    }
+
+    /// RSS gained since [`Generators::add`], over every live generator.
+    fn rss_gained(&self) -> Option<u64> {
+        let now: u64 = self.pids.iter().map(|&pid| tree_rss(pid)).sum();
+        (!self.pids.is_empty()).then(|| now.saturating_sub(self.rss_before))
+    }
+}
+
+/// The RSS of a process and its descendants now (0 when it is gone).
+fn tree_rss(pid: u32) -> u64 {
+    probe::sample(pid, 0.0).map_or(0, |s| s.rss_bytes)
 }
 
 /// One stair as it went.
@@ -160,6 +196,7 @@ fn measure_window(
     dirs: &[PathBuf],
     errors_from: f64,
     length: Duration,
+    loads: &Generators,
 ) -> Option<Measured> {
     let (cpu_from, probe_from) = server.sample();
     let net_from = netstat::read(server.started.pid);
@@ -168,6 +205,8 @@ fn measure_window(
     wait_until(end, server).ok()?;
     let (cpu_to, probe_to) = server.sample();
     let net_to = netstat::read(server.started.pid);
+    let kernel_to = cost::read_kernel(server.started.pid);
+    let load_rss_gained = loads.rss_gained();
     let to = unix_now();
     wait_until(Instant::now() + WRITE_LAG, server).ok()?;
     let window: Window = window::window(dirs, errors_from, from, to);
@@ -179,6 +218,11 @@ fn measure_window(
         net_at_load_end: net_to,
         net_scope: server.side.net_scope,
         net_note: server.side.net_note.clone(),
+        kernel: KernelWatch {
+            before: server.side.kernel.before,
+            at_peak: kernel_to,
+        },
+        kernel_ends: server.side.kernel_ends,
         ..ServerSide::default()
     };
     let load = LoadSide {
@@ -191,6 +235,7 @@ fn measure_window(
         server: side,
         probe_window: (probe_from, probe_to),
         open: window.connections.open,
+        load_rss_gained,
     })
 }
 
@@ -290,6 +335,13 @@ pub fn run_staircase(
         dir: server_dir.clone(),
     };
     let idle = server.sample().0;
+    server.side.kernel.before = cost::read_kernel(pid);
+    // The lab's server namespace holds one end of each connection; elsewhere both are local.
+    server.side.kernel_ends = if matches!(scope, netstat::Scope::ServerHost) {
+        1
+    } else {
+        2
+    };
     let lifetime = lifetime(scenario, staircase, stairs.len());
     let live = live_scenario(scenario, stairs, lifetime);
     let connect_timeout = scenario
@@ -297,6 +349,7 @@ pub fn run_staircase(
         .connect_timeout
         .map_or(Duration::from_secs(10), |d| d.0);
     let mut agents: Vec<Agent> = Vec::new();
+    let mut generators = Generators::default();
     let mut load_dirs: Vec<PathBuf> = Vec::new();
     let mut interrupted = false;
     for (i, stair) in stairs.iter().enumerate() {
@@ -324,6 +377,7 @@ pub fn run_staircase(
         let batch_hosts = stair_hosts(clients, stairs, i);
         let (mut batch_agents, load_start) =
             start_load(config, &live, &batch, &dir, server.started.addr, batch_hosts);
+        generators.add(&batch_agents, load_start);
         record.started_unix = unix_now();
         record.load_dir = Some(dir.join("load"));
         load_dirs.push(dir.join("load"));
@@ -347,6 +401,7 @@ pub fn run_staircase(
                 &dirs,
                 record.started_unix,
                 staircase.every,
+                &generators,
             )
         });
         let ended = judge_stair(&scenario.failure, &mut record, measured, &mut server);
@@ -362,7 +417,14 @@ pub fn run_staircase(
         let dirs: Vec<PathBuf> = load_dirs.iter().flat_map(|d| live_dirs(d)).collect();
         let mut record = stair_of(stairs.len() - 1, Status::Ok, String::new());
         record.step.name = format!("{}-hold", top.name);
-        let measured = measure_window(&mut server, scenario, &dirs, record.started_unix, hold);
+        let measured = measure_window(
+            &mut server,
+            scenario,
+            &dirs,
+            record.started_unix,
+            hold,
+            &generators,
+        );
         judge_stair(&scenario.failure, &mut record, measured, &mut server);
         interrupted |= record.status == Status::Interrupted;
         done.push(record);
@@ -539,16 +601,24 @@ fn stair_row(row: &mut Row, stair: &Stair, server: Option<&Finished>) {
         net_at_load_start: m.server.net_at_load_start,
         net_at_load_end: m.server.net_at_load_end,
         net_scope: m.server.net_scope,
+        kernel: m.server.kernel,
+        kernel_ends: m.server.kernel_ends,
         ..ServerSide::default()
     };
     if let Some(server) = server {
         let (from, to) = m.probe_window;
+        // The idle server first, so the cost columns count what the stairs so far added.
         side.samples = server
-            .side
-            .samples
-            .iter()
-            .filter(|s| from <= s.t_s && s.t_s <= to)
-            .copied()
+            .idle
+            .into_iter()
+            .chain(
+                server
+                    .side
+                    .samples
+                    .iter()
+                    .filter(|s| from <= s.t_s && s.t_s <= to)
+                    .copied(),
+            )
             .collect();
         let workers = server.side.summary.as_ref().map(|s| s.workers as u64);
         row.workers = row.workers.or(workers);
@@ -564,12 +634,20 @@ fn stair_row(row: &mut Row, stair: &Stair, server: Option<&Finished>) {
         (Some(max), Some(idle)) if m.open > 0 => Some(max.saturating_sub(idle.rss_bytes) / m.open),
         _ => None,
     };
+    if let (Some(gained), true) = (m.load_rss_gained, m.open > 0) {
+        row.load_rss_per_conn_bytes = Some((gained as f64 / m.open as f64).round());
+    }
+    // A stair's time to establish is its batch's ramp, not the time since the idle server.
+    row.establish_s = None;
+    row.establish_per_s = None;
     if let Some(dir) = &stair.load_dir {
         let dirs = live_dirs(dir);
         let start = window::started_unix(&dirs).unwrap_or(stair.started_unix);
         if let Some(ramp) = window::ramp(&dirs, start) {
             row.ramp_s = Some((ramp.seconds * 1000.0).round() / 1000.0);
             row.connect_rate_per_s = ramp.rate_per_s().map(|r| r.round());
+            row.establish_s = row.ramp_s;
+            row.establish_per_s = row.connect_rate_per_s;
         }
     }
 }
