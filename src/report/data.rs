@@ -66,6 +66,10 @@ pub struct Manifest {
     pub interrupted: bool,
     pub duration_s: Option<f64>,
     pub conditions: crate::experiment::conditions::Conditions,
+    /// A composite scenario's parts (results in the folders of their names).
+    pub parts: Vec<String>,
+    /// Parts that could not run at all, with the reason.
+    pub part_errors: BTreeMap<String, String>,
 }
 
 /// One line of results.csv: one repetition of one step of one model.

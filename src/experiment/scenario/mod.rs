@@ -9,6 +9,7 @@
 
 mod expand;
 mod file;
+mod parts;
 mod validate;
 
 use std::net::SocketAddr;
@@ -26,7 +27,7 @@ pub use file::{
 };
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 9] = [
+pub const BUILTIN: [(&str, &str); 18] = [
     ("quick", include_str!("../../../scenarios/quick.toml")),
     (
         "max-clients",
@@ -51,6 +52,15 @@ pub const BUILTIN: [(&str, &str); 9] = [
         "lan-100mbit",
         include_str!("../../../scenarios/lan-100mbit.toml"),
     ),
+    ("claim-1", include_str!("../../../scenarios/claim-1.toml")),
+    ("claim-2", include_str!("../../../scenarios/claim-2.toml")),
+    ("claim-3", include_str!("../../../scenarios/claim-3.toml")),
+    ("claim-4", include_str!("../../../scenarios/claim-4.toml")),
+    ("claim-5", include_str!("../../../scenarios/claim-5.toml")),
+    ("claim-6", include_str!("../../../scenarios/claim-6.toml")),
+    ("claim-7", include_str!("../../../scenarios/claim-7.toml")),
+    ("claim-8", include_str!("../../../scenarios/claim-8.toml")),
+    ("classic", include_str!("../../../scenarios/classic.toml")),
 ];
 
 /// What a model entry runs: one of echolab's own servers, or any echo server as a command.
@@ -170,6 +180,9 @@ pub struct Scenario {
     pub network: Option<NetworkFile>,
     /// `[network] own_namespace`: each step in a network namespace of its own.
     pub own_namespace: bool,
+    /// `parts`: the scenarios a composite scenario runs, each into a folder of its own
+    /// (empty for an ordinary scenario, which runs its own models and steps).
+    pub parts: Vec<String>,
 }
 
 /// Builds an error pointing at a place in the scenario being parsed.
@@ -227,6 +240,9 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     let file: ScenarioFile =
         toml::from_str(source).map_err(|e| located(origin, source, e.span(), e.message()))?;
     let err = |span: Option<Range<usize>>, message: String| located(origin, source, span, &message);
+    if let Some(parts) = &file.parts {
+        return parts::composite(&file, parts, default_name, source, &err);
+    }
     let models = validate::models(&file, &err)?;
     let load = validate::load(&file, &err)?;
     let (steps, axes) = expand::steps(&file, &load, &err)?;
@@ -260,6 +276,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
             .as_ref()
             .and_then(|n| n.get_ref().own_namespace)
             .unwrap_or(false),
+        parts: Vec::new(),
     })
 }
 
@@ -291,7 +308,7 @@ mod tests {
         for (name, text) in BUILTIN {
             let s = parse(name, name, text).unwrap_or_else(|e| panic!("{name}: {e:#}"));
             assert_eq!(s.name, name);
-            assert!(!s.steps.is_empty(), "{name}");
+            assert!(!s.steps.is_empty() || !s.parts.is_empty(), "{name}");
             assert!(s.expected_duration.is_some(), "{name} states its duration");
         }
         let quick = parse("quick", "quick", BUILTIN[0].1).unwrap();
