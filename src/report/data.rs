@@ -49,6 +49,7 @@ const TEXT_COLUMNS: [&str; 8] = [
 pub struct Manifest {
     pub scenario_name: Option<String>,
     pub scenario_toml: Option<String>,
+    pub scenario_description: Option<String>,
     pub sweep_axes: Vec<String>,
     pub models: Vec<String>,
     pub echolab_version: Option<String>,
