@@ -162,7 +162,7 @@ impl Manifest {
             status: "running".into(),
             duration_s: None,
             conditions: super::conditions::Conditions::of(scenario),
-            parts: scenario.parts.clone(),
+            parts: scenario.parts.iter().map(|p| p.name.clone()).collect(),
             part_errors: BTreeMap::new(),
         }
     }

@@ -31,7 +31,12 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
         "scenario {}: {} parts ({}) -> {}",
         composite.name,
         composite.parts.len(),
-        composite.parts.join(", "),
+        composite
+            .parts
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
         out.display()
     );
     if let Some(d) = &composite.expected_duration {
@@ -49,11 +54,13 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
             interrupted = true;
             break;
         }
-        match run_part(part, &out.join(part), args) {
+        match run_part(&part.locator, &out.join(&part.name), args) {
             Ok(stopped) => interrupted = stopped,
             Err(e) => {
-                crate::errln!("part {part} could not run: {e:#}");
-                manifest.part_errors.insert(part.clone(), format!("{e:#}"));
+                crate::errln!("part {} could not run: {e:#}", part.name);
+                manifest
+                    .part_errors
+                    .insert(part.name.clone(), format!("{e:#}"));
             }
         }
         manifest.write(&out)?;
@@ -83,7 +90,7 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs one part into `dir`; true when the run was interrupted.
+/// Runs one part (a built-in name or a path) into `dir`; true when the run was interrupted.
 fn run_part(part: &str, dir: &Path, args: &RunArgs) -> anyhow::Result<bool> {
     let (origin, name, text) = scenario::locate(part)?;
     let mut scenario = scenario::parse(&origin, &name, &text)?;

@@ -12,6 +12,8 @@ mod file;
 mod parts;
 mod validate;
 
+pub use parts::Part;
+
 use std::net::SocketAddr;
 use std::ops::Range;
 use std::time::Duration;
@@ -182,7 +184,7 @@ pub struct Scenario {
     pub own_namespace: bool,
     /// `parts`: the scenarios a composite scenario runs, each into a folder of its own
     /// (empty for an ordinary scenario, which runs its own models and steps).
-    pub parts: Vec<String>,
+    pub parts: Vec<Part>,
 }
 
 /// Builds an error pointing at a place in the scenario being parsed.
@@ -241,7 +243,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         toml::from_str(source).map_err(|e| located(origin, source, e.span(), e.message()))?;
     let err = |span: Option<Range<usize>>, message: String| located(origin, source, span, &message);
     if let Some(parts) = &file.parts {
-        return parts::composite(&file, parts, default_name, source, &err);
+        return parts::composite(origin, &file, parts, default_name, source, &err);
     }
     let models = validate::models(&file, &err)?;
     let load = validate::load(&file, &err)?;

@@ -1,13 +1,25 @@
-//! Composite scenarios (`parts = [...]`, as `classic` is): a list of built-in
-//! scenarios run one after the other, each into a folder of one results directory.
+//! Composite scenarios (`parts = [...]`, as `classic` is): a list of scenarios
+//! (built-in names, or files beside the composite one) run one after the other,
+//! each into a folder of one results directory named after the part.
 
+use std::path::Path;
 use std::time::Duration;
 
-use super::{parse, ErrAt, Scenario, ScenarioFile, BUILTIN};
+use super::{locate, parse, ErrAt, Scenario, ScenarioFile, BUILTIN};
 
-/// A scenario made of parts: each part a built-in scenario that is not itself made of
-/// parts, and nothing of its own to run.
+/// One part of a composite scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    /// The part scenario's name: the folder its results go to.
+    pub name: String,
+    /// What [`locate`] finds it by: a built-in name or a path.
+    pub locator: String,
+}
+
+/// A scenario made of parts: each part a scenario that is not itself made of parts,
+/// and nothing of its own to run.
 pub(super) fn composite(
+    origin: &str,
     file: &ScenarioFile,
     parts: &toml::Spanned<Vec<String>>,
     default_name: &str,
@@ -25,24 +37,38 @@ pub(super) fn composite(
     if parts.get_ref().is_empty() {
         return Err(err(Some(parts.span()), "`parts` is empty".into()));
     }
+    let mut found: Vec<Part> = Vec::new();
     for part in parts.get_ref() {
-        let text = BUILTIN
-            .iter()
-            .find(|(name, _)| name == part)
-            .map(|(_, text)| *text)
-            .ok_or_else(|| {
-                err(
-                    Some(parts.span()),
-                    format!("part '{part}' is not a built-in scenario"),
-                )
-            })?;
-        let scenario = parse(&format!("built-in scenario '{part}'"), part, text)?;
+        let at = |message: String| err(Some(parts.span()), format!("part '{part}': {message}"));
+        let locator = if BUILTIN.iter().any(|(name, _)| name == part) {
+            part.clone()
+        } else {
+            // A file part is found beside the composite scenario's file.
+            let beside = Path::new(origin).parent().unwrap_or(Path::new("."));
+            let path = beside.join(part);
+            if !path.is_file() {
+                return Err(at(format!(
+                    "neither a built-in scenario nor a file ({} does not exist)",
+                    path.display()
+                )));
+            }
+            path.to_string_lossy().into_owned()
+        };
+        let (part_origin, name, text) = locate(&locator)?;
+        let scenario = parse(&part_origin, &name, &text)?;
         if !scenario.parts.is_empty() {
-            return Err(err(
-                Some(parts.span()),
-                format!("part '{part}' is itself made of parts"),
-            ));
+            return Err(at("it is itself made of parts".into()));
         }
+        if found.iter().any(|p| p.name == scenario.name) {
+            return Err(at(format!(
+                "another part is also named '{}' (each part's results go to the folder of its name)",
+                scenario.name
+            )));
+        }
+        found.push(Part {
+            name: scenario.name,
+            locator,
+        });
     }
     Ok(Scenario {
         name: file
@@ -64,6 +90,6 @@ pub(super) fn composite(
         client_hosts: None,
         network: None,
         own_namespace: false,
-        parts: parts.get_ref().clone(),
+        parts: found,
     })
 }
