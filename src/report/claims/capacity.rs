@@ -144,6 +144,37 @@ pub(super) fn claim_2(rows: &[Row], limits: Limits) -> Judged {
             ),
         };
     };
+    let at_failed = |r: &Row| num(r, column::CONNECTIONS) == failed;
+    let (_, _, reason) = outcome(rows, "threads", at_failed);
+    let reached = rows
+        .iter()
+        .filter(|r| r.model == "threads" && ran(r))
+        .filter_map(|r| r.num(column::SERVER_THREADS_MAX))
+        .fold(0.0, f64::max);
+    // The server says why it refused connections: thread_spawn when no thread could start.
+    if reason.contains("thread") {
+        let below = match limit {
+            Some(l) if reached < 0.9 * l => format!(
+                ", below kernel.pid_max/threads-max ({}): a per-process limit such as \
+                 vm.max_map_count (each thread maps its stack) bounds one process first",
+                fmt_count(l)
+            ),
+            _ => String::new(),
+        };
+        let verdict = if reached >= TENS_OF_THOUSANDS {
+            Verdict::Confirmed
+        } else {
+            Verdict::Refuted
+        };
+        let why = format!(
+            "threads held {} connections and failed at {} when the server could start no \
+             more threads, at {} threads{below}",
+            fmt_count(held),
+            fmt_count(failed),
+            fmt_count(reached)
+        );
+        return (verdict, why, numbers);
+    }
     let fd_first = match (limits.fds.map(|f| f as f64), limit) {
         (Some(fds), Some(l)) => fds < l && failed >= fds * 0.9,
         (Some(fds), None) => failed >= fds * 0.9,
@@ -151,8 +182,8 @@ pub(super) fn claim_2(rows: &[Row], limits: Limits) -> Judged {
     };
     if fd_first {
         let why = format!(
-            "threads held {} and failed at {} connections, at the fd limit of one process \
-             ({}), which is below the thread limit: the fd limit came first",
+            "threads held {} and failed at {} connections ({reason}), at the fd limit of one \
+             process ({}), which is below the thread limit: the fd limit came first",
             fmt_count(held),
             fmt_count(failed),
             limits.fds.map_or("?".into(), |f| fmt_count(f as f64))
@@ -276,9 +307,16 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
         ),
     ];
     // Each part: Some(true) holds, Some(false) contradicted, None not measured.
+    // The claim is that threads runs out of memory: a failure for another reason (a
+    // timeout) does not show it.
+    let out_of_memory = ["memory", "ENOMEM", "oom", "killed"]
+        .iter()
+        .any(|w| t_reason.to_lowercase().contains(&w.to_lowercase()));
     let threads = match (t_big_ok, t_big_failed) {
         (0, 0) => None,
-        (0, _) => Some(t_small_failed == 0),
+        (0, _) if t_small_failed > 0 => Some(false),
+        (0, _) if out_of_memory => Some(true),
+        (0, _) => None,
         _ => Some(false),
     };
     let select = match (s_ok, s_failed) {
@@ -315,10 +353,11 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
             format!("all three hold: {}", list(Some(true))),
         )
     } else {
-        (
-            Verdict::Inconclusive,
-            format!("not measured: {}", list(None)),
-        )
+        let mut why = format!("not shown: {}", list(None));
+        if threads.is_none() && t_big_failed > 0 {
+            why += &format!(" (threads failed at 1 MiB, but not for memory: {t_reason})");
+        }
+        (Verdict::Inconclusive, why)
     };
     (verdict, why, numbers)
 }

@@ -127,6 +127,26 @@ fn claim_2_threads_against_the_thread_and_fd_limits() {
     let mut early = held("threads", 1_000.0);
     early.push(failed("threads", 2_000.0));
     assert_eq!(verdict_with(2, &early, limits), Verdict::Refuted);
+    let mut spawn = held("threads", 10_000.0);
+    let mut no_thread = failed("threads", 19_000.0);
+    no_thread.failure_reason = "server refused 2883 connections (thread_spawn: 2883)".into();
+    no_thread
+        .numbers
+        .insert(column::SERVER_THREADS_MAX.into(), 16_118.0);
+    spawn.push(no_thread.clone());
+    let c = judge(2, &spawn, fd_first);
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert!(
+        c.why.contains("at 16,118 threads, below kernel.pid_max"),
+        "{}",
+        c.why
+    );
+    no_thread
+        .numbers
+        .insert(column::SERVER_THREADS_MAX.into(), 3_000.0);
+    spawn.pop();
+    spawn.push(no_thread);
+    assert_eq!(verdict_with(2, &spawn, fd_first), Verdict::Refuted);
     let beyond = held("threads", 40_000.0);
     assert_eq!(verdict_with(2, &beyond, limits), Verdict::Refuted);
     assert_eq!(
@@ -254,14 +274,31 @@ fn claim_7_message_sizes() {
     .concat();
     let threads_small = [sized("threads", 1.0, true), sized("threads", 1024.0, true)].concat();
     let select = sized("select", 1.0, false);
+    let mut out_of_memory = sized("threads", MIB, false);
+    out_of_memory[0].failure_reason = "server exited: killed by the OOM killer".into();
     let confirmed = [
+        epoll.clone(),
+        threads_small.clone(),
+        out_of_memory,
+        select.clone(),
+    ]
+    .concat();
+    assert_eq!(verdict(7, &confirmed), Verdict::Confirmed);
+    // Failing at 1 MiB for another reason does not show the claim.
+    let timed_out = [
         epoll.clone(),
         threads_small.clone(),
         sized("threads", MIB, false),
         select.clone(),
     ]
     .concat();
-    assert_eq!(verdict(7, &confirmed), Verdict::Confirmed);
+    let c = judge(7, &timed_out, Limits::default());
+    assert_eq!(c.verdict, Verdict::Inconclusive);
+    assert!(
+        c.why.contains("but not for memory: server refused"),
+        "{}",
+        c.why
+    );
     let threads_coped = [
         epoll.clone(),
         threads_small.clone(),
