@@ -7,6 +7,8 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
+mod common;
+
 const EXE: &str = env!("CARGO_BIN_EXE_echolab");
 
 fn echolab(args: &[&str]) -> Output {
@@ -186,4 +188,49 @@ fn a_scenario_of_parts_runs_each_into_its_folder_and_judges_them_together() {
         report.contains("> - Claim 5 was not run: `echolab-no-such-program`"),
         "{report}"
     );
+}
+
+#[test]
+fn per_host_figures_show_each_client_host_at_the_heaviest_split_step() {
+    if !common::netns_available(
+        "claims::per_host_figures_show_each_client_host_at_the_heaviest_split_step",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("split.toml");
+    fs::write(
+        &scenario,
+        "models = [\"epoll\"]\nstep_timeout = \"30s\"\n[load]\nsize = 64\nrequests = 3\n\
+         connect_timeout = \"5s\"\n[hosts]\nclients = 2\n[sweep]\nconnections = [2, 6]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    echolab(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let hosts = fs::read_to_string(out.join("epoll/c6-s64/rep-1/load-hosts.txt")).unwrap();
+    assert_eq!(hosts, "host-1 198.18.0.11\nhost-2 198.18.0.12\n");
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    let section = &report[report
+        .find("## Per-host figures")
+        .expect("a per-host section")..];
+    assert!(
+        section.contains("epoll at c6-s64 (repetition 1)"),
+        "{section}"
+    );
+    // 6 connections over 2 hosts: 3 each, 3 requests per connection, counted on both sides.
+    for (host, addr) in [("host-1", "198.18.0.11"), ("host-2", "198.18.0.12")] {
+        let line = section
+            .lines()
+            .find(|l| l.starts_with(&format!("| {host} |")))
+            .unwrap_or_else(|| panic!("no row for {host} in {section}"));
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        assert_eq!(&cells[1..6], [host, addr, "3", "3", "9"], "{line}");
+        assert_eq!(cells[8], "0", "{line}");
+    }
 }

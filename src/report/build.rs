@@ -6,7 +6,7 @@ use super::data::{Results, Status};
 use super::document::{Block, Document, Section, Table};
 use super::sweep::{self, Sweep};
 use super::verdict::{self, fmt_count, fmt_ratio, BASELINE};
-use super::{claims, figures, parts, timelines};
+use super::{claims, figures, parts, per_host, timelines};
 use crate::experiment::results::column;
 
 pub fn document(results: &mut Results) -> anyhow::Result<Document> {
@@ -74,6 +74,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     for (s, heavy) in sweeps.iter().zip(heavy) {
         sections.extend(figures::sweep_sections(results, s, &heavy)?);
     }
+    sections.extend(per_host::section(results));
     sections.push(steps_section(results));
     Ok(Document {
         title: format!("echolab report: {scenario}"),

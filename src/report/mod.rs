@@ -7,7 +7,8 @@
 //! of each sweep (figures.rs, driven by a table of metrics) and its timelines
 //! (timelines.rs), charts.rs draws the SVGs, and html.rs and markdown.rs render
 //! that one document twice. claims.rs judges the classic studies' claims, and
-//! parts.rs lays out the report of a scenario made of parts (`classic`).
+//! parts.rs lays out the report of a scenario made of parts (`classic`);
+//! per_host.rs shows each client host's figures when the load was split over hosts.
 
 mod build;
 mod charts;
@@ -18,6 +19,7 @@ mod figures;
 mod html;
 mod markdown;
 mod parts;
+mod per_host;
 mod sweep;
 mod timelines;
 mod verdict;

@@ -28,7 +28,7 @@ use super::scenario::{ModelEntry, Scenario, Step};
 use load::{collect_load, start_load, step_timeout, stop_agents};
 use server::{start_server, StartError, Started, STOP_GRACE};
 
-pub use load::{load_args, load_config};
+pub use load::{load_args, load_config, LOAD_HOSTS};
 pub use server::{server_args, substitute};
 
 const PROBE_INTERVAL: Duration = Duration::from_millis(100);
