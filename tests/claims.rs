@@ -22,6 +22,19 @@ fn echolab(args: &[&str]) -> Output {
     output
 }
 
+/// `echolab run SCENARIO --out OUT --quiet EXTRA...`, which must succeed.
+fn run(scenario: &Path, out: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ];
+    args.extend(extra);
+    echolab(&args);
+}
+
 #[test]
 fn run_list_names_every_claim_and_classic() {
     let list = String::from_utf8(echolab(&["run", "--list"]).stdout).unwrap();
@@ -98,13 +111,7 @@ fn a_scaled_down_claim_1_is_confirmed_from_its_rows() {
     let scenario = dir.path().join("claim-1.toml");
     fs::write(&scenario, TINY_CLAIM_1).unwrap();
     let out = dir.path().join("out");
-    echolab(&[
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run(&scenario, &out, &[]);
     let rows = select_rows(&out.join("results.csv"));
     // 900 held twice; 1100 failed once (select refuses fds >= 1024), its second
     // repetition skipped.
@@ -147,15 +154,7 @@ fn a_scenario_of_parts_runs_each_into_its_folder_and_judges_them_together() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    echolab(&[
-        "run",
-        composite.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-        "--repetitions",
-        "1",
-    ]);
+    run(&composite, &out, &["--repetitions", "1"]);
     let manifest: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["parts"], serde_json::json!(["claim-1", "claim-5"]));
@@ -206,13 +205,7 @@ fn per_host_figures_show_each_client_host_at_the_heaviest_split_step() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    echolab(&[
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ]);
+    run(&scenario, &out, &[]);
     let hosts = fs::read_to_string(out.join("epoll/c6-s64/rep-1/load-hosts.txt")).unwrap();
     assert_eq!(hosts, "host-1 198.18.0.11\nhost-2 198.18.0.12\n");
     let report = fs::read_to_string(out.join("report.md")).unwrap();

@@ -253,33 +253,48 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     validate::free_form_args(&models, &load, source, &err)?;
     validate::steps_can_run(&file, &load, &steps, source, &err)?;
     Ok(Scenario {
-        name: file
-            .name
-            .clone()
-            .unwrap_or_else(|| default_name.to_string()),
-        description: file.description.trim().to_string(),
-        expected_duration: file.expected_duration.clone(),
-        requirements: file.requirements.clone(),
-        toml: source.to_string(),
         models,
-        repetitions: file
-            .repetitions
-            .map_or(1, |r| r.0.min(u32::MAX as u64) as u32),
-        step_timeout: file.step_timeout.map(|d| d.0),
-        pause: file.pause.map_or(Duration::ZERO, |d| d.0),
         load,
         steps,
         sweep_axes: axes,
-        failure: file.failure.clone(),
         client_hosts,
         network,
-        own_namespace: file
-            .network
-            .as_ref()
-            .and_then(|n| n.get_ref().own_namespace)
-            .unwrap_or(false),
-        parts: Vec::new(),
+        ..Scenario::of_file(&file, default_name, source)
     })
+}
+
+impl Scenario {
+    /// What the file says of itself and of every step; no models, steps or parts yet.
+    fn of_file(file: &ScenarioFile, default_name: &str, source: &str) -> Scenario {
+        Scenario {
+            name: file
+                .name
+                .clone()
+                .unwrap_or_else(|| default_name.to_string()),
+            description: file.description.trim().to_string(),
+            expected_duration: file.expected_duration.clone(),
+            requirements: file.requirements.clone(),
+            toml: source.to_string(),
+            models: Vec::new(),
+            repetitions: file
+                .repetitions
+                .map_or(1, |r| r.0.min(u32::MAX as u64) as u32),
+            step_timeout: file.step_timeout.map(|d| d.0),
+            pause: file.pause.map_or(Duration::ZERO, |d| d.0),
+            load: file.load.clone(),
+            steps: Vec::new(),
+            sweep_axes: Vec::new(),
+            failure: file.failure.clone(),
+            client_hosts: None,
+            network: None,
+            own_namespace: file
+                .network
+                .as_ref()
+                .and_then(|n| n.get_ref().own_namespace)
+                .unwrap_or(false),
+            parts: Vec::new(),
+        }
+    }
 }
 
 /// Formats a number without a trailing `.0` (for step names).

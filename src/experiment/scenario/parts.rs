@@ -3,7 +3,6 @@
 //! each into a folder of one results directory named after the part.
 
 use std::path::Path;
-use std::time::Duration;
 
 use super::{locate, parse, ErrAt, Scenario, ScenarioFile, BUILTIN};
 
@@ -71,25 +70,7 @@ pub(super) fn composite(
         });
     }
     Ok(Scenario {
-        name: file
-            .name
-            .clone()
-            .unwrap_or_else(|| default_name.to_string()),
-        description: file.description.trim().to_string(),
-        expected_duration: file.expected_duration.clone(),
-        requirements: file.requirements.clone(),
-        toml: source.to_string(),
-        models: Vec::new(),
-        repetitions: 1,
-        step_timeout: None,
-        pause: Duration::ZERO,
-        load: file.load.clone(),
-        steps: Vec::new(),
-        sweep_axes: Vec::new(),
-        failure: file.failure.clone(),
-        client_hosts: None,
-        network: None,
-        own_namespace: false,
         parts: found,
+        ..Scenario::of_file(file, default_name, source)
     })
 }

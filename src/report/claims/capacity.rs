@@ -261,6 +261,15 @@ pub(super) fn claim_3(rows: &[Row]) -> Judged {
     }
 }
 
+/// ` (failed: REASON)`, or nothing without a reason.
+fn failed_note(reason: &str) -> String {
+    if reason.is_empty() {
+        String::new()
+    } else {
+        format!(" (failed: {reason})")
+    }
+}
+
 /// Claim 7: threads fails at 1 MiB only, select fails, epoll completes every size.
 pub(super) fn claim_7(rows: &[Row]) -> Judged {
     const MIB: f64 = 1_048_576.0;
@@ -280,30 +289,18 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
             "threads: below 1 MiB ok in {t_small_ok} of {}, at 1 MiB ok in {t_big_ok} of {}{}",
             t_small_ok + t_small_failed,
             t_big_ok + t_big_failed,
-            if t_reason.is_empty() {
-                String::new()
-            } else {
-                format!(" (failed: {t_reason})")
-            }
+            failed_note(&t_reason)
         ),
         format!(
             "select: ok in {s_ok} of {} repetitions{}",
             s_ok + s_failed,
-            if s_reason.is_empty() {
-                String::new()
-            } else {
-                format!(" (failed: {s_reason})")
-            }
+            failed_note(&s_reason)
         ),
         format!(
             "epoll: ok in {e_ok} of {} repetitions over {} sizes{}",
             e_ok + e_failed,
             e_sizes.len(),
-            if e_reason.is_empty() {
-                String::new()
-            } else {
-                format!(" (failed: {e_reason})")
-            }
+            failed_note(&e_reason)
         ),
     ];
     // Each part: Some(true) holds, Some(false) contradicted, None not measured.
