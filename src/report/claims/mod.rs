@@ -93,7 +93,16 @@ pub fn claim_of(scenario: &str) -> Option<usize> {
 
 /// Judges claim `number` from its scenario's rows.
 pub fn judge(number: usize, rows: &[Row], limits: Limits) -> Claim {
+    // A repetition stopped by this machine's own limits says nothing of the claim.
+    let (stopped, rows): (Vec<Row>, Vec<Row>) = rows
+        .iter()
+        .cloned()
+        .partition(|r| r.status == Status::Failed && machine_limit(&r.failure_reason));
+    let rows = rows.as_slice();
     if let Some(reason) = nothing_ran(rows) {
+        let reason = stopped.first().map_or(reason, |r| {
+            format!("this machine's limits stopped it: {}", r.failure_reason)
+        });
         return Claim::not_run(number, reason);
     }
     let (verdict, why, numbers) = match number {
@@ -112,6 +121,14 @@ pub fn judge(number: usize, rows: &[Row], limits: Limits) -> Claim {
         verdict,
         why,
     }
+}
+
+/// Whether a failure reason is this machine's limit on the load generator (its fd
+/// limit, its local ports) rather than something the server did.
+fn machine_limit(reason: &str) -> bool {
+    ["RLIMIT_NOFILE", "local ports", "ephemeral ports"]
+        .iter()
+        .any(|w| reason.contains(w))
 }
 
 type Judged = (Verdict, String, Vec<String>);

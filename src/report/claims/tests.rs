@@ -86,6 +86,18 @@ fn a_claim_without_rows_that_ran_is_not_run_with_the_reason() {
         (c.verdict, c.why.as_str()),
         (Verdict::NotRun, "`node` is not installed here")
     );
+    let mut too_few_fds = failed("epoll", 100_000.0);
+    too_few_fds.failure_reason = "load generator exited 2: 100000 connections in one process \
+        need 100064 file descriptors, but the limit is 1024 (hard limit 1024, RLIMIT_NOFILE)"
+        .into();
+    let c = judge(3, &[too_few_fds], Limits::default());
+    assert_eq!(c.verdict, Verdict::NotRun);
+    assert!(
+        c.why
+            .starts_with("this machine's limits stopped it: load generator"),
+        "{}",
+        c.why
+    );
     assert_eq!(claim_of("claim-4"), Some(4));
     assert_eq!(claim_of("claim-9"), None);
     assert_eq!(claim_of("quick"), None);
