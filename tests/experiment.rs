@@ -220,7 +220,16 @@ fn list_names_every_builtin_scenario() {
             "ramp",
             "hosts",
             "languages",
-            "lan-100mbit"
+            "lan-100mbit",
+            "claim-1",
+            "claim-2",
+            "claim-3",
+            "claim-4",
+            "claim-5",
+            "claim-6",
+            "claim-7",
+            "claim-8",
+            "classic"
         ]
     );
 }

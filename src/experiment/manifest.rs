@@ -53,6 +53,21 @@ pub struct Manifest {
     pub duration_s: Option<f64>,
     /// The servers' cgroup limits and the client links' shaping.
     pub conditions: super::conditions::Conditions,
+    /// A composite scenario's parts, each run into the folder of its name.
+    pub parts: Vec<String>,
+    /// Parts that could not run at all, with the reason (not root, too few fds).
+    pub part_errors: BTreeMap<String, String>,
+}
+
+/// The results.csv column of a sweep axis named as the scenario's `[sweep]` names it.
+pub fn axis_column(key: &str) -> &str {
+    use super::results::column;
+    match key {
+        "delay" => column::DELAY_MS,
+        "requests" => column::REQUESTS_PER_CONN,
+        "hosts" => column::CLIENT_HOSTS,
+        other => other,
+    }
 }
 
 pub fn unix_now() -> f64 {
@@ -120,7 +135,11 @@ impl Manifest {
             scenario_name: scenario.name.clone(),
             scenario_toml: scenario.toml.clone(),
             scenario_description: scenario.description.clone(),
-            sweep_axes: scenario.sweep_axes.iter().map(|s| s.to_string()).collect(),
+            sweep_axes: scenario
+                .sweep_axes
+                .iter()
+                .map(|s| axis_column(s).to_string())
+                .collect(),
             models: scenario.models.iter().map(|m| m.label.clone()).collect(),
             repetitions: scenario.repetitions,
             steps: scenario.steps.iter().map(|s| s.name.clone()).collect(),
@@ -143,6 +162,8 @@ impl Manifest {
             status: "running".into(),
             duration_s: None,
             conditions: super::conditions::Conditions::of(scenario),
+            parts: scenario.parts.iter().map(|p| p.name.clone()).collect(),
+            part_errors: BTreeMap::new(),
         }
     }
 
@@ -244,6 +265,13 @@ mod tests {
             assert!(v.get(key).is_some(), "manifest lacks {key}");
         }
         assert_eq!(v["interrupted"], serde_json::Value::Bool(false));
+        let swept = super::super::scenario::parse(
+            "t",
+            "t",
+            "models=[\"poll\"]\n[load]\nrequests=1\n[sweep]\ndelay=[\"1ms\",\"2ms\"]\n",
+        )
+        .unwrap();
+        assert_eq!(Manifest::new(&swept).sweep_axes, ["delay_ms"]);
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -21,6 +21,7 @@ pub mod hosts;
 pub mod judge;
 pub mod manifest;
 pub mod netstat;
+mod parts;
 pub mod probe;
 pub mod process;
 pub mod results;
@@ -178,10 +179,13 @@ pub fn list_builtin() -> anyhow::Result<String> {
     let mut out = String::new();
     for (name, text) in scenario::BUILTIN {
         let s = scenario::parse(name, name, text)?;
+        let size = if s.parts.is_empty() {
+            format!("{} steps x {} models", s.steps.len(), s.models.len())
+        } else {
+            format!("{} parts", s.parts.len())
+        };
         out += &format!(
-            "{name:<18} {} steps x {} models, {}\n{:18} {}\n",
-            s.steps.len(),
-            s.models.len(),
+            "{name:<18} {size}, {}\n{:18} {}\n",
             s.expected_duration.as_deref().unwrap_or("duration unknown"),
             "",
             first_sentence(&s.description)
@@ -219,6 +223,9 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let (origin, default_name, text) = scenario::locate(&args.scenario)?;
     let mut scenario = scenario::parse(&origin, &default_name, &text)?;
+    if !scenario.parts.is_empty() {
+        return parts::run(&args, &scenario);
+    }
     if let Some(line) = &args.server_cmd {
         add_server_cmd(&mut scenario, line, args.server_name.as_deref())?;
     }
@@ -237,7 +244,32 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         anyhow::ensure!(r >= 1, "--repetitions must be at least 1");
         scenario.repetitions = r;
     }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&scenario.name));
+    let outcome = run_into(&scenario, &out, &args)?;
+    let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
+    crate::outln!();
+    crate::out!("{}", results::comparison_table(&outcome.rows, &labels));
+    crate::outln!("results: {}", out.display());
+    if outcome.interrupted {
+        crate::errln!(
+            "interrupted: the finished steps are kept in {}",
+            out.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
 
+/// Runs one (ordinary) scenario into `out`: checks it can run here, writes the
+/// manifest and results.csv as it goes, then the report unless told not to.
+fn run_into(
+    scenario: &scenario::Scenario,
+    out: &std::path::Path,
+    args: &RunArgs,
+) -> anyhow::Result<runner::RunOutcome> {
     if scenario
         .models
         .iter()
@@ -254,11 +286,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         // Before anything is written: a machine that cannot make namespaces cannot run it.
         hosts::check_available()?;
     }
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| default_out(&scenario.name));
-    std::fs::create_dir_all(&out)
+    std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create results directory {}", out.display()))?;
     let exe = std::env::current_exe().context("cannot find the echolab binary to start servers")?;
 
@@ -284,15 +312,15 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
 
     process::install_stop_handlers().context("cannot install SIGINT/SIGTERM handlers")?;
-    let mut manifest = manifest::Manifest::new(&scenario);
-    manifest.write(&out)?;
+    let mut manifest = manifest::Manifest::new(scenario);
+    manifest.write(out)?;
     let config = runner::RunConfig {
         exe,
-        out: out.clone(),
+        out: out.to_path_buf(),
         progress_bar: runner::stderr_is_terminal(),
         quiet: args.quiet,
     };
-    let outcome = runner::run(&scenario, &config);
+    let outcome = runner::run(scenario, &config);
     if let Some(applied) = outcome.as_ref().ok().and_then(|o| o.network.clone()) {
         manifest.conditions.network = Some(applied);
     }
@@ -300,11 +328,11 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         manifest.conditions.lab_sysctls = Some(sysctls);
     }
     manifest.finish(outcome.as_ref().map_or(true, |o| o.interrupted));
-    manifest.write(&out)?;
+    manifest.write(out)?;
     let outcome = outcome?;
 
     if !args.no_report {
-        match crate::report::write_report(&out) {
+        match crate::report::write_report(out) {
             Ok(path) => crate::outln!("report: {}", path.display()),
             Err(e) => crate::errln!(
                 "warning: the report could not be written ({e:#}); the results are in {}",
@@ -312,18 +340,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             ),
         }
     }
-    let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
-    crate::outln!();
-    crate::out!("{}", results::comparison_table(&outcome.rows, &labels));
-    crate::outln!("results: {}", out.display());
-    if outcome.interrupted {
-        crate::errln!(
-            "interrupted: the finished steps are kept in {}",
-            out.display()
-        );
-        return Ok(ExitCode::from(130));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(outcome)
 }
 
 #[cfg(test)]

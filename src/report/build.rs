@@ -6,7 +6,7 @@ use super::data::{Results, Status};
 use super::document::{Block, Document, Section, Table};
 use super::sweep::{self, Sweep};
 use super::verdict::{self, fmt_count, fmt_ratio, BASELINE};
-use super::{figures, timelines};
+use super::{claims, figures, parts, per_host, timelines};
 use crate::experiment::results::column;
 
 pub fn document(results: &mut Results) -> anyhow::Result<Document> {
@@ -60,9 +60,21 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         id: "verdict".into(),
         blocks: verdict_blocks,
     });
+    if let Some(number) = claims::claim_of(&scenario) {
+        let claim = claims::judge(number, &results.rows, parts::limits(&results.manifest));
+        let test = claims::test_of(
+            results
+                .manifest
+                .scenario_description
+                .as_deref()
+                .unwrap_or(""),
+        );
+        sections.extend(claims::section(&[claim], |_| test.clone(), |_| None));
+    }
     for (s, heavy) in sweeps.iter().zip(heavy) {
         sections.extend(figures::sweep_sections(results, s, &heavy)?);
     }
+    sections.extend(per_host::section(results));
     sections.push(steps_section(results));
     Ok(Document {
         title: format!("echolab report: {scenario}"),
@@ -71,7 +83,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     })
 }
 
-fn alerts(results: &Results) -> Vec<String> {
+pub(super) fn alerts(results: &Results) -> Vec<String> {
     let mut alerts = Vec::new();
     if results.manifest.interrupted {
         alerts.push(
@@ -176,7 +188,7 @@ fn utc(unix: f64) -> String {
     )
 }
 
-fn setup_section(results: &Results) -> Section {
+pub(super) fn setup_section(results: &Results) -> Section {
     let m = &results.manifest;
     let unknown = || "unknown".to_string();
     let opt = |v: &Option<String>| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(unknown);

@@ -49,6 +49,7 @@ const TEXT_COLUMNS: [&str; 8] = [
 pub struct Manifest {
     pub scenario_name: Option<String>,
     pub scenario_toml: Option<String>,
+    pub scenario_description: Option<String>,
     pub sweep_axes: Vec<String>,
     pub models: Vec<String>,
     pub echolab_version: Option<String>,
@@ -66,6 +67,10 @@ pub struct Manifest {
     pub interrupted: bool,
     pub duration_s: Option<f64>,
     pub conditions: crate::experiment::conditions::Conditions,
+    /// A composite scenario's parts (results in the folders of their names).
+    pub parts: Vec<String>,
+    /// Parts that could not run at all, with the reason.
+    pub part_errors: BTreeMap<String, String>,
 }
 
 /// One line of results.csv: one repetition of one step of one model.

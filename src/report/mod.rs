@@ -6,15 +6,20 @@
 //! verdict.rs ranks the models, build.rs lays out the document with the figures
 //! of each sweep (figures.rs, driven by a table of metrics) and its timelines
 //! (timelines.rs), charts.rs draws the SVGs, and html.rs and markdown.rs render
-//! that one document twice.
+//! that one document twice. claims.rs judges the classic studies' claims, and
+//! parts.rs lays out the report of a scenario made of parts (`classic`);
+//! per_host.rs shows each client host's figures when the load was split over hosts.
 
 mod build;
 mod charts;
+mod claims;
 mod data;
 mod document;
 mod figures;
 mod html;
 mod markdown;
+mod parts;
+mod per_host;
 mod sweep;
 mod timelines;
 mod verdict;
@@ -48,7 +53,11 @@ pub fn write_report(results_dir: &Path) -> anyhow::Result<PathBuf> {
 /// Every file written, report.html first.
 fn write_all(results_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut results = data::load(results_dir)?;
-    let doc = build::document(&mut results)?;
+    let doc = if results.manifest.parts.is_empty() {
+        build::document(&mut results)?
+    } else {
+        parts::document(&results)
+    };
     let charts_dir = results_dir.join("charts");
     fs::create_dir_all(&charts_dir)
         .with_context(|| format!("cannot create {}", charts_dir.display()))?;

@@ -120,8 +120,9 @@ pub fn swept_axes(results: &Results) -> Vec<String> {
         .manifest
         .sweep_axes
         .iter()
+        // Older manifests name axes as [sweep] does (`delay`), newer ones by column.
+        .map(|a| crate::experiment::manifest::axis_column(a).to_string())
         .filter(|a| AXES.contains(&a.as_str()))
-        .cloned()
         .collect();
     if !declared.is_empty() {
         return declared;

@@ -145,6 +145,9 @@ pub struct ScenarioFile {
     pub hosts: Option<Spanned<HostsFile>>,
     pub network: Option<Spanned<NetworkFile>>,
     pub staircase: Option<Spanned<super::stairs::StaircaseFile>>,
+    /// Built-in scenarios run one after the other into folders of one results
+    /// directory, judged together (`classic`); such a file has nothing else to run.
+    pub parts: Option<Spanned<Vec<String>>>,
 }
 
 /// `[network]`: shaping of the client hosts' links (needs `[hosts]`), and where a

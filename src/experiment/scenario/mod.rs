@@ -9,8 +9,11 @@
 
 mod expand;
 mod file;
+mod parts;
 mod stairs;
 mod validate;
+
+pub use parts::Part;
 
 use std::net::SocketAddr;
 use std::ops::Range;
@@ -29,7 +32,7 @@ pub use file::{
 pub use stairs::Staircase;
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 10] = [
+pub const BUILTIN: [(&str, &str); 19] = [
     ("quick", include_str!("../../../scenarios/quick.toml")),
     (
         "max-clients",
@@ -55,6 +58,15 @@ pub const BUILTIN: [(&str, &str); 10] = [
         "lan-100mbit",
         include_str!("../../../scenarios/lan-100mbit.toml"),
     ),
+    ("claim-1", include_str!("../../../scenarios/claim-1.toml")),
+    ("claim-2", include_str!("../../../scenarios/claim-2.toml")),
+    ("claim-3", include_str!("../../../scenarios/claim-3.toml")),
+    ("claim-4", include_str!("../../../scenarios/claim-4.toml")),
+    ("claim-5", include_str!("../../../scenarios/claim-5.toml")),
+    ("claim-6", include_str!("../../../scenarios/claim-6.toml")),
+    ("claim-7", include_str!("../../../scenarios/claim-7.toml")),
+    ("claim-8", include_str!("../../../scenarios/claim-8.toml")),
+    ("classic", include_str!("../../../scenarios/classic.toml")),
 ];
 
 /// What a model entry runs: one of echolab's own servers, or any echo server as a command.
@@ -179,6 +191,9 @@ pub struct Scenario {
     /// `[staircase]`: one live server, connections added in batches; `steps` are its
     /// stairs (each combination of the other axes is one staircase).
     pub staircase: Option<Staircase>,
+    /// `parts`: the scenarios a composite scenario runs, each into a folder of its own
+    /// (empty for an ordinary scenario, which runs its own models and steps).
+    pub parts: Vec<Part>,
 }
 
 /// Builds an error pointing at a place in the scenario being parsed.
@@ -236,6 +251,9 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     let file: ScenarioFile =
         toml::from_str(source).map_err(|e| located(origin, source, e.span(), e.message()))?;
     let err = |span: Option<Range<usize>>, message: String| located(origin, source, span, &message);
+    if let Some(parts) = &file.parts {
+        return parts::composite(origin, &file, parts, default_name, source, &err);
+    }
     let models = validate::models(&file, &err)?;
     let staircase = stairs::staircase(&file, &err)?;
     let load = validate::load(&file, staircase.is_some(), &err)?;
@@ -246,34 +264,52 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     validate::free_form_args(&models, &load, source, &err)?;
     validate::steps_can_run(&file, &load, &steps, source, &err)?;
     Ok(Scenario {
-        name: file
-            .name
-            .clone()
-            .unwrap_or_else(|| default_name.to_string()),
-        description: file.description.trim().to_string(),
-        expected_duration: file.expected_duration.clone(),
-        requirements: file.requirements.clone(),
-        toml: source.to_string(),
         models,
-        repetitions: file
-            .repetitions
-            .map_or(1, |r| r.0.min(u32::MAX as u64) as u32),
-        step_timeout: file.step_timeout.map(|d| d.0),
-        pause: file.pause.map_or(Duration::ZERO, |d| d.0),
         load,
         steps,
         sweep_axes: axes,
-        failure: file.failure.clone(),
         client_hosts,
         lab_sysctls,
         network,
-        own_namespace: file
-            .network
-            .as_ref()
-            .and_then(|n| n.get_ref().own_namespace)
-            .unwrap_or(false),
         staircase,
+        ..Scenario::of_file(&file, default_name, source)
     })
+}
+
+impl Scenario {
+    /// What the file says of itself and of every step; no models, steps or parts yet.
+    fn of_file(file: &ScenarioFile, default_name: &str, source: &str) -> Scenario {
+        Scenario {
+            name: file
+                .name
+                .clone()
+                .unwrap_or_else(|| default_name.to_string()),
+            description: file.description.trim().to_string(),
+            expected_duration: file.expected_duration.clone(),
+            requirements: file.requirements.clone(),
+            toml: source.to_string(),
+            models: Vec::new(),
+            repetitions: file
+                .repetitions
+                .map_or(1, |r| r.0.min(u32::MAX as u64) as u32),
+            step_timeout: file.step_timeout.map(|d| d.0),
+            pause: file.pause.map_or(Duration::ZERO, |d| d.0),
+            load: file.load.clone(),
+            steps: Vec::new(),
+            sweep_axes: Vec::new(),
+            failure: file.failure.clone(),
+            client_hosts: None,
+            network: None,
+            own_namespace: file
+                .network
+                .as_ref()
+                .and_then(|n| n.get_ref().own_namespace)
+                .unwrap_or(false),
+            lab_sysctls: Default::default(),
+            staircase: None,
+            parts: Vec::new(),
+        }
+    }
 }
 
 /// Formats a number without a trailing `.0` (for step names).
@@ -304,7 +340,7 @@ mod tests {
         for (name, text) in BUILTIN {
             let s = parse(name, name, text).unwrap_or_else(|e| panic!("{name}: {e:#}"));
             assert_eq!(s.name, name);
-            assert!(!s.steps.is_empty(), "{name}");
+            assert!(!s.steps.is_empty() || !s.parts.is_empty(), "{name}");
             assert!(s.expected_duration.is_some(), "{name} states its duration");
         }
         let quick = parse("quick", "quick", BUILTIN[0].1).unwrap();

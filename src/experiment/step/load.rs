@@ -133,6 +133,9 @@ pub(in crate::experiment) struct Agent {
 }
 
 /// A load generator about to be started.
+/// The step file naming each client host's shard folder and address (`host-1 198.18.0.11`).
+pub const LOAD_HOSTS: &str = "load-hosts.txt";
+
 struct Planned<'a> {
     name: String,
     args: Vec<String>,
@@ -175,6 +178,13 @@ pub(in crate::experiment) fn start_load(
             + margin;
         start_at = Some(Instant::now() + margin);
         let n = clients.len();
+        // Which client host ran which shard, for the report's per-host figures.
+        let hosts: String = clients
+            .iter()
+            .enumerate()
+            .map(|(i, host)| format!("host-{} {}\n", i + 1, host.addr))
+            .collect();
+        fs::write(dir.join(LOAD_HOSTS), hosts).ok();
         for (i, host) in clients.iter().enumerate() {
             let file = format!("host-{}", i + 1);
             let out = dir.join("load").join(&file);

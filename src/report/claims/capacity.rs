@@ -1,0 +1,360 @@
+//! The capacity claims (1, 2, 3 and 7): how many clients, or how large messages,
+//! a model holds before it fails.
+
+use super::{
+    column, models, num, ok_spread, outcome, ran, spread, values_of, Judged, Limits, Row, Verdict,
+};
+use crate::report::verdict::fmt_count;
+
+fn held_line(rows: &[Row], model: &str, c: f64) -> String {
+    let at = |r: &Row| num(r, column::CONNECTIONS) == c;
+    let (ok, failed, reason) = outcome(rows, model, at);
+    let mut line = format!(
+        "{model} at {} connections: held in {ok} of {} repetitions",
+        fmt_count(c),
+        ok + failed
+    );
+    if let Some(s) = ok_spread(rows, model, at, column::MAX_CONCURRENT_SERVER) {
+        line += &format!(", server's max concurrent {}", s.show(fmt_count));
+    }
+    if !reason.is_empty() {
+        line += &format!("; failed: {reason}");
+    }
+    line
+}
+
+/// Claim 1: select holds every step up to FD_SETSIZE and none above it.
+pub(super) fn claim_1(rows: &[Row]) -> Judged {
+    const FD_SETSIZE: f64 = 1024.0;
+    let select = |r: &Row| r.model == "select" && ran(r);
+    let steps = values_of(rows.iter().filter(|r| select(r)), column::CONNECTIONS);
+    let mut numbers: Vec<String> = steps
+        .iter()
+        .map(|&c| held_line(rows, "select", c))
+        .collect();
+    let controls: Vec<&str> = models(rows)
+        .into_iter()
+        .filter(|m| *m != "select")
+        .collect();
+    for m in &controls {
+        for c in values_of(
+            rows.iter().filter(|r| r.model == *m && ran(r)),
+            column::CONNECTIONS,
+        ) {
+            numbers.push(held_line(rows, m, c));
+        }
+    }
+    if steps.is_empty() {
+        return (Verdict::NotRun, "no select step ran".into(), numbers);
+    }
+    let held = |c: f64| outcome(rows, "select", |r| num(r, column::CONNECTIONS) == c);
+    let above: Vec<f64> = steps.iter().copied().filter(|&c| c > FD_SETSIZE).collect();
+    if let Some(&c) = above.iter().find(|&&c| held(c).0 > 0) {
+        let why = format!("select held {} connections, above FD_SETSIZE", fmt_count(c));
+        return (Verdict::Refuted, why, numbers);
+    }
+    if above.is_empty() {
+        let why = "no step above 1024 connections ran".to_string();
+        return (Verdict::Inconclusive, why, numbers);
+    }
+    let below_held = steps
+        .iter()
+        .filter(|&&c| c <= FD_SETSIZE)
+        .filter(|&&c| held(c).0 > 0)
+        .fold(None, |m: Option<f64>, &c| Some(m.map_or(c, |m| m.max(c))));
+    let Some(most) = below_held else {
+        let why = "select failed even at or below 1024 connections: something else stopped it"
+            .to_string();
+        return (Verdict::Inconclusive, why, numbers);
+    };
+    let first_failed = above[0];
+    let control_failed = controls.iter().find(|m| {
+        let (ok, failed, _) = outcome(rows, m, |r| num(r, column::CONNECTIONS) == first_failed);
+        ok == 0 && failed > 0
+    });
+    if let Some(m) = control_failed {
+        let why = format!(
+            "{m} failed at {} connections too: the machine, not select, may be the limit",
+            fmt_count(first_failed)
+        );
+        return (Verdict::Inconclusive, why, numbers);
+    }
+    let why = format!(
+        "select held {} connections and failed at {}{}",
+        fmt_count(most),
+        fmt_count(first_failed),
+        if controls.is_empty() {
+            String::new()
+        } else {
+            format!(", where {} held them", controls.join(" and "))
+        }
+    );
+    (Verdict::Confirmed, why, numbers)
+}
+
+/// Claim 2: where the threads model failed, against the thread and fd limits.
+pub(super) fn claim_2(rows: &[Row], limits: Limits) -> Judged {
+    const TENS_OF_THOUSANDS: f64 = 10_000.0;
+    let steps = values_of(
+        rows.iter().filter(|r| r.model == "threads" && ran(r)),
+        column::CONNECTIONS,
+    );
+    let mut numbers: Vec<String> = steps
+        .iter()
+        .map(|&c| held_line(rows, "threads", c))
+        .collect();
+    if let Some(s) = spread(
+        rows.iter()
+            .filter(|r| r.model == "threads" && ran(r))
+            .filter_map(|r| r.num(column::SERVER_THREADS_MAX))
+            .collect(),
+    ) {
+        numbers.push(format!("server threads at most: {}", fmt_count(s.max)));
+    }
+    let limit = limits.threads.map(|l| l as f64);
+    numbers.push(format!(
+        "thread limit {}, fd limit per process {}",
+        limit.map_or("unknown".into(), fmt_count),
+        limits.fds.map_or("unknown".into(), |f| fmt_count(f as f64))
+    ));
+    let held_at = |c: f64| outcome(rows, "threads", |r| num(r, column::CONNECTIONS) == c).0 > 0;
+    let held = steps
+        .iter()
+        .copied()
+        .filter(|&c| held_at(c))
+        .fold(0.0, f64::max);
+    let Some(failed) = steps.iter().copied().find(|&c| !held_at(c)) else {
+        return match limit {
+            Some(l) if held >= l => (
+                Verdict::Refuted,
+                format!(
+                    "threads held {} connections, beyond the thread limit {}",
+                    fmt_count(held),
+                    fmt_count(l)
+                ),
+                numbers,
+            ),
+            _ => (
+                Verdict::Inconclusive,
+                format!(
+                    "threads held every step up to {}: the sweep did not reach its limit",
+                    fmt_count(held)
+                ),
+                numbers,
+            ),
+        };
+    };
+    let at_failed = |r: &Row| num(r, column::CONNECTIONS) == failed;
+    let (_, _, reason) = outcome(rows, "threads", at_failed);
+    let reached = rows
+        .iter()
+        .filter(|r| r.model == "threads" && ran(r))
+        .filter_map(|r| r.num(column::SERVER_THREADS_MAX))
+        .fold(0.0, f64::max);
+    // The server says why it refused connections: thread_spawn when no thread could start.
+    if reason.contains("thread") {
+        let below = match limit {
+            Some(l) if reached < 0.9 * l => format!(
+                ", below kernel.pid_max/threads-max ({}): a per-process limit such as \
+                 vm.max_map_count (each thread maps its stack) bounds one process first",
+                fmt_count(l)
+            ),
+            _ => String::new(),
+        };
+        let verdict = if reached >= TENS_OF_THOUSANDS {
+            Verdict::Confirmed
+        } else {
+            Verdict::Refuted
+        };
+        let why = format!(
+            "threads held {} connections and failed at {} when the server could start no \
+             more threads, at {} threads{below}",
+            fmt_count(held),
+            fmt_count(failed),
+            fmt_count(reached)
+        );
+        return (verdict, why, numbers);
+    }
+    let fd_first = match (limits.fds.map(|f| f as f64), limit) {
+        (Some(fds), Some(l)) => fds < l && failed >= fds * 0.9,
+        (Some(fds), None) => failed >= fds * 0.9,
+        _ => false,
+    };
+    if fd_first {
+        let why = format!(
+            "threads held {} and failed at {} connections ({reason}), at the fd limit of one \
+             process ({}), which is below the thread limit: the fd limit came first",
+            fmt_count(held),
+            fmt_count(failed),
+            limits.fds.map_or("?".into(), |f| fmt_count(f as f64))
+        );
+        return (Verdict::Inconclusive, why, numbers);
+    }
+    let near = limit.is_none_or(|l| failed >= l * 0.5 && held <= l);
+    if held >= TENS_OF_THOUSANDS && near {
+        let why = format!(
+            "threads held {} and failed at {} connections{}",
+            fmt_count(held),
+            fmt_count(failed),
+            limit.map_or(String::new(), |l| format!(
+                ", near the thread limit {}",
+                fmt_count(l)
+            ))
+        );
+        return (Verdict::Confirmed, why, numbers);
+    }
+    let why = format!(
+        "threads failed at {} connections, far below {}",
+        fmt_count(failed),
+        limit.map_or("tens of thousands".into(), |l| format!(
+            "the thread limit {}",
+            fmt_count(l)
+        ))
+    );
+    (Verdict::Refuted, why, numbers)
+}
+
+/// Claim 3: epoll holds 100 000 connections in every repetition.
+pub(super) fn claim_3(rows: &[Row]) -> Judged {
+    const CLIENTS: f64 = 100_000.0;
+    let at = |r: &Row| num(r, column::CONNECTIONS) >= CLIENTS;
+    let (ok, failed, reason) = outcome(rows, "epoll", at);
+    let mut numbers = vec![format!(
+        "epoll at 100 000 connections: held in {ok} of {} repetitions",
+        ok + failed
+    )];
+    for (name, c) in [
+        ("connections established", column::CONNECTIONS_ESTABLISHED),
+        ("server's max concurrent", column::MAX_CONCURRENT_SERVER),
+    ] {
+        if let Some(s) = ok_spread(rows, "epoll", at, c) {
+            numbers.push(format!("{name}: {}", s.show(fmt_count)));
+        }
+    }
+    if let Some(s) = ok_spread(rows, "epoll", at, column::SERVER_RSS_PER_CONN_BYTES) {
+        numbers.push(format!(
+            "server memory per connection: {}",
+            s.show(|b| format!("{b:.0} B"))
+        ));
+    }
+    match (ok, failed) {
+        (0, 0) => (
+            Verdict::NotRun,
+            "no epoll step at 100 000 connections ran".into(),
+            numbers,
+        ),
+        (_, 0) => (
+            Verdict::Confirmed,
+            format!("epoll held 100 000 connections in all {ok} repetitions"),
+            numbers,
+        ),
+        (0, _) => (
+            Verdict::Refuted,
+            format!("epoll failed in all {failed} repetitions: {reason}"),
+            numbers,
+        ),
+        _ => (
+            Verdict::Inconclusive,
+            format!("epoll held them in {ok} repetitions and failed in {failed}: {reason}"),
+            numbers,
+        ),
+    }
+}
+
+/// ` (failed: REASON)`, or nothing without a reason.
+fn failed_note(reason: &str) -> String {
+    if reason.is_empty() {
+        String::new()
+    } else {
+        format!(" (failed: {reason})")
+    }
+}
+
+/// Claim 7: threads fails at 1 MiB only, select fails, epoll completes every size.
+pub(super) fn claim_7(rows: &[Row]) -> Judged {
+    const MIB: f64 = 1_048_576.0;
+    let big = |r: &Row| num(r, column::SIZE) >= MIB;
+    let small = |r: &Row| num(r, column::SIZE) < MIB;
+    let all = |_: &Row| true;
+    let (t_big_ok, t_big_failed, t_reason) = outcome(rows, "threads", big);
+    let (t_small_ok, t_small_failed, _) = outcome(rows, "threads", small);
+    let (s_ok, s_failed, s_reason) = outcome(rows, "select", all);
+    let (e_ok, e_failed, e_reason) = outcome(rows, "epoll", all);
+    let e_sizes = values_of(
+        rows.iter().filter(|r| r.model == "epoll" && ran(r)),
+        column::SIZE,
+    );
+    let numbers = vec![
+        format!(
+            "threads: below 1 MiB ok in {t_small_ok} of {}, at 1 MiB ok in {t_big_ok} of {}{}",
+            t_small_ok + t_small_failed,
+            t_big_ok + t_big_failed,
+            failed_note(&t_reason)
+        ),
+        format!(
+            "select: ok in {s_ok} of {} repetitions{}",
+            s_ok + s_failed,
+            failed_note(&s_reason)
+        ),
+        format!(
+            "epoll: ok in {e_ok} of {} repetitions over {} sizes{}",
+            e_ok + e_failed,
+            e_sizes.len(),
+            failed_note(&e_reason)
+        ),
+    ];
+    // Each part: Some(true) holds, Some(false) contradicted, None not measured.
+    // The claim is that threads runs out of memory: a failure for another reason (a
+    // timeout) does not show it.
+    let out_of_memory = ["memory", "ENOMEM", "oom", "killed"]
+        .iter()
+        .any(|w| t_reason.to_lowercase().contains(&w.to_lowercase()));
+    let threads = match (t_big_ok, t_big_failed) {
+        (0, 0) => None,
+        (0, _) if t_small_failed > 0 => Some(false),
+        (0, _) if out_of_memory => Some(true),
+        (0, _) => None,
+        _ => Some(false),
+    };
+    let select = match (s_ok, s_failed) {
+        (0, 0) => None,
+        (0, _) => Some(true),
+        _ => Some(false),
+    };
+    let epoll = match (e_failed, e_sizes.len()) {
+        (0, 3..) => Some(true),
+        (0, _) => None,
+        _ => Some(false),
+    };
+    let parts = [
+        ("threads fails at 1 MiB", threads),
+        ("select cannot serve them", select),
+        ("epoll completes", epoll),
+    ];
+    let list = |want: Option<bool>| {
+        parts
+            .iter()
+            .filter(|(_, v)| *v == want)
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (verdict, why) = if parts.iter().any(|(_, v)| *v == Some(false)) {
+        (
+            Verdict::Refuted,
+            format!("contradicted: {}", list(Some(false))),
+        )
+    } else if parts.iter().all(|(_, v)| *v == Some(true)) {
+        (
+            Verdict::Confirmed,
+            format!("all three hold: {}", list(Some(true))),
+        )
+    } else {
+        let mut why = format!("not shown: {}", list(None));
+        if threads.is_none() && t_big_failed > 0 {
+            why += &format!(" (threads failed at 1 MiB, but not for memory: {t_reason})");
+        }
+        (Verdict::Inconclusive, why)
+    };
+    (verdict, why, numbers)
+}

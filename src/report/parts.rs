@@ -1,0 +1,128 @@
+//! The report of a scenario made of parts (`classic`): each part's results are in
+//! the folder of its name, with its own report; this one judges every claim from
+//! the parts' rows and links to their reports.
+
+use std::path::Path;
+
+use super::build;
+use super::claims::{self, Claim, Limits};
+use super::data::{self, Manifest, Results};
+use super::document::{Block, Document, Section};
+
+/// The limits claim 2 is judged against, as the manifest recorded them.
+pub fn limits(manifest: &Manifest) -> Limits {
+    let sysctl = |name: &str| -> Option<u64> {
+        match manifest.sysctls.get(name)? {
+            serde_json::Value::String(s) => s.trim().parse().ok(),
+            v => v.as_u64(),
+        }
+    };
+    let threads = match (sysctl("kernel.threads-max"), sysctl("kernel.pid_max")) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    Limits {
+        threads,
+        fds: manifest.fd_limit_hard.filter(|&f| f > 0),
+    }
+}
+
+/// One part as the composite report sees it: its results, or why there are none.
+fn load_part(dir: &Path, part: &str, manifest: &Manifest) -> Result<Results, String> {
+    if let Some(error) = manifest.part_errors.get(part) {
+        return Err(error.clone());
+    }
+    if !dir.join(part).join("manifest.json").exists() {
+        return Err(if manifest.interrupted {
+            "the run was interrupted before this part started".into()
+        } else {
+            "this part left no results".into()
+        });
+    }
+    data::load(&dir.join(part)).map_err(|e| format!("its results cannot be read: {e:#}"))
+}
+
+pub fn document(results: &Results) -> Document {
+    let mut claims_judged: Vec<Claim> = Vec::new();
+    let mut tests = Vec::new();
+    let mut links = Vec::new();
+    let mut part_lines = Vec::new();
+    for part in &results.manifest.parts {
+        let loaded = load_part(&results.dir, part, &results.manifest);
+        match &loaded {
+            Ok(r) => part_lines.push(format!(
+                "{part}: {} rows, {}; report {part}/report.html ({part}/report.md)",
+                r.rows.len(),
+                if r.manifest.interrupted {
+                    "interrupted"
+                } else {
+                    "complete"
+                }
+            )),
+            Err(why) => part_lines.push(format!("{part}: not run: {why}")),
+        }
+        let Some(number) = claims::claim_of(part) else {
+            continue;
+        };
+        let claim = match &loaded {
+            Ok(r) => {
+                tests.push((
+                    number,
+                    claims::test_of(r.manifest.scenario_description.as_deref().unwrap_or("")),
+                ));
+                claims::judge(number, &r.rows, limits(&r.manifest))
+            }
+            Err(why) => Claim::not_run(number, why.clone()),
+        };
+        links.push((number, format!("{part}/report.html ({part}/report.md)")));
+        claims_judged.push(claim);
+    }
+    let lookup = |list: &[(usize, Option<String>)], n: usize| {
+        list.iter()
+            .find(|(m, _)| *m == n)
+            .and_then(|(_, t)| t.clone())
+    };
+    let links: Vec<(usize, Option<String>)> =
+        links.into_iter().map(|(n, l)| (n, Some(l))).collect();
+    let mut sections = vec![build::setup_section(results)];
+    sections.extend(claims::section(
+        &claims_judged,
+        |n| lookup(&tests, n),
+        |n| lookup(&links, n),
+    ));
+    sections.push(Section {
+        heading: "Parts".into(),
+        level: 2,
+        id: "parts".into(),
+        blocks: vec![
+            Block::Paragraph(
+                "Each part ran into the folder of its name, with its own results.csv, \
+                 charts, verdict and report:"
+                    .into(),
+            ),
+            Block::List(part_lines),
+        ],
+    });
+    let mut alerts: Vec<String> = build::alerts(results)
+        .into_iter()
+        .filter(|a| !a.starts_with("results.csv has no rows"))
+        .collect();
+    for c in claims_judged
+        .iter()
+        .filter(|c| c.verdict == claims::Verdict::NotRun)
+    {
+        alerts.push(format!("Claim {} was not run: {}", c.number, c.why));
+    }
+    Document {
+        title: format!(
+            "echolab report: {}",
+            results
+                .manifest
+                .scenario_name
+                .as_deref()
+                .unwrap_or("unnamed scenario")
+        ),
+        alerts,
+        sections,
+    }
+}

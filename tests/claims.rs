@@ -1,0 +1,229 @@
+//! The claims of the classic study end to end: the built-in claim scenarios are
+//! listed, a scaled-down claim 1 run against real servers is judged from its rows
+//! in the report's Claims section, and a scenario made of parts runs each part into
+//! its own folder and judges them in one report (a part that cannot run is "not run").
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod common;
+
+const EXE: &str = env!("CARGO_BIN_EXE_echolab");
+
+fn echolab(args: &[&str]) -> Output {
+    let output = Command::new(EXE).args(args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "echolab {args:?}\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// `echolab run SCENARIO --out OUT --quiet EXTRA...`, which must succeed.
+fn run(scenario: &Path, out: &Path, extra: &[&str]) {
+    let mut args = vec![
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ];
+    args.extend(extra);
+    echolab(&args);
+}
+
+#[test]
+fn run_list_names_every_claim_and_classic() {
+    let list = String::from_utf8(echolab(&["run", "--list"]).stdout).unwrap();
+    let names: Vec<&str> = list
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    for n in 1..=8 {
+        assert!(names.contains(&format!("claim-{n}").as_str()), "{list}");
+    }
+    assert!(list.contains("classic            8 parts"), "{list}");
+}
+
+/// Claim 1 scaled down: select at 900 and 1100 connections, two repetitions.
+const TINY_CLAIM_1: &str = r#"
+name = "claim-1"
+description = "Claim: select stops at FD_SETSIZE. Test: select at 900 and 1100 connections."
+models = ["select"]
+repetitions = 2
+step_timeout = "30s"
+[load]
+size = 64
+requests = 2
+hold_together = "500ms"
+connect_rate = 10000
+connect_timeout = "5s"
+[sweep]
+connections = [900, 1100]
+[failure]
+min_established = 1.0
+min_concurrent = 1.0
+"#;
+
+/// A part that cannot run here: its only server is a program that is not installed.
+const UNRUNNABLE_CLAIM_5: &str = r#"
+name = "claim-5"
+models = ["ghost"]
+[model.ghost]
+command = ["echolab-no-such-program", "{port}"]
+[load]
+requests = 1
+"#;
+
+/// The row of the Claims table for claim `n` in report.md.
+fn claims_row(report: &str, n: usize) -> &str {
+    report
+        .lines()
+        .find(|l| l.starts_with(&format!("| {n} | ")))
+        .unwrap_or_else(|| panic!("no Claims row {n} in\n{report}"))
+}
+
+fn select_rows(results: &Path) -> Vec<(String, String, String)> {
+    let mut reader = csv::Reader::from_path(results).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (step, status, conc) = (col("step"), col("status"), col("max_concurrent_server"));
+    reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            (
+                r[step].to_string(),
+                r[status].to_string(),
+                r[conc].to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_scaled_down_claim_1_is_confirmed_from_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("claim-1.toml");
+    fs::write(&scenario, TINY_CLAIM_1).unwrap();
+    let out = dir.path().join("out");
+    run(&scenario, &out, &[]);
+    let rows = select_rows(&out.join("results.csv"));
+    // 900 held twice; 1100 failed once (select refuses fds >= 1024), its second
+    // repetition skipped.
+    assert_eq!(
+        rows,
+        [
+            ("c900-s64".into(), "ok".into(), "900".into()),
+            ("c900-s64".into(), "ok".into(), "900".into()),
+            ("c1100-s64".into(), "failed".into(), rows[2].2.clone()),
+            ("c1100-s64".into(), "skipped".into(), String::new()),
+        ]
+    );
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    assert_eq!(
+        claims_row(&report, 1),
+        "| 1 | select cannot serve more than about 1 000 clients (FD_SETSIZE 1024). | confirmed \
+         | select held 900 connections and failed at 1,100 |"
+    );
+    assert!(report.contains("- select at 900 connections: held in 2 of 2 repetitions, server's max concurrent median 900 (900–900, 2 reps)"), "{report}");
+    assert!(
+        report.contains("Test: select at 900 and 1100 connections."),
+        "{report}"
+    );
+    let html = fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("<h3 id=\"claim-1\">Claim 1: confirmed</h3>"),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_scenario_of_parts_runs_each_into_its_folder_and_judges_them_together() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("tiny-1.toml"), TINY_CLAIM_1).unwrap();
+    fs::write(dir.path().join("ghost-5.toml"), UNRUNNABLE_CLAIM_5).unwrap();
+    let composite = dir.path().join("mini-classic.toml");
+    fs::write(
+        &composite,
+        "name = \"mini-classic\"\nparts = [\"tiny-1.toml\", \"ghost-5.toml\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    run(&composite, &out, &["--repetitions", "1"]);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["parts"], serde_json::json!(["claim-1", "claim-5"]));
+    assert_eq!(manifest["status"], "complete");
+    // Each part has its own results and report; --repetitions reached the parts.
+    let rows = select_rows(&out.join("claim-1").join("results.csv"));
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(out.join("claim-1").join("report.md").is_file());
+    assert!(out.join("claim-5").join("results.csv").is_file());
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.starts_with("# echolab report: mini-classic"),
+        "{report}"
+    );
+    assert!(
+        claims_row(&report, 1)
+            .contains("| confirmed | select held 900 connections and failed at 1,100 |"),
+        "{report}"
+    );
+    assert_eq!(
+        claims_row(&report, 5),
+        "| 5 | For many short-lived connections (one request each), epoll answers faster than \
+         select. | not run | `echolab-no-such-program` is not installed here (not found on PATH) |"
+    );
+    assert!(
+        report.contains("Tables and charts: claim-1/report.html"),
+        "{report}"
+    );
+    assert!(
+        report.contains("> - Claim 5 was not run: `echolab-no-such-program`"),
+        "{report}"
+    );
+}
+
+#[test]
+fn per_host_figures_show_each_client_host_at_the_heaviest_split_step() {
+    if !common::netns_available(
+        "claims::per_host_figures_show_each_client_host_at_the_heaviest_split_step",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("split.toml");
+    fs::write(
+        &scenario,
+        "models = [\"epoll\"]\nstep_timeout = \"30s\"\n[load]\nsize = 64\nrequests = 3\n\
+         connect_timeout = \"5s\"\n[hosts]\nclients = 2\n[sweep]\nconnections = [2, 6]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    run(&scenario, &out, &[]);
+    let hosts = fs::read_to_string(out.join("epoll/c6-s64/rep-1/load-hosts.txt")).unwrap();
+    assert_eq!(hosts, "host-1 198.18.0.11\nhost-2 198.18.0.12\n");
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    let section = &report[report
+        .find("## Per-host figures")
+        .expect("a per-host section")..];
+    assert!(
+        section.contains("epoll at c6-s64 (repetition 1)"),
+        "{section}"
+    );
+    // 6 connections over 2 hosts: 3 each, 3 requests per connection, counted on both sides.
+    for (host, addr) in [("host-1", "198.18.0.11"), ("host-2", "198.18.0.12")] {
+        let line = section
+            .lines()
+            .find(|l| l.starts_with(&format!("| {host} |")))
+            .unwrap_or_else(|| panic!("no row for {host} in {section}"));
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        assert_eq!(&cells[1..6], [host, addr, "3", "3", "9"], "{line}");
+        assert_eq!(cells[8], "0", "{line}");
+    }
+}
