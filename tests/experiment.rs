@@ -219,6 +219,7 @@ fn list_names_every_builtin_scenario() {
             "churn",
             "ramp",
             "hosts",
+            "c1m",
             "languages",
             "lan-100mbit",
             "claim-1",
