@@ -430,7 +430,7 @@ pub fn run_staircase(
         done.push(record);
     }
     // The end: every load stops (and writes its summary and connections), then the server.
-    stop_agents(&mut agents);
+    stop_agents(&mut agents, top.connections);
     for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
         guard.signal_group(libc::SIGKILL);
     }

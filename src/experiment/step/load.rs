@@ -260,11 +260,16 @@ pub(in crate::experiment) fn start_load(
 
 /// Stops the load generators still running: SIGINT (they flush a partial result),
 /// a shared grace period, then SIGKILL.
-pub(in crate::experiment) fn stop_agents(agents: &mut [Agent]) {
+///
+/// `connections` are those the agents hold: each is closed and written to
+/// connections.csv before a generator exits, which takes seconds per hundred thousand
+/// on a busy machine, so the grace grows with them (a killed generator loses the last
+/// second of its counts).
+pub(in crate::experiment) fn stop_agents(agents: &mut [Agent], connections: u64) {
     for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
         guard.signal_group(libc::SIGINT);
     }
-    let deadline = Instant::now() + LOAD_GRACE;
+    let deadline = Instant::now() + LOAD_GRACE + Duration::from_secs(connections / 10_000);
     for guard in agents.iter_mut().filter_map(|a| a.guard.as_mut()) {
         if guard
             .wait_timeout(deadline.saturating_duration_since(Instant::now()))

@@ -219,7 +219,7 @@ pub fn run_step(
         if process::stop_requested() || Instant::now() >= deadline || dead_too_long {
             interrupted = process::stop_requested();
             load_side.timed_out = !interrupted && !dead_too_long;
-            stop_agents(&mut agents);
+            stop_agents(&mut agents, step.connections);
             for agent in &mut agents {
                 if let (Some(guard), None) = (&mut agent.guard, &agent.exit) {
                     agent.exit = guard.try_wait().map(|s| s.to_string());
