@@ -99,11 +99,15 @@ impl Progress {
     }
 
     fn starting(&self, what: &str) {
+        self.starting_nth(self.done + 1, what);
+    }
+
+    /// Says step `nth` of the total is starting (a staircase's stairs start before any
+    /// of its rows is finished).
+    fn starting_nth(&self, nth: u64, what: &str) {
         match &self.bar {
             Some(bar) => bar.set_message(what.to_string()),
-            None if !self.quiet => {
-                crate::errln!("[{}/{}] {what} ...", self.done + 1, self.total)
-            }
+            None if !self.quiet => crate::errln!("[{nth}/{}] {what} ...", self.total),
             None => {}
         }
     }
@@ -230,6 +234,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                         interrupted = true;
                         break 'models;
                     }
+                    let mut stair = 0;
                     let outcome = run_staircase(
                         config,
                         scenario,
@@ -238,7 +243,11 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                         stairs,
                         rep,
                         hosts.as_ref(),
-                        &mut |what| progress.starting(what),
+                        &mut |what| {
+                            // The server's start is the first stair's.
+                            stair += u64::from(!what.ends_with(": server"));
+                            progress.starting_nth(progress.done + stair.max(1), what)
+                        },
                     );
                     for row in outcome.rows {
                         csv.append(&row)?;
