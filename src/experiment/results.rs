@@ -134,7 +134,6 @@ pub const RESULTS_HEADER: [&str; 62] = [
     column::STAIR,
     column::RAMP_S,
     column::CONNECT_RATE_PER_S,
-
     column::HELD_CONNECTIONS,
     column::ESTABLISH_S,
     column::ESTABLISH_PER_S,

@@ -150,3 +150,73 @@ pub fn socket_error(socket: &OwnedFd) -> i32 {
 pub fn local_addr(socket: &OwnedFd) -> Option<SocketAddr> {
     SockRef::from(socket).local_addr().ok()?.as_socket()
 }
+
+/// The drain after a run stops sending: in-flight echoes may still arrive. It ends once no
+/// echo byte came for twice the slowest echo seen so far (at least 1 s: a loaded server
+/// answers late, not never), or `--response-timeout` after it began; a server silent that
+/// long has timed out.
+#[derive(Debug, Default)]
+pub struct Drain {
+    /// When it ends unless more bytes come; None until the run stops sending.
+    pub until: Option<u64>,
+    cap: u64,
+    slowest_echo_ns: u64,
+}
+
+impl Drain {
+    const MIN_IDLE_NS: u64 = 1_000_000_000;
+
+    fn idle_ns(&self) -> u64 {
+        Self::MIN_IDLE_NS.max(self.slowest_echo_ns.saturating_mul(2))
+    }
+
+    pub fn begin(&mut self, now: u64, response_timeout_ns: u64) {
+        self.cap = now.saturating_add(response_timeout_ns.max(Self::MIN_IDLE_NS));
+        self.until = Some((now + self.idle_ns()).min(self.cap));
+    }
+
+    /// An echo arrived `took_ns` after its message was sent.
+    pub fn echoed(&mut self, took_ns: u64) {
+        self.slowest_echo_ns = self.slowest_echo_ns.max(took_ns);
+    }
+
+    /// Echo bytes arrived: while draining, wait for more.
+    pub fn progress(&mut self, now: u64) {
+        let idle = self.idle_ns();
+        if let Some(until) = &mut self.until {
+            *until = (now + idle).min(self.cap);
+        }
+    }
+
+    pub fn active(&self) -> bool {
+        self.until.is_some()
+    }
+
+    pub fn over(&self, now: u64) -> bool {
+        self.until.is_some_and(|until| now >= until)
+    }
+}
+
+#[cfg(test)]
+mod drain_tests {
+    use super::Drain;
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn the_drain_waits_twice_the_slowest_echo_and_never_past_the_response_timeout() {
+        let mut drain = Drain::default();
+        assert!(!drain.active());
+        // Echoes so far took at most 0.2 s: a second of silence ends the drain.
+        drain.echoed(S / 5);
+        drain.begin(10 * S, 30 * S);
+        assert!(!drain.over(10 * S + S - 1) && drain.over(11 * S));
+        // An echo that took 3 s: silence ends it only after 6 s.
+        drain.echoed(3 * S);
+        drain.progress(10 * S);
+        assert!(!drain.over(15 * S) && drain.over(16 * S));
+        // Bytes that keep coming never hold it past the response timeout.
+        drain.progress(39 * S);
+        assert_eq!(drain.until, Some(40 * S));
+    }
+}

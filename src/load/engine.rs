@@ -17,16 +17,15 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::check::EchoCursor;
-use super::conn::{connect_socket, local_addr, socket_error, Conn, State, NO_TIMER, UNLIMITED};
+use super::conn::{
+    connect_socket, local_addr, socket_error, Conn, Drain, State, NO_TIMER, UNLIMITED,
+};
 use super::record::{record_us, round3, ErrorKind, Interval, LoadConnRecord};
 use super::recorder::{Shared, Stop};
 use super::schedule::{Payload, Plan};
 use crate::sys::epoll::{Epoll, Event, Events, Interest};
 use crate::syscall;
 
-/// How long the drain after the run waits for the next echo byte (in-flight echoes may keep
-/// coming while they progress, up to `--response-timeout`); a server silent this long timed out.
-const DRAIN: Duration = Duration::from_secs(1);
 /// How often a thread hands its measurements to the recorder.
 const FLUSH_NS: u64 = 100_000_000;
 /// Connections a thread opens per loop turn, so events keep flowing during a fast ramp.
@@ -79,9 +78,7 @@ struct Worker<'a> {
     clock: Instant,
     started_unix: f64,
     deadline: u64,
-    draining: Option<u64>,
-    /// When the drain ends even if echoes are still arriving.
-    drain_cap: u64,
+    drain: Drain,
     open_loop: Option<u64>,
 }
 
@@ -119,8 +116,7 @@ impl<'a> Worker<'a> {
             clock,
             started_unix,
             deadline: plan.duration.map_or(NO_TIMER, ns),
-            draining: None,
-            drain_cap: NO_TIMER,
+            drain: Drain::default(),
             open_loop: plan.open_loop_ns(0).map(|(_, period)| period),
         })
     }
@@ -136,10 +132,10 @@ impl<'a> Worker<'a> {
         loop {
             let now = self.now();
             let stop = self.shared.stop_asked();
-            if self.draining.is_none() && (stop.is_some() || now >= self.deadline) {
+            if !self.drain.active() && (stop.is_some() || now >= self.deadline) {
                 self.begin_drain(now);
             }
-            let drain_over = self.draining.is_some_and(|d| now >= d);
+            let drain_over = self.drain.over(now);
             if stop == Some(Stop::Now) || drain_over {
                 self.close_all(now, drain_over);
             }
@@ -160,10 +156,10 @@ impl<'a> Worker<'a> {
             if let Some(Reverse((at, _))) = self.timers.peek() {
                 wake = wake.min(*at);
             }
-            if let Some(d) = self.draining {
+            if let Some(d) = self.drain.until {
                 wake = wake.min(d);
             }
-            if self.draining.is_none() && self.next_open < self.conns.len() {
+            if !self.drain.active() && self.next_open < self.conns.len() {
                 wake = wake.min(self.plan.open_at_ns(self.conns[self.next_open].global));
             }
             let now = self.now();
@@ -193,7 +189,7 @@ impl<'a> Worker<'a> {
 
     fn open_due(&mut self, now: u64) {
         let mut budget = OPEN_BATCH;
-        while self.draining.is_none()
+        while !self.drain.active()
             && budget > 0
             && self.next_open < self.conns.len()
             && self.plan.open_at_ns(self.conns[self.next_open].global) <= now
@@ -228,7 +224,7 @@ impl<'a> Worker<'a> {
 
     /// Active timer: the think time ended (closed loop) or requests came due (open loop).
     fn release_due(&mut self, idx: usize, now: u64, at: u64) {
-        if self.draining.is_some() {
+        if self.drain.active() {
             return;
         }
         let c = &mut self.conns[idx];
@@ -480,11 +476,13 @@ impl<'a> Worker<'a> {
             };
             let c = &mut self.conns[idx];
             let local = &mut self.local;
+            let drain = &mut self.drain;
             let open_loop = self.open_loop.is_some();
             let check = c
                 .echo
                 .check(&self.payload.message, &self.buf[..n], |intact| {
                     let (intended, sent) = c.inflight.pop_front().unwrap_or((now, now));
+                    drain.echoed(now.saturating_sub(sent));
                     if intact {
                         let from = if intended == 0 { sent } else { intended };
                         let latency = now.saturating_sub(from) / 1000;
@@ -510,12 +508,10 @@ impl<'a> Worker<'a> {
             }
             c.rec.bytes_received += n as u64;
             local.counters.bytes_received += n as u64;
-            if let Some(until) = &mut self.draining {
-                *until = (now + ns(DRAIN)).min(self.drain_cap);
-            }
+            self.drain.progress(now);
             local.counters.bytes_verified += check.verified;
             let completed = check.completed;
-            if completed > 0 && self.open_loop.is_none() && self.draining.is_none() {
+            if completed > 0 && self.open_loop.is_none() && !self.drain.active() {
                 let c = &mut self.conns[idx];
                 if self.plan.delay.is_zero() {
                     let k = completed.min(c.to_release);
@@ -539,7 +535,7 @@ impl<'a> Worker<'a> {
         }
         let idle = c.inflight.is_empty() && c.released.is_empty() && c.echo.is_settled();
         if c.state == State::Active && idle {
-            if self.draining.is_some() {
+            if self.drain.active() {
                 self.close_conn(idx, now, "stopped");
                 return false;
             }
@@ -562,7 +558,7 @@ impl<'a> Worker<'a> {
         let last = &mut self.local.counters.last_finished_ns;
         *last = (*last).max(now);
         match self.plan.hold {
-            Some(hold) if self.draining.is_none() => {
+            Some(hold) if !self.drain.active() => {
                 self.conns[idx].state = State::Holding;
                 self.set_timer(idx, now + ns(hold));
             }
@@ -626,7 +622,7 @@ impl<'a> Worker<'a> {
         c.delayed = 0;
         self.end_record(idx, now, "error");
         let c = &mut self.conns[idx];
-        if self.plan.reconnect && self.draining.is_none() {
+        if self.plan.reconnect && !self.drain.active() {
             c.state = State::Backoff;
             c.failures += 1;
             let exponent = (c.failures - 1).min(7);
@@ -642,8 +638,7 @@ impl<'a> Worker<'a> {
 
     /// Stop releasing requests; let in-flight echoes arrive until the drain deadline.
     fn begin_drain(&mut self, now: u64) {
-        self.drain_cap = now.saturating_add(ns(self.plan.response_timeout).max(ns(DRAIN)));
-        self.draining = Some(now + ns(DRAIN));
+        self.drain.begin(now, ns(self.plan.response_timeout));
         for idx in 0..self.conns.len() {
             let c = &mut self.conns[idx];
             c.released.clear();

@@ -16,8 +16,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::hosts::{Host, Hosts};
 use super::cost::{self, KernelWatch};
+use super::hosts::{Host, Hosts};
 use super::judge::{judge, measure, LoadSide, ServerSide};
 use super::netstat;
 use super::probe::{self, Probe, Sample};
@@ -72,7 +72,10 @@ impl Generators {
     fn add(&mut self, agents: &[Agent], load_start: Instant) {
         let settle = load_start.saturating_duration_since(Instant::now());
         std::thread::sleep(settle.saturating_sub(Duration::from_millis(100)));
-        for pid in agents.iter().filter_map(|a| a.guard.as_ref().map(|g| g.pid())) {
+        for pid in agents
+            .iter()
+            .filter_map(|a| a.guard.as_ref().map(|g| g.pid()))
+        {
             self.rss_before += tree_rss(pid);
             self.pids.push(pid);
         }
@@ -375,8 +378,14 @@ pub fn run_staircase(
             ..stair.clone()
         };
         let batch_hosts = stair_hosts(clients, stairs, i);
-        let (mut batch_agents, load_start) =
-            start_load(config, &live, &batch, &dir, server.started.addr, batch_hosts);
+        let (mut batch_agents, load_start) = start_load(
+            config,
+            &live,
+            &batch,
+            &dir,
+            server.started.addr,
+            batch_hosts,
+        );
         generators.add(&batch_agents, load_start);
         record.started_unix = unix_now();
         record.load_dir = Some(dir.join("load"));
@@ -691,9 +700,8 @@ mod tests {
                 addr: std::net::Ipv4Addr::new(198, 18, 0, 11 + i),
             })
             .collect();
-        let names = |hosts: &[Host]| -> Vec<String> {
-            hosts.iter().map(|h| h.namespace.clone()).collect()
-        };
+        let names =
+            |hosts: &[Host]| -> Vec<String> { hosts.iter().map(|h| h.namespace.clone()).collect() };
         // 4 hosts of 1000 each; stairs of 2000 take two hosts each.
         let stairs = [step(2000), step(4000)];
         assert_eq!(names(stair_hosts(&clients, &stairs, 0)), ["c0", "c1"]);
