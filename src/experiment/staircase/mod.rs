@@ -10,6 +10,7 @@
 //! from every live load's per-second files, CPU and TCP counters read at the
 //! window's two ends, memory from the server's /proc samples inside it.
 
+mod generators;
 mod window;
 
 use std::fs;
@@ -31,6 +32,7 @@ use super::step::{
 };
 use crate::load::record::unix_now;
 use crate::server::stats::ServerSummary;
+use generators::Generators;
 use window::{live_dirs, Window};
 
 /// How often the staircase looks at its server, its loads and the stop signals.
@@ -56,41 +58,6 @@ struct Measured {
     /// The live load generators' RSS at the window's end, over their RSS before their
     /// batches connected: the bytes their connections cost them.
     load_rss_gained: Option<u64>,
-}
-
-/// The load generators of the stairs so far: their process trees and the RSS they had
-/// before their batches connected.
-#[derive(Default)]
-struct Generators {
-    pids: Vec<u32>,
-    rss_before: u64,
-}
-
-impl Generators {
-    /// Takes the new batch's generators, sampled just before they start loading (they
-    /// wait for their common start), so their own start-up memory is not counted.
-    fn add(&mut self, agents: &[Agent], load_start: Instant) {
-        let settle = load_start.saturating_duration_since(Instant::now());
-        std::thread::sleep(settle.saturating_sub(Duration::from_millis(100)));
-        for pid in agents
-            .iter()
-            .filter_map(|a| a.guard.as_ref().map(|g| g.pid()))
-        {
-            self.rss_before += tree_rss(pid);
-            self.pids.push(pid);
-        }
-    }
-
-    /// RSS gained since [`Generators::add`], over every live generator.
-    fn rss_gained(&self) -> Option<u64> {
-        let now: u64 = self.pids.iter().map(|&pid| tree_rss(pid)).sum();
-        (!self.pids.is_empty()).then(|| now.saturating_sub(self.rss_before))
-    }
-}
-
-/// The RSS of a process and its descendants now (0 when it is gone).
-fn tree_rss(pid: u32) -> u64 {
-    probe::sample(pid, 0.0).map_or(0, |s| s.rss_bytes)
 }
 
 /// One stair as it went.
