@@ -342,7 +342,7 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
     let (verdict, why) = if parts.iter().any(|(_, v)| *v == Some(false)) {
         (
             Verdict::Refuted,
-            format!("contradicted: {}", list(Some(false))),
+            format!("does not hold: {}", list(Some(false))),
         )
     } else if parts.iter().all(|(_, v)| *v == Some(true)) {
         (
