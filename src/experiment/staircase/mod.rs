@@ -632,9 +632,8 @@ fn stair_row(row: &mut Row, stair: &Stair, server: Option<&Finished>) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn batches_add_up_to_the_stairs() {
-        let step = |c: u64| Step {
+    fn step(c: u64) -> Step {
+        Step {
             name: format!("c{c}"),
             connections: c,
             size: 64,
@@ -643,7 +642,11 @@ mod tests {
             workers: None,
             requests: None,
             hosts: None,
-        };
+        }
+    }
+
+    #[test]
+    fn batches_add_up_to_the_stairs() {
         let stairs = [step(1000), step(2000), step(2500)];
         let batches: Vec<u64> = (0..3).map(|i| batch_of(&stairs, i)).collect();
         assert_eq!(batches, [1000, 1000, 500]);
@@ -651,16 +654,6 @@ mod tests {
 
     #[test]
     fn each_stair_loads_the_client_hosts_whose_share_it_fills() {
-        let step = |c: u64| Step {
-            name: format!("c{c}"),
-            connections: c,
-            size: 64,
-            delay: None,
-            rate: None,
-            workers: None,
-            requests: None,
-            hosts: None,
-        };
         let clients: Vec<Host> = (0..4)
             .map(|i| Host {
                 namespace: format!("c{i}"),
