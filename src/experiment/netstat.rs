@@ -55,6 +55,15 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// The ends of each connection whose sockets this namespace holds: the lab's server
+    /// namespace holds only the server's; elsewhere both ends are local.
+    pub fn connection_ends(self) -> u64 {
+        match self {
+            Scope::ServerHost => 1,
+            Scope::Step | Scope::Host => 2,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Scope::Step => "step",

@@ -306,12 +306,7 @@ pub fn run_staircase(
     };
     let idle = server.sample().0;
     server.side.kernel.before = cost::read_kernel(pid);
-    // The lab's server namespace holds one end of each connection; elsewhere both are local.
-    server.side.kernel_ends = if matches!(scope, netstat::Scope::ServerHost) {
-        1
-    } else {
-        2
-    };
+    server.side.kernel_ends = scope.connection_ends();
     let lifetime = lifetime(scenario, staircase, stairs.len());
     let live = live_scenario(scenario, stairs, lifetime);
     let connect_timeout = scenario

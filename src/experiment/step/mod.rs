@@ -138,12 +138,7 @@ pub fn run_step(
     let own = own_namespace(scenario, hosts, &mut server_side);
     let (server_host, clients, scope) = placement(own.as_ref(), hosts, step);
     server_side.net_scope = Some(scope);
-    // The lab's server namespace holds one end of each connection; elsewhere both are local.
-    server_side.kernel_ends = if matches!(scope, Scope::ServerHost) {
-        1
-    } else {
-        2
-    };
+    server_side.kernel_ends = scope.connection_ends();
     let started = match start_server(config, entry, step, dir, server_host) {
         Ok(started) => started,
         Err(StartError::Interrupted) => return outcome(server_side, load_side, true),
