@@ -1,13 +1,18 @@
 #!/bin/sh
-# Builds the C floor servers into benchmarks/c/bin/: epoll_echo and uring_echo.
-# uring_echo needs liburing (Debian/Ubuntu: apt-get install liburing-dev).
+# Builds the C floors into benchmarks/c/bin/: the servers epoll_echo and uring_echo, the
+# clients epoll_client and uring_client. The uring ones need liburing (Debian/Ubuntu:
+# apt-get install liburing-dev).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$here/bin"
 CC=${CC:-cc}
-$CC -O2 -Wall -Wextra -o "$here/bin/epoll_echo" "$here/epoll_echo.c"
-if ! $CC -O2 -Wall -Wextra -o "$here/bin/uring_echo" "$here/uring_echo.c" -luring; then
-    echo "build.sh: uring_echo needs liburing: apt-get install liburing-dev" >&2
-    exit 1
-fi
-echo "built $here/bin/epoll_echo $here/bin/uring_echo"
+for prog in epoll_echo epoll_client; do
+    $CC -O2 -Wall -Wextra -o "$here/bin/$prog" "$here/$prog.c"
+done
+for prog in uring_echo uring_client; do
+    if ! $CC -O2 -Wall -Wextra -o "$here/bin/$prog" "$here/$prog.c" -luring; then
+        echo "build.sh: $prog needs liburing: apt-get install liburing-dev" >&2
+        exit 1
+    fi
+done
+echo "built $here/bin/: epoll_echo uring_echo epoll_client uring_client"
