@@ -230,6 +230,9 @@ fn assert_exit_ok(out: &Output) {
     );
 }
 
+/// The load's event-loop engines: the tests that name them pass on both.
+const ENGINES: [&str; 2] = ["epoll", "uring"];
+
 fn load(args: &[&str]) -> Output {
     let mut child = Command::new(ECHOLAB)
         .arg("load")
@@ -318,9 +321,17 @@ fn assert_summary_matches_files(dir: &Path) {
 
 #[test]
 fn closed_loop_totals_are_exact() {
+    for engine in ENGINES {
+        closed_loop_totals_are_exact_with(engine);
+    }
+}
+
+fn closed_loop_totals_are_exact_with(engine: &str) {
     let server = thread_server(Faults::default());
-    let dir = out_dir("exact");
+    let dir = out_dir(&format!("exact-{engine}"));
     let out = load(&[
+        "--engine",
+        engine,
         "--target",
         &server.addr.to_string(),
         "--connections",
@@ -362,14 +373,56 @@ fn closed_loop_totals_are_exact() {
     assert!(stdout.contains("400 completed"), "{stdout}");
 }
 
+/// Messages of 1 MiB, two in flight: every send meets a full socket buffer (a short send
+/// or EAGAIN, then a wait for room), and every byte still comes back in order.
+#[test]
+fn messages_larger_than_the_socket_buffers_stay_exact() {
+    let server = thread_server(Faults::default());
+    for engine in ENGINES {
+        let dir = out_dir(&format!("large-{engine}"));
+        let out = load(&[
+            "--engine",
+            engine,
+            "--target",
+            &server.addr.to_string(),
+            "--connections",
+            "4",
+            "--requests",
+            "5",
+            "--size",
+            "1MiB",
+            "--pipeline",
+            "2",
+            "--out",
+            dir.to_str().unwrap(),
+        ]);
+        assert_exit_ok(&out);
+        let s = summary(&dir);
+        assert_eq!(s.requests_completed, 20, "{engine}");
+        assert_eq!(s.bytes_sent, 20 << 20, "{engine}");
+        assert_eq!(s.bytes_verified, 20 << 20, "{engine}");
+        assert_eq!((s.mismatches, s.errors_total), (0, 0), "{engine}");
+        assert_summary_matches_files(&dir);
+    }
+    assert_eq!(server.bytes.load(Ordering::SeqCst), 2 * (20 << 20));
+}
+
 #[test]
 fn a_corrupted_byte_is_counted_as_a_mismatch() {
+    for engine in ENGINES {
+        a_corrupted_byte_is_counted_as_a_mismatch_with(engine);
+    }
+}
+
+fn a_corrupted_byte_is_counted_as_a_mismatch_with(engine: &str) {
     let server = thread_server(Faults {
         corrupt_at: Some(5_500),
         ..Faults::default()
     });
-    let dir = out_dir("mismatch");
+    let dir = out_dir(&format!("mismatch-{engine}"));
     let out = load(&[
+        "--engine",
+        engine,
         "--target",
         &server.addr.to_string(),
         "--connections",
@@ -400,14 +453,22 @@ fn a_corrupted_byte_is_counted_as_a_mismatch() {
 
 #[test]
 fn a_server_killed_mid_run_leaves_valid_partial_results() {
+    for engine in ENGINES {
+        a_server_killed_mid_run_leaves_valid_partial_results_with(engine);
+    }
+}
+
+fn a_server_killed_mid_run_leaves_valid_partial_results_with(engine: &'static str) {
     let port = free_port();
-    let ready = out_dir("killed-ready");
+    let ready = out_dir(&format!("killed-ready-{engine}"));
     let mut server = spawn_epoll_server(port, &ready);
-    let dir = out_dir("killed");
+    let dir = out_dir(&format!("killed-{engine}"));
     let target = format!("127.0.0.1:{port}");
     let dir_text = dir.to_str().unwrap().to_string();
     let client = std::thread::spawn(move || {
         load(&[
+            "--engine",
+            engine,
             "--target",
             &target,
             "--connections",
@@ -468,13 +529,21 @@ fn a_server_killed_mid_run_leaves_valid_partial_results() {
 
 #[test]
 fn open_loop_latency_is_corrected_for_a_stall() {
+    for engine in ENGINES {
+        open_loop_latency_is_corrected_for_a_stall_with(engine);
+    }
+}
+
+fn open_loop_latency_is_corrected_for_a_stall_with(engine: &str) {
     // 500 requests/s on one connection for 4 s; the server stalls 200 ms once after 1 s.
     let server = thread_server(Faults {
         stall_after: Some(16 * 500),
         ..Faults::default()
     });
-    let dir = out_dir("stall");
+    let dir = out_dir(&format!("stall-{engine}"));
     let out = load(&[
+        "--engine",
+        engine,
         "--target",
         &server.addr.to_string(),
         "--connections",
@@ -734,9 +803,17 @@ fn refusing_port() -> (socket2::Socket, SocketAddr) {
 
 #[test]
 fn nothing_connects_exits_1_counting_each_refusal() {
+    for engine in ENGINES {
+        nothing_connects_exits_1_counting_each_refusal_with(engine);
+    }
+}
+
+fn nothing_connects_exits_1_counting_each_refusal_with(engine: &str) {
     let (_port, addr) = refusing_port();
-    let dir = out_dir("refused");
+    let dir = out_dir(&format!("refused-{engine}"));
     let out = load(&[
+        "--engine",
+        engine,
         "--target",
         &addr.to_string(),
         "--connections",
@@ -776,6 +853,12 @@ fn nothing_connects_exits_1_counting_each_refusal() {
 /// the first connects and the other two time out.
 #[test]
 fn connect_timeouts_are_counted() {
+    for engine in ENGINES {
+        connect_timeouts_are_counted_with(engine);
+    }
+}
+
+fn connect_timeouts_are_counted_with(engine: &str) {
     let listener =
         socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
     listener
@@ -783,8 +866,10 @@ fn connect_timeouts_are_counted() {
         .unwrap();
     listener.listen(0).unwrap();
     let addr = listener.local_addr().unwrap().as_socket().unwrap();
-    let dir = out_dir("timeout");
+    let dir = out_dir(&format!("timeout-{engine}"));
     let out = load(&[
+        "--engine",
+        engine,
         "--target",
         &addr.to_string(),
         "--connections",
@@ -1142,9 +1227,17 @@ fn echo_340_of_400_then_close(mut stream: std::net::TcpStream) {
 /// close per connection, in summary.json and in each connections.csv row.
 #[test]
 fn a_short_echo_is_counted_with_the_unexpected_close() {
+    for engine in ENGINES {
+        a_short_echo_is_counted_with_the_unexpected_close_with(engine);
+    }
+}
+
+fn a_short_echo_is_counted_with_the_unexpected_close_with(engine: &str) {
     let addr = scripted_server(echo_340_of_400_then_close);
-    let dir = out_dir("short-echo");
+    let dir = out_dir(&format!("short-echo-{engine}"));
     let out = load(&[
+        "--engine",
+        engine,
         "--target",
         &addr.to_string(),
         "--connections",
@@ -1198,9 +1291,17 @@ fn echo_one_byte_too_many(mut stream: std::net::TcpStream) {
 /// nothing verified and no request completed.
 #[test]
 fn too_many_bytes_back_count_as_a_mismatch_and_an_error() {
+    for engine in ENGINES {
+        too_many_bytes_back_count_as_a_mismatch_and_an_error_with(engine);
+    }
+}
+
+fn too_many_bytes_back_count_as_a_mismatch_and_an_error_with(engine: &str) {
     let addr = scripted_server(echo_one_byte_too_many);
-    let dir = out_dir("too-many");
+    let dir = out_dir(&format!("too-many-{engine}"));
     let out = load(&[
+        "--engine",
+        engine,
         "--target",
         &addr.to_string(),
         "--connections",

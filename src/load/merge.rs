@@ -210,6 +210,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
         message_bytes: parts[0].message_bytes,
         requests_per_connection: parts[0].requests_per_connection,
         pipeline: parts[0].pipeline,
+        engine: parts[0].engine.clone(),
         merged_from: dirs.iter().map(|d| d.display().to_string()).collect(),
         ..LoadSummary::default()
     };

@@ -297,13 +297,14 @@ pub struct LoadSummary {
     pub rate: Option<f64>,
     pub pipeline: u64,
     pub threads: u64,
+    #[serde(default)] // `--engine`: the event loops' kernel interface
+    pub engine: String,
     pub processes: u64,
     pub shard: Option<String>,
     /// Result directories merged into this one (empty for a single process).
     pub merged_from: Vec<String>,
     /// A fixed workload (`--requests`): seconds from the start until the last connection
-    /// finished its requests (holding time excluded). None for timed runs, or when no
-    /// connection finished.
+    /// finished its requests (holding time excluded); None for timed runs or none finished.
     #[serde(default)]
     pub completion_s: Option<f64>,
 }
@@ -378,8 +379,7 @@ pub struct Outputs {
 }
 
 impl Outputs {
-    /// Creates every output in `dir`, `summary` first: whenever the other files exist, a
-    /// summary saying how far the run got exists too, even if it is killed at once.
+    /// Creates every output in `dir`, `summary` first: a summary always exists beside them.
     pub fn create(dir: &Path, started_unix: f64, summary: &LoadSummary) -> anyhow::Result<Outputs> {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         Outputs::rewrite_summary(dir, summary)?;

@@ -272,6 +272,7 @@ fn summary_base(plan: &Plan, threads: usize, started_unix: f64) -> LoadSummary {
         rate: plan.shard_rate(),
         pipeline: plan.pipeline as u64,
         threads: threads as u64,
+        engine: plan.engine.name().to_string(),
         processes: 1,
         shard: (plan.shard.1 > 1).then(|| format!("{}/{}", plan.shard.0, plan.shard.1)),
         ..LoadSummary::default()

@@ -1,10 +1,12 @@
 //! The thin syscall layer shared by the servers, the load generator and the runner: one
 //! [`syscall!`] macro, an owning [`epoll::Epoll`], the SIGINT/SIGTERM [`signal`] handling and
-//! [`spawn`] of supervised children, beside the process-wide settings below.
+//! [`spawn`] of supervised children, the io_uring pieces both uring loops use ([`uring`]),
+//! beside the process-wide settings below.
 
 pub mod epoll;
 pub mod signal;
 pub mod spawn;
+pub mod uring;
 
 use std::io;
 

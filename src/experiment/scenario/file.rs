@@ -335,6 +335,8 @@ pub struct LoadOptions {
     /// `--hold` = this + connections / connect_rate (max-clients studies).
     pub hold_together: Option<Dur>,
     pub threads: Option<Count>,
+    /// The load's event-loop engine (`--engine`): "epoll" or "uring".
+    pub engine: Option<crate::load::Engine>,
     pub processes: Option<Count>,
     pub conns_per_process: Option<Count>,
     pub source_addrs: Option<String>,

@@ -423,6 +423,11 @@ requests = 1
             e.starts_with("test.toml: line 3, column 12: must be at least 1, not 0"),
             "{e}"
         );
+        let e = error_of("models = [\"poll\"]\n[load]\nengine = \"kqueue\"\n");
+        assert!(
+            e.starts_with("test.toml: line 3, column 10: unknown variant `kqueue`"),
+            "{e}"
+        );
         let e = error_of(
             "models = [\"epoll\"]\n[server]\ntrigger = \"sideways\"\n[load]\nrequests = 1\n",
         );

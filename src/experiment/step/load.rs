@@ -75,6 +75,9 @@ pub fn load_config(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Pa
     if let Some(t) = load.threads {
         a.threads = Some(t.0 as usize);
     }
+    if let Some(engine) = load.engine {
+        a.engine = engine;
+    }
     let processes = load
         .processes
         .map(|p| p.0)

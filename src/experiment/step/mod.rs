@@ -377,6 +377,7 @@ connect_rate = 5000
 hold_together = "2s"
 conns_per_process = 18000
 source_addrs = "127.0.0.2-127.0.0.9"
+engine = "uring"
 [sweep]
 connections = [100, 30000]
 "#,
@@ -410,6 +411,7 @@ connections = [100, 30000]
         assert_eq!(load.hold, Some(Duration::from_secs(14)));
         assert_eq!(load.processes, 2);
         assert_eq!(load.source_addrs.as_deref(), Some("127.0.0.2-127.0.0.9"));
+        assert_eq!(load.engine, crate::load::Engine::Uring);
         assert_eq!(load.out, Some(out.clone()));
         assert!(load.quiet);
         let small =

@@ -30,11 +30,10 @@
 //!
 //! Costs: a system call per loop turn submits any number of requests and reaps any
 //! number of completions, and recv needs no readiness round trip. The buffer pool is
-//! fixed per worker (1024 buffers of 8 KiB, touched only as used; [`buf_ring`]), not
+//! fixed per worker (1024 buffers of 8 KiB, touched only as used; [`crate::sys::uring::BufRing`]), not
 //! per connection. `ECHOLAB_URING_BUFFERS` overrides the buffer count (a power of two).
 //! The ring's set-up and its errors are in [`setup`].
 
-mod buf_ring;
 mod conn;
 mod setup;
 
@@ -52,7 +51,7 @@ use super::accept::{keep_spare_fd, peer_addr, Accepted, Acceptor};
 use super::shutdown::{request_shutdown, shutdown_fd, shutdown_requested};
 use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
 use super::{wake_up, IdleScan, Setup};
-use buf_ring::{BufRing, BUFFER_GROUP};
+use crate::sys::uring::{BufRing, BUFFER_GROUP};
 use conn::{AcceptState, Conn, RecvState};
 
 // What a request is, in the top half of its user_data; the bottom half is the connection slot.

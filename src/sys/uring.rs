@@ -1,5 +1,8 @@
-//! The provided buffer ring of one uring worker: the ring of buffer descriptors the
-//! kernel takes a buffer from when data arrives for a multishot recv, and the buffers.
+//! io_uring pieces shared by the uring server and the uring load engine: the provided
+//! buffer ring ([`BufRing`]) and advice for a ring that cannot be set up ([`setup_error`]).
+//!
+//! A provided buffer ring is the ring of buffer descriptors the kernel takes a buffer from
+//! when data arrives for a multishot recv, and the buffers.
 //!
 //! The kernel shares the descriptor ring with us through registration: it reads
 //! `struct io_uring_buf` entries up to the tail we publish, and the tail itself
@@ -11,9 +14,11 @@ use std::sync::atomic::{AtomicU16, Ordering};
 
 use io_uring::{types, IoUring};
 
+use crate::syscall;
+
 /// Size of each provided buffer: the most one recv completion carries.
 pub const BUFFER_SIZE: usize = 8 * 1024;
-/// The buffer group id every worker's recvs select from (each ring has its own groups).
+/// The buffer group id every ring's recvs select from (each ring has its own groups).
 pub const BUFFER_GROUP: u16 = 0;
 
 // The ring is indexed with `entries.add(i)`: the stride must be the kernel's
@@ -37,7 +42,7 @@ pub struct BufRing {
     tail: u16,
 }
 
-// SAFETY: the mappings belong to this BufRing alone; the worker owning it uses it from one thread.
+// SAFETY: the mappings belong to this BufRing alone; the loop owning it uses it from one thread.
 unsafe impl Send for BufRing {}
 
 impl BufRing {
@@ -71,7 +76,7 @@ impl BufRing {
     /// Registers the ring with the kernel and hands it every buffer.
     pub fn register(&mut self, ring: &IoUring) -> io::Result<()> {
         // SAFETY: the entries mapping is page-aligned, `count` entries long, and lives
-        // until after the ring is dropped (the worker drops its ring first).
+        // until after the ring is dropped (its owner drops the ring first).
         unsafe {
             ring.submitter().register_buf_ring_with_flags(
                 self.entries as u64,
@@ -141,4 +146,44 @@ fn map_anonymous(len: usize) -> io::Result<*mut u8> {
         return Err(io::Error::last_os_error());
     }
     Ok(address.cast())
+}
+
+/// Turns a ring set-up failure into advice: io_uring missing or disabled, or memlock too low.
+/// `instead` names what to use without io_uring (`--model epoll`, `--engine epoll`).
+pub fn setup_error(error: io::Error, what: &str, instead: &str) -> anyhow::Error {
+    let advice = match error.raw_os_error() {
+        Some(libc::ENOSYS) => {
+            format!("io_uring is not available: this kernel was built without it; use {instead}")
+        }
+        Some(libc::EPERM) | Some(libc::EACCES) => {
+            let disabled = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
+                .map(|v| v.trim().to_string())
+                .unwrap_or_else(|_| "unknown".into());
+            format!(
+                "io_uring is not permitted for this process (kernel.io_uring_disabled = {disabled}; \
+                 1 allows only members of kernel.io_uring_group, 2 disables it; a container's \
+                 seccomp policy can also forbid it); set it to 0 or use {instead}"
+            )
+        }
+        Some(libc::ENOMEM) => format!(
+            "not enough locked memory for io_uring (the memlock limit is {}); raise ulimit -l \
+             (e.g. `ulimit -l unlimited`, or LimitMEMLOCK= in a systemd unit), run fewer rings \
+             (--workers, --threads) or use {instead}",
+            memlock_limit()
+        ),
+        _ => "io_uring set-up failed".to_string(),
+    };
+    anyhow::Error::new(error).context(format!("{advice} ({what})"))
+}
+
+fn memlock_limit() -> String {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    match syscall!(getrlimit(libc::RLIMIT_MEMLOCK, &mut limit)) {
+        Ok(_) if limit.rlim_cur == libc::RLIM_INFINITY => "unlimited".into(),
+        Ok(_) => format!("{} KiB", limit.rlim_cur / 1024),
+        Err(_) => "unknown".into(),
+    }
 }

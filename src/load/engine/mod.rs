@@ -1,16 +1,27 @@
-//! The engine: one epoll event loop per thread, each owning a fixed set of connections.
+//! The engine: one event loop per thread, each owning a fixed set of connections.
 //!
-//! Sockets are nonblocking and registered edge-triggered, for output until connected and then
-//! for input only; `epoll_ctl` runs again only the first time a send finds the socket buffer
-//! full (output interest is then kept). Sends come straight out of the shared
-//! payload (a repeated copy makes a run of pipelined messages one slice); echoes are read into
-//! one buffer per thread and checked in place against the payload ([`super::check`]), so no
-//! byte is copied per request. Each thread hands its measurements to the
-//! [recorder](super::recorder) (the main thread) every 100 ms through its [`Shared`].
+//! The loop ([`Worker`]) is the same whatever the kernel interface: it opens connections on
+//! schedule, releases requests (closed or open loop), checks every echoed byte, records
+//! latency, and drains and closes. Its I/O goes through an [`Io`], chosen by `--engine`:
+//!
+//! - [`epoll`] (the default): readiness. Each echo costs a `read` and the next request a
+//!   `send`, with an `epoll_wait` now and then;
+//! - [`uring`]: completions. Each connection has one multishot recv on provided buffers and
+//!   sends are submission entries, so any number of echoes and requests share one
+//!   `io_uring_enter`.
+//!
+//! Sends come straight out of the shared payload (a repeated copy makes a run of pipelined
+//! messages one slice); echoes are checked against the payload ([`super::check`]) in one
+//! buffer per thread. Each thread hands its measurements to the [recorder](super::recorder)
+//! (the main thread) every 100 ms through its [`Shared`].
+
+mod epoll;
+mod uring;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::os::fd::AsRawFd;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -23,7 +34,7 @@ use super::conn::{
 use super::record::{record_us, round3, ErrorKind, Interval, LoadConnRecord};
 use super::recorder::{Shared, Stop};
 use super::schedule::{Payload, Plan};
-use crate::sys::epoll::{Epoll, Event, Events, Interest};
+use super::Engine;
 use crate::syscall;
 
 /// How often a thread hands its measurements to the recorder.
@@ -32,12 +43,53 @@ const FLUSH_NS: u64 = 100_000_000;
 const OPEN_BATCH: usize = 256;
 /// An open-loop request released later than this counts as the generator falling behind.
 const LATE_NS: u64 = 5_000_000;
-/// Events taken from the kernel per epoll_wait.
-const EVENTS_PER_WAIT: usize = 1024;
-/// What every connection is registered for: input and hang-ups, edge-triggered.
-const READ: Interest = Interest::READABLE
-    .union(Interest::READ_CLOSED)
-    .union(Interest::EDGE);
+
+/// What an [`Io`] reports about a connection, by its token ([`Conn::token`]).
+pub enum IoEvent {
+    /// Readiness: epoll's report, or a connecting socket's poll completing.
+    Ready {
+        token: u64,
+        readable: bool,
+        writable: bool,
+        read_closed: bool,
+        error: bool,
+    },
+    /// `len` bytes received into the I/O's buffer `buffer` ([`Io::take_received`]).
+    Received { token: u64, buffer: u16, len: usize },
+    /// The peer ended its stream (a receive of 0 bytes).
+    Ended { token: u64 },
+    /// A send or receive failed with this errno.
+    Failed { token: u64, errno: i32 },
+}
+
+/// What became of a send.
+pub enum Sent {
+    /// This many bytes were taken (an asynchronous engine takes them all, or none).
+    Bytes(usize),
+    /// Nothing was taken: wait for room ([`Io::wait_writable`]).
+    WouldBlock,
+    Interrupted,
+    Failed(i32),
+}
+
+/// The kernel interface of one event loop: how it watches sockets, sends, and waits.
+pub trait Io: Sized {
+    /// A socket whose connect is under way: report it ready for output (or failed).
+    fn watch_connect(&mut self, fd: RawFd, token: u64) -> io::Result<()>;
+    /// An established connection: report its input from now on.
+    fn watch_input(&mut self, fd: RawFd, token: u64) -> io::Result<()>;
+    /// Sends from `bytes`, a slice of the plan's payload.
+    fn send(&mut self, fd: RawFd, token: u64, bytes: &[u8]) -> Sent;
+    /// The last send did not take everything: report the connection writable again.
+    /// `armed` is the connection's own note that output is watched already.
+    fn wait_writable(&mut self, fd: RawFd, token: u64, armed: &mut bool) -> io::Result<()>;
+    /// The connection is about to be closed: stop watching it.
+    fn forget(&mut self, fd: RawFd, token: u64);
+    /// Copies received bytes into `into` and gives the buffer back.
+    fn take_received(&mut self, buffer: u16, len: usize, into: &mut [u8]);
+    /// Waits at most `timeout_ns` for events and appends them to `events`.
+    fn wait(&mut self, timeout_ns: u64, events: &mut Vec<IoEvent>) -> io::Result<()>;
+}
 
 /// Starts one event-loop thread per slot of `shared`, each with its share of the connections.
 pub fn start(
@@ -45,28 +97,48 @@ pub fn start(
     shared: &Arc<Shared>,
     clock: Instant,
     started_unix: f64,
-) -> std::io::Result<Vec<JoinHandle<anyhow::Result<()>>>> {
+) -> anyhow::Result<Vec<JoinHandle<anyhow::Result<()>>>> {
+    match plan.engine {
+        Engine::Epoll => spawn(plan, shared, clock, started_unix, epoll::EpollIo::new),
+        Engine::Uring => {
+            // A missing or forbidden io_uring is reported once, before any thread starts.
+            uring::UringIo::check_available()?;
+            spawn(plan, shared, clock, started_unix, uring::UringIo::new)
+        }
+    }
+}
+
+fn spawn<I: Io + 'static>(
+    plan: &Plan,
+    shared: &Arc<Shared>,
+    clock: Instant,
+    started_unix: f64,
+    new_io: fn(&Plan) -> anyhow::Result<I>,
+) -> anyhow::Result<Vec<JoinHandle<anyhow::Result<()>>>> {
     let threads = shared.threads();
-    (0..threads)
+    let handles = (0..threads)
         .map(|index| {
             let plan = plan.clone();
             let shared = Arc::clone(shared);
             std::thread::Builder::new()
                 .name(format!("load-{index}"))
                 .spawn(move || -> anyhow::Result<()> {
+                    // Made in its own thread: an io_uring ring is used by this thread only.
+                    let io = new_io(&plan)?;
                     let mut worker =
-                        Worker::new(&plan, &shared, index, threads, clock, started_unix)?;
+                        Worker::new(&plan, &shared, index, threads, clock, started_unix, io);
                     worker.run()
                 })
         })
-        .collect()
+        .collect::<io::Result<_>>()?;
+    Ok(handles)
 }
 
-struct Worker<'a> {
+struct Worker<'a, I: Io> {
     plan: &'a Plan,
     shared: &'a Shared,
     index: usize,
-    epoll: Epoll,
+    io: I,
     conns: Vec<Conn>,
     next_open: usize,
     remaining: usize,
@@ -86,7 +158,7 @@ fn ns(d: Duration) -> u64 {
     d.as_nanos().min(u128::from(u64::MAX)) as u64
 }
 
-impl<'a> Worker<'a> {
+impl<'a, I: Io> Worker<'a, I> {
     fn new(
         plan: &'a Plan,
         shared: &'a Shared,
@@ -94,17 +166,18 @@ impl<'a> Worker<'a> {
         threads: usize,
         clock: Instant,
         started_unix: f64,
-    ) -> anyhow::Result<Worker<'a>> {
+        io: I,
+    ) -> Worker<'a, I> {
         let to_release = plan.requests.unwrap_or(UNLIMITED);
         let conns: Vec<Conn> = (index as u64..plan.connections())
             .step_by(threads)
             .map(|local| Conn::new(plan.global_id(local), to_release))
             .collect();
-        Ok(Worker {
+        Worker {
             plan,
             shared,
             index,
-            epoll: Epoll::new()?,
+            io,
             remaining: conns.len(),
             conns,
             next_open: 0,
@@ -118,7 +191,7 @@ impl<'a> Worker<'a> {
             deadline: plan.duration.map_or(NO_TIMER, ns),
             drain: Drain::default(),
             open_loop: plan.open_loop_ns(0).map(|(_, period)| period),
-        })
+        }
     }
 
     fn now(&self) -> u64 {
@@ -126,7 +199,7 @@ impl<'a> Worker<'a> {
     }
 
     fn run(&mut self) -> anyhow::Result<()> {
-        let mut events = Events::with_capacity(EVENTS_PER_WAIT);
+        let mut events = Vec::new();
         let mut next_flush = FLUSH_NS;
         let mut next_sweep = 1_000_000_000;
         loop {
@@ -162,11 +235,10 @@ impl<'a> Worker<'a> {
             if !self.drain.active() && self.next_open < self.conns.len() {
                 wake = wake.min(self.plan.open_at_ns(self.conns[self.next_open].global));
             }
-            let now = self.now();
-            let timeout_ms = wake.saturating_sub(now).div_ceil(1_000_000).min(100) as i32;
-            self.epoll.wait(&mut events, timeout_ms)?;
-            for event in events.iter() {
-                self.handle_event(event);
+            let timeout_ns = wake.saturating_sub(self.now()).min(100_000_000);
+            self.io.wait(timeout_ns, &mut events)?;
+            for event in events.drain(..) {
+                self.handle(event);
             }
         }
         self.flush();
@@ -282,7 +354,7 @@ impl<'a> Worker<'a> {
                 let (fd, token) = (socket.as_raw_fd(), c.token(idx));
                 c.socket = Some(socket);
                 c.out_armed = true; // the connect completes as writability
-                if let Err(e) = self.epoll.add(fd, token, READ | Interest::WRITABLE) {
+                if let Err(e) = self.io.watch_connect(fd, token) {
                     self.fail(
                         idx,
                         ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
@@ -301,16 +373,55 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn handle_event(&mut self, event: Event) {
-        let idx = (event.token() >> 32) as usize;
-        let Some(c) = self.conns.get(idx) else { return };
-        let Some(socket) = c.socket.as_ref().filter(|_| c.token(idx) == event.token()) else {
-            return; // an event of a connection closed earlier in this batch
-        };
+    /// The connection an event is about, unless it was closed since (or reopened).
+    fn live(&self, token: u64) -> Option<usize> {
+        let idx = (token >> 32) as usize;
+        let c = self.conns.get(idx)?;
+        (c.socket.is_some() && c.token(idx) == token).then_some(idx)
+    }
+
+    fn handle(&mut self, event: IoEvent) {
+        match event {
+            IoEvent::Ready {
+                token,
+                readable,
+                writable,
+                read_closed,
+                error,
+            } => {
+                if let Some(idx) = self.live(token) {
+                    self.on_ready(idx, readable, writable, read_closed || error, error);
+                }
+            }
+            IoEvent::Received { token, buffer, len } => {
+                // The buffer goes back whether or not the connection still lives.
+                self.io.take_received(buffer, len, &mut self.buf[..len]);
+                if let Some(idx) = self.live(token) {
+                    let now = self.now();
+                    if self.on_bytes(idx, now, len) {
+                        self.after_input(idx, now);
+                    }
+                }
+            }
+            IoEvent::Ended { token } => {
+                if let Some(idx) = self.live(token) {
+                    self.on_eof(idx, self.now());
+                }
+            }
+            IoEvent::Failed { token, errno } => {
+                if let Some(idx) = self.live(token) {
+                    self.fail(idx, ErrorKind::from_errno(errno), self.now());
+                }
+            }
+        }
+    }
+
+    fn on_ready(&mut self, idx: usize, readable: bool, writable: bool, to_end: bool, error: bool) {
         let now = self.now();
-        let error = event.is_error();
+        let c = &self.conns[idx];
         if c.state == State::Connecting {
-            if event.is_writable() || error {
+            if writable || error {
+                let socket = c.socket.as_ref().expect("a live connection has a socket");
                 match socket_error(socket) {
                     0 if !error => self.on_established(idx, now),
                     0 => self.fail(idx, ErrorKind::Other, now),
@@ -319,11 +430,10 @@ impl<'a> Worker<'a> {
             }
             return;
         }
-        let read_to_end = event.is_read_closed() || error;
-        if (event.is_readable() || read_to_end) && !self.on_readable(idx, now, read_to_end) {
+        if (readable || to_end) && !self.on_readable(idx, now, to_end) {
             return;
         }
-        if event.is_writable() && self.conns[idx].is_open() {
+        if writable && self.conns[idx].is_open() {
             self.conns[idx].writable = true;
             self.try_send(idx, now);
         }
@@ -344,8 +454,12 @@ impl<'a> Worker<'a> {
             c.fd().expect("an established connection is open"),
             c.token(idx),
         );
-        if self.epoll.modify(fd, token, READ).is_ok() {
-            c.out_armed = false;
+        match self.io.watch_input(fd, token) {
+            Ok(()) => c.out_armed = false,
+            Err(e) => {
+                let errno = e.raw_os_error().unwrap_or(0);
+                return self.fail(idx, ErrorKind::from_errno(errno), now);
+            }
         }
         if let Some(local) = c.socket.as_ref().and_then(local_addr) {
             c.rec.local_addr = local.ip().to_string();
@@ -393,13 +507,8 @@ impl<'a> Worker<'a> {
             let window = self.payload.repeated.len() - size as usize;
             let len = ((end - c.echo.sent) as usize).min(window);
             let chunk = &self.payload.repeated[offset..offset + len];
-            match syscall!(send(
-                fd,
-                chunk.as_ptr().cast(),
-                chunk.len(),
-                libc::MSG_NOSIGNAL
-            )) {
-                Ok(written) => {
+            match self.io.send(fd, c.token(idx), chunk) {
+                Sent::Bytes(written) => {
                     let written = written as u64;
                     let new_started = (c.echo.sent + written).div_ceil(size) - started;
                     for _ in 0..new_started {
@@ -415,19 +524,12 @@ impl<'a> Worker<'a> {
                         return;
                     }
                 }
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                Sent::WouldBlock => {
                     self.wait_writable(idx, now);
                     return;
                 }
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                Err(e) => {
-                    self.fail(
-                        idx,
-                        ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
-                        now,
-                    );
-                    return;
-                }
+                Sent::Interrupted => {}
+                Sent::Failed(errno) => return self.fail(idx, ErrorKind::from_errno(errno), now),
             }
         }
     }
@@ -435,23 +537,14 @@ impl<'a> Worker<'a> {
     fn wait_writable(&mut self, idx: usize, now: u64) {
         let c = &mut self.conns[idx];
         c.writable = false;
-        if !c.out_armed {
-            let fd = c.fd().expect("only an open connection waits to write");
-            match self
-                .epoll
-                .modify(fd, c.token(idx), READ | Interest::WRITABLE)
-            {
-                Ok(()) => c.out_armed = true,
-                Err(e) => self.fail(
-                    idx,
-                    ErrorKind::from_errno(e.raw_os_error().unwrap_or(0)),
-                    now,
-                ),
-            }
+        let fd = c.fd().expect("only an open connection waits to write");
+        if let Err(e) = self.io.wait_writable(fd, c.token(idx), &mut c.out_armed) {
+            let errno = e.raw_os_error().unwrap_or(0);
+            self.fail(idx, ErrorKind::from_errno(errno), now);
         }
     }
 
-    /// Reads and verifies echoes. Returns false when the connection ended.
+    /// Reads and verifies echoes (readiness). Returns false when the connection ended.
     fn on_readable(&mut self, idx: usize, now: u64, read_to_end: bool) -> bool {
         loop {
             let Some(fd) = self.conns[idx].fd() else {
@@ -474,60 +567,75 @@ impl<'a> Worker<'a> {
                     return false;
                 }
             };
-            let c = &mut self.conns[idx];
-            let local = &mut self.local;
-            let drain = &mut self.drain;
-            let open_loop = self.open_loop.is_some();
-            let check = c
-                .echo
-                .check(&self.payload.message, &self.buf[..n], |intact| {
-                    let (intended, sent) = c.inflight.pop_front().unwrap_or((now, now));
-                    drain.echoed(now.saturating_sub(sent));
-                    if intact {
-                        let from = if intended == 0 { sent } else { intended };
-                        let latency = now.saturating_sub(from) / 1000;
-                        record_us(&mut local.latency, latency);
-                        if open_loop {
-                            let raw = now.saturating_sub(sent) / 1000;
-                            record_us(&mut local.latency_raw, raw);
-                        }
-                        c.rec.total_response_us += latency;
-                        c.rec.requests += 1;
-                        local.counters.requests += 1;
-                        c.failures = 0;
-                    }
-                });
-            let mismatches = check.mismatched + u64::from(check.too_many);
-            local.counters.mismatches += mismatches;
-            c.rec.mismatches += mismatches;
-            c.rec.errors += mismatches;
-            if check.too_many {
-                // More bytes than were sent: not an echo of this stream.
-                self.fail(idx, ErrorKind::Other, now);
+            if !self.on_bytes(idx, now, n) {
                 return false;
-            }
-            c.rec.bytes_received += n as u64;
-            local.counters.bytes_received += n as u64;
-            self.drain.progress(now);
-            local.counters.bytes_verified += check.verified;
-            let completed = check.completed;
-            if completed > 0 && self.open_loop.is_none() && !self.drain.active() {
-                let c = &mut self.conns[idx];
-                if self.plan.delay.is_zero() {
-                    let k = completed.min(c.to_release);
-                    c.release_now(k);
-                } else {
-                    c.delayed += completed.min(c.to_release.saturating_sub(c.delayed));
-                    if c.delayed > 0 && c.timer_at == NO_TIMER {
-                        let at = now + ns(self.plan.delay);
-                        self.set_timer(idx, at);
-                    }
-                }
             }
             if n < self.buf.len() && !read_to_end {
                 break; // drained: with edge triggering, new data raises a new event
             }
         }
+        self.after_input(idx, now)
+    }
+
+    /// Verifies the `n` bytes received into `self.buf` and releases the requests their
+    /// echoes complete. Returns false when the connection failed.
+    fn on_bytes(&mut self, idx: usize, now: u64, n: usize) -> bool {
+        let c = &mut self.conns[idx];
+        let local = &mut self.local;
+        let drain = &mut self.drain;
+        let open_loop = self.open_loop.is_some();
+        let check = c
+            .echo
+            .check(&self.payload.message, &self.buf[..n], |intact| {
+                let (intended, sent) = c.inflight.pop_front().unwrap_or((now, now));
+                drain.echoed(now.saturating_sub(sent));
+                if intact {
+                    let from = if intended == 0 { sent } else { intended };
+                    let latency = now.saturating_sub(from) / 1000;
+                    record_us(&mut local.latency, latency);
+                    if open_loop {
+                        let raw = now.saturating_sub(sent) / 1000;
+                        record_us(&mut local.latency_raw, raw);
+                    }
+                    c.rec.total_response_us += latency;
+                    c.rec.requests += 1;
+                    local.counters.requests += 1;
+                    c.failures = 0;
+                }
+            });
+        let mismatches = check.mismatched + u64::from(check.too_many);
+        local.counters.mismatches += mismatches;
+        c.rec.mismatches += mismatches;
+        c.rec.errors += mismatches;
+        if check.too_many {
+            // More bytes than were sent: not an echo of this stream.
+            self.fail(idx, ErrorKind::Other, now);
+            return false;
+        }
+        c.rec.bytes_received += n as u64;
+        local.counters.bytes_received += n as u64;
+        self.drain.progress(now);
+        local.counters.bytes_verified += check.verified;
+        let completed = check.completed;
+        if completed > 0 && self.open_loop.is_none() && !self.drain.active() {
+            let c = &mut self.conns[idx];
+            if self.plan.delay.is_zero() {
+                let k = completed.min(c.to_release);
+                c.release_now(k);
+            } else {
+                c.delayed += completed.min(c.to_release.saturating_sub(c.delayed));
+                if c.delayed > 0 && c.timer_at == NO_TIMER {
+                    let at = now + ns(self.plan.delay);
+                    self.set_timer(idx, at);
+                }
+            }
+        }
+        true
+    }
+
+    /// After input: sends what was released, and holds or closes a connection that is done.
+    /// Returns false when the connection ended.
+    fn after_input(&mut self, idx: usize, now: u64) -> bool {
         self.try_send(idx, now);
         let c = &self.conns[idx];
         if !c.is_open() {
@@ -569,7 +677,9 @@ impl<'a> Worker<'a> {
     fn end_record(&mut self, idx: usize, now: u64, end: &str) {
         let started_unix = self.started_unix;
         let c = &mut self.conns[idx];
-        // Closing the socket also takes it out of the epoll set.
+        if let Some(fd) = c.fd() {
+            self.io.forget(fd, c.token(idx));
+        }
         c.socket = None;
         if c.established {
             c.established = false;
