@@ -13,15 +13,20 @@
 //! Sends come straight out of the shared payload (a repeated copy makes a run of pipelined
 //! messages one slice); echoes are checked against the payload ([`super::check`]) in one
 //! buffer per thread. Each thread hands its measurements to the [recorder](super::recorder)
-//! (the main thread) every 100 ms through its [`Shared`].
+//! (the main thread) every 100 ms through its [`Shared`]. How connections end (done, failed,
+//! drained, timed out) is in [`ending`].
 
+mod ending;
 mod epoll;
+mod interface;
 mod uring;
+
+use interface::{Io, IoEvent, Sent};
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -43,53 +48,6 @@ const FLUSH_NS: u64 = 100_000_000;
 const OPEN_BATCH: usize = 256;
 /// An open-loop request released later than this counts as the generator falling behind.
 const LATE_NS: u64 = 5_000_000;
-
-/// What an [`Io`] reports about a connection, by its token ([`Conn::token`]).
-pub enum IoEvent {
-    /// Readiness: epoll's report, or a connecting socket's poll completing.
-    Ready {
-        token: u64,
-        readable: bool,
-        writable: bool,
-        read_closed: bool,
-        error: bool,
-    },
-    /// `len` bytes received into the I/O's buffer `buffer` ([`Io::take_received`]).
-    Received { token: u64, buffer: u16, len: usize },
-    /// The peer ended its stream (a receive of 0 bytes).
-    Ended { token: u64 },
-    /// A send or receive failed with this errno.
-    Failed { token: u64, errno: i32 },
-}
-
-/// What became of a send.
-pub enum Sent {
-    /// This many bytes were taken (an asynchronous engine takes them all, or none).
-    Bytes(usize),
-    /// Nothing was taken: wait for room ([`Io::wait_writable`]).
-    WouldBlock,
-    Interrupted,
-    Failed(i32),
-}
-
-/// The kernel interface of one event loop: how it watches sockets, sends, and waits.
-pub trait Io: Sized {
-    /// A socket whose connect is under way: report it ready for output (or failed).
-    fn watch_connect(&mut self, fd: RawFd, token: u64) -> io::Result<()>;
-    /// An established connection: report its input from now on.
-    fn watch_input(&mut self, fd: RawFd, token: u64) -> io::Result<()>;
-    /// Sends from `bytes`, a slice of the plan's payload.
-    fn send(&mut self, fd: RawFd, token: u64, bytes: &[u8]) -> Sent;
-    /// The last send did not take everything: report the connection writable again.
-    /// `armed` is the connection's own note that output is watched already.
-    fn wait_writable(&mut self, fd: RawFd, token: u64, armed: &mut bool) -> io::Result<()>;
-    /// The connection is about to be closed: stop watching it.
-    fn forget(&mut self, fd: RawFd, token: u64);
-    /// Copies received bytes into `into` and gives the buffer back.
-    fn take_received(&mut self, buffer: u16, len: usize, into: &mut [u8]);
-    /// Waits at most `timeout_ns` for events and appends them to `events`.
-    fn wait(&mut self, timeout_ns: u64, events: &mut Vec<IoEvent>) -> io::Result<()>;
-}
 
 /// Starts one event-loop thread per slot of `shared`, each with its share of the connections.
 pub fn start(
@@ -653,153 +611,5 @@ impl<'a, I: Io> Worker<'a, I> {
             }
         }
         true
-    }
-
-    fn on_eof(&mut self, idx: usize, now: u64) {
-        // An EOF is expected by nobody: the client closes first. A server that closes while
-        // the client holds the connection is reported the same way.
-        self.fail(idx, ErrorKind::Closed, now);
-    }
-
-    /// The connection did all its requests: hold it or close it.
-    fn finish(&mut self, idx: usize, now: u64) {
-        let last = &mut self.local.counters.last_finished_ns;
-        *last = (*last).max(now);
-        match self.plan.hold {
-            Some(hold) if !self.drain.active() => {
-                self.conns[idx].state = State::Holding;
-                self.set_timer(idx, now + ns(hold));
-            }
-            _ => self.close_conn(idx, now, "done"),
-        }
-    }
-
-    fn end_record(&mut self, idx: usize, now: u64, end: &str) {
-        let started_unix = self.started_unix;
-        let c = &mut self.conns[idx];
-        if let Some(fd) = c.fd() {
-            self.io.forget(fd, c.token(idx));
-        }
-        c.socket = None;
-        if c.established {
-            c.established = false;
-            self.shared.active.fetch_sub(1, Ordering::Relaxed);
-        }
-        c.timer_at = NO_TIMER;
-        let mut rec = std::mem::take(&mut c.rec);
-        rec.closed_unix = round3(started_unix + now as f64 / 1e9);
-        rec.mean_response_us = if rec.requests == 0 {
-            0.0
-        } else {
-            round3(rec.total_response_us as f64 / rec.requests as f64)
-        };
-        rec.end = end.to_string();
-        self.local.records.push(rec);
-    }
-
-    fn close_conn(&mut self, idx: usize, now: u64, end: &str) {
-        self.end_record(idx, now, end);
-        let c = &mut self.conns[idx];
-        c.state = State::Done;
-        c.inflight.clear();
-        c.released.clear();
-        self.remaining -= 1;
-    }
-
-    /// The connection failed: count the error, then reconnect later or give up.
-    fn fail(&mut self, idx: usize, kind: ErrorKind, now: u64) {
-        let counters = &mut self.local.counters;
-        let c = &mut self.conns[idx];
-        if kind == ErrorKind::Closed {
-            counters.unexpected_closes += 1;
-        } else {
-            counters.errors.count(kind);
-        }
-        if c.state == State::Connecting {
-            counters.failed += 1;
-        }
-        let short = c.echo.unanswered(self.size);
-        debug_assert_eq!(short, c.inflight.len() as u64);
-        counters.short_echoes += short;
-        c.rec.short_echoes += short;
-        c.rec.errors += 1;
-        c.rec.error_kind = kind.name().to_string();
-        if c.to_release != UNLIMITED {
-            c.to_release += short + c.released.len() as u64;
-        }
-        c.inflight.clear();
-        c.released.clear();
-        c.delayed = 0;
-        self.end_record(idx, now, "error");
-        let c = &mut self.conns[idx];
-        if self.plan.reconnect && !self.drain.active() {
-            c.state = State::Backoff;
-            c.failures += 1;
-            let exponent = (c.failures - 1).min(7);
-            let jitter = (c.global * 7919) % 50_000_000;
-            let backoff = (50_000_000u64 << exponent).min(5_000_000_000) + jitter;
-            self.set_timer(idx, now + backoff);
-        } else {
-            c.state = State::Done;
-            self.local.counters.ended_early += 1;
-            self.remaining -= 1;
-        }
-    }
-
-    /// Stop releasing requests; let in-flight echoes arrive until the drain deadline.
-    fn begin_drain(&mut self, now: u64) {
-        self.drain.begin(now, ns(self.plan.response_timeout));
-        for idx in 0..self.conns.len() {
-            let c = &mut self.conns[idx];
-            c.released.clear();
-            c.delayed = 0;
-            match c.state {
-                State::Pending | State::Backoff => {
-                    c.state = State::Done;
-                    self.remaining -= 1;
-                }
-                State::Connecting => self.close_conn(idx, now, "stopped"),
-                State::Holding => self.close_conn(idx, now, "done"),
-                State::Active if c.inflight.is_empty() => self.close_conn(idx, now, "stopped"),
-                State::Active | State::Done => {}
-            }
-        }
-        self.next_open = self.conns.len();
-    }
-
-    /// Closes every connection. After the drain, an echo still awaited has timed out: the
-    /// server had the whole drain to send it, so a silent server is an error, not a pause.
-    fn close_all(&mut self, now: u64, drain_over: bool) {
-        for idx in 0..self.conns.len() {
-            let c = &mut self.conns[idx];
-            match c.state {
-                State::Done => {}
-                State::Pending | State::Backoff => {
-                    c.state = State::Done;
-                    self.remaining -= 1;
-                }
-                State::Active if drain_over && !c.inflight.is_empty() => {
-                    self.local.counters.errors.count(ErrorKind::Timeout);
-                    c.rec.errors += 1;
-                    c.rec.error_kind = ErrorKind::Timeout.name().to_string();
-                    self.close_conn(idx, now, "timeout");
-                }
-                _ => self.close_conn(idx, now, "stopped"),
-            }
-        }
-    }
-
-    fn sweep_response_timeouts(&mut self, now: u64) {
-        let limit = ns(self.plan.response_timeout);
-        for idx in 0..self.conns.len() {
-            let c = &self.conns[idx];
-            if c.state == State::Active
-                && c.inflight
-                    .front()
-                    .is_some_and(|&(_, sent)| now.saturating_sub(sent) > limit)
-            {
-                self.fail(idx, ErrorKind::Timeout, now);
-            }
-        }
     }
 }
