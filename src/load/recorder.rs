@@ -14,6 +14,7 @@ use super::engine;
 use super::preflight;
 use super::record::{self, round3, unix_now, Interval, LoadSummary, Outputs};
 use super::schedule::{Mode, Plan};
+use super::Engine;
 use crate::sys::signal;
 use crate::syscall;
 
@@ -335,9 +336,14 @@ fn run_warnings(
         ));
     }
     if cpu_busy_seconds * 2 > seconds && seconds >= 2 {
+        let cheaper = match plan.engine {
+            Engine::Epoll => "--engine uring (less CPU per request), ",
+            Engine::Uring => "",
+        };
         warnings.push(format!(
             "the client was CPU-bound ({cpu_busy_seconds} of {seconds} s at over 90% of {cores} \
-             cores): results may measure the client; use more --threads, --processes or hosts"
+             cores): results may measure the client; use {cheaper}more --threads, --processes \
+             or hosts"
         ));
     }
     if plan.mode != Mode::Closed && c.requests == 0 && c.established > 0 {
