@@ -5,9 +5,12 @@
 #   scripts/floor-vs-model.sh [REPEATS] [DURATION]
 #
 # Servers: benchmarks/c/bin/epoll_echo, benchmarks/c/bin/uring_echo (built by
-# benchmarks/c/build.sh if missing), and `echolab serve --workers 1` for epoll and uring.
+# benchmarks/c/build.sh if missing), and `echolab serve --workers 1` for each of MODELS
+# (default "epoll uring"; add tokio, poll and select to see them against the epoll floor:
+# each readiness model is measured right after c-epoll, uring after c-uring).
 # With 2 or more CPUs the server is pinned to CPU 0 and the load generator to CPU 1.
-# Environment: CONNECTIONS (default "50 500"), SIZE (128), ECHOLAB (target/release/echolab).
+# Environment: CONNECTIONS (default "50 500"), SIZE (128), ECHOLAB (target/release/echolab),
+# MODELS (above).
 # Prints one CSV row per run on stdout; server CPU per million requests is the number to
 # compare (the rate moves with the machine's load, the CPU per request much less). The
 # repeats are the outer loop, so slow drifts spread over every server alike.
@@ -29,10 +32,18 @@ if [ "$(nproc)" -ge 2 ]; then server_pin=(taskset -c 0) load_pin=(taskset -c 1);
 declare -A servers=(
     [c-epoll]="$floors/epoll_echo 0"
     [c-uring]="$floors/uring_echo 0"
-    [echolab-epoll]="$bin serve --model epoll --workers 1 --addr 127.0.0.1:0"
-    [echolab-uring]="$bin serve --model uring --workers 1 --addr 127.0.0.1:0"
 )
-order=(c-epoll echolab-epoll c-uring echolab-uring)
+readiness=() completion=()
+for model in ${MODELS:-epoll uring}; do
+    case $model in
+        epoll | tokio | poll | select) readiness+=("echolab-$model") ;;
+        uring) completion+=("echolab-$model") ;;
+        *) echo "floor-vs-model.sh: unknown model $model" >&2; exit 2 ;;
+    esac
+    servers[echolab-$model]="$bin serve --model $model --workers 1 --addr 127.0.0.1:0"
+done
+order=(c-epoll "${readiness[@]}")
+[ ${#completion[@]} -gt 0 ] && order+=(c-uring "${completion[@]}")
 
 # utime + stime of a process, in seconds (fields 14 and 15 of /proc/PID/stat, after the comm).
 cpu_s() {

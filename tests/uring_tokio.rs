@@ -153,9 +153,17 @@ fn uring_idle_connections_keep_memory_flat() {
 /// Runs `echolab serve --model uring` with io_uring_setup(2) failing with `errno`, as a
 /// seccomp policy (e.g. a container's) makes it; returns (exit success, stderr).
 fn uring_with_setup_errno(errno: u32) -> (bool, String) {
+    echolab_with_setup_errno(
+        &["serve", "--model", "uring", "--addr", "127.0.0.1:0"],
+        errno,
+    )
+}
+
+/// Runs echolab with `args` and io_uring_setup(2) failing with `errno`.
+fn echolab_with_setup_errno(args: &[&str], errno: u32) -> (bool, String) {
     let mut command = Command::new(BIN);
     command
-        .args(["serve", "--model", "uring", "--addr", "127.0.0.1:0"])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -241,6 +249,26 @@ fn uring_unavailable_gives_a_clear_message() {
     assert!(
         stderr.contains("raise ulimit -l") && stderr.contains("memlock limit is"),
         "ENOMEM message: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    // The load's io_uring engine says the same, and what to use instead, before it connects.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = listener.local_addr().unwrap().to_string();
+    let load = [
+        "load",
+        "--engine",
+        "uring",
+        "--target",
+        &target,
+        "--requests",
+        "1",
+    ];
+    let (ok, stderr) = echolab_with_setup_errno(&load, libc::ENOSYS as u32);
+    assert!(!ok, "the uring engine ran without io_uring_setup: {stderr}");
+    assert!(
+        stderr.contains("io_uring is not available") && stderr.contains("use --engine epoll"),
+        "load ENOSYS message: {stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
