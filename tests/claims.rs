@@ -4,40 +4,19 @@
 //! its own folder and judges them in one report (a part that cannot run is "not run").
 
 use std::fs;
-use std::path::Path;
-use std::process::{Command, Output};
 
 mod common;
 
-const EXE: &str = env!("CARGO_BIN_EXE_echolab");
+use common::ResultsRow;
 
-fn echolab(args: &[&str]) -> Output {
-    let output = Command::new(EXE).args(args).output().unwrap();
-    assert!(
-        output.status.success(),
-        "echolab {args:?}\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
-
-/// `echolab run SCENARIO --out OUT --quiet EXTRA...`, which must succeed.
-fn run(scenario: &Path, out: &Path, extra: &[&str]) {
-    let mut args = vec![
-        "run",
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--quiet",
-    ];
-    args.extend(extra);
-    echolab(&args);
-}
+/// This file's runs write their report (the claims are judged there) without progress lines.
+const QUIET: &[&str] = &["--quiet"];
 
 #[test]
 fn run_list_names_every_claim_and_classic() {
-    let list = String::from_utf8(echolab(&["run", "--list"]).stdout).unwrap();
+    let output = common::echolab_run(&["--list"]);
+    assert!(output.status.success(), "{output:?}");
+    let list = String::from_utf8(output.stdout).unwrap();
     let names: Vec<&str> = list
         .lines()
         .filter(|l| !l.starts_with(' '))
@@ -87,19 +66,14 @@ fn claims_row(report: &str, n: usize) -> &str {
         .unwrap_or_else(|| panic!("no Claims row {n} in\n{report}"))
 }
 
-fn select_rows(results: &Path) -> Vec<(String, String, String)> {
-    let mut reader = csv::Reader::from_path(results).unwrap();
-    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let (step, status, conc) = (col("step"), col("status"), col("max_concurrent_server"));
-    reader
-        .records()
+/// (step, status, max_concurrent_server) of each results.csv row.
+fn select_rows(rows: &[ResultsRow]) -> Vec<(String, String, String)> {
+    rows.iter()
         .map(|r| {
-            let r = r.unwrap();
             (
-                r[step].to_string(),
-                r[status].to_string(),
-                r[conc].to_string(),
+                r["step"].clone(),
+                r["status"].clone(),
+                r["max_concurrent_server"].clone(),
             )
         })
         .collect()
@@ -111,8 +85,7 @@ fn a_scaled_down_claim_1_is_confirmed_from_its_rows() {
     let scenario = dir.path().join("claim-1.toml");
     fs::write(&scenario, TINY_CLAIM_1).unwrap();
     let out = dir.path().join("out");
-    run(&scenario, &out, &[]);
-    let rows = select_rows(&out.join("results.csv"));
+    let rows = select_rows(&common::run_scenario_ok(&scenario, &out, QUIET));
     // 900 held twice; 1100 failed once (select refuses fds >= 1024), its second
     // repetition skipped.
     assert_eq!(
@@ -154,13 +127,13 @@ fn a_scenario_of_parts_runs_each_into_its_folder_and_judges_them_together() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    run(&composite, &out, &["--repetitions", "1"]);
+    common::run_scenario_ok(&composite, &out, &["--quiet", "--repetitions", "1"]);
     let manifest: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["parts"], serde_json::json!(["claim-1", "claim-5"]));
     assert_eq!(manifest["status"], "complete");
     // Each part has its own results and report; --repetitions reached the parts.
-    let rows = select_rows(&out.join("claim-1").join("results.csv"));
+    let rows = select_rows(&common::results_rows(&out.join("claim-1")));
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert!(out.join("claim-1").join("report.md").is_file());
     assert!(out.join("claim-5").join("results.csv").is_file());
@@ -205,7 +178,7 @@ fn per_host_figures_show_each_client_host_at_the_heaviest_split_step() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    run(&scenario, &out, &[]);
+    common::run_scenario_ok(&scenario, &out, QUIET);
     let hosts = fs::read_to_string(out.join("epoll/c6-s64/rep-1/load-hosts.txt")).unwrap();
     assert_eq!(hosts, "host-1 198.18.0.11\nhost-2 198.18.0.12\n");
     let report = fs::read_to_string(out.join("report.md")).unwrap();

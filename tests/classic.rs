@@ -8,52 +8,9 @@ use std::process::Command;
 
 mod common;
 
+use common::{number, QUIET_NO_REPORT};
+
 const EXE: &str = env!("CARGO_BIN_EXE_echolab");
-
-/// Runs the scenario `text` into `out` (no report) and returns results.csv as
-/// (header, rows).
-fn run_scenario(dir: &Path, text: &str) -> (Vec<String>, Vec<Vec<String>>) {
-    let path = dir.join("scenario.toml");
-    fs::write(&path, text).unwrap();
-    let out = dir.join("out");
-    let output = Command::new(EXE)
-        .args([
-            "run",
-            path.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .args(["--no-report", "--quiet"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
-    let header = reader.headers().unwrap().iter().map(String::from).collect();
-    let rows = reader
-        .records()
-        .map(|r| r.unwrap().iter().map(String::from).collect())
-        .collect();
-    (header, rows)
-}
-
-fn cell<'a>(header: &[String], row: &'a [String], column: &str) -> &'a str {
-    let i = header
-        .iter()
-        .position(|h| h == column)
-        .unwrap_or_else(|| panic!("no column {column}"));
-    &row[i]
-}
-
-fn num(header: &[String], row: &[String], column: &str) -> f64 {
-    let text = cell(header, row, column);
-    text.parse()
-        .unwrap_or_else(|_| panic!("{column} is '{text}', not a number"))
-}
 
 /// Sums of (requests, total_response_us) over a load's connections.csv.
 fn response_totals(path: &Path) -> (f64, f64) {
@@ -74,7 +31,7 @@ fn response_totals(path: &Path) -> (f64, f64) {
 fn mean_and_completion_time_of_a_fixed_workload() {
     let _heavy = common::heavy();
     let tmp = tempfile::tempdir().unwrap();
-    let (header, rows) = run_scenario(
+    let scenario = common::write_scenario(
         tmp.path(),
         r#"
 models = ["epoll"]
@@ -88,13 +45,14 @@ delay = "2ms"
 hold = "1s"
 "#,
     );
+    let rows = common::run_scenario_ok(&scenario, &tmp.path().join("out"), QUIET_NO_REPORT);
     assert_eq!(rows.len(), 1);
     let row = &rows[0];
-    assert_eq!(cell(&header, row, "status"), "ok");
-    assert_eq!(cell(&header, row, "requests"), "120");
+    assert_eq!(row["status"], "ok");
+    assert_eq!(row["requests"], "120");
     // The mean is the histogram's: within its 3 significant digits of the exact mean
     // that the per-connection totals give.
-    let mean = num(&header, row, "mean_us");
+    let mean = number(row, "mean_us");
     let (requests, total_us) = response_totals(
         &tmp.path()
             .join("out/epoll/c4-s16-d2ms/rep-1/load/connections.csv"),
@@ -105,11 +63,11 @@ hold = "1s"
         (mean - exact).abs() <= exact * 0.002 + 1.0,
         "mean {mean} vs {exact}"
     );
-    assert!(mean <= num(&header, row, "max_us"));
+    assert!(mean <= number(row, "max_us"));
     // Each connection waits 2 ms before each of its 30 requests; the hold of 1 s
     // comes after the last one finished, so the completion time excludes it.
-    let completion = num(&header, row, "completion_s");
-    let duration = num(&header, row, "duration_s");
+    let completion = number(row, "completion_s");
+    let duration = number(row, "duration_s");
     assert!(completion >= 0.058, "completion {completion} s");
     assert!(
         completion + 1.0 <= duration,
@@ -121,7 +79,7 @@ hold = "1s"
 fn a_timed_run_has_no_completion_time() {
     let _heavy = common::heavy();
     let tmp = tempfile::tempdir().unwrap();
-    let (header, rows) = run_scenario(
+    let scenario = common::write_scenario(
         tmp.path(),
         r#"
 models = ["poll"]
@@ -131,16 +89,17 @@ duration = "1s"
 delay = "5ms"
 "#,
     );
-    assert_eq!(cell(&header, &rows[0], "status"), "ok");
-    assert_eq!(cell(&header, &rows[0], "completion_s"), "");
-    assert!(num(&header, &rows[0], "mean_us") > 0.0);
+    let rows = common::run_scenario_ok(&scenario, &tmp.path().join("out"), QUIET_NO_REPORT);
+    assert_eq!(rows[0]["status"], "ok");
+    assert_eq!(rows[0]["completion_s"], "");
+    assert!(number(&rows[0], "mean_us") > 0.0);
 }
 
 #[test]
 fn the_requests_axis_sets_each_steps_workload() {
     let _heavy = common::heavy();
     let tmp = tempfile::tempdir().unwrap();
-    let (header, rows) = run_scenario(
+    let scenario = common::write_scenario(
         tmp.path(),
         r#"
 models = ["poll"]
@@ -151,14 +110,15 @@ size = 8
 requests = [4, 25]
 "#,
     );
+    let rows = common::run_scenario_ok(&scenario, &tmp.path().join("out"), QUIET_NO_REPORT);
     let seen: Vec<(&str, &str, &str, &str)> = rows
         .iter()
         .map(|r| {
             (
-                cell(&header, r, "step"),
-                cell(&header, r, "requests_per_conn"),
-                cell(&header, r, "requests"),
-                cell(&header, r, "client_bytes_received"),
+                r["step"].as_str(),
+                r["requests_per_conn"].as_str(),
+                r["requests"].as_str(),
+                r["client_bytes_received"].as_str(),
             )
         })
         .collect();
@@ -170,7 +130,7 @@ requests = [4, 25]
         ]
     );
     for row in &rows {
-        assert!(num(&header, row, "completion_s") > 0.0);
+        assert!(number(row, "completion_s") > 0.0);
     }
 }
 
@@ -181,7 +141,7 @@ fn the_hosts_axis_splits_the_load_over_the_first_n_hosts() {
     }
     let _heavy = common::heavy();
     let tmp = tempfile::tempdir().unwrap();
-    let (header, rows) = run_scenario(
+    let scenario = common::write_scenario(
         tmp.path(),
         r#"
 models = ["epoll"]
@@ -195,14 +155,15 @@ clients = 3
 hosts = [1, 3]
 "#,
     );
+    let rows = common::run_scenario_ok(&scenario, &tmp.path().join("out"), QUIET_NO_REPORT);
     let seen: Vec<(&str, &str, &str, &str)> = rows
         .iter()
         .map(|r| {
             (
-                cell(&header, r, "step"),
-                cell(&header, r, "status"),
-                cell(&header, r, "client_hosts"),
-                cell(&header, r, "requests"),
+                r["step"].as_str(),
+                r["status"].as_str(),
+                r["client_hosts"].as_str(),
+                r["requests"].as_str(),
             )
         })
         .collect();
@@ -229,7 +190,7 @@ fn network_counters_come_from_the_steps_own_namespace() {
     }
     let _heavy = common::heavy();
     let tmp = tempfile::tempdir().unwrap();
-    let (header, rows) = run_scenario(
+    let scenario = common::write_scenario(
         tmp.path(),
         r#"
 models = ["epoll"]
@@ -242,20 +203,21 @@ hold = "1500ms"
 own_namespace = true
 "#,
     );
+    let rows = common::run_scenario_ok(&scenario, &tmp.path().join("out"), QUIET_NO_REPORT);
     let row = &rows[0];
-    assert_eq!(cell(&header, row, "status"), "ok");
-    assert_eq!(cell(&header, row, "net_scope"), "step");
+    assert_eq!(row["status"], "ok");
+    assert_eq!(row["net_scope"], "step");
     // Server and load share the step's namespace: each segment one side sends, the
     // other receives, and nothing else runs there. 200 requests and 200 echoes are
     // at least 400 segments.
-    let seg_in = num(&header, row, "net_segs_in_per_s");
-    assert_eq!(seg_in, num(&header, row, "net_segs_out_per_s"));
+    let seg_in = number(row, "net_segs_in_per_s");
+    assert_eq!(seg_in, number(row, "net_segs_out_per_s"));
     assert!(
-        seg_in * num(&header, row, "duration_s") >= 400.0 * 0.9,
+        seg_in * number(row, "duration_s") >= 400.0 * 0.9,
         "{seg_in}/s"
     );
-    assert_eq!(cell(&header, row, "net_retrans_segs"), "0");
-    assert_eq!(cell(&header, row, "net_listen_drops"), "0");
+    assert_eq!(row["net_retrans_segs"], "0");
+    assert_eq!(row["net_listen_drops"], "0");
     let timeline =
         fs::read_to_string(tmp.path().join("out/epoll/c5-s32/rep-1/net-timeline.csv")).unwrap();
     assert!(timeline.starts_with("t_s,segs_in_per_s,segs_out_per_s,"));
@@ -266,17 +228,18 @@ own_namespace = true
 fn without_a_namespace_the_counters_are_the_machines_and_say_so() {
     let _heavy = common::heavy();
     let tmp = tempfile::tempdir().unwrap();
-    let (header, rows) = run_scenario(
+    let scenario = common::write_scenario(
         tmp.path(),
         "models = [\"poll\"]\n[load]\nconnections = 2\nrequests = 20\n",
     );
-    assert_eq!(cell(&header, &rows[0], "net_scope"), "host");
-    assert!(num(&header, &rows[0], "net_segs_in_per_s") > 0.0);
+    let rows = common::run_scenario_ok(&scenario, &tmp.path().join("out"), QUIET_NO_REPORT);
+    assert_eq!(rows[0]["net_scope"], "host");
+    assert!(number(&rows[0], "net_segs_in_per_s") > 0.0);
     let out = tmp.path().join("out");
-    let status = Command::new(EXE)
-        .args(["report", out.to_str().unwrap()])
-        .output()
-        .unwrap();
+    let status = common::output_within(
+        Command::new(EXE).args(["report", out.to_str().unwrap()]),
+        common::RUN_LIMIT,
+    );
     assert!(status.status.success());
     let report = fs::read_to_string(out.join("report.md")).unwrap();
     assert!(

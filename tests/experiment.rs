@@ -2,41 +2,14 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{write_scenario, ResultsRow, QUIET_NO_REPORT, RUN_LIMIT};
+
 const EXE: &str = env!("CARGO_BIN_EXE_echolab");
-
-fn write_scenario(dir: &Path, text: &str) -> PathBuf {
-    let path = dir.join("scenario.toml");
-    fs::write(&path, text).unwrap();
-    path
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(EXE).arg("run").args(args).output().unwrap()
-}
-
-fn read_rows(dir: &Path) -> Vec<csv::StringRecord> {
-    let mut reader = csv::Reader::from_path(dir.join("results.csv")).unwrap();
-    let header = reader.headers().unwrap().clone();
-    assert_eq!(header.get(0), Some("model"));
-    let names: Vec<&str> = header.iter().collect();
-    assert_eq!(names, echolab::experiment::results::RESULTS_HEADER);
-    reader.records().map(|r| r.unwrap()).collect()
-}
-
-/// The value of `column` in a results.csv row.
-fn col<'a>(dir: &Path, row: &'a csv::StringRecord, column: &str) -> &'a str {
-    let mut reader = csv::Reader::from_path(dir.join("results.csv")).unwrap();
-    let index = reader
-        .headers()
-        .unwrap()
-        .iter()
-        .position(|h| h == column)
-        .unwrap_or_else(|| panic!("no column {column}"));
-    row.get(index).unwrap()
-}
 
 fn manifest(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap()
@@ -62,23 +35,24 @@ connections = [5, 10]
 "#,
     );
     let out = tmp.path().join("out");
-    let output = run(&[
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-report",
-        "--quiet",
-    ]);
+    let output = common::run_scenario(&scenario, &out, QUIET_NO_REPORT);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let rows = read_rows(&out);
+    let rows = common::results_rows(&out);
     let keys: Vec<(&str, &str, &str, &str)> = rows
         .iter()
-        .map(|r| (&r[0], &r[1], &r[2], col(&out, r, "status")))
+        .map(|r| {
+            (
+                r["model"].as_str(),
+                r["step"].as_str(),
+                r["repetition"].as_str(),
+                r["status"].as_str(),
+            )
+        })
         .collect();
     assert_eq!(
         keys,
@@ -90,23 +64,23 @@ connections = [5, 10]
         ]
     );
     for row in &rows {
-        let conns: u64 = col(&out, row, "connections").parse().unwrap();
+        let conns: u64 = row["connections"].parse().unwrap();
         let bytes = (conns * 20 * 32).to_string();
-        assert_eq!(col(&out, row, "connections_established"), conns.to_string());
-        assert_eq!(col(&out, row, "requests"), (conns * 20).to_string());
-        assert_eq!(col(&out, row, "client_bytes_sent"), bytes);
-        assert_eq!(col(&out, row, "client_bytes_received"), bytes);
-        assert_eq!(col(&out, row, "server_bytes_in"), bytes);
-        assert_eq!(col(&out, row, "server_bytes_out"), bytes);
-        assert_eq!(col(&out, row, "bytes_match"), "true");
-        assert_eq!(col(&out, row, "mismatches"), "0");
+        assert_eq!(row["connections_established"], conns.to_string());
+        assert_eq!(row["requests"], (conns * 20).to_string());
+        assert_eq!(row["client_bytes_sent"], bytes);
+        assert_eq!(row["client_bytes_received"], bytes);
+        assert_eq!(row["server_bytes_in"], bytes);
+        assert_eq!(row["server_bytes_out"], bytes);
+        assert_eq!(row["bytes_match"], "true");
+        assert_eq!(row["mismatches"], "0");
         // The hold keeps every connection open until all are: the server held them at once.
-        assert_eq!(col(&out, row, "max_concurrent_server"), conns.to_string());
-        assert_eq!(col(&out, row, "workers"), "1");
+        assert_eq!(row["max_concurrent_server"], conns.to_string());
+        assert_eq!(row["workers"], "1");
         // A live echolab server process: more than 1 MiB resident, far less than 1 GiB.
-        let rss: u64 = col(&out, row, "server_rss_max_bytes").parse().unwrap();
+        let rss: u64 = row["server_rss_max_bytes"].parse().unwrap();
         assert!((1 << 20..1 << 30).contains(&rss), "{rss} B");
-        let step = out.join(&row[0]).join(&row[1]).join("rep-1");
+        let step = out.join(&row["model"]).join(&row["step"]).join("rep-1");
         for file in [
             "server-summary.json",
             "server-log.csv",
@@ -181,11 +155,7 @@ fn bad_scenarios_are_rejected_with_their_line() {
     ];
     for (text, expected) in cases {
         let path = write_scenario(tmp.path(), text);
-        let output = run(&[
-            path.to_str().unwrap(),
-            "--out",
-            tmp.path().to_str().unwrap(),
-        ]);
+        let output = common::run_scenario(&path, tmp.path(), &[]);
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{stderr}");
         assert!(
@@ -194,14 +164,14 @@ fn bad_scenarios_are_rejected_with_their_line() {
         );
         assert!(!tmp.path().join("results.csv").exists());
     }
-    let output = run(&["no-such-scenario"]);
+    let output = common::echolab_run(&["no-such-scenario"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("neither a built-in scenario"));
 }
 
 #[test]
 fn list_names_every_builtin_scenario() {
-    let output = run(&["--list"]);
+    let output = common::echolab_run(&["--list"]);
     assert!(output.status.success());
     let stdout = String::from_utf8_lossy(&output.stdout);
     let names: Vec<&str> = stdout
@@ -252,22 +222,10 @@ connections = [500, 1100, 1500]
 "#,
     );
     let out = tmp.path().join("out");
-    let output = run(&[
-        scenario.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--no-report",
-        "--quiet",
-    ]);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let rows = read_rows(&out);
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
     let statuses: Vec<(&str, &str)> = rows
         .iter()
-        .map(|r| (&r[1], col(&out, r, "status")))
+        .map(|r| (r["step"].as_str(), r["status"].as_str()))
         .collect();
     assert_eq!(
         statuses,
@@ -278,11 +236,11 @@ connections = [500, 1100, 1500]
         ]
     );
     // The server refuses the fds past FD_SETSIZE (1024) cleanly, and says so.
-    let reason = col(&out, &rows[1], "failure_reason");
+    let reason = &rows[1]["failure_reason"];
     assert!(reason.starts_with("server refused "), "{reason}");
     assert!(reason.contains("fd_setsize"), "{reason}");
     assert_eq!(
-        col(&out, &rows[2], "failure_reason"),
+        rows[2]["failure_reason"],
         "at least as heavy as failed step c1100-s16"
     );
     assert!(!out.join("select/c1500-s16").exists());
@@ -408,57 +366,46 @@ fn sigterm_stops_the_step_and_keeps_its_results() {
     let tmp = tempfile::tempdir().unwrap();
     let scenario = write_scenario(tmp.path(), LONG_SCENARIO);
     let out = tmp.path().join("out");
-    let (mut runner, children) = start_long_run(&out, &scenario);
+    let (runner, children) = start_long_run(&out, &scenario);
     // SAFETY: kill has no memory preconditions; the pid is our own child.
     unsafe {
         libc::kill(runner.id() as libc::pid_t, libc::SIGTERM);
     }
-    let status = runner.wait().unwrap();
+    let status = common::finish_within(runner, "the runner after SIGTERM", RUN_LIMIT).status;
     assert_eq!(status.code(), Some(130));
     assert_all_gone(&children);
     let m = manifest(&out);
     assert_eq!(m["interrupted"], true);
     assert_eq!(m["status"], "interrupted");
-    let rows = read_rows(&out);
+    let rows = common::results_rows(&out);
     assert_eq!(rows.len(), 1);
-    assert_eq!((&rows[0][0], &rows[0][1]), ("poll", "c4-s16-d10ms"));
-    assert_eq!(col(&out, &rows[0], "status"), "interrupted");
+    assert_eq!(
+        (rows[0]["model"].as_str(), rows[0]["step"].as_str()),
+        ("poll", "c4-s16-d10ms")
+    );
+    assert_eq!(rows[0]["status"], "interrupted");
     // Both sides flushed what they had: the client's partial result and the server's summary.
     let step = out.join("poll/c4-s16-d10ms/rep-1");
     assert!(step.join("load/summary.json").exists());
     assert!(step.join("server-summary.json").exists());
-    assert_eq!(col(&out, &rows[0], "bytes_match"), "true");
+    assert_eq!(rows[0]["bytes_match"], "true");
 }
 
 // ---- the report, the flags, and the failure rules ----
 
 /// (model, step, repetition, status, failure_reason) of every results.csv row.
-fn outcomes(dir: &Path) -> Vec<(String, String, String, String, String)> {
-    read_rows(dir)
-        .iter()
+fn outcomes(rows: &[ResultsRow]) -> Vec<(String, String, String, String, String)> {
+    rows.iter()
         .map(|r| {
             (
-                r[0].to_string(),
-                r[1].to_string(),
-                r[2].to_string(),
-                col(dir, r, "status").to_string(),
-                col(dir, r, "failure_reason").to_string(),
+                r["model"].clone(),
+                r["step"].clone(),
+                r["repetition"].clone(),
+                r["status"].clone(),
+                r["failure_reason"].clone(),
             )
         })
         .collect()
-}
-
-fn run_ok(scenario: &Path, out: &Path, extra: &[&str]) -> Output {
-    let mut args = vec![scenario.to_str().unwrap(), "--out", out.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    let output = run(&args);
-    assert!(
-        output.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
 }
 
 /// Without `--no-report` the run ends by writing report.html and report.md into the
@@ -479,8 +426,13 @@ connections = [2]
 "#,
     );
     let out = tmp.path().join("out");
-    let output = run_ok(&scenario, &out, &["--quiet"]);
+    let output = common::run_scenario(&scenario, &out, &["--quiet"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(
         stdout.contains(&out.join("report.html").display().to_string()),
         "{stdout}"
@@ -519,7 +471,7 @@ connections = [2]
 "#,
     );
     let out = tmp.path().join("out");
-    run_ok(
+    let rows = common::run_scenario_ok(
         &scenario,
         &out,
         &[
@@ -531,7 +483,7 @@ connections = [2]
             "--quiet",
         ],
     );
-    let rows: Vec<(String, String, String, String)> = outcomes(&out)
+    let rows: Vec<(String, String, String, String)> = outcomes(&rows)
         .into_iter()
         .map(|(m, s, r, st, _)| (m, s, r, st))
         .collect();
@@ -567,12 +519,11 @@ connections = [2, 4]
     );
     let out = tmp.path().join("out");
     let started = Instant::now();
-    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
+    let rows = outcomes(&common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT));
     assert!(
         started.elapsed() < Duration::from_secs(40),
         "the 60 s load was not cut at the step timeout"
     );
-    let rows = outcomes(&out);
     assert_eq!(rows.len(), 2, "{rows:?}");
     let failed = &rows[0];
     assert_eq!(
@@ -617,15 +568,14 @@ max_error_rate = 0.01
 "#,
     );
     let out = tmp.path().join("out");
-    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
-    let rows = read_rows(&out);
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
     assert_eq!(rows.len(), 1);
-    assert_eq!(col(&out, &rows[0], "status"), "failed");
+    assert_eq!(rows[0]["status"], "failed");
     assert_eq!(
-        col(&out, &rows[0], "failure_reason"),
+        rows[0]["failure_reason"],
         "error rate 0.4000 above 0.01 (2 errors)"
     );
-    assert_eq!(col(&out, &rows[0], "requests"), "3");
+    assert_eq!(rows[0]["requests"], "3");
 }
 
 /// A server that cannot start (epoll with `--workers 0`) fails its step with the server's
@@ -648,8 +598,7 @@ connections = [2]
 "#,
     );
     let out = tmp.path().join("out");
-    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
-    let rows = outcomes(&out);
+    let rows = outcomes(&common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT));
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!(
         (rows[0].0.as_str(), rows[0].3.as_str()),
@@ -690,9 +639,9 @@ duration = "60s"
     unsafe {
         libc::kill(server as libc::pid_t, libc::SIGKILL);
     }
-    let output = runner.wait_with_output().unwrap();
+    let output = common::finish_within(runner, "the runner", RUN_LIMIT);
     assert!(output.status.success(), "runner exit {:?}", output.status);
-    let rows = outcomes(&out);
+    let rows = outcomes(&common::results_rows(&out));
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].3, "failed");
     assert!(
@@ -709,11 +658,16 @@ duration = "60s"
 #[test]
 fn the_default_run_is_the_quick_scenario() {
     let tmp = tempfile::tempdir().unwrap();
-    let output = Command::new(EXE)
-        .current_dir(tmp.path())
-        .args(["run", "--models", "epoll", "--repetitions", "1", "--quiet"])
-        .output()
-        .unwrap();
+    let mut default_run = Command::new(EXE);
+    default_run.current_dir(tmp.path()).args([
+        "run",
+        "--models",
+        "epoll",
+        "--repetitions",
+        "1",
+        "--quiet",
+    ]);
+    let output = common::output_within(&mut default_run, RUN_LIMIT);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -732,7 +686,7 @@ fn the_default_run_is_the_quick_scenario() {
         stdout.starts_with("scenario quick: 1 models x 3 steps x 1 repetitions"),
         "{stdout}"
     );
-    let rows: Vec<(String, String, String)> = outcomes(out)
+    let rows: Vec<(String, String, String)> = outcomes(&common::results_rows(out))
         .into_iter()
         .map(|(m, s, r, _, _)| (m, s, r))
         .collect();
@@ -788,8 +742,8 @@ connections = [2]
 "#,
     );
     let out = tmp.path().join("out");
-    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
-    let rows: Vec<(String, String, String)> = outcomes(&out)
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
+    let rows: Vec<(String, String, String)> = outcomes(&rows)
         .into_iter()
         .map(|(_, _, rep, status, reason)| (rep, status, reason))
         .collect();
@@ -849,9 +803,9 @@ connections = [2]
         std::thread::sleep(Duration::from_millis(20));
     }
     fs::create_dir_all(step.join("server-summary.json")).unwrap();
-    let output = runner.wait_with_output().unwrap();
+    let output = common::finish_within(runner, "the runner", RUN_LIMIT);
     assert!(output.status.success(), "runner exit {:?}", output.status);
-    let rows = outcomes(&out);
+    let rows = outcomes(&common::results_rows(&out));
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].3, "failed");
     let reason = &rows[0].4;
@@ -882,9 +836,9 @@ connections = [1, 2]
     );
     let out = tmp.path().join("out");
     let started = Instant::now();
-    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
     let wall = started.elapsed();
-    assert_eq!(outcomes(&out).len(), 2);
+    assert_eq!(rows.len(), 2);
     assert!(
         wall >= Duration::from_secs(6),
         "two steps with pause = 3s took {wall:?}"
@@ -908,8 +862,7 @@ source_addrs = "192.0.2.77"
 "#,
     );
     let out = tmp.path().join("out");
-    run_ok(&scenario, &out, &["--no-report", "--quiet"]);
-    let rows = outcomes(&out);
+    let rows = outcomes(&common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT));
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0].3, "failed");
     let stderr = fs::read_to_string(

@@ -8,16 +8,12 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::number;
 use serde_json::Value;
-
-const EXE: &str = env!("CARGO_BIN_EXE_echolab");
-/// The checkout: command paths in the scenarios are relative to it.
-const CHECKOUT: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The five reference servers of examples/servers, as scenario model tables.
 const REFERENCE_SERVERS: [(&str, &str, &str); 5] = [
@@ -66,47 +62,6 @@ fn lab_available(test: &str) -> bool {
     true
 }
 
-/// `echolab run SCENARIO --out DIR/results` from the checkout, under the heavy lock.
-fn run(dir: &Path, scenario: &str, extra: &[&str]) -> (Output, PathBuf) {
-    let path = dir.join("scenario.toml");
-    fs::write(&path, scenario).unwrap();
-    let out = dir.join("results");
-    let _heavy = common::heavy();
-    let output = Command::new(EXE)
-        .current_dir(CHECKOUT)
-        .arg("run")
-        .arg(&path)
-        .arg("--out")
-        .arg(&out)
-        .args(extra)
-        .output()
-        .unwrap();
-    (output, out)
-}
-
-/// results.csv as one map per row, column name to cell.
-fn rows(out: &Path) -> Vec<HashMap<String, String>> {
-    let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
-    let header = reader.headers().unwrap().clone();
-    reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            header
-                .iter()
-                .zip(r.iter())
-                .map(|(h, v)| (h.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
-}
-
-fn num(row: &HashMap<String, String>, column: &str) -> f64 {
-    row[column]
-        .parse()
-        .unwrap_or_else(|_| panic!("{column} is {:?} in {row:?}", row[column]))
-}
-
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -124,6 +79,7 @@ fn reference_servers_studied_end_to_end() {
     if !lab_available("external::reference_servers_studied_end_to_end") {
         return;
     }
+    let _heavy = common::heavy();
     let dir = tempfile::tempdir().unwrap();
     let labels: Vec<String> = REFERENCE_SERVERS
         .iter()
@@ -137,9 +93,10 @@ fn reference_servers_studied_end_to_end() {
     scenario += &format!(
         "[load]\nconnections = {connections}\nsize = {size}\nduration = \"1s\"\nconnect_timeout = \"5s\"\n"
     );
-    let (output, out) = run(dir.path(), &scenario, &[]);
+    let out = dir.path().join("out");
+    let output = common::run_scenario(&common::write_scenario(dir.path(), &scenario), &out, &[]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let rows = rows(&out);
+    let rows = common::results_rows(&out);
     let got: Vec<(&str, &str)> = rows
         .iter()
         .map(|r| (r["model"].as_str(), r["status"].as_str()))
@@ -152,24 +109,24 @@ fn reference_servers_studied_end_to_end() {
     for row in &rows {
         let model = &row["model"];
         assert_eq!(
-            num(row, "connections_established"),
+            number(row, "connections_established"),
             connections as f64,
             "{model}"
         );
         // Byte counts come from the client: every request of `size` bytes came back.
-        let requests = num(row, "requests");
+        let requests = number(row, "requests");
         assert!(requests > 0.0, "{model}");
         assert_eq!(
-            num(row, "client_bytes_sent"),
+            number(row, "client_bytes_sent"),
             requests * size as f64,
             "{model}"
         );
         assert_eq!(
-            num(row, "client_bytes_received"),
+            number(row, "client_bytes_received"),
             requests * size as f64,
             "{model}"
         );
-        assert_eq!(num(row, "mismatches"), 0.0, "{model}");
+        assert_eq!(number(row, "mismatches"), 0.0, "{model}");
         // A server given as a command keeps no counts: absent, never a false match.
         for column in [
             "server_bytes_in",
@@ -181,24 +138,27 @@ fn reference_servers_studied_end_to_end() {
         }
         // Its process tree measured from /proc: an interpreter's RSS is megabytes, and
         // a second of echoing costs CPU time.
-        let rss = num(row, "server_rss_max_bytes");
+        let rss = number(row, "server_rss_max_bytes");
         assert!(
             (4.0 * 1048576.0..2048.0 * 1048576.0).contains(&rss),
             "{model} rss {rss}"
         );
-        let cpu = num(row, "server_cpu_user_s") + num(row, "server_cpu_sys_s");
+        let cpu = number(row, "server_cpu_user_s") + number(row, "server_cpu_sys_s");
         assert!(cpu > 0.0, "{model} used no CPU time");
         let cores = std::thread::available_parallelism().unwrap().get() as f64;
-        let pct = num(row, "server_cpu_pct");
+        let pct = number(row, "server_cpu_pct");
         assert!(
             (0.0..=100.0 * cores + 5.0).contains(&pct),
             "{model} cpu {pct}%"
         );
         // The listener and a socket per connection at least.
-        assert!(num(row, "server_fds_max") > connections as f64, "{model}");
+        assert!(
+            number(row, "server_fds_max") > connections as f64,
+            "{model}"
+        );
     }
     let threads = |m: &str| {
-        num(
+        number(
             rows.iter().find(|r| r["model"] == m).unwrap(),
             "server_threads_max",
         )
@@ -235,6 +195,7 @@ fn a_command_that_never_listens_times_out_naming_it() {
     if !lab_available("external::a_command_that_never_listens_times_out_naming_it") {
         return;
     }
+    let _heavy = common::heavy();
     let dir = tempfile::tempdir().unwrap();
     let script =
         "import sys, time; print('still warming up', file=sys.stderr, flush=True); time.sleep(60)";
@@ -247,9 +208,10 @@ fn a_command_that_never_listens_times_out_naming_it() {
         ),
         model_table("nothere", &["echolab-no-such-program", "{port}"], ""),
     );
-    let (output, out) = run(dir.path(), &scenario, &[]);
+    let out = dir.path().join("out");
+    let output = common::run_scenario(&common::write_scenario(dir.path(), &scenario), &out, &[]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let rows = rows(&out);
+    let rows = common::results_rows(&out);
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0]["status"], "failed");
     let reason = &rows[0]["failure_reason"];
@@ -314,6 +276,7 @@ fn a_memory_cap_that_kills_the_server_is_the_failure_reason() {
     if !lab_available("external::a_memory_cap_that_kills_the_server_is_the_failure_reason") {
         return;
     }
+    let _heavy = common::heavy();
     let dir = tempfile::tempdir().unwrap();
     // Listens, and on its first connection holds 200 MiB (written, so resident).
     let script = "import socket, sys\n\
@@ -333,9 +296,8 @@ fn a_memory_cap_that_kills_the_server_is_the_failure_reason() {
             "memory_max = \"64MiB\"\ncpu_quota = 0.5\ntasks_max = 50"
         ),
     );
-    let (output, out) = run(dir.path(), &scenario, &[]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let rows = rows(&out);
+    let out = dir.path().join("out");
+    let rows = common::run_scenario_ok(&common::write_scenario(dir.path(), &scenario), &out, &[]);
     assert_eq!(rows[0]["status"], "failed", "{rows:?}");
     // The runner's readiness check is the first connection; the load's is the second.
     assert_eq!(rows[0]["failure_reason"], "oom-killed at 64 MiB");
@@ -367,15 +329,16 @@ fn a_10_mbit_link_caps_the_throughput() {
     if !lab_available("external::a_10_mbit_link_caps_the_throughput") {
         return;
     }
+    let _heavy = common::heavy();
     let dir = tempfile::tempdir().unwrap();
     let rate_bit_s = 10_000_000.0;
-    let (output, out) = run(
-        dir.path(),
-        &shaped_scenario("rate = \"10mbit\"", 4, "64KiB", 6),
+    let out = dir.path().join("out");
+    let scenario = shaped_scenario("rate = \"10mbit\"", 4, "64KiB", 6);
+    let rows = common::run_scenario_ok(
+        &common::write_scenario(dir.path(), &scenario),
+        &out,
         &["--no-report"],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let rows = rows(&out);
     assert_eq!(rows[0]["status"], "ok", "{rows:?}");
     // One client host: its own summary, nothing to merge.
     let summary: Value = serde_json::from_str(
@@ -420,18 +383,21 @@ fn a_missing_qdisc_is_a_clear_start_up_error() {
     if !lab_available("external::a_missing_qdisc_is_a_clear_start_up_error") {
         return;
     }
+    let _heavy = common::heavy();
     let dir = tempfile::tempdir().unwrap();
-    let (output, out) = run(
-        dir.path(),
-        &shaped_scenario("rate = \"100mbit\"\ndelay = \"1ms\"", 2, "64", 1),
+    let out = dir.path().join("out");
+    let scenario = shaped_scenario("rate = \"100mbit\"\ndelay = \"1ms\"", 2, "64", 1);
+    let output = common::run_scenario(
+        &common::write_scenario(dir.path(), &scenario),
+        &out,
         &["--no-report"],
     );
     if kernel_has_netem() {
         // Then the delay must be there: two one-way delays in every round trip.
         assert!(output.status.success(), "{}", stderr(&output));
-        let rows = rows(&out);
+        let rows = common::results_rows(&out);
         assert_eq!(rows[0]["status"], "ok", "{rows:?}");
-        assert!(num(&rows[0], "p50_us") >= 2000.0, "{rows:?}");
+        assert!(number(&rows[0], "p50_us") >= 2000.0, "{rows:?}");
     } else {
         assert!(!output.status.success());
         let err = stderr(&output);
@@ -441,6 +407,6 @@ fn a_missing_qdisc_is_a_clear_start_up_error() {
         );
         assert!(err.contains("rate alone works (tbf)"), "{err}");
         // It failed before any step ran.
-        assert_eq!(rows(&out).len(), 0);
+        assert_eq!(common::results_rows(&out).len(), 0);
     }
 }

@@ -1,50 +1,12 @@
 //! The staircase load shape end to end: one live server, batches of real connections
 //! on loopback that stay open, one row per stair.
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-const EXE: &str = env!("CARGO_BIN_EXE_echolab");
+mod common;
 
-/// Runs `echolab run` on a scenario and returns its results.csv rows as maps.
-fn run(dir: &Path, scenario: &str) -> (PathBuf, Vec<HashMap<String, String>>) {
-    let path = dir.join("scenario.toml");
-    fs::write(&path, scenario).unwrap();
-    let out = dir.join("results");
-    let output = Command::new(EXE)
-        .args([
-            "run",
-            path.to_str().unwrap(),
-            "--quiet",
-            "--no-report",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
-    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
-    assert_eq!(header, echolab::experiment::results::RESULTS_HEADER);
-    let rows = reader
-        .records()
-        .map(|r| {
-            let r = r.unwrap();
-            header
-                .iter()
-                .cloned()
-                .zip(r.iter().map(String::from))
-                .collect()
-        })
-        .collect();
-    (out, rows)
-}
+use common::{number, QUIET_NO_REPORT};
 
 /// Every file named `name` under `dir`.
 fn find(dir: &Path, name: &str) -> Vec<PathBuf> {
@@ -60,16 +22,10 @@ fn find(dir: &Path, name: &str) -> Vec<PathBuf> {
     found
 }
 
-fn num(row: &HashMap<String, String>, column: &str) -> f64 {
-    row[column]
-        .parse()
-        .unwrap_or_else(|_| panic!("{column} = {:?} in {row:?}", row[column]))
-}
-
 #[test]
 fn three_stairs_on_one_live_server_then_the_hold() {
     let tmp = tempfile::tempdir().unwrap();
-    let (out, rows) = run(
+    let scenario = common::write_scenario(
         tmp.path(),
         r#"
 models = ["epoll"]
@@ -86,6 +42,8 @@ to = 150
 hold = "1s"
 "#,
     );
+    let out = tmp.path().join("out");
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
     let steps: Vec<(&str, &str, &str, &str)> = rows
         .iter()
         .map(|r| {
@@ -113,13 +71,13 @@ hold = "1s"
             row["connections_established"], row["connections"],
             "{row:?}"
         );
-        assert!(num(row, "requests") > 0.0, "{row:?}");
-        assert_eq!(num(row, "errors"), 0.0, "{row:?}");
-        assert!(num(row, "p99_us") > 0.0, "{row:?}");
+        assert!(number(row, "requests") > 0.0, "{row:?}");
+        assert_eq!(number(row, "errors"), 0.0, "{row:?}");
+        assert!(number(row, "p99_us") > 0.0, "{row:?}");
     }
     for row in &rows[..3] {
-        assert!(num(row, "ramp_s") > 0.0, "{row:?}");
-        assert!(num(row, "connect_rate_per_s") > 0.0, "{row:?}");
+        assert!(number(row, "ramp_s") > 0.0, "{row:?}");
+        assert!(number(row, "connect_rate_per_s") > 0.0, "{row:?}");
     }
     assert_eq!(rows[3]["ramp_s"], "");
     // One server for the whole staircase: one summary, every connection accepted once.
@@ -145,7 +103,7 @@ hold = "1s"
 #[test]
 fn select_breaks_above_fd_setsize_and_climbs_no_further() {
     let tmp = tempfile::tempdir().unwrap();
-    let (_, rows) = run(
+    let scenario = common::write_scenario(
         tmp.path(),
         r#"
 models = ["select"]
@@ -159,6 +117,7 @@ every = "1s"
 to = 1600
 "#,
     );
+    let rows = common::run_scenario_ok(&scenario, &tmp.path().join("out"), QUIET_NO_REPORT);
     let steps: Vec<(&str, &str)> = rows
         .iter()
         .map(|r| (r["step"].as_str(), r["status"].as_str()))
@@ -175,7 +134,10 @@ to = 1600
     );
     let broke = &rows[2];
     // select holds fds below FD_SETSIZE (1024) only: fewer than 1200 stay open.
-    assert!(num(broke, "connections_established") < 1024.0, "{broke:?}");
+    assert!(
+        number(broke, "connections_established") < 1024.0,
+        "{broke:?}"
+    );
     assert!(
         broke["failure_reason"].contains("connections established (needed 1200)"),
         "{broke:?}"
