@@ -164,10 +164,12 @@ max_error_rate = 0.0
     assert_eq!(sysctls["net.ipv4.ip_local_port_range"], "1024 65535");
 
     // The cost per connection, computed from this run's samples. The server held every
-    // connection at once, one fd each (a few more fds may come and go meanwhile).
+    // connection at once, one fd each (a few more fds may come and go meanwhile); the
+    // baseline is the last sample before the rise, which may already hold a few of the
+    // first connections (at most 32, cost.rs).
     let held = number(&row, "held_connections");
     assert!(
-        (CONNECTIONS as f64..CONNECTIONS as f64 + 100.0).contains(&held),
+        (CONNECTIONS as f64 - 32.0..CONNECTIONS as f64 + 100.0).contains(&held),
         "held_connections {held}"
     );
     let establish = number(&row, "establish_s");

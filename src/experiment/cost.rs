@@ -14,6 +14,10 @@ use super::judge::{LoadSide, ServerSide};
 use super::probe::Sample;
 use super::results::Row;
 
+/// Fds a process tree may gain before its connections rise (start-up files) and still
+/// count as before the load.
+const QUIET_FDS: u64 = 32;
+
 /// A process tree before its connections and while holding them, from its samples.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Held {
@@ -35,8 +39,9 @@ impl Held {
             return None;
         }
         // A process starting up opens a few fds of its own (a program exec'd in place by
-        // `ip netns exec`, log files): those are not the rise of the connections.
-        let quiet = lowest + (peak - lowest) / 100;
+        // `ip netns exec`, log files): those are not the rise of the connections. Kept
+        // small, since a sample early in a fast ramp that passes for quiet is counted out.
+        let quiet = lowest + ((peak - lowest) / 100).min(QUIET_FDS);
         let before = samples[..=first].iter().rposition(|s| s.fds <= quiet)?;
         Some(Held {
             before: samples[before],
