@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -990,6 +991,64 @@ fn ctrl_c_leaves_final_valid_files_and_exits_0() {
     assert_eq!(rows.len(), 4);
     assert!(rows.iter().all(|r| r.end == "stopped"), "{rows:?}");
     assert_summary_matches_files(&dir);
+}
+
+/// Ctrl-C in a terminal signals the whole process group: a load split over processes
+/// passes it on to each child once, so every child drains its echoes in flight (a child
+/// that also got the group's signal would count two and stop without waiting).
+#[test]
+fn a_group_sigint_stops_every_process_once_and_drains() {
+    let server = thread_server(Faults::default());
+    let dir = out_dir("group-sigint");
+    let child = Command::new(ECHOLAB)
+        .arg("load")
+        .args([
+            "--target",
+            &server.addr.to_string(),
+            "--connections",
+            "6",
+            "--processes",
+            "2",
+            "--duration",
+            "30s",
+            "--delay",
+            "2ms",
+            "--size",
+            "64",
+            "--out",
+            dir.to_str().unwrap(),
+        ])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both children are running once each has written a summary.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !(0..2).all(|i| dir.join(format!("process-{i}/summary.json")).is_file()) {
+        assert!(Instant::now() < deadline, "the children did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill has no memory preconditions; the group is our own child's.
+    unsafe {
+        libc::kill(-(child.id() as libc::pid_t), libc::SIGINT);
+    }
+    let out = wait_output(child);
+    assert_exit_ok(&out);
+    let s = summary(&dir);
+    let reason = s.cut_short_reason.clone().unwrap_or_default();
+    assert_eq!(
+        reason, "process-0: SIGINT received; process-1: SIGINT received",
+        "each child saw one signal"
+    );
+    assert_eq!((s.errors_total, s.short_echoes), (0, 0));
+    assert!(s.requests_completed > 0);
+    assert_eq!(
+        s.bytes_received, s.bytes_sent,
+        "every echo in flight came back"
+    );
+    assert_eq!(server.bytes.load(Ordering::SeqCst), s.bytes_sent);
 }
 
 /// A second signal stops at once, without waiting for echoes that will never come (the

@@ -79,7 +79,11 @@ pub fn run_processes(
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
         // SIGTERM, not SIGKILL: an orphaned child still stops cleanly and leaves its results.
+        // A group of its own: a stop signal sent to this process's group (a terminal's
+        // Ctrl-C, the runner stopping a load) reaches the children once, passed on below,
+        // not twice, which would stop them without waiting for the echoes in flight.
         let child = Supervision::new(libc::SIGTERM)
+            .own_group()
             .spawn(&mut command)
             .with_context(|| format!("starting {}", exe.display()))?;
         dirs.push(dir);
