@@ -183,7 +183,9 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         }
     }
     if let Some(pct) = load.cpu_pct {
-        row.load_cpu_pct = Some(round(pct, 1));
+        // Judged on the figure written, so the two columns never disagree at the threshold.
+        let pct = round(pct, 1);
+        row.load_cpu_pct = Some(pct);
         row.generator_bound = Some(generator_bound(pct, load.cores));
     }
     if let (Some(a), Some(b)) = (server.at_load_start, server.at_load_end) {
@@ -560,7 +562,14 @@ mod tests {
     #[test]
     fn a_generator_above_ninety_percent_of_its_cores_is_flagged() {
         let server = server_side(server_summary());
-        for (cpu_pct, cores, bound) in [(185.0, 2, true), (150.0, 2, false), (95.0, 1, true)] {
+        // Judged as written: 90.04 % of one core is written 90.0 and is not above 90.
+        let cases = [
+            (185.0, 2, true, 185.0),
+            (150.0, 2, false, 150.0),
+            (95.0, 1, true, 95.0),
+            (90.04, 1, false, 90.0),
+        ];
+        for (cpu_pct, cores, bound, written) in cases {
             let load = LoadSide {
                 cpu_pct: Some(cpu_pct),
                 cores,
@@ -568,7 +577,7 @@ mod tests {
             };
             let mut row = Row::default();
             measure(&mut row, &server, &load);
-            assert_eq!(row.load_cpu_pct, Some(cpu_pct));
+            assert_eq!(row.load_cpu_pct, Some(written));
             assert_eq!(
                 row.generator_bound,
                 Some(bound),
