@@ -345,6 +345,10 @@ fn closed_loop_totals_are_exact_with(engine: &str) {
         "2",
         "--threads",
         "2",
+        // Held after their requests, so all 8 are open together however the two threads'
+        // starts are spread (one thread's connections can finish before the other's open).
+        "--hold",
+        "1s",
         "--out",
         dir.to_str().unwrap(),
     ]);
