@@ -92,20 +92,11 @@ impl UringIo {
     /// Sets up a ring and its buffers once, so a missing or forbidden io_uring, or a memlock
     /// limit too low, is one clear error.
     pub fn check_available() -> anyhow::Result<()> {
-        let ring = ring().map_err(|e| setup_error(e, "creating a ring", "--engine epoll"))?;
-        let mut buffers = BufRing::new(BUFFERS)?;
-        buffers
-            .register(&ring)
-            .map_err(|e| setup_error(e, "registering provided buffers", "--engine epoll"))?;
-        Ok(())
+        ring_with_buffers().map(|_| ())
     }
 
     pub fn new(plan: &Plan) -> anyhow::Result<UringIo> {
-        let ring = ring().map_err(|e| setup_error(e, "creating a ring", "--engine epoll"))?;
-        let mut buffers = BufRing::new(BUFFERS)?;
-        buffers
-            .register(&ring)
-            .map_err(|e| setup_error(e, "registering provided buffers", "--engine epoll"))?;
+        let (ring, buffers) = ring_with_buffers()?;
         Ok(UringIo {
             min_wait: ring.params().is_feature_min_timeout(),
             ring,
@@ -310,6 +301,16 @@ fn writable(token: u64) -> IoEvent {
         read_closed: false,
         error: false,
     }
+}
+
+/// A thread's ring with its provided buffers registered; a failure says what to do.
+fn ring_with_buffers() -> anyhow::Result<(IoUring, BufRing)> {
+    let ring = ring().map_err(|e| setup_error(e, "creating a ring", "--engine epoll"))?;
+    let mut buffers = BufRing::new(BUFFERS)?;
+    buffers
+        .register(&ring)
+        .map_err(|e| setup_error(e, "registering provided buffers", "--engine epoll"))?;
+    Ok((ring, buffers))
 }
 
 /// A ring for one thread; kernels before 6.1 lack deferred task work and get cooperative.
