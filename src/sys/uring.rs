@@ -12,6 +12,7 @@
 use std::io;
 use std::sync::atomic::{AtomicU16, Ordering};
 
+use anyhow::Context as _;
 use io_uring::{types, IoUring};
 
 use crate::syscall;
@@ -146,6 +147,21 @@ fn map_anonymous(len: usize) -> io::Result<*mut u8> {
         return Err(io::Error::last_os_error());
     }
     Ok(address.cast())
+}
+
+/// The ring `built` with `count` provided buffers registered with it; a failure of either
+/// becomes advice ([`setup_error`]) naming `instead`.
+pub fn ring_with_buffers(
+    built: io::Result<IoUring>,
+    count: u16,
+    instead: &str,
+) -> anyhow::Result<(IoUring, BufRing)> {
+    let ring = built.map_err(|e| setup_error(e, "creating the ring", instead))?;
+    let mut buffers = BufRing::new(count).context("allocating the provided buffers")?;
+    buffers
+        .register(&ring)
+        .map_err(|e| setup_error(e, "registering the provided buffer ring", instead))?;
+    Ok((ring, buffers))
 }
 
 /// Turns a ring set-up failure into advice: io_uring missing or disabled, or memlock too low.

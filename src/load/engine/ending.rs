@@ -30,8 +30,9 @@ impl<I: Io> Worker<'_, I> {
     pub(super) fn end_record(&mut self, idx: usize, now: u64, end: &str) {
         let started_unix = self.started_unix;
         let c = &mut self.conns[idx];
-        if let Some(fd) = c.fd() {
-            self.io.forget(fd, c.token(idx));
+        if c.socket.is_some() {
+            // Before the socket closes: a request still holding it is cancelled.
+            self.io.forget(c.token(idx));
         }
         c.socket = None;
         if c.established {

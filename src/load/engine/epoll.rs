@@ -70,7 +70,7 @@ impl Io for EpollIo {
         Ok(())
     }
 
-    fn forget(&mut self, _fd: RawFd, _token: u64) {
+    fn forget(&mut self, _token: u64) {
         // Closing the socket takes it out of the epoll set.
     }
 

@@ -44,7 +44,7 @@ pub trait Io: Sized {
     /// `armed` is the connection's own note that output is watched already.
     fn wait_writable(&mut self, fd: RawFd, token: u64, armed: &mut bool) -> io::Result<()>;
     /// The connection is about to be closed: stop watching it.
-    fn forget(&mut self, fd: RawFd, token: u64);
+    fn forget(&mut self, token: u64);
     /// Copies received bytes into `into` and gives the buffer back.
     fn take_received(&mut self, buffer: u16, len: usize, into: &mut [u8]);
     /// Waits at most `timeout_ns` for events and appends them to `events`.

@@ -22,7 +22,7 @@ use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use super::{Io, IoEvent, Sent};
 use crate::load::schedule::{Payload, Plan};
-use crate::sys::uring::{setup_error, BufRing, BUFFER_GROUP};
+use crate::sys::uring::{self, BufRing, BUFFER_GROUP};
 
 const SQ_ENTRIES: u32 = 4096;
 /// Completions the ring holds: a recv and a send per connection can complete in one turn.
@@ -305,12 +305,7 @@ fn writable(token: u64) -> IoEvent {
 
 /// A thread's ring with its provided buffers registered; a failure says what to do.
 fn ring_with_buffers() -> anyhow::Result<(IoUring, BufRing)> {
-    let ring = ring().map_err(|e| setup_error(e, "creating a ring", "--engine epoll"))?;
-    let mut buffers = BufRing::new(BUFFERS)?;
-    buffers
-        .register(&ring)
-        .map_err(|e| setup_error(e, "registering provided buffers", "--engine epoll"))?;
-    Ok((ring, buffers))
+    uring::ring_with_buffers(ring(), BUFFERS, "--engine epoll")
 }
 
 /// A ring for one thread; kernels before 6.1 lack deferred task work and get cooperative.
@@ -374,7 +369,7 @@ impl Io for UringIo {
         Ok(())
     }
 
-    fn forget(&mut self, _fd: RawFd, token: u64) {
+    fn forget(&mut self, token: u64) {
         let Some(slot) = self.live(token) else {
             return;
         };

@@ -1,11 +1,10 @@
 //! Setting up one uring worker's ring and provided buffers; a set-up failure (io_uring
-//! missing or forbidden, memlock too low) becomes advice ([`setup_error`]).
+//! missing or forbidden, memlock too low) becomes advice (`crate::sys::uring::setup_error`).
 
-use anyhow::Context as _;
 use io_uring::IoUring;
 
 use crate::server::ServerConfig;
-use crate::sys::uring::{setup_error, BufRing};
+use crate::sys::uring::{self, BufRing};
 
 /// Submission queue entries per ring.
 const SQ_ENTRIES: u32 = 2048;
@@ -39,12 +38,5 @@ pub fn ring_with_buffers(
         // to interrupt the thread for them (the kernel refuses this flag with SQPOLL).
         builder.setup_coop_taskrun();
     }
-    let ring = builder
-        .build(SQ_ENTRIES)
-        .map_err(|e| setup_error(e, "creating the ring", "--model epoll"))?;
-    let mut buffers = BufRing::new(buffers).context("allocating the provided buffers")?;
-    buffers
-        .register(&ring)
-        .map_err(|e| setup_error(e, "registering the provided buffer ring", "--model epoll"))?;
-    Ok((ring, buffers))
+    uring::ring_with_buffers(builder.build(SQ_ENTRIES), buffers, "--model epoll")
 }
