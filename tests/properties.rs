@@ -30,11 +30,7 @@ proptest! {
         (table, key) in prop::sample::select(KEYS.to_vec()),
         value in value_text(),
     ) {
-        let text = match table {
-            "" => format!("{key} = {value}\nmodels = [\"poll\"]\n[load]\nrequests = 1\n"),
-            "load" => format!("models = [\"poll\"]\n[load]\nrequests = 1\n{key} = {value}\n"),
-            _ => format!("models = [\"poll\"]\n[load]\nrequests = 1\n[{table}]\n{key} = {value}\n"),
-        };
+        let text = scenario_with(table, key, &value);
         if let Err(e) = scenario::parse("p.toml", "p", &text) {
             let message = format!("{e:#}");
             prop_assert!(message.starts_with("p.toml: line "), "{text}\n=> {message}");
@@ -54,6 +50,57 @@ proptest! {
         prop_assert_eq!(parse_size(&format!("{n}{suffix}")), Ok(n * factor));
         let ms = n % 1_000_000_000;
         prop_assert_eq!(parse_duration(&format!("{ms}ms")), Ok(Duration::from_millis(ms)));
+    }
+}
+
+/// The values at the edges, for every key, every time (the random search above may miss
+/// one): an empty string, zero, a negative, huge and fractional numbers, empty
+/// collections. Each is a scenario or an error that names its line.
+#[test]
+fn edge_values_of_every_key_are_accepted_or_located() {
+    const EDGES: [&str; 16] = [
+        "\"\"",
+        "0",
+        "-1",
+        "0.5",
+        "-0.0",
+        "1e30",
+        "9223372036854775807",
+        "\"0\"",
+        "\"0s\"",
+        "\"0B\"",
+        "\"x\"",
+        "true",
+        "[]",
+        "[0]",
+        "{}",
+        "{ from = 0, to = 0 }",
+    ];
+    let mut unlocated = Vec::new();
+    for (table, key) in KEYS {
+        for value in EDGES {
+            let text = scenario_with(table, key, value);
+            if let Err(e) = scenario::parse("p.toml", "p", &text) {
+                let message = format!("{e:#}");
+                if !message.starts_with("p.toml: line ") {
+                    unlocated.push(format!("[{table}] {key} = {value} => {message}"));
+                }
+            }
+        }
+    }
+    assert!(
+        unlocated.is_empty(),
+        "errors without a line:\n{}",
+        unlocated.join("\n")
+    );
+}
+
+/// A scenario of one poll step with `key = value` in `table` ("" is the top level).
+fn scenario_with(table: &str, key: &str, value: &str) -> String {
+    match table {
+        "" => format!("{key} = {value}\nmodels = [\"poll\"]\n[load]\nrequests = 1\n"),
+        "load" => format!("models = [\"poll\"]\n[load]\nrequests = 1\n{key} = {value}\n"),
+        _ => format!("models = [\"poll\"]\n[load]\nrequests = 1\n[{table}]\n{key} = {value}\n"),
     }
 }
 

@@ -87,6 +87,26 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
+/// `[load] size`: a message's size, at least 1 byte (the step's check sees the upper
+/// bound, as `--size` does).
+fn message_size<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Bytes>, D::Error> {
+    match Bytes::deserialize(deserializer)? {
+        Bytes(0) => Err(de::Error::custom("a message needs at least 1 byte, not 0")),
+        size => Ok(Some(size)),
+    }
+}
+
+/// `[load] message`: the text every request sends, at least 1 byte.
+fn message<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    if text.is_empty() {
+        return Err(de::Error::custom(
+            "a message needs at least 1 byte, not \"\"",
+        ));
+    }
+    Ok(Some(text))
+}
+
 /// A positive rate in requests (or connections) per second.
 #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
 pub struct Rate(pub f64);
@@ -318,7 +338,9 @@ impl ServerOptions {
 #[serde(deny_unknown_fields)]
 pub struct LoadOptions {
     pub connections: Option<Count>,
+    #[serde(default, deserialize_with = "message_size")]
     pub size: Option<Bytes>,
+    #[serde(default, deserialize_with = "message")]
     pub message: Option<String>,
     pub payload_file: Option<String>,
     pub requests: Option<Count>,

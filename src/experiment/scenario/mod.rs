@@ -443,6 +443,16 @@ requests = 1
             ),
             "{e}"
         );
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 1\nmessage = \"\"\n");
+        assert!(
+            e.starts_with("test.toml: line 4, column 11: a message needs at least 1 byte"),
+            "{e}"
+        );
+        let e = error_of("models = [\"poll\"]\n[load]\nrequests = 1\nsize = \"0B\"\n");
+        assert!(
+            e.starts_with("test.toml: line 4, column 8: a message needs at least 1 byte"),
+            "{e}"
+        );
         let e = error_of("models = [\"poll\"]\n[load]\nsize = 3\n");
         assert!(e.contains("needs `requests` or `duration`"), "{e}");
         let e = error_of("models = [\"poll\"]\n[model.epoll]\nworkers = 1\n[load]\nrequests = 1\n");
