@@ -1,5 +1,6 @@
-//! The load generators of a staircase: their process trees and the memory their
-//! connections cost them (RSS now over RSS just before their batch connected).
+//! The load generators of a staircase: their process trees, the CPU they use and the
+//! memory their connections cost them (RSS now over RSS just before their batch
+//! connected).
 
 use std::time::{Duration, Instant};
 
@@ -29,11 +30,34 @@ impl Generators {
         }
     }
 
-    /// RSS gained since [`Generators::add`], over every live generator.
-    pub(super) fn rss_gained(&self) -> Option<u64> {
-        let now: u64 = self.pids.iter().map(|&pid| tree_rss(pid)).sum();
-        (!self.pids.is_empty()).then(|| now.saturating_sub(self.rss_before))
+    /// What every live generator has used so far; None before the first batch.
+    pub(super) fn usage(&self) -> Option<Usage> {
+        let samples: Vec<probe::Sample> = self
+            .pids
+            .iter()
+            .filter_map(|&pid| probe::sample(pid, 0.0))
+            .collect();
+        let rss: u64 = samples.iter().map(|s| s.rss_bytes).sum();
+        (!self.pids.is_empty()).then(|| Usage {
+            cpu_s: samples.iter().map(probe::Sample::cpu_s).sum(),
+            rss_gained: rss.saturating_sub(self.rss_before),
+        })
     }
+}
+
+/// The live generators' use of the machine at one moment.
+pub(super) struct Usage {
+    /// CPU seconds (user and system, their children's included) since they started.
+    pub cpu_s: f64,
+    /// RSS gained since [`Generators::add`] sampled them.
+    pub rss_gained: u64,
+}
+
+/// The CPU of the generators between two readings, in % of one core over `wall_s`.
+pub(super) fn cpu_pct(from: Option<&Usage>, to: Option<&Usage>, wall_s: f64) -> Option<f64> {
+    let (from, to) = (from?, to?);
+    // A generator that ended in between takes its CPU with it: no figure rather than a low one.
+    (wall_s > 0.0 && to.cpu_s >= from.cpu_s).then(|| (to.cpu_s - from.cpu_s) / wall_s * 100.0)
 }
 
 /// The RSS of a process and its descendants now (0 when it is gone).

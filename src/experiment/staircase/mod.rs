@@ -170,13 +170,14 @@ fn measure_window(
 ) -> Option<Measured> {
     let (cpu_from, probe_from) = server.sample();
     let net_from = netstat::read(server.started.pid);
+    let loads_from = loads.usage();
     let from = unix_now();
     let end = Instant::now() + length;
     wait_until(end, server).ok()?;
     let (cpu_to, probe_to) = server.sample();
     let net_to = netstat::read(server.started.pid);
     let kernel_to = cost::read_kernel(server.started.pid);
-    let load_rss_gained = loads.rss_gained();
+    let loads_to = loads.usage();
     let to = unix_now();
     wait_until(Instant::now() + WRITE_LAG, server).ok()?;
     let window: Window = window::window(dirs, errors_from, from, to);
@@ -198,6 +199,7 @@ fn measure_window(
     let load = LoadSide {
         summary: Some(window.as_summary()),
         cores: load_cores(scenario),
+        cpu_pct: generators::cpu_pct(loads_from.as_ref(), loads_to.as_ref(), to - from),
         ..LoadSide::default()
     };
     Some(Measured {
@@ -205,7 +207,7 @@ fn measure_window(
         server: side,
         probe_window: (probe_from, probe_to),
         open: window.connections.open,
-        load_rss_gained,
+        load_rss_gained: loads_to.map(|u| u.rss_gained),
     })
 }
 
