@@ -601,7 +601,7 @@ fn signals_at_random_moments(variant: &Variant) -> Measured {
     for (signal_number, delay) in [(libc::SIGTERM, at[0]), (libc::SIGKILL, at[1])] {
         let dir = tempfile::tempdir().unwrap();
         let server = start(variant, &[]);
-        let mut load = start_load(server.addr, dir.path());
+        let load = start_load(server.addr, dir.path());
         std::thread::sleep(Duration::from_millis(300) + delay);
         let pid = server.pid();
         signal(pid, signal_number);
@@ -638,8 +638,8 @@ fn signals_at_random_moments(variant: &Variant) -> Measured {
             );
         }
         signal(load.id() as i32, libc::SIGINT);
-        let status = wait_timeout(&mut load, Duration::from_secs(15))
-            .unwrap_or_else(|| panic!("{model}: load did not stop on SIGINT"));
+        let what = format!("{model}: load after SIGINT");
+        let status = finish_within(load, &what, Duration::from_secs(15)).status;
         let summary = std::fs::read_to_string(dir.path().join("summary.json"))
             .unwrap_or_else(|e| panic!("{model}: load left no summary.json ({status}): {e}"));
         let summary: serde_json::Value = serde_json::from_str(&summary)
@@ -682,11 +682,7 @@ fn unwritable_outputs_are_named_not_panicked() {
             ],
         ];
         for args in runs {
-            let out = Command::new(BIN)
-                .args(&args)
-                .stdin(Stdio::null())
-                .output()
-                .unwrap();
+            let out = output_within(Command::new(BIN).args(&args), COMMAND_LIMIT);
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
             assert!(
@@ -858,18 +854,12 @@ fn load_sigterm_at_random_moments_leaves_whole_outputs() {
         let delay = Duration::from_millis(200) + moments(seed, 1, Duration::from_millis(1200))[0];
         let what = format!("load SIGTERM after {delay:?} (seed {seed})");
         let dir = tempfile::tempdir().unwrap();
-        let mut load = start_load_processes(&target, dir.path());
+        let load = start_load_processes(&target, dir.path());
         std::thread::sleep(delay);
         let children = descendants(load.id());
         signal(load.id() as i32, libc::SIGTERM);
-        let status = wait_timeout(&mut load, Duration::from_secs(10))
-            .unwrap_or_else(|| panic!("{what}: load did not stop"));
-        let mut stderr = String::new();
-        load.stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        let out = finish_within(load, &what, Duration::from_secs(10));
+        let (status, stderr) = (out.status, String::from_utf8_lossy(&out.stderr));
         assert_all_gone(&children, &what);
         let summary = parsed_json(&dir.path().join("summary.json"), &what);
         assert_eq!(summary["complete"], true, "{what}: {summary}");
@@ -941,18 +931,12 @@ fn run_sigterm_at_random_moments_leaves_a_truthful_manifest() {
         let what = format!("run SIGTERM after {delay:?} (seed {seed})");
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("results");
-        let mut run = start_run(tmp.path(), &out);
+        let run = start_run(tmp.path(), &out);
         std::thread::sleep(delay);
         let children = descendants(run.id());
         signal(run.id() as i32, libc::SIGTERM);
-        let status = wait_timeout(&mut run, Duration::from_secs(10))
-            .unwrap_or_else(|| panic!("{what}: run did not stop"));
-        let mut stderr = String::new();
-        run.stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        let stopped = finish_within(run, &what, Duration::from_secs(10));
+        let (status, stderr) = (stopped.status, String::from_utf8_lossy(&stopped.stderr));
         assert_eq!(status.code(), Some(130), "{what}: {status}: {stderr}");
         assert_all_gone(&children, &what);
         let manifest = parsed_json(&out.join("manifest.json"), &what);
@@ -1079,20 +1063,17 @@ fn a_full_disk_under_load_and_run_is_named_not_panicked() {
     };
     let server = Server::start("epoll", &["--workers", "1"]);
     let load_out = disk.path("load");
-    let out = Command::new(BIN)
-        .args(["load", "--target", &server.addr.to_string()])
-        .args([
-            "--connections",
-            "200",
-            "--requests",
-            "400",
-            "--quiet",
-            "--out",
-        ])
-        .arg(&load_out)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = load_within(&[
+        "--target",
+        &server.addr.to_string(),
+        "--connections",
+        "200",
+        "--requests",
+        "400",
+        "--quiet",
+        "--out",
+        load_out.to_str().unwrap(),
+    ]);
     assert_enospc_named(&out, &load_out, "load");
 
     let tmp = tempfile::tempdir().unwrap();
@@ -1104,14 +1085,7 @@ fn a_full_disk_under_load_and_run_is_named_not_panicked() {
     .unwrap();
     std::fs::remove_dir_all(&load_out).unwrap();
     let run_out = disk.path("run");
-    let out = Command::new(BIN)
-        .arg("run")
-        .arg(&scenario)
-        .args(["--no-report", "--quiet", "--out"])
-        .arg(&run_out)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = run_scenario(&scenario, &run_out, QUIET_NO_REPORT);
     assert_enospc_named(&out, &run_out, "run");
     server.stop();
 }
@@ -1161,14 +1135,8 @@ fn a_full_server_log_is_reported_at_exit() {
         std::thread::sleep(Duration::from_millis(20));
     }
     signal(child.id() as i32, libc::SIGTERM);
-    let status = wait_timeout(&mut child, Duration::from_secs(10)).expect("server exits");
-    let mut stderr = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut stderr)
-        .unwrap();
+    let out = finish_within(child, "serve after SIGTERM", Duration::from_secs(10));
+    let (status, stderr) = (out.status, String::from_utf8_lossy(&out.stderr));
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("echolab serve summary"), "{stderr}");

@@ -9,39 +9,19 @@ use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{heavy, limit_in_child, raise_fd_limit, signal, wait_timeout, Server, BIN};
+use common::{
+    finish_within, heavy, limit_in_child, output_within, raise_fd_limit, signal, Server, BIN,
+    COMMAND_LIMIT,
+};
 use serde_json::Value;
 
-/// Runs `echolab ARGS` to its end (at most 60 s) with stdout and stderr captured.
+/// Runs `echolab ARGS` to its end (at most [`COMMAND_LIMIT`]) with stdout and stderr
+/// captured.
 fn echolab(args: &[&str]) -> Output {
-    echolab_within(args, Duration::from_secs(60))
-}
-
-/// Like [`echolab`], killed (and failed) after `limit`.
-fn echolab_within(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn echolab");
-    if wait_timeout(&mut child, limit).is_none() {
-        let _ = child.kill();
-        panic!("echolab {args:?} did not finish within {limit:?}");
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn finish(mut child: Child, args: &[&str]) -> Output {
-    if wait_timeout(&mut child, Duration::from_secs(60)).is_none() {
-        let _ = child.kill();
-        panic!("echolab {args:?} did not finish within 60 s");
-    }
-    child.wait_with_output().unwrap()
+    output_within(Command::new(BIN).args(args), COMMAND_LIMIT)
 }
 
 fn stderr(out: &Output) -> String {
@@ -259,10 +239,7 @@ fn a_second_server_on_a_port_in_use_exits_1_saying_so() {
     let addr = first.addr.to_string();
     for model in ["threads", "epoll"] {
         // A server that starts would run until killed: it must exit at once instead.
-        let out = echolab_within(
-            &["serve", "--model", model, "--addr", &addr],
-            Duration::from_secs(10),
-        );
+        let out = echolab(&["serve", "--model", model, "--addr", &addr]);
         assert_eq!(out.status.code(), Some(1), "{model}: {}", stderr(&out));
         assert!(
             stderr(&out).contains("address already in use"),
@@ -305,7 +282,8 @@ fn an_unwritable_console_is_not_a_panic() {
             .read_exact(&mut line)
             .unwrap();
         signal(child.id() as i32, libc::SIGTERM);
-        let status = wait_timeout(&mut child, Duration::from_secs(30)).expect("server exits");
+        let what = format!("{model} server after SIGTERM");
+        let status = finish_within(child, &what, Duration::from_secs(30)).status;
         assert_eq!(status.code(), Some(0), "{model} with stderr on /dev/full");
         assert!(
             summary.is_file(),
@@ -321,7 +299,7 @@ fn an_unwritable_console_is_not_a_panic() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = finish(load, &["load"]);
+    let out = finish_within(load, "echolab load >/dev/full", COMMAND_LIMIT);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -350,7 +328,7 @@ fn an_unwritable_console_is_not_a_panic() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let out = finish(report, &["report"]);
+    let out = finish_within(report, "echolab report >/dev/full", COMMAND_LIMIT);
     assert_eq!(
         out.status.code(),
         Some(0),

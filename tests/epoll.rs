@@ -347,8 +347,8 @@ fn idle_connections_are_closed_after_the_idle_timeout() {
 
 #[test]
 fn zero_workers_is_a_clear_error() {
-    let output = std::process::Command::new(common::BIN)
-        .args([
+    let output = common::output_within(
+        std::process::Command::new(common::BIN).args([
             "serve",
             "--model",
             "epoll",
@@ -356,9 +356,9 @@ fn zero_workers_is_a_clear_error() {
             "127.0.0.1:0",
             "--workers",
             "0",
-        ])
-        .output()
-        .expect("run echolab");
+        ]),
+        common::COMMAND_LIMIT,
+    );
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--workers must be at least 1"), "{stderr}");

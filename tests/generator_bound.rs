@@ -4,14 +4,11 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use echolab::experiment::results::{column, generator_bound};
 use echolab::report::write_report;
 
 mod common;
-
-const EXE: &str = env!("CARGO_BIN_EXE_echolab");
 
 fn copy_dir(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
@@ -125,12 +122,7 @@ connections = [4]
     )
     .unwrap();
     let out = tmp.path().join("out");
-    let output = Command::new(EXE)
-        .args(["run", scenario.to_str().unwrap(), "--out"])
-        .arg(&out)
-        .args(["--no-report", "--quiet"])
-        .output()
-        .unwrap();
+    let output = common::run_scenario(&scenario, &out, common::QUIET_NO_REPORT);
     assert!(output.status.success(), "{output:?}");
     let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
     let header = reader.headers().unwrap().clone();

@@ -138,7 +138,7 @@ fn two_client_hosts_run_end_to_end() {
     let out = tmp.path().join("out");
     let child = start_run(&scenario, &out);
     let prefix = format!("elab{}-", child.id());
-    let output = child.wait_with_output().unwrap();
+    let output = common::finish_within(child, "the two-host run", common::RUN_LIMIT);
     assert!(
         output.status.success(),
         "{}\n{}",
@@ -268,7 +268,7 @@ fn a_run_killed_outright_is_cleaned_up_by_the_next() {
     // run's namespaces (its children died with it through PR_SET_PDEATHSIG).
     let short = write_scenario(tmp.path(), "requests = 1");
     let next = start_run(&short, &tmp.path().join("next"));
-    let output = next.wait_with_output().unwrap();
+    let output = common::finish_within(next, "the run after a killed one", common::RUN_LIMIT);
     assert!(
         output.status.success(),
         "{}",
@@ -288,22 +288,18 @@ fn without_root_the_run_says_what_it_needs() {
     fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
     let scenario = write_scenario(tmp.path(), "requests = 1");
     let out = tmp.path().join("out");
+    let mut command = Command::new(EXE);
+    command.arg("run").arg(&scenario).arg("--out").arg(&out);
     // SAFETY: setgid/setuid are async-signal-safe and touch no memory of the parent.
-    let output = unsafe {
-        Command::new(EXE)
-            .arg("run")
-            .arg(&scenario)
-            .arg("--out")
-            .arg(&out)
-            .pre_exec(|| {
-                if libc::setgid(65534) == -1 || libc::setuid(65534) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            })
-            .output()
-            .unwrap()
-    };
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setgid(65534) == -1 || libc::setuid(65534) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let output = common::output_within(&mut command, common::COMMAND_LIMIT);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(

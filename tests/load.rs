@@ -17,6 +17,8 @@ use echolab::load::record::{LoadConnRecord, LoadSummary, TimelineRow};
 
 mod common;
 
+use common::{load_within, output_within, COMMAND_LIMIT};
+
 const ECHOLAB: &str = env!("CARGO_BIN_EXE_echolab");
 
 /// Faults the thread server can inject.
@@ -234,28 +236,6 @@ fn assert_exit_ok(out: &Output) {
 /// The load's event-loop engines: the tests that name them pass on both.
 const ENGINES: [&str; 2] = ["epoll", "uring"];
 
-fn load(args: &[&str]) -> Output {
-    let mut child = Command::new(ECHOLAB)
-        .arg("load")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Bounded: every run here finishes in seconds.
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("echolab load did not finish: {args:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn out_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("echolab-test-load-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -330,7 +310,7 @@ fn closed_loop_totals_are_exact() {
 fn closed_loop_totals_are_exact_with(engine: &str) {
     let server = thread_server(Faults::default());
     let dir = out_dir(&format!("exact-{engine}"));
-    let out = load(&[
+    let out = load_within(&[
         "--engine",
         engine,
         "--target",
@@ -385,7 +365,7 @@ fn messages_larger_than_the_socket_buffers_stay_exact() {
     let server = thread_server(Faults::default());
     for engine in ENGINES {
         let dir = out_dir(&format!("large-{engine}"));
-        let out = load(&[
+        let out = load_within(&[
             "--engine",
             engine,
             "--target",
@@ -425,7 +405,7 @@ fn a_corrupted_byte_is_counted_as_a_mismatch_with(engine: &str) {
         ..Faults::default()
     });
     let dir = out_dir(&format!("mismatch-{engine}"));
-    let out = load(&[
+    let out = load_within(&[
         "--engine",
         engine,
         "--target",
@@ -471,7 +451,7 @@ fn a_server_killed_mid_run_leaves_valid_partial_results_with(engine: &'static st
     let target = format!("127.0.0.1:{port}");
     let dir_text = dir.to_str().unwrap().to_string();
     let client = std::thread::spawn(move || {
-        load(&[
+        load_within(&[
             "--engine",
             engine,
             "--target",
@@ -546,7 +526,7 @@ fn open_loop_latency_is_corrected_for_a_stall_with(engine: &str) {
         ..Faults::default()
     });
     let dir = out_dir(&format!("stall-{engine}"));
-    let out = load(&[
+    let out = load_within(&[
         "--engine",
         engine,
         "--target",
@@ -632,7 +612,7 @@ fn twenty_five_thousand_connections_over_two_processes_and_source_addresses() {
         spawn_epoll_server(port, &ready_b),
     ];
     let dir = out_dir("25k");
-    let out = load(&[
+    let out = load_within(&[
         "--target",
         &format!("127.0.0.1:{port}"),
         "--connections",
@@ -684,7 +664,7 @@ fn shards_merge_exactly() {
     let a = out_dir("shard-a");
     let b = out_dir("shard-b");
     for (shard, dir) in [("0/2", &a), ("1/2", &b)] {
-        let out = load(&[
+        let out = load_within(&[
             "--target",
             &target,
             "--connections",
@@ -703,11 +683,12 @@ fn shards_merge_exactly() {
     assert_eq!(summary(&a).connections_target, 3);
     assert_eq!(summary(&b).connections_target, 2);
     let merged = out_dir("shard-merged");
-    let out = Command::new(ECHOLAB)
-        .args(["merge", a.to_str().unwrap(), b.to_str().unwrap(), "--out"])
-        .arg(&merged)
-        .output()
-        .unwrap();
+    let out = output_within(
+        Command::new(ECHOLAB)
+            .args(["merge", a.to_str().unwrap(), b.to_str().unwrap(), "--out"])
+            .arg(&merged),
+        COMMAND_LIMIT,
+    );
     assert_exit_ok(&out);
     let s = summary(&merged);
     assert_eq!(s.connections_target, 5);
@@ -748,11 +729,7 @@ fn bad_arguments_exit_2_with_usage() {
         &["--connections", "3"],
     ];
     for args in cases {
-        let out = Command::new(ECHOLAB)
-            .arg("load")
-            .args(*args)
-            .output()
-            .unwrap();
+        let out = load_within(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         // clap's value errors end with the --help hint; semantic errors add the usage line too.
@@ -769,14 +746,14 @@ fn bad_arguments_exit_2_with_usage() {
 fn preflight_names_the_limit_and_the_way_out() {
     let fd_hard = common::raise_fd_limit();
     let too_many = (fd_hard * 5 / 2).to_string();
-    let out = load(&["--target", "127.0.0.1:9", "--connections", &too_many]);
+    let out = load_within(&["--target", "127.0.0.1:9", "--connections", &too_many]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("--processes 3"), "{stderr}");
     let ports = common::ephemeral_ports();
     let connections = 2 * ports + 1;
     let processes = connections.div_ceil(fd_hard / 2).max(2);
-    let out = load(&[
+    let out = load_within(&[
         "--target",
         "127.0.0.1:9",
         "--connections",
@@ -816,7 +793,7 @@ fn nothing_connects_exits_1_counting_each_refusal() {
 fn nothing_connects_exits_1_counting_each_refusal_with(engine: &str) {
     let (_port, addr) = refusing_port();
     let dir = out_dir(&format!("refused-{engine}"));
-    let out = load(&[
+    let out = load_within(&[
         "--engine",
         engine,
         "--target",
@@ -872,7 +849,7 @@ fn connect_timeouts_are_counted_with(engine: &str) {
     listener.listen(0).unwrap();
     let addr = listener.local_addr().unwrap().as_socket().unwrap();
     let dir = out_dir(&format!("timeout-{engine}"));
-    let out = load(&[
+    let out = load_within(&[
         "--engine",
         engine,
         "--target",
@@ -915,17 +892,13 @@ fn send_signal(child: &Child, signal: i32) {
     }
 }
 
-/// Waits (at most 30 s) for `child` and returns its output.
-fn wait_output(mut child: Child) -> Output {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("echolab load did not exit within 30 s of the signal");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+/// Waits (at most 30 s) for `child`, signalled to stop, and returns its output.
+fn wait_output(child: Child) -> Output {
+    common::finish_within(
+        child,
+        "echolab load after the signal",
+        Duration::from_secs(30),
+    )
 }
 
 fn spawn_load(args: &[&str]) -> Child {
@@ -1143,7 +1116,7 @@ for tag in sorted(counts):
     let server = thread_server(Faults::default());
     let dir = out_dir("hlog-python");
     let started = Instant::now();
-    let out = load(&[
+    let out = load_within(&[
         "--target",
         &server.addr.to_string(),
         "--connections",
@@ -1159,11 +1132,12 @@ for tag in sorted(counts):
     ]);
     let wall_us = started.elapsed().as_micros() as u64;
     assert_exit_ok(&out);
-    let read = Command::new("python3")
-        .args(["-c", SCRIPT])
-        .arg(dir.join("latency.hlog"))
-        .output()
-        .unwrap();
+    let read = output_within(
+        Command::new("python3")
+            .args(["-c", SCRIPT])
+            .arg(dir.join("latency.hlog")),
+        COMMAND_LIMIT,
+    );
     let stdout = String::from_utf8_lossy(&read.stdout);
     assert!(
         read.status.success(),
@@ -1197,7 +1171,7 @@ for tag in sorted(counts):
 #[test]
 fn preflight_source_address_and_the_warnings_array() {
     let dir = out_dir("bad-source");
-    let out = load(&[
+    let out = load_within(&[
         "--target",
         "127.0.0.1:9",
         "--connections",
@@ -1222,7 +1196,7 @@ fn preflight_source_address_and_the_warnings_array() {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs_f64();
-    let out = load(&[
+    let out = load_within(&[
         "--target",
         &server.addr.to_string(),
         "--connections",
@@ -1298,7 +1272,7 @@ fn a_short_echo_is_counted_with_the_unexpected_close() {
 fn a_short_echo_is_counted_with_the_unexpected_close_with(engine: &str) {
     let addr = scripted_server(echo_340_of_400_then_close);
     let dir = out_dir(&format!("short-echo-{engine}"));
-    let out = load(&[
+    let out = load_within(&[
         "--engine",
         engine,
         "--target",
@@ -1362,7 +1336,7 @@ fn too_many_bytes_back_count_as_a_mismatch_and_an_error() {
 fn too_many_bytes_back_count_as_a_mismatch_and_an_error_with(engine: &str) {
     let addr = scripted_server(echo_one_byte_too_many);
     let dir = out_dir(&format!("too-many-{engine}"));
-    let out = load(&[
+    let out = load_within(&[
         "--engine",
         engine,
         "--target",
@@ -1427,7 +1401,7 @@ fn preflight_refuses_more_connections_than_memory_holds() {
     let sources = connections.div_ceil(common::ephemeral_ports());
     assert!(sources < 65_000, "{sources} source addresses");
     let last = 2 + sources;
-    let out = load(&[
+    let out = load_within(&[
         "--target",
         "127.0.0.1:9",
         "--connections",
@@ -1491,7 +1465,7 @@ fn warnings_for(connections: u64, extra: &[&str], name: &str) -> Vec<String> {
     .collect::<Vec<_>>();
     args.extend(extra.iter().map(|a| a.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = load(&args);
+    let out = load_within(&args);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -1542,7 +1516,7 @@ fn preflight_warns_past_somaxconn() {
 fn merge_refuses_missing_and_invalid_inputs() {
     let server = thread_server(Faults::default());
     let good = out_dir("merge-good");
-    assert_exit_ok(&load(&[
+    assert_exit_ok(&load_within(&[
         "--target",
         &server.addr.to_string(),
         "--connections",
@@ -1570,14 +1544,15 @@ fn merge_refuses_missing_and_invalid_inputs() {
     std::fs::remove_file(no_timeline.join("timeline.csv")).unwrap();
     let merge = |dirs: &[&Path], extra: &[&str]| {
         let out = out_dir("merge-refused");
-        let output = Command::new(ECHOLAB)
-            .arg("merge")
-            .args(dirs)
-            .arg("--out")
-            .arg(&out)
-            .args(extra)
-            .output()
-            .unwrap();
+        let output = output_within(
+            Command::new(ECHOLAB)
+                .arg("merge")
+                .args(dirs)
+                .arg("--out")
+                .arg(&out)
+                .args(extra),
+            COMMAND_LIMIT,
+        );
         assert!(!out.exists(), "{dirs:?}: wrote {}", out.display());
         (
             output.status.code(),

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{count, reason_count, LogRow, Server, Stopped, BIN};
+use common::{count, finish_within, reason_count, LogRow, Server, Stopped, BIN, LOAD_LIMIT};
 use echolab::load::record::{LoadConnRecord, LoadSummary};
 
 /// Result files of one `echolab load` run.
@@ -43,17 +43,10 @@ fn load_command(addr: SocketAddr, dir: &Path, args: &[&str]) -> Command {
     command
 }
 
-/// Waits for a load child, at most 60 s (every run here takes a few seconds), and reads its files.
-fn finish(mut child: Child, dir: PathBuf, args: &[&str]) -> Run {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("echolab load did not finish within 60 s: {args:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let output = child.wait_with_output().unwrap();
+/// Waits for a load child (at most [`LOAD_LIMIT`]; every run here takes a few seconds)
+/// and reads its files.
+fn finish(child: Child, dir: PathBuf, args: &[&str]) -> Run {
+    let output = finish_within(child, &format!("echolab load {args:?}"), LOAD_LIMIT);
     assert!(
         output.status.success(),
         "echolab load {args:?} failed: {}",

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use echolab::report::write_report;
 
@@ -551,11 +551,10 @@ fn the_sweep_axis_falls_back_to_the_column_that_varies() {
 #[test]
 fn the_command_prints_the_paths_it_wrote() {
     let dir = fixture_copy("cli");
-    let out = Command::new(env!("CARGO_BIN_EXE_echolab"))
-        .arg("report")
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = common::output_within(
+        Command::new(common::BIN).arg("report").arg(&dir),
+        common::COMMAND_LIMIT,
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -571,11 +570,10 @@ fn the_command_prints_the_paths_it_wrote() {
     }
 
     let missing = dir.join("nothing-here");
-    let out = Command::new(env!("CARGO_BIN_EXE_echolab"))
-        .arg("report")
-        .arg(&missing)
-        .output()
-        .unwrap();
+    let out = common::output_within(
+        Command::new(common::BIN).arg("report").arg(&missing),
+        common::COMMAND_LIMIT,
+    );
     assert!(!out.status.success());
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -605,11 +603,15 @@ fn find_chromium() -> Option<PathBuf> {
     None
 }
 
+/// The longest one headless Chromium run may take; past it Chromium is killed and the
+/// test fails.
+const CHROMIUM_LIMIT: Duration = Duration::from_secs(90);
+
 /// Runs headless Chromium on `page`, screenshots it and returns (PNG path, stderr).
 fn screenshot(chromium: &Path, page: &Path, work: &Path, size: (u32, u32)) -> (PathBuf, String) {
     let png = work.join("shot.png");
     let _ = fs::remove_file(&png);
-    let mut child = Command::new(chromium)
+    let child = Command::new(chromium)
         .args([
             "--headless",
             "--no-sandbox",
@@ -634,21 +636,8 @@ fn screenshot(chromium: &Path, page: &Path, work: &Path, size: (u32, u32)) -> (P
         .stderr(Stdio::piped())
         .spawn()
         .expect("cannot start chromium");
-    let stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-            child.wait().unwrap();
-            panic!("chromium did not finish within 90 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    (png, reader.join().unwrap())
+    let stderr = common::finish_within(child, "chromium", CHROMIUM_LIMIT).stderr;
+    (png, String::from_utf8_lossy(&stderr).into_owned())
 }
 
 /// Console output from the page: a script error, a resource that failed to
@@ -944,27 +933,28 @@ fn the_page_fits_a_420_px_window() {
     .unwrap();
     let work = dir.join("browser");
     fs::create_dir_all(&work).unwrap();
-    let out = Command::new(&chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--hide-scrollbars",
-            "--window-size=800,900",
-            "--allow-file-access-from-files",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            work.join("profile").display()
-        ))
-        .arg(format!("file://{}", frame.display()))
-        .output()
-        .expect("cannot start chromium");
+    let out = common::output_within(
+        Command::new(&chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--hide-scrollbars",
+                "--window-size=800,900",
+                "--allow-file-access-from-files",
+                "--virtual-time-budget=5000",
+                "--dump-dom",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                work.join("profile").display()
+            ))
+            .arg(format!("file://{}", frame.display())),
+        CHROMIUM_LIMIT,
+    );
     let dom = String::from_utf8_lossy(&out.stdout);
     let title = dom
         .split_once("<title>")
@@ -996,11 +986,10 @@ fn a_last_row_cut_short_is_skipped_and_announced() {
     let last = text.lines().last().unwrap().to_string();
     // Cut the last row in the middle of a field: it still parses as CSV, with a wrong value.
     fs::write(&csv_path, &text[..text.len() - 1 - last.len() / 2]).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_echolab"))
-        .arg("report")
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = common::output_within(
+        Command::new(common::BIN).arg("report").arg(&dir),
+        common::COMMAND_LIMIT,
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let warning = format!(

@@ -10,12 +10,10 @@ mod common;
 use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
 
-const EXE: &str = env!("CARGO_BIN_EXE_echolab");
 const CONNECTIONS: u64 = 50_000;
 const HOSTS: u64 = 2;
 const SIZE: u64 = 64;
@@ -78,26 +76,7 @@ max_error_rate = 0.0
     )
     .unwrap();
     let out = tmp.path().join("out");
-    let mut child = Command::new(EXE)
-        .arg("run")
-        .arg(&scenario)
-        .arg("--out")
-        .arg(&out)
-        .args(["--no-report", "--quiet"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The test's bound: the run, namespaces made and deleted, within a minute.
-    let status = common::wait_timeout(&mut child, Duration::from_secs(60));
-    if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the 50 000-connection run did not finish within 60 s");
-    }
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert!(status.unwrap().success(), "{stderr}");
+    common::run_scenario_ok(&scenario, &out, common::QUIET_NO_REPORT);
 
     let row = only_row(&out);
     let exact: Vec<&str> = [

@@ -24,6 +24,7 @@ fn find(dir: &Path, name: &str) -> Vec<PathBuf> {
 
 #[test]
 fn three_stairs_on_one_live_server_then_the_hold() {
+    let _heavy = common::heavy();
     let tmp = tempfile::tempdir().unwrap();
     let scenario = common::write_scenario(
         tmp.path(),
@@ -105,6 +106,7 @@ hold = "1s"
 
 #[test]
 fn select_breaks_above_fd_setsize_and_climbs_no_further() {
+    let _heavy = common::heavy();
     let tmp = tempfile::tempdir().unwrap();
     let scenario = common::write_scenario(
         tmp.path(),

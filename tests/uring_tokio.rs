@@ -162,16 +162,13 @@ fn uring_with_setup_errno(errno: u32) -> (bool, String) {
 /// Runs echolab with `args` and io_uring_setup(2) failing with `errno`.
 fn echolab_with_setup_errno(args: &[&str], errno: u32) -> (bool, String) {
     let mut command = Command::new(BIN);
-    command
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    command.args(args);
     // SAFETY: between fork and exec the closure only calls prctl(2) on the child itself.
     unsafe {
         command.pre_exec(move || deny_io_uring_setup(errno));
     }
-    let output = command.output().expect("run echolab serve");
+    // A server that started anyway would serve until killed: the limit fails it.
+    let output = output_within(&mut command, COMMAND_LIMIT);
     (
         output.status.success(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -303,7 +300,11 @@ fn uring_with_no_memlock_serves_or_explains() {
         assert_eq!(echo_once(&mut stream, b"memlock"), b"memlock");
         signal(child.id() as i32, libc::SIGTERM);
     }
-    let output = child.wait_with_output().expect("wait");
+    let output = finish_within(
+        child,
+        "uring serve with no memlock",
+        Duration::from_secs(30),
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     if !output.status.success() {

@@ -701,6 +701,14 @@ pub fn netns_available(test: &str) -> bool {
 /// test fails, so a run that never ends cannot hang the test.
 pub const RUN_LIMIT: Duration = Duration::from_secs(300);
 
+/// The longest one `echolab load` of a test may take (each asks for seconds at most);
+/// past it the load is killed and the test fails.
+pub const LOAD_LIMIT: Duration = Duration::from_secs(120);
+
+/// The longest any other command of a test may take: an echolab report, merge or
+/// refusal, a server that must exit at once, a script that reads a run's output.
+pub const COMMAND_LIMIT: Duration = Duration::from_secs(60);
+
 /// The arguments of a run that writes its results and no report, without progress lines.
 pub const QUIET_NO_REPORT: &[&str] = &["--no-report", "--quiet"];
 
@@ -721,6 +729,12 @@ pub fn echolab_run(args: &[&str]) -> Output {
         .arg("run")
         .args(args);
     output_within(&mut command, RUN_LIMIT)
+}
+
+/// `echolab load ARGS` to its end (at most [`LOAD_LIMIT`]) with stdout and stderr
+/// captured. The caller checks how it exited.
+pub fn load_within(args: &[&str]) -> Output {
+    output_within(Command::new(BIN).arg("load").args(args), LOAD_LIMIT)
 }
 
 /// `echolab run SCENARIO --out OUT EXTRA...` (see [`echolab_run`]); the caller checks
