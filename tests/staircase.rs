@@ -75,8 +75,9 @@ hold = "1s"
         assert!(number(row, "requests") > 0.0, "{row:?}");
         assert_eq!(number(row, "errors"), 0.0, "{row:?}");
         assert!(number(row, "p99_us") > 0.0, "{row:?}");
-        // The generators' CPU in the stair's window, and the judgement it gives.
-        assert!(number(row, "load_cpu_pct") > 0.0, "{row:?}");
+        // The generators' CPU in the stair's window (counted in 10 ms ticks: a quiet
+        // stair's may be 0), and the judgement it gives.
+        assert!(number(row, "load_cpu_pct") >= 0.0, "{row:?}");
         assert_eq!(row["generator_bound"], "false", "{row:?}");
     }
     for row in &rows[..3] {
