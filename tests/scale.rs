@@ -7,7 +7,8 @@
 
 mod common;
 
-use std::collections::HashMap;
+use common::number;
+
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
@@ -21,20 +22,6 @@ const SIZE: u64 = 64;
 fn read_json(path: &Path) -> Value {
     serde_json::from_str(&fs::read_to_string(path).unwrap())
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// results.csv's one row, by column name.
-fn only_row(out: &Path) -> HashMap<String, String> {
-    let rows = common::results_rows(out);
-    assert_eq!(rows.len(), 1, "{rows:?}");
-    rows.into_iter().next().unwrap()
-}
-
-/// A cell as a number; fails naming the column when it is empty.
-fn number(row: &HashMap<String, String>, column: &str) -> f64 {
-    row[column]
-        .parse()
-        .unwrap_or_else(|_| panic!("{column} is {:?}, not a number: {row:?}", row[column]))
 }
 
 #[test]
@@ -76,9 +63,9 @@ max_error_rate = 0.0
     )
     .unwrap();
     let out = tmp.path().join("out");
-    common::run_scenario_ok(&scenario, &out, common::QUIET_NO_REPORT);
-
-    let row = only_row(&out);
+    let rows = common::run_scenario_ok(&scenario, &out, common::QUIET_NO_REPORT);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
     let exact: Vec<&str> = [
         "status",
         "failure_reason",
@@ -146,38 +133,38 @@ max_error_rate = 0.0
     // connection at once, one fd each (a few more fds may come and go meanwhile); the
     // baseline is the last sample before the rise, which may already hold a few of the
     // first connections (at most 32, cost.rs).
-    let held = number(&row, "held_connections");
+    let held = number(row, "held_connections");
     assert!(
         (CONNECTIONS as f64 - 32.0..CONNECTIONS as f64 + 100.0).contains(&held),
         "held_connections {held}"
     );
-    let establish = number(&row, "establish_s");
+    let establish = number(row, "establish_s");
     assert!(establish > 0.0, "establish_s {establish}");
-    assert!(number(&row, "establish_per_s") > 0.0);
+    assert!(number(row, "establish_per_s") > 0.0);
     // User space: an idle epoll connection holds a slot of about 150 bytes; anything up to
     // a 16 KiB buffer per connection would still be a real figure, a page count is not.
-    let server_rss = number(&row, "server_rss_hold_per_conn_bytes");
+    let server_rss = number(row, "server_rss_hold_per_conn_bytes");
     assert!(
         (1.0..16_384.0).contains(&server_rss),
         "server RSS/conn {server_rss}"
     );
     // The generators keep a connection's state and its expected echo.
-    let load_rss = number(&row, "load_rss_per_conn_bytes");
+    let load_rss = number(row, "load_rss_per_conn_bytes");
     assert!(
         (1.0..65_536.0).contains(&load_rss),
         "load RSS/conn {load_rss}"
     );
     // Kernel: two sockets, their files and epoll items are a few KiB per connection
     // (about 10 KB measured by hand for both ends); machine-wide, so other work shows.
-    let slab = number(&row, "kernel_slab_per_conn_bytes");
+    let slab = number(row, "kernel_slab_per_conn_bytes");
     assert!((1024.0..65_536.0).contains(&slab), "slab/conn {slab}");
-    let unreclaimable = number(&row, "kernel_unreclaimable_per_conn_bytes");
+    let unreclaimable = number(row, "kernel_unreclaimable_per_conn_bytes");
     assert!(
         (512.0..65_536.0).contains(&unreclaimable),
         "unreclaimable slab/conn {unreclaimable}"
     );
-    number(&row, "kernel_tcp_mem_per_conn_bytes");
-    let cpu = number(&row, "server_cpu_hold_pct");
+    number(row, "kernel_tcp_mem_per_conn_bytes");
+    let cpu = number(row, "server_cpu_hold_pct");
     assert!(
         (0.0..=300.0).contains(&cpu),
         "server CPU while holding {cpu}"
