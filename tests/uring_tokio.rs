@@ -347,3 +347,132 @@ fn tokio_echo_and_sigterm_totals() {
     assert_eq!(count(summary, "workers"), 2);
     assert_eq!(stopped.log.len(), 15);
 }
+
+/// The most unsent echo the uring worker held, from its stderr line (the largest over workers).
+fn uring_most_unsent(stderr: &str) -> u64 {
+    stderr
+        .lines()
+        .filter(|line| line.contains("uring worker"))
+        .map(|line| {
+            let (_, after) = line
+                .split_once("most unsent echo ")
+                .unwrap_or_else(|| panic!("no 'most unsent echo' in {line:?}"));
+            after
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("no count after 'most unsent echo' in {line:?}"))
+        })
+        .max()
+        .expect("a uring worker line")
+}
+
+/// 1 MiB echoes come back exact from 16 clients at once, with incremental buffers
+/// (pieces sent from where they arrived, several per sendmsg) and with the whole
+/// buffers older kernels use (`ECHOLAB_URING_WHOLE_BUFFERS`).
+#[test]
+fn uring_one_mib_echoes_exact_with_incremental_and_whole_buffers() {
+    const CLIENTS: usize = 16;
+    const SIZE: usize = 1 << 20;
+    let _heavy = heavy();
+    for whole in [false, true] {
+        let server = Server::start_with("uring", &["--workers", "1"], |command| {
+            if whole {
+                command.env("ECHOLAB_URING_WHOLE_BUFFERS", "1");
+            }
+        });
+        let handles: Vec<_> = (0..CLIENTS)
+            .map(|i| {
+                let stream = server.connect();
+                std::thread::spawn(move || {
+                    let data = payload(SIZE, 1000 + i as u64);
+                    let echo = echo_stream(stream, &data);
+                    assert!(
+                        echo == data,
+                        "client {i}: echo differs ({} bytes back)",
+                        echo.len()
+                    );
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().expect("client thread");
+        }
+        let stopped = server.stop();
+        assert!(stopped.status.success(), "stderr: {}", stopped.stderr);
+        let total = (CLIENTS * SIZE) as u64;
+        assert_eq!(count(&stopped.summary, "bytes_in"), total, "whole={whole}");
+        assert_eq!(count(&stopped.summary, "bytes_out"), total, "whole={whole}");
+        assert_eq!(
+            reason_count(&stopped.summary, "closed", "client_closed"),
+            CLIENTS as u64,
+            "whole={whole}"
+        );
+    }
+}
+
+/// A client writes 3 MiB, half-closes, and only then starts reading: the echo held in
+/// provided buffers and in the copy queue when the end of stream arrives is all sent
+/// before the server closes, in order.
+#[test]
+fn uring_half_close_with_echo_pending_in_buffers() {
+    let _heavy = heavy();
+    let server = Server::start("uring", &["--workers", "1"]);
+    let data = payload(3 << 20, 7);
+    let mut stream = server.connect();
+    let mut writer = stream.try_clone().unwrap();
+    let to_send = data.clone();
+    let write_thread = std::thread::spawn(move || {
+        writer.write_all(&to_send).expect("write 3 MiB");
+        writer.shutdown(Shutdown::Write).unwrap();
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let mut echo = Vec::with_capacity(data.len());
+    stream.read_to_end(&mut echo).expect("read echo");
+    write_thread.join().unwrap();
+    assert!(echo == data, "echo differs ({} bytes back)", echo.len());
+    let stopped = server.stop();
+    assert!(stopped.status.success(), "stderr: {}", stopped.stderr);
+    assert_eq!(count(&stopped.summary, "bytes_out"), data.len() as u64);
+    assert_eq!(reason_count(&stopped.summary, "closed", "client_closed"), 1);
+}
+
+/// With `--max-pending 64KiB`, a client that writes without reading makes the server
+/// stop reading near the cap (the recv's byte limit, or its cancel on older kernels,
+/// overshoots by less than one 64 KiB buffer), and every byte still comes back.
+#[test]
+fn uring_backpressure_holds_near_max_pending() {
+    const CAP: u64 = 64 * 1024;
+    let _heavy = heavy();
+    let server = Server::start("uring", &["--workers", "1", "--max-pending", "64KiB"]);
+    let stream = server.connect();
+    stream.set_nonblocking(true).unwrap();
+    let sent = push_without_reading(&stream, 16 << 20, Duration::from_secs(10));
+    let held = server_held_bytes(&stream, sent as u64);
+    assert!(
+        held <= 2 * CAP,
+        "server holds {held} bytes with a {CAP}-byte cap"
+    );
+    stream.set_nonblocking(false).unwrap();
+    stream.shutdown(Shutdown::Write).unwrap();
+    let mut echo = Vec::with_capacity(sent);
+    (&stream).read_to_end(&mut echo).expect("read echo");
+    let chunk = payload(1 << 20, 99);
+    let expected: Vec<u8> = chunk.iter().copied().cycle().take(sent).collect();
+    assert!(
+        echo == expected,
+        "echo differs ({} of {sent} bytes back)",
+        echo.len()
+    );
+    let stopped = server.stop();
+    assert!(stopped.status.success(), "stderr: {}", stopped.stderr);
+    let most = uring_most_unsent(&stopped.stderr);
+    assert!(
+        most <= 2 * CAP,
+        "most unsent echo {most} bytes with a {CAP}-byte cap"
+    );
+    assert!(
+        most >= CAP / 2,
+        "the cap was never approached: {most} bytes"
+    );
+}

@@ -17,8 +17,12 @@ use io_uring::{types, IoUring};
 
 use crate::syscall;
 
-/// Size of each provided buffer: the most one recv completion carries.
+/// Size of each provided buffer by default: the most one recv completion carries.
 pub const BUFFER_SIZE: usize = 8 * 1024;
+/// `IOU_PBUF_RING_INC` (Linux 6.12+): the kernel consumes a buffer incrementally, each
+/// completion taking only the bytes it received, so one large buffer serves many small
+/// receives and a large one whole.
+const IOU_PBUF_RING_INC: u16 = 2;
 /// The buffer group id every ring's recvs select from (each ring has its own groups).
 pub const BUFFER_GROUP: u16 = 0;
 
@@ -28,8 +32,6 @@ const _: () = assert!(std::mem::size_of::<types::BufRingEntry>() == 16);
 // The tail (a u16 overlaying the first entry's `resv`) is stored through an AtomicU16.
 const _: () = assert!(std::mem::size_of::<AtomicU16>() == std::mem::size_of::<u16>());
 const _: () = assert!(std::mem::align_of::<AtomicU16>() == std::mem::align_of::<u16>());
-// An entry's `len` is a u32.
-const _: () = assert!(BUFFER_SIZE <= u32::MAX as usize);
 
 /// A provided buffer ring: the descriptors and the buffers themselves, in one anonymous
 /// mapping each so pages are only touched (and resident) once the kernel writes into them.
@@ -39,22 +41,45 @@ pub struct BufRing {
     memory: *mut u8,
     memory_len: usize,
     count: u16,
+    size: usize,
     /// Our copy of the tail: the next entry to fill; published to the kernel after each give-back.
     tail: u16,
+    /// Per buffer, for [`BufRing::take`]: bytes the kernel has filled so far, the pieces
+    /// still held, and whether the kernel is done with it (no IORING_CQE_F_BUF_MORE).
+    filled: Vec<u32>,
+    holders: Vec<u32>,
+    kernel_done: Vec<bool>,
+    /// Buffers the kernel is done with but pieces still hold.
+    held: u16,
+}
+
+/// `len` bytes at `offset` in provided buffer `bid`, held until [`BufRing::release`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    pub bid: u16,
+    pub offset: u32,
+    pub len: u32,
 }
 
 // SAFETY: the mappings belong to this BufRing alone; the loop owning it uses it from one thread.
 unsafe impl Send for BufRing {}
 
 impl BufRing {
-    /// `count` buffers; a power of two, as the kernel indexes the ring modulo its size.
+    /// `count` buffers of [`BUFFER_SIZE`]; a power of two, as the kernel indexes the ring
+    /// modulo its size.
     pub fn new(count: u16) -> io::Result<BufRing> {
+        BufRing::with_size(count, BUFFER_SIZE)
+    }
+
+    /// `count` buffers of `size` bytes each.
+    pub fn with_size(count: u16, size: usize) -> io::Result<BufRing> {
         assert!(
             count.is_power_of_two(),
             "a buffer ring's size is a power of two"
         );
+        assert!(size <= u32::MAX as usize, "an entry's len is a u32");
         let entries_len = count as usize * std::mem::size_of::<types::BufRingEntry>();
-        let memory_len = count as usize * BUFFER_SIZE;
+        let memory_len = count as usize * size;
         let entries = map_anonymous(entries_len)?.cast::<types::BufRingEntry>();
         let memory = match map_anonymous(memory_len) {
             Ok(memory) => memory,
@@ -70,12 +95,27 @@ impl BufRing {
             memory,
             memory_len,
             count,
+            size,
             tail: 0,
+            filled: vec![0; count as usize],
+            holders: vec![0; count as usize],
+            kernel_done: vec![false; count as usize],
+            held: 0,
         })
     }
 
     /// Registers the ring with the kernel and hands it every buffer.
     pub fn register(&mut self, ring: &IoUring) -> io::Result<()> {
+        self.register_with_flags(ring, 0)
+    }
+
+    /// Registers the ring for incremental consumption (Linux 6.12+); an older kernel
+    /// rejects the flag (EINVAL), and the ring can then be registered with [`BufRing::register`].
+    pub fn register_incremental(&mut self, ring: &IoUring) -> io::Result<()> {
+        self.register_with_flags(ring, IOU_PBUF_RING_INC)
+    }
+
+    fn register_with_flags(&mut self, ring: &IoUring, flags: u16) -> io::Result<()> {
         // SAFETY: the entries mapping is page-aligned, `count` entries long, and lives
         // until after the ring is dropped (its owner drops the ring first).
         unsafe {
@@ -83,7 +123,7 @@ impl BufRing {
                 self.entries as u64,
                 self.count,
                 BUFFER_GROUP,
-                0,
+                flags,
             )?;
         }
         for bid in 0..self.count {
@@ -94,10 +134,62 @@ impl BufRing {
 
     /// The `len` bytes the kernel received into buffer `bid`.
     pub fn get(&self, bid: u16, len: usize) -> &[u8] {
-        assert!(bid < self.count && len <= BUFFER_SIZE);
-        // SAFETY: buffer `bid` lies inside the mapping, and the kernel wrote `len` bytes into
-        // it and will not touch it again until it is given back.
-        unsafe { std::slice::from_raw_parts(self.memory.add(bid as usize * BUFFER_SIZE), len) }
+        self.slice(Piece {
+            bid,
+            offset: 0,
+            len: len as u32,
+        })
+    }
+
+    /// The bytes of `piece`.
+    pub fn slice(&self, piece: Piece) -> &[u8] {
+        let (start, len) = (piece.offset as usize, piece.len as usize);
+        assert!(piece.bid < self.count && start + len <= self.size);
+        // SAFETY: the piece lies inside buffer `bid`, inside the mapping; the kernel wrote
+        // these bytes and, with incremental consumption, writes only after them until the
+        // buffer is given back.
+        unsafe {
+            std::slice::from_raw_parts(self.memory.add(piece.bid as usize * self.size + start), len)
+        }
+    }
+
+    /// The piece a recv completion of `len` bytes in buffer `bid` carries, held until
+    /// [`BufRing::release`]. `more` is IORING_CQE_F_BUF_MORE: the kernel goes on filling
+    /// this buffer after these bytes (incremental consumption); without it the kernel is
+    /// done with the buffer, which goes back to the ring once no piece holds it.
+    pub fn take(&mut self, bid: u16, len: usize, more: bool) -> Piece {
+        let b = bid as usize;
+        let piece = Piece {
+            bid,
+            offset: self.filled[b],
+            len: len as u32,
+        };
+        self.filled[b] += len as u32;
+        self.holders[b] += 1;
+        if !more {
+            self.kernel_done[b] = true;
+            self.held += 1;
+        }
+        piece
+    }
+
+    /// Lets go of a piece from [`BufRing::take`]; its buffer goes back to the kernel once
+    /// the kernel is done with it and no piece holds it.
+    pub fn release(&mut self, piece: Piece) {
+        let b = piece.bid as usize;
+        self.holders[b] -= 1;
+        if self.holders[b] == 0 && self.kernel_done[b] {
+            self.filled[b] = 0;
+            self.kernel_done[b] = false;
+            self.held -= 1;
+            self.give_back(piece.bid);
+        }
+    }
+
+    /// Whether pieces hold more than half the buffers out of the kernel's reach: time to
+    /// copy received bytes rather than keep them in their buffer.
+    pub fn mostly_held(&self) -> bool {
+        self.held > self.count / 2
     }
 
     /// Returns buffer `bid` to the kernel.
@@ -107,8 +199,8 @@ impl BufRing {
         // the published tail, which does not cover this one yet.
         unsafe {
             let entry = &mut *self.entries.add(index);
-            entry.set_addr(self.memory.add(bid as usize * BUFFER_SIZE) as u64);
-            entry.set_len(BUFFER_SIZE as u32);
+            entry.set_addr(self.memory.add(bid as usize * self.size) as u64);
+            entry.set_len(self.size as u32);
             entry.set_bid(bid);
         }
         self.tail = self.tail.wrapping_add(1);

@@ -1,23 +1,31 @@
 //! The state of one uring connection and of a worker's multishot accept, as explicit
 //! state machines: which request is in flight decides what a completion means.
 
+use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
 use std::time::Instant;
 
 use crate::server::stats::{CloseReason, ServerConnRecord};
+use crate::sys::uring::Piece;
 
 /// One connection: its socket, counters, send queue and the state of its requests.
 pub(super) struct Conn {
     pub(super) fd: OwnedFd,
     pub(super) record: ServerConnRecord,
-    /// Echo being sent: the kernel reads `sending[sent..]` while a send is in flight,
-    /// so this vector is never touched then; bytes arriving meanwhile go to `queued`.
+    /// Echo still in the provided buffers it arrived in, oldest first: always ahead of
+    /// the copied bytes below. A send in flight reads the first piece while there is one.
+    pub(super) lent: VecDeque<Piece>,
+    pub(super) lent_bytes: usize,
+    /// Copied echo (when pieces held too many buffers): the kernel reads `sending[sent..]`
+    /// while a send from it is in flight, so it is never touched then; `queued` takes
+    /// what arrives meanwhile.
     pub(super) sending: Vec<u8>,
     pub(super) sent: usize,
     pub(super) queued: Vec<u8>,
-    /// The provided buffer (id, length) the send in flight reads from; `sending` is empty
-    /// meanwhile. It goes back to the ring when that send completes.
-    pub(super) lent: Option<(u16, usize)>,
+    /// Where a send of several pieces at once finds them (made at the first such send).
+    pub(super) gather: Option<Box<Gather>>,
+    /// Bytes the send in flight offered (a completion with fewer is a short send).
+    pub(super) in_flight_len: usize,
     pub(super) send_in_flight: bool,
     pub(super) recv: RecvState,
     /// Set when the connection is to close; it is freed once no request is in flight.
@@ -27,11 +35,38 @@ pub(super) struct Conn {
 
 impl Conn {
     pub(super) fn pending(&self) -> usize {
-        self.sending.len() - self.sent + self.queued.len() + self.lent.map_or(0, |(_, len)| len)
+        self.lent_bytes + self.copied()
+    }
+
+    /// Echo bytes copied out of the provided buffers, not sent yet.
+    pub(super) fn copied(&self) -> usize {
+        self.sending.len() - self.sent + self.queued.len()
     }
 
     pub(super) fn busy(&self) -> bool {
         matches!(self.recv, RecvState::Armed | RecvState::Cancelling) || self.send_in_flight
+    }
+}
+
+/// Most pieces one send gathers: 16 pieces, up to 1 MiB with 64 KiB buffers.
+pub(super) const GATHER: usize = 16;
+
+/// The message header and iovecs of a send of several pieces (sendmsg), boxed so they
+/// stay put while the kernel may read them: connections move when the slab grows.
+pub(super) struct Gather {
+    pub(super) msg: libc::msghdr,
+    pub(super) iov: [libc::iovec; GATHER],
+}
+
+// SAFETY: the pointers inside point into this box and the worker's provided buffers,
+// both used only by the worker's own thread.
+unsafe impl Send for Gather {}
+
+impl Gather {
+    pub(super) fn new() -> Box<Gather> {
+        // SAFETY: msghdr and iovec are plain C structs; all-zero is valid (null pointers,
+        // zero lengths).
+        Box::new(unsafe { std::mem::zeroed() })
     }
 }
 

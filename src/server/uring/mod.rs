@@ -8,11 +8,14 @@
 //! - each connection has one **multishot recv** with buffer select: the kernel picks
 //!   a buffer from the worker's buffer ring only when data arrives, so an idle
 //!   connection holds no buffer at all (its state is a small slab entry);
-//! - received bytes with nothing ahead of them are sent straight from the provided
-//!   buffer, which goes back to the ring when that send completes (no copy, no
-//!   allocation per request); bytes arriving while a send is in flight are copied into
-//!   the connection's send queue. A **send** is in flight per connection at most, and a
-//!   short send is resubmitted for the rest;
+//! - received bytes stay in the provided buffer they arrived in (a piece; no copy, no
+//!   allocation) until echoed. A **send** is in flight per connection at most and
+//!   takes every piece held (a sendmsg gathering up to 16), so a loop turn's bytes
+//!   leave in one request; a short send is resubmitted for the rest. With incremental
+//!   consumption (Linux 6.12+) a buffer is shared by successive recvs, and goes back
+//!   to the ring once the kernel is done filling it and every piece of it is sent.
+//!   When pieces hold more than half the pool, new bytes are copied to the
+//!   connection's queue instead, so clients that do not read cannot starve the rest;
 //! - backpressure: each multishot recv is armed with a byte limit, the room left under
 //!   `--max-pending` (Linux 6.17+), so the kernel ends it at the cap (overshoot below one
 //!   buffer); it is re-armed once the sends drain. Older kernels reject the limit, and
@@ -30,8 +33,9 @@
 //!
 //! Costs: a system call per loop turn submits any number of requests and reaps any
 //! number of completions, and recv needs no readiness round trip. The buffer pool is
-//! fixed per worker (1024 buffers of 8 KiB, touched only as used; [`crate::sys::uring::BufRing`]), not
-//! per connection. `ECHOLAB_URING_BUFFERS` overrides the buffer count (a power of two).
+//! fixed per worker, not per connection ([`crate::sys::uring::BufRing`]; 32 incremental
+//! buffers of 64 KiB, or 1024 whole buffers of 8 KiB before Linux 6.12: [`setup`]).
+//! `ECHOLAB_URING_BUFFERS` overrides the buffer count (a power of two).
 //! The ring's set-up and its errors are in [`setup`].
 
 mod conn;
@@ -52,7 +56,7 @@ use super::shutdown::{request_shutdown, shutdown_fd, shutdown_requested};
 use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
 use super::{wake_up, IdleScan, Setup};
 use crate::sys::uring::{BufRing, BUFFER_GROUP};
-use conn::{AcceptState, Conn, RecvState};
+use conn::{AcceptState, Conn, Gather, RecvState, GATHER};
 
 // What a request is, in the top half of its user_data; the bottom half is the connection slot.
 const ACCEPT: u64 = 1;
@@ -155,9 +159,9 @@ impl Worker {
         id: usize,
         listener: TcpListener,
         setup: &Setup,
-        buffers: u16,
+        buffers: Option<u16>,
     ) -> anyhow::Result<Worker> {
-        let (ring, buffers) = setup::ring_with_buffers(&setup.config, buffers)?;
+        let (ring, buffers, _incremental) = setup::ring_with_buffers(&setup.config, buffers)?;
         Ok(Worker {
             id,
             ring,
@@ -394,10 +398,13 @@ impl Worker {
         let conn = Conn {
             fd,
             record,
+            lent: VecDeque::new(),
+            lent_bytes: 0,
             sending: Vec::new(),
             sent: 0,
             queued: Vec::new(),
-            lent: None,
+            gather: None,
+            in_flight_len: 0,
             send_in_flight: false,
             recv: RecvState::Idle,
             closing: None,
@@ -441,25 +448,23 @@ impl Worker {
         if result > 0 {
             let len = result as usize;
             let bid = cqueue::buffer_select(flags).expect("recv completion names its buffer");
-            let mut lend = false;
-            if conn.closing.is_none() {
+            let piece = self.buffers.take(bid, len, cqueue::buffer_more(flags));
+            if conn.closing.is_some() {
+                self.buffers.release(piece);
+            } else {
                 conn.record.bytes_in += len as u64;
                 conn.record.reads += 1;
                 conn.last_active = Instant::now();
-                let data = self.buffers.get(bid, len);
-                if conn.send_in_flight {
-                    conn.queued.extend_from_slice(data);
-                } else if conn.pending() == 0 {
-                    lend = true;
+                if conn.copied() == 0 && !self.buffers.mostly_held() {
+                    // Nothing copied ahead of these bytes: echo them from the buffer they
+                    // arrived in (no copy, no allocation).
+                    conn.lent.push_back(piece);
+                    conn.lent_bytes += len;
                 } else {
-                    conn.sending.extend_from_slice(data);
+                    // Pieces would hold the buffers other connections need: copy.
+                    conn.queued.extend_from_slice(self.buffers.slice(piece));
+                    self.buffers.release(piece);
                 }
-            }
-            if lend {
-                // Nothing ahead of these bytes: echo them from the buffer they arrived in.
-                self.send_lent(slot, bid, len)?;
-            } else {
-                self.buffers.give_back(bid);
             }
             let conn = self.conns[slot].as_mut().expect("live connection");
             self.counters.max_pending = self.counters.max_pending.max(conn.pending());
@@ -495,33 +500,44 @@ impl Worker {
         self.after_io(slot)
     }
 
+    /// Sends the pieces still in their provided buffers, several in one sendmsg (every
+    /// recv of a loop turn goes out in one send), or else the copied bytes.
     fn start_send(&mut self, slot: usize) -> io::Result<()> {
         let conn = self.conns[slot].as_mut().expect("live connection");
-        let rest = &conn.sending[conn.sent..];
-        let send = opcode::Send::new(
-            types::Fd(conn.fd.as_raw_fd()),
-            rest.as_ptr(),
-            rest.len() as u32,
-        )
-        .flags(libc::MSG_NOSIGNAL)
-        .build()
-        .user_data(user_data(SEND, slot));
+        let fd = types::Fd(conn.fd.as_raw_fd());
+        let send = if conn.lent.len() > 1 {
+            let gather = conn.gather.get_or_insert_with(Gather::new);
+            let mut total = 0;
+            for (iov, &piece) in gather.iov.iter_mut().zip(&conn.lent) {
+                let bytes = self.buffers.slice(piece);
+                iov.iov_base = bytes.as_ptr() as *mut libc::c_void;
+                iov.iov_len = bytes.len();
+                total += bytes.len();
+            }
+            gather.msg.msg_iov = gather.iov.as_mut_ptr();
+            gather.msg.msg_iovlen = conn.lent.len().min(GATHER);
+            conn.in_flight_len = total;
+            opcode::SendMsg::new(fd, &gather.msg)
+                .flags(libc::MSG_NOSIGNAL as u32)
+                .build()
+        } else {
+            let rest = match conn.lent.front() {
+                Some(&piece) => self.buffers.slice(piece),
+                None => {
+                    if conn.sent == conn.sending.len() {
+                        conn.sending = std::mem::take(&mut conn.queued);
+                        conn.sent = 0;
+                    }
+                    &conn.sending[conn.sent..]
+                }
+            };
+            conn.in_flight_len = rest.len();
+            opcode::Send::new(fd, rest.as_ptr(), rest.len() as u32)
+                .flags(libc::MSG_NOSIGNAL)
+                .build()
+        };
         conn.send_in_flight = true;
-        self.push(send)
-    }
-
-    /// Sends `len` bytes straight from provided buffer `bid`, kept out of the ring until
-    /// the send completes.
-    fn send_lent(&mut self, slot: usize, bid: u16, len: usize) -> io::Result<()> {
-        let conn = self.conns[slot].as_mut().expect("live connection");
-        let data = self.buffers.get(bid, len);
-        let send = opcode::Send::new(types::Fd(conn.fd.as_raw_fd()), data.as_ptr(), len as u32)
-            .flags(libc::MSG_NOSIGNAL)
-            .build()
-            .user_data(user_data(SEND, slot));
-        conn.lent = Some((bid, len));
-        conn.send_in_flight = true;
-        self.push(send)
+        self.push(send.user_data(user_data(SEND, slot)))
     }
 
     fn on_send(&mut self, slot: usize, result: i32) -> io::Result<()> {
@@ -529,30 +545,35 @@ impl Worker {
             .as_mut()
             .expect("send completion for a live slot");
         conn.send_in_flight = false;
-        let lent = conn.lent.take();
         if result > 0 {
             let written = result as usize;
             conn.record.bytes_out += written as u64;
-            match lent {
-                // From a provided buffer: the rest of a short send goes ahead of `queued`.
-                Some((bid, len)) if written < len => {
-                    self.counters.short_sends += 1;
-                    conn.sending = self.buffers.get(bid, len)[written..].to_vec();
-                    conn.sent = 0;
+            if written < conn.in_flight_len {
+                self.counters.short_sends += 1;
+            }
+            // Pieces go ahead of copied bytes: with any held, the send was from them.
+            if !conn.lent.is_empty() {
+                conn.lent_bytes -= written;
+                let mut left = written;
+                while left > 0 {
+                    let piece = conn.lent.front_mut().expect("sent bytes were held");
+                    if left < piece.len as usize {
+                        // The rest of the piece is sent next, from the same buffer.
+                        piece.offset += left as u32;
+                        piece.len -= left as u32;
+                        left = 0;
+                    } else {
+                        left -= piece.len as usize;
+                        let piece = conn.lent.pop_front().expect("the piece just sent");
+                        self.buffers.release(piece);
+                    }
                 }
-                Some(_) => {
+            } else {
+                conn.sent += written;
+                if conn.sent == conn.sending.len() {
+                    // Sent in full: the queued bytes are next; an empty queue frees the memory.
                     conn.sending = std::mem::take(&mut conn.queued);
                     conn.sent = 0;
-                }
-                None => {
-                    conn.sent += written;
-                    if conn.sent < conn.sending.len() {
-                        self.counters.short_sends += 1;
-                    } else {
-                        // Sent in full: the queued bytes are next; an empty queue frees the memory.
-                        conn.sending = std::mem::take(&mut conn.queued);
-                        conn.sent = 0;
-                    }
                 }
             }
         } else if result != -libc::ECANCELED {
@@ -563,9 +584,6 @@ impl Worker {
             };
             conn.closing
                 .get_or_insert(CloseReason::from_io_error(&error));
-        }
-        if let Some((bid, _)) = lent {
-            self.buffers.give_back(bid);
         }
         self.after_io(slot)
     }
@@ -584,6 +602,9 @@ impl Worker {
                 return self.cancel_requests(slot);
             }
             let conn = self.conns[slot].take().expect("live connection");
+            for piece in conn.lent {
+                self.buffers.release(piece);
+            }
             self.stats.close(&conn.record, reason);
             self.free_slots.push(slot);
             return Ok(());

@@ -1,6 +1,9 @@
 //! Setting up one uring worker's ring and provided buffers; a set-up failure (io_uring
 //! missing or forbidden, memlock too low) becomes advice (`crate::sys::uring::setup_error`).
 
+use std::io;
+
+use anyhow::Context as _;
 use io_uring::IoUring;
 
 use crate::server::ServerConfig;
@@ -10,25 +13,33 @@ use crate::sys::uring::{self, BufRing};
 const SQ_ENTRIES: u32 = 2048;
 /// Completion queue entries per ring: room for a burst of completions from many connections.
 const CQ_ENTRIES: u32 = 32768;
-/// Provided buffers per worker (a power of two); `ECHOLAB_URING_BUFFERS` overrides it.
-const BUFFERS: u16 = 1024;
+/// Provided buffers per worker with incremental consumption (Linux 6.12+): 32 buffers of
+/// 64 KiB (2 MiB), a recv taking up to 64 KiB at once (epoll's read size) and small
+/// messages sharing a buffer. A larger pool only holds more of what arrives between two
+/// loop turns (all of it is touched, FIFO): an empty ring ends recvs (ENOBUFS), leaving
+/// the bytes in the socket until the next turn re-arms them, which costs less than memory.
+const INCREMENTAL: (u16, usize) = (32, 64 * 1024);
+/// Without it (older kernels) every completion uses a whole buffer: 1024 buffers of 8 KiB.
+const WHOLE: (u16, usize) = (1024, uring::BUFFER_SIZE);
 
-/// The provided buffer count: `ECHOLAB_URING_BUFFERS` or [`BUFFERS`].
-pub fn buffer_count() -> anyhow::Result<u16> {
+/// The provided buffer count, if `ECHOLAB_URING_BUFFERS` sets one (a power of two).
+pub fn buffer_count() -> anyhow::Result<Option<u16>> {
     match std::env::var("ECHOLAB_URING_BUFFERS") {
         Ok(text) => match text.parse::<u16>() {
-            Ok(n) if n.is_power_of_two() && n <= 32768 => Ok(n),
+            Ok(n) if n.is_power_of_two() && n <= 32768 => Ok(Some(n)),
             _ => anyhow::bail!("ECHOLAB_URING_BUFFERS must be a power of two up to 32768"),
         },
-        Err(_) => Ok(BUFFERS),
+        Err(_) => Ok(None),
     }
 }
 
-/// Creates a worker's ring and registers its buffer ring of `buffers` buffers with it.
+/// Creates a worker's ring and registers its buffer ring with it: incremental
+/// consumption where the kernel has it, whole buffers otherwise; `buffers` overrides
+/// the count. Returns whether consumption is incremental.
 pub fn ring_with_buffers(
     config: &ServerConfig,
-    buffers: u16,
-) -> anyhow::Result<(IoUring, BufRing)> {
+    buffers: Option<u16>,
+) -> anyhow::Result<(IoUring, BufRing, bool)> {
     let mut builder = IoUring::builder();
     builder.setup_cqsize(CQ_ENTRIES);
     if config.sqpoll {
@@ -38,5 +49,32 @@ pub fn ring_with_buffers(
         // to interrupt the thread for them (the kernel refuses this flag with SQPOLL).
         builder.setup_coop_taskrun();
     }
-    uring::ring_with_buffers(builder.build(SQ_ENTRIES), buffers, "--model epoll")
+    let ring = builder
+        .build(SQ_ENTRIES)
+        .map_err(|e| uring::setup_error(e, "creating the ring", "--model epoll"))?;
+    let (count, size) = INCREMENTAL;
+    let mut ring_buffers = BufRing::with_size(buffers.unwrap_or(count), size)
+        .context("allocating the provided buffers")?;
+    // ECHOLAB_URING_WHOLE_BUFFERS set: the older kernels' way, to test or compare it.
+    let registered = match std::env::var_os("ECHOLAB_URING_WHOLE_BUFFERS") {
+        Some(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        None => ring_buffers.register_incremental(&ring),
+    };
+    match registered {
+        Ok(()) => return Ok((ring, ring_buffers, true)),
+        // A kernel before 6.12 does not know the flag.
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+        Err(e) => {
+            let what = "registering the provided buffer ring";
+            return Err(uring::setup_error(e, what, "--model epoll"));
+        }
+    }
+    drop(ring_buffers);
+    let (count, size) = WHOLE;
+    let mut ring_buffers = BufRing::with_size(buffers.unwrap_or(count), size)
+        .context("allocating the provided buffers")?;
+    ring_buffers.register(&ring).map_err(|e| {
+        uring::setup_error(e, "registering the provided buffer ring", "--model epoll")
+    })?;
+    Ok((ring, ring_buffers, false))
 }
