@@ -59,7 +59,7 @@ r, size, model, conns, status, peak = sys.argv[2:8]
 try:
     s = json.load(open(sys.argv[1]))
     mib = s["bytes_received"] / s["duration_s"] / 2**20 if s["duration_s"] else 0.0
-    print(f"{r},{size},{model},{conns},{status},{s['requests_completed']},{s['mismatches']},{s['duration_s']:.2f},{mib:.1f},{peak}")
+    print(f"{r},{size},{model},{conns},{status},{s['requests_completed']},{s['mismatches']},{s['duration_s']:.2f},{mib:.3f},{peak}")
 except (OSError, ValueError, KeyError):
     print(f"{r},{size},{model},{conns},{status},0,0,0,0,{peak}")
 PY
@@ -91,6 +91,6 @@ for size in sizes:
         failed = sum(1 for r in at if r["model"] == model and (r["load_exit"] != "0" or r["mismatches"] != "0"))
         rel_mib = f"{statistics.median(mib) / statistics.median(epoll_mib):.2f}x" if epoll_mib and statistics.median(epoll_mib) else "—"
         rel_rss = f"{statistics.median(rss) / statistics.median(epoll_rss):.2f}x" if epoll_rss else "—"
-        print(f"| {label(size)} | {model} | {cell(mib, lambda v: f'{v:,.0f}')} | {rel_mib} | "
+        print(f"| {label(size)} | {model} | {cell(mib, lambda v: f'{v:,.0f}' if v >= 100 else f'{v:.1f}' if v >= 1 else f'{v:.2f}')} | {rel_mib} | "
               f"{cell([v / 1024 for v in rss], lambda v: f'{v:.1f}')} | {rel_rss} | {failed} |")
 PY
