@@ -687,7 +687,7 @@ fn the_default_run_is_the_quick_scenario() {
     let name = out.file_name().unwrap().to_str().unwrap();
     assert!(name.starts_with("quick-"), "{name}");
     assert!(
-        stdout.starts_with("scenario quick: 1 models x 2 steps x 1 repetitions"),
+        stdout.starts_with("scenario quick: 1 models x 3 steps x 1 repetitions"),
         "{stdout}"
     );
     let rows: Vec<(String, String, String)> = outcomes(&common::results_rows(out))
@@ -699,8 +699,8 @@ fn the_default_run_is_the_quick_scenario() {
     let quick = echolab::experiment::scenario::parse(&origin, &default_name, &text).unwrap();
     assert_eq!(
         quick.steps.len(),
-        2,
-        "quick sweeps 10 and 100 connections"
+        3,
+        "quick sweeps 10, 100 and 1000 connections"
     );
     let expected: Vec<(String, String, String)> = quick
         .steps

@@ -79,11 +79,14 @@ connections = [4]
         assert!(line.ends_with(&ran.join(" ")), "{line} vs {ran:?}");
     }
     for (rep, line) in lines[1..].iter().enumerate() {
-        let expected: Vec<&str> = round_order("interleaved", "c4-s32", rep as u32 + 1, 2)
+        let expected: Vec<&str> = round_order("interleaved", "c4-s32-r2000", rep as u32 + 1, 2)
             .into_iter()
             .map(|i| ["poll", "epoll"][i])
             .collect();
-        assert_eq!(*line, format!("c4-s32,{},{}", rep + 1, expected.join(" ")));
+        assert_eq!(
+            *line,
+            format!("c4-s32-r2000,{},{}", rep + 1, expected.join(" "))
+        );
     }
     // The quiet-machine check: filled in every row, a share of the machine's cores.
     let cores = std::thread::available_parallelism().unwrap().get() as f64;

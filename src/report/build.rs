@@ -27,8 +27,8 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         "Compared: {} over {} repetition(s) per step. Each figure is compared at the heaviest \
          point of the sweep that at least two models completed. A winner is named only when a \
          Mann–Whitney U test finds it better than every other model, each pair with p < {} \
-         (otherwise: no difference, with the largest p and the repetitions n); generator-bound \
-         and disturbed repetitions are left out of the test. A ratio is the ratio of the \
+         (otherwise: no difference, with the largest p and the repetitions n); a winner must \
+         stay one with each generator-bound or disturbed repetition left out in turn. A ratio is the ratio of the \
          repetitions' medians, how many times better the winner is, with its 95 % bootstrap \
          interval; latency values are percentiles of the repetitions' histograms added. The \
          baseline is {BASELINE}.",

@@ -342,9 +342,14 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
         .collect();
     let mut out = Vec::new();
     for figure in &FIGURES {
+        // A model is compared at a point it completed: a repetition that failed or was
+        // interrupted there says it broke, and its one lucky repetition is no sample.
         let has = |rows: &[&Row]| {
             rows.iter()
                 .any(|r| r.status == Status::Ok && r.num(figure.column).is_some())
+                && !rows
+                    .iter()
+                    .any(|r| matches!(r.status, Status::Failed | Status::Interrupted))
         };
         let count_at = |x: f64| {
             by_x.iter()
@@ -722,7 +727,7 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
     if !disturbed.is_empty() {
         out.push(format!(
             "Disturbed: in {} repetition(s) more than {}% of a core went to other work on the \
-             machine ({}); they are left out of the verdict's test.",
+             machine ({}); a winner must stay one without each of them.",
             disturbed.len(),
             crate::experiment::results::DISTURBED_PCT,
             disturbed.join(", ")
