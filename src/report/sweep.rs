@@ -55,7 +55,7 @@ impl Sweep {
 
     /// One model's rows grouped by x, ascending, in one pass over the sweep (a sweep of
     /// thousands of steps is read once per model, not once per step).
-    pub fn by_x<'a>(&'a self, results: &'a Results, model: &str) -> Vec<(f64, Vec<&'a Row>)> {
+    pub fn by_x<'a>(&'a self, results: &'a Results, model: &str) -> Points<'a> {
         let mut groups: Vec<(f64, Vec<&Row>)> = self.xs.iter().map(|&x| (x, Vec::new())).collect();
         for row in self.rows(results).filter(|r| r.model == model) {
             let Some(x) = self.x_of(row) else { continue };
@@ -67,6 +67,9 @@ impl Sweep {
         groups
     }
 }
+
+/// One model's rows at each x of a sweep, ascending.
+pub type Points<'a> = Vec<(f64, Vec<&'a Row>)>;
 
 /// Plain name of a sweep axis, as used in headings and sentences.
 pub fn axis_name(axis: &str) -> &str {

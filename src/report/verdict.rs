@@ -336,7 +336,7 @@ fn flag(row: &Row) -> (bool, bool) {
 pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
     let models = sweep::models(results);
     // Every model's rows by x, read once for all figures.
-    let by_x: Vec<(String, Vec<(f64, Vec<&Row>)>)> = models
+    let by_x: Vec<(String, sweep::Points)> = models
         .iter()
         .map(|m| (m.clone(), sweep.by_x(results, m)))
         .collect();
@@ -397,7 +397,6 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
             flagged.push(flags);
         }
         out.push(ranked(
-            figure.name,
             at(&sweep.axis, x),
             names,
             values,
@@ -441,7 +440,6 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
             format: fmt_count,
         };
         out.push(ranked(
-            HELD.name,
             "whole sweep".into(),
             names,
             values,
@@ -455,7 +453,6 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
 }
 
 fn ranked(
-    name: &str,
     compared_at: String,
     names: Vec<String>,
     values: Vec<f64>,
@@ -473,7 +470,7 @@ fn ranked(
     let samples: Vec<Vec<f64>> = order.iter().map(|&i| samples[i].clone()).collect();
     let flagged: Vec<Vec<bool>> = order.iter().map(|&i| flagged[i].clone()).collect();
     Verdict {
-        figure: name.to_string(),
+        figure: figure.name.to_string(),
         compared_at,
         decision: decide_robustly(&samples, &flagged, figure.higher_is_better),
         ranking,
