@@ -61,6 +61,8 @@ pub fn fmt_p(p: f64) -> String {
         "< 0.001".to_string()
     } else if p < 0.01 {
         format!("{p:.4}")
+    } else if p < 0.1 {
+        format!("{p:.3}")
     } else {
         format!("{p:.2}")
     }
@@ -212,6 +214,7 @@ mod tests {
     fn p_is_printed_to_two_figures() {
         assert_eq!(fmt_p(0.4), "0.40");
         assert_eq!(fmt_p(0.0079), "0.0079");
+        assert_eq!(fmt_p(0.01219), "0.012");
         assert_eq!(fmt_p(0.0001), "< 0.001");
     }
 }

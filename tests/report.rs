@@ -324,20 +324,18 @@ fn verdict_and_findings_are_computed_from_the_data() {
     let dir = fixture_copy("verdict");
     write_report(&dir).unwrap();
     let md = read(&dir.join("report.md"));
+    // Two repetitions a model: 2 against 2 completely apart give p = 0.25, the least
+    // they can, so no figure names a winner; the baseline's value is still shown.
     for row in [
-        // uring 55,500 (mean of 55,000 and 56,000) / epoll 50,500 = 1.099; / tokio 45,500 = 1.220
-        "| Throughput | connections=4000 | uring | 55,500 req/s | epoll | 50,500 req/s | ×1.10 | 45,500 req/s | ×1.22 |",
-        "| Response time p99 | connections=4000 | uring | 116.77 ms | epoll | 142.59 ms | ×1.22 | 174.09 ms | ×1.49 |",
-        "| Server memory per connection | connections=4000 | poll | 3.3 KiB | epoll | 3.5 KiB | ×1.08 | 5.0 KiB | ×1.53 |",
-        // p50: uring (65,454.5 + 64,285.7) / 2 = 64,870.1 µs; epoll 71,294.1 (×1.099);
-        // tokio 79,130.45 (×1.220)
-        "| Response time p50 | connections=4000 | uring | 64.87 ms | epoll | 71.29 ms | ×1.10 | 79.13 ms | ×1.22 |",
-        // p99.9: uring 186,825.95 µs; epoll 228,141.1 (×1.221); tokio 278,539.2 (×1.491)
-        "| Tail latency p99.9 | connections=4000 | uring | 186.83 ms | epoll | 228.14 ms | ×1.22 | 278.54 ms | ×1.49 |",
-        // CPU, lower wins: poll (99 + 101) / 2 = 100; uring 121 (×1.21); tokio 176 (×1.76)
-        "| Server CPU | connections=4000 | poll | 100.0% of a core | uring | 121.0% of a core | ×1.21 | 176.0% of a core | ×1.76 |",
-        // Five models held 4000; select's ceiling of 1020 is the runner-up: 4000/1020 = 3.92
-        "| Max connections held | whole sweep | tie: threads, poll, epoll, uring, tokio | 4,000 | select | 1,020 | ×3.92 | 4,000 | ×1.00 |",
+        "| Throughput | connections=4000 | no difference: p = 0.25, n = 2 | — | — | — | — | — | 45,500 req/s | — |",
+        "| Response time p99 | connections=4000 | no difference: p = 0.25, n = 2 | — | — | — | — | — | 174.09 ms | — |",
+        "| Server memory per connection | connections=4000 | no difference: p = 0.25, n = 2 | — | — | — | — | — | 5.0 KiB | — |",
+        "| Response time p50 | connections=4000 | no difference: p = 0.25, n = 2 | — | — | — | — | — | 79.13 ms | — |",
+        "| Tail latency p99.9 | connections=4000 | no difference: p = 0.25, n = 2 | — | — | — | — | — | 278.54 ms | — |",
+        "| Server CPU | connections=4000 | no difference: p = 0.25, n = 2 | — | — | — | — | — | 176.0% of a core | — |",
+        // Five models held 4000 in both repetitions, select 1020: no model above all.
+        "| Max connections held | whole sweep | no difference: p = 1.00, n = 2 | — | — | — | — | — | 4,000 | — |",
+        "| tokio | 0 |",
     ] {
         assert!(md.contains(row), "verdict lacks {row}");
     }
@@ -345,7 +343,7 @@ fn verdict_and_findings_are_computed_from_the_data() {
         "- select failed at connections=2000 (2 of 2 repetitions); its server held at most 1,020 connections there: 980 of 2000 connections not established: server refused fd >= FD_SETSIZE (1024).",
         "- select was skipped at connections=4000: model broke at c2000-s128; later steps skipped.",
         "- threads used 24.45 MiB per 1000 connections (server RSS at connections=4000), ×7.63 poll's.",
-        "- At connections=4000, uring served the most: 55,500 req/s, ×1.22 the baseline tokio (45,500 req/s).",
+        "- At connections=4000, no model served significantly more than every other (no difference: p = 0.25, n = 2): no winner is declared.",
         "- Every byte was accounted for: no echo mismatches, and client and server byte counts agreed, in all 56 completed repetitions.",
     ] {
         assert!(md.contains(finding), "findings lack {finding}");
@@ -376,7 +374,8 @@ fn the_verdict_falls_back_to_the_heaviest_point_two_models_completed() {
     fs::write(&csv_path, text).unwrap();
     write_report(&dir).unwrap();
     let md = read(&dir.join("report.md"));
-    let row = "| Throughput | connections=2000 | uring | 56,000 req/s | epoll | 51,500 req/s | ×1.09 | 46,500 req/s | ×1.20 |";
+    // Two repetitions a model: 2 against 2 apart give p = 0.25 at best, no winner.
+    let row = "| Throughput | connections=2000 | no difference: p = 0.25, n = 2 | — | — | — | — | — | 46,500 req/s | — |";
     assert!(md.contains(row), "verdict lacks {row}:\n{md}");
     assert!(!md.contains("| Throughput | connections=4000 |"));
     fs::remove_dir_all(&dir).unwrap();
@@ -543,7 +542,7 @@ fn the_sweep_axis_falls_back_to_the_column_that_varies() {
     let md = read(&dir.join("report.md"));
     assert!(md.contains("## Message size sweep"));
     assert!(md.contains(
-        "| Throughput | size=65536 | epoll | 13,333 req/s | tokio | 10,000 req/s | ×1.33 | 10,000 req/s | ×1.33 |"
+        "| Throughput | size=65536 | no difference: p = 1.00, n = 1 | — | — | — | — | — | 10,000 req/s | — |"
     ));
     fs::remove_dir_all(&dir).unwrap();
 }
@@ -856,29 +855,22 @@ fn two_swept_axes_give_one_section_per_value_of_the_other() {
         assert_eq!(legend(&chart), ["epoll", "tokio"], "{slug}");
     }
     assert!(!dir.join("charts/connections-throughput.svg").exists());
-    // The verdict of each section, at its heaviest point.
-    let fmt = |v: f64| {
-        let v = v as u64;
-        if v >= 1000 {
-            format!("{},{:03}", v / 1000, v % 1000)
-        } else {
-            v.to_string()
-        }
-    };
+    // The verdict of each section, at its heaviest point, each with its baseline; one
+    // repetition a model decides nothing.
     for (at, conns, size) in [
         ("connections=100", 100, 64),
         ("connections=100", 100, 1024),
         ("size=1024", 10, 1024),
         ("size=1024", 100, 1024),
     ] {
-        let (e, t) = (
-            throughput(40000.0, conns, size),
-            throughput(30000.0, conns, size),
-        );
+        let t = throughput(30000.0, conns, size) as u64;
+        let tokio = if t >= 1000 {
+            format!("{},{:03}", t / 1000, t % 1000)
+        } else {
+            t.to_string()
+        };
         let row = format!(
-            "| Throughput | {at} | epoll | {} req/s | tokio | {} req/s | ×1.33 |",
-            fmt(e),
-            fmt(t)
+            "| Throughput | {at} | no difference: p = 1.00, n = 1 | — | — | — | — | — | {tokio} req/s | — |"
         );
         assert!(md.contains(&row), "{row}\n{md}");
     }

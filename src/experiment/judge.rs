@@ -6,7 +6,7 @@
 use super::cost::KernelWatch;
 use super::netstat::{NetCounters, Scope};
 use super::probe::Sample;
-use super::results::{generator_bound, Row};
+use super::results::{generator_bound, Row, DISTURBED_PCT};
 use super::scenario::{ms, trim_float, FailureRule, Step};
 use crate::load::record::LoadSummary;
 use crate::server::stats::ServerSummary;
@@ -34,6 +34,9 @@ pub struct ServerSide {
     pub kernel: KernelWatch,
     /// The ends of a connection the server's namespace holds (1 in the lab, else 2).
     pub kernel_ends: u64,
+    /// The machine's busy CPU seconds (probe::machine_busy_s) when the load started and ended.
+    pub machine_busy_at_load_start: Option<f64>,
+    pub machine_busy_at_load_end: Option<f64>,
 }
 
 /// What the client side of a step left behind.
@@ -195,6 +198,33 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         row.server_cpu_sys_s = Some(round(sys, 3));
         if server.load_wall_s > 0.0 {
             row.server_cpu_pct = Some(round((user + sys) / server.load_wall_s * 100.0, 1));
+        }
+    }
+    // The quiet-machine check: what the machine did besides this step's server and load.
+    if let (Some(a), Some(b), Some(server_pct), Some(load_pct)) = (
+        server.machine_busy_at_load_start,
+        server.machine_busy_at_load_end,
+        row.server_cpu_pct,
+        row.load_cpu_pct,
+    ) {
+        if server.load_wall_s > 0.0 {
+            let busy_pct = (b - a) / server.load_wall_s * 100.0;
+            // Clock ticks (10 ms) and the generators' own probe window blur the three
+            // figures by a few %: the result is held within the machine's cores.
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+            let pct = round(
+                (busy_pct - server_pct - load_pct).clamp(0.0, 100.0 * cores),
+                1,
+            );
+            row.interference_pct = Some(pct);
+            row.disturbed = Some(pct > DISTURBED_PCT);
+        }
+    }
+    if let (Some(user), Some(sys), Some(requests)) =
+        (row.server_cpu_user_s, row.server_cpu_sys_s, row.requests)
+    {
+        if requests > 0 {
+            row.server_cpu_us_per_request = Some(round((user + sys) / requests as f64 * 1e6, 3));
         }
     }
     let window: Vec<&Sample> = server

@@ -252,6 +252,18 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
     crate::outln!();
     crate::out!("{}", results::comparison_table(&outcome.rows, &labels));
+    // The verdict with its significance: a winner only where the test names one.
+    if let Ok(lines) = crate::report::verdict_lines(&out) {
+        if !lines.is_empty() {
+            crate::outln!(
+                "\nverdict (Mann-Whitney U, a winner only when p < {} against every other model):",
+                crate::stats::ALPHA
+            );
+            for line in lines {
+                crate::outln!("  {line}");
+            }
+        }
+    }
     crate::outln!("results: {}", out.display());
     if outcome.interrupted {
         crate::errln!(

@@ -34,6 +34,27 @@ impl Sample {
 /// The header of probe.csv.
 pub const CSV_HEADER: &str = "t_s,cpu_user_s,cpu_sys_s,rss_bytes,threads,fds";
 
+/// CPU seconds every core of the machine has spent on anything but idling since boot:
+/// /proc/stat's first line, user + nice + system + irq + softirq + steal (guest time is
+/// already inside user and nice; steal is time the hypervisor gave to another guest,
+/// which this machine's work had to wait through). None where /proc/stat is unreadable.
+pub fn machine_busy_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<f64> = stat
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal [guest guest_nice]
+    let busy: f64 = [0, 1, 2, 5, 6, 7]
+        .iter()
+        .map(|&i| fields.get(i).copied().unwrap_or(0.0))
+        .sum();
+    Some(busy / clock_ticks())
+}
+
 fn clock_ticks() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };

@@ -77,10 +77,13 @@ pub mod column {
     pub const KERNEL_SLAB_PER_CONN_BYTES: &str = "kernel_slab_per_conn_bytes";
     pub const KERNEL_UNRECLAIMABLE_PER_CONN_BYTES: &str = "kernel_unreclaimable_per_conn_bytes";
     pub const KERNEL_TCP_MEM_PER_CONN_BYTES: &str = "kernel_tcp_mem_per_conn_bytes";
+    pub const INTERFERENCE_PCT: &str = "interference_pct";
+    pub const DISTURBED: &str = "disturbed";
+    pub const SERVER_CPU_US_PER_REQUEST: &str = "server_cpu_us_per_request";
 }
 
 /// The header of results.csv, in order.
-pub const RESULTS_HEADER: [&str; 62] = [
+pub const RESULTS_HEADER: [&str; 65] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -143,6 +146,9 @@ pub const RESULTS_HEADER: [&str; 62] = [
     column::KERNEL_SLAB_PER_CONN_BYTES,
     column::KERNEL_UNRECLAIMABLE_PER_CONN_BYTES,
     column::KERNEL_TCP_MEM_PER_CONN_BYTES,
+    column::INTERFERENCE_PCT,
+    column::DISTURBED,
+    column::SERVER_CPU_US_PER_REQUEST,
 ];
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.
@@ -292,7 +298,21 @@ pub struct Row {
     pub kernel_slab_per_conn_bytes: Option<f64>,
     pub kernel_unreclaimable_per_conn_bytes: Option<f64>,
     pub kernel_tcp_mem_per_conn_bytes: Option<f64>,
+    /// CPU time the machine spent outside the server's and the load generators' process
+    /// trees during the load (from /proc/stat, steal included), in % of one core.
+    pub interference_pct: Option<f64>,
+    /// `interference_pct` above [`DISTURBED_PCT`]: the step shared the machine with other
+    /// work, and never decides a verdict alone.
+    pub disturbed: Option<bool>,
+    /// Server CPU seconds (user + system) over the load per request completed, in µs.
+    pub server_cpu_us_per_request: Option<f64>,
 }
+
+/// Above this much CPU outside the server and the generator (% of one core), a step is
+/// disturbed. The runner's own sampling costs 1–3 %; a tenth of a core is more than
+/// the differences in server CPU the quick comparison measures between models (see
+/// docs/report.md).
+pub const DISTURBED_PCT: f64 = 10.0;
 
 /// Above this share of the cores it was given, a load generator counts as saturated.
 pub const GENERATOR_BOUND_SHARE: f64 = 0.9;

@@ -223,8 +223,8 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
     let mut progress = Progress::new(total, config.progress_bar, config.quiet);
     let mut rows = Vec::new();
     let mut interrupted = false;
-    'models: for entry in &scenario.models {
-        let mut failed: Option<&Step> = None;
+    // Staircases: each model's on its own live server, as before.
+    'staircases: for entry in &scenario.models {
         let missing = missing_program(entry);
         if let (Some(staircase), None) = (&scenario.staircase, &missing) {
             // Consecutive steps that differ only in connections are one staircase.
@@ -232,7 +232,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                 for rep in 1..=reps {
                     if process::stop_requested() {
                         interrupted = true;
-                        break 'models;
+                        break 'staircases;
                     }
                     let mut stair = 0;
                     let outcome = run_staircase(
@@ -257,20 +257,45 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                     }
                     if outcome.interrupted {
                         interrupted = true;
-                        break 'models;
+                        break 'staircases;
                     }
                 }
             }
-            continue;
         }
-        for step in &scenario.steps {
-            for rep in 1..=reps {
+    }
+    // Fresh servers: round r of a step runs every model's repetition r, in an order
+    // shuffled per round, so a slow minute of the machine falls on every model alike.
+    let stepped: Vec<&ModelEntry> = scenario
+        .models
+        .iter()
+        .filter(|m| scenario.staircase.is_none() || missing_program(m).is_some())
+        .collect();
+    let missing: Vec<Option<String>> = stepped.iter().map(|m| missing_program(m)).collect();
+    let mut failed: Vec<Option<&Step>> = vec![None; stepped.len()];
+    let mut order_csv = (!interrupted && !stepped.is_empty())
+        .then(|| RoundOrder::create(&config.out.join(ORDER_FILE)))
+        .transpose()?;
+    'rounds: for step in &scenario.steps {
+        for rep in 1..=reps {
+            if interrupted {
+                break 'rounds;
+            }
+            let order = round_order(&scenario.name, &step.name, rep, stepped.len());
+            if let Some(o) = &mut order_csv {
+                o.append(
+                    &step.name,
+                    rep,
+                    order.iter().map(|&i| stepped[i].label.as_str()),
+                )?;
+            }
+            for i in order {
+                let entry = stepped[i];
                 let mut row = base_row(scenario, entry, step, rep);
                 let what = format!("{} {} rep {rep}/{reps}", entry.label, step.name);
-                if let Some(why) = &missing {
+                if let Some(why) = &missing[i] {
                     row.status = Status::NotRun;
                     row.failure_reason = why.clone();
-                } else if let Some(f) = failed.filter(|f| step.at_least_as_heavy_as(f)) {
+                } else if let Some(f) = failed[i].filter(|f| step.at_least_as_heavy_as(f)) {
                     row.status = Status::Skipped;
                     row.failure_reason = if f.name == step.name {
                         "step failed in an earlier repetition".to_string()
@@ -278,48 +303,72 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                         format!("at least as heavy as failed step {}", f.name)
                     };
                 } else {
-                    if process::stop_requested() {
-                        interrupted = true;
-                        break 'models;
-                    }
-                    progress.starting(&what);
-                    let dir = config
-                        .out
-                        .join(&entry.label)
-                        .join(&step.name)
-                        .join(format!("rep-{rep}"));
-                    let StepOutcome {
-                        server,
-                        load,
-                        interrupted: stopped,
-                    } = run_step(config, scenario, entry, step, &dir, hosts.as_ref());
-                    measure(&mut row, &server, &load);
-                    if let (Some(note), false) = (&server.net_note, config.quiet) {
-                        eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
-                    }
-                    if stopped || process::stop_requested() {
-                        row.status = Status::Interrupted;
-                        row.failure_reason = format!(
-                            "run interrupted by signal {}",
-                            process::stop_signal().unwrap_or(0)
-                        );
-                        interrupted = true;
-                    } else if let Some(reason) = judge(&scenario.failure, step, &server, &load) {
-                        row.status = Status::Failed;
-                        row.failure_reason = reason;
-                        failed = Some(step);
-                    } else {
-                        row.status = Status::Ok;
-                    }
-                    if !scenario.pause.is_zero() && !interrupted {
-                        std::thread::sleep(scenario.pause);
+                    // A disturbed repetition is run again, up to `rerun_disturbed` times;
+                    // the last attempt's row is the one kept.
+                    let mut attempt = 0;
+                    loop {
+                        if process::stop_requested() {
+                            interrupted = true;
+                            break 'rounds;
+                        }
+                        progress.starting(&what);
+                        row = base_row(scenario, entry, step, rep);
+                        let dir = config
+                            .out
+                            .join(&entry.label)
+                            .join(&step.name)
+                            .join(format!("rep-{rep}"));
+                        if attempt > 0 {
+                            let _ = std::fs::remove_dir_all(&dir);
+                        }
+                        let StepOutcome {
+                            server,
+                            load,
+                            interrupted: stopped,
+                        } = run_step(config, scenario, entry, step, &dir, hosts.as_ref());
+                        measure(&mut row, &server, &load);
+                        if let (Some(note), false) = (&server.net_note, config.quiet) {
+                            eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
+                        }
+                        if stopped || process::stop_requested() {
+                            row.status = Status::Interrupted;
+                            row.failure_reason = format!(
+                                "run interrupted by signal {}",
+                                process::stop_signal().unwrap_or(0)
+                            );
+                            interrupted = true;
+                        } else if let Some(reason) = judge(&scenario.failure, step, &server, &load)
+                        {
+                            row.status = Status::Failed;
+                            row.failure_reason = reason;
+                            failed[i] = Some(step);
+                        } else {
+                            row.status = Status::Ok;
+                        }
+                        if !scenario.pause.is_zero() && !interrupted {
+                            std::thread::sleep(scenario.pause);
+                        }
+                        let again = row.status == Status::Ok
+                            && row.disturbed == Some(true)
+                            && attempt < scenario.failure.rerun_disturbed;
+                        if !again {
+                            break;
+                        }
+                        attempt += 1;
+                        if !config.quiet {
+                            crate::errln!(
+                                "{what}: disturbed ({}% of a core went to other work): run again ({attempt} of {})",
+                                row.interference_pct.unwrap_or(0.0),
+                                scenario.failure.rerun_disturbed
+                            );
+                        }
                     }
                 }
                 csv.append(&row)?;
                 progress.finished(&what, &row);
                 rows.push(row);
                 if interrupted {
-                    break 'models;
+                    break 'rounds;
                 }
             }
         }
@@ -331,6 +380,59 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         network,
         lab_sysctls,
     })
+}
+
+/// The file recording each round's model order (`step,repetition,order`).
+pub const ORDER_FILE: &str = "order.csv";
+
+/// The order of `n` models in round `rep` of `step`: a shuffle seeded by the scenario,
+/// step and repetition, so a rerun of the scenario runs the same order, and each round
+/// another one.
+pub fn round_order(scenario: &str, step: &str, rep: u32, n: usize) -> Vec<usize> {
+    use rand::seq::SliceRandom as _;
+    use rand::SeedableRng as _;
+    // FNV-1a: a hash that every build computes the same way (std's is not promised to).
+    let mut seed: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in scenario
+        .bytes()
+        .chain([0])
+        .chain(step.bytes())
+        .chain([0])
+        .chain(rep.to_le_bytes())
+    {
+        seed = (seed ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
+    order
+}
+
+/// order.csv, written as the rounds start.
+struct RoundOrder {
+    writer: csv::Writer<std::fs::File>,
+}
+
+impl RoundOrder {
+    fn create(path: &std::path::Path) -> anyhow::Result<RoundOrder> {
+        let mut writer = csv::Writer::from_path(path)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
+        writer.write_record(["step", "repetition", "order"])?;
+        writer.flush()?;
+        Ok(RoundOrder { writer })
+    }
+
+    fn append<'a>(
+        &mut self,
+        step: &str,
+        rep: u32,
+        models: impl Iterator<Item = &'a str>,
+    ) -> anyhow::Result<()> {
+        let order: Vec<&str> = models.collect();
+        self.writer
+            .write_record([step, &rep.to_string(), &order.join(" ")])?;
+        self.writer.flush()?;
+        Ok(())
+    }
 }
 
 /// Whether progress should be a bar (stderr is a terminal).
@@ -451,10 +553,10 @@ esac
             .collect();
         assert_eq!(
             summary,
+            // Round by round (each step's repetition 1 of every model), in each
+            // round's seeded order; select skips what is heavier than its failure.
             [
                 ("poll", "c500-s64", "ok", ""),
-                ("poll", "c1100-s64", "ok", ""),
-                ("poll", "c1500-s64", "ok", ""),
                 ("select", "c500-s64", "ok", ""),
                 (
                     "select",
@@ -462,6 +564,8 @@ esac
                     "failed",
                     "1000 of 1100 connections established (needed 1100)"
                 ),
+                ("poll", "c1100-s64", "ok", ""),
+                ("poll", "c1500-s64", "ok", ""),
                 (
                     "select",
                     "c1500-s64",

@@ -4,8 +4,8 @@
 
 use super::data::{Results, Status};
 use super::document::{Block, Document, Section, Table};
-use super::sweep::{self, Sweep};
-use super::verdict::{self, fmt_count, fmt_ratio, BASELINE};
+use super::sweep;
+use super::verdict::{self, fmt_count, fmt_ratio_interval, Decision, BASELINE};
 use super::{claims, figures, parts, per_host, timelines};
 use crate::experiment::results::column;
 
@@ -21,26 +21,36 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         .scenario_name
         .clone()
         .unwrap_or_else(|| "unnamed scenario".into());
-    let mut sections = vec![setup_section(results)];
     let multi = sweeps.len() > 1;
+    let models = sweep::models(results);
     let mut verdict_blocks = vec![Block::Paragraph(format!(
-        "Each figure is compared at the heaviest point of the sweep that at least two models \
-         completed, using the mean of the repetitions. A ratio says how many times better the \
-         winner is (higher throughput or capacity, lower latency, CPU or memory); the baseline \
-         is {BASELINE}."
+        "Compared: {} over {} repetition(s) per step. Each figure is compared at the heaviest \
+         point of the sweep that at least two models completed. A winner is named only when a \
+         Mann–Whitney U test finds it better than every other model, each pair with p < {} \
+         (otherwise: no difference, with the largest p and the repetitions n); a winner must \
+         stay one with each generator-bound or disturbed repetition left out in turn. A ratio is the ratio of the \
+         repetitions' medians, how many times better the winner is, with its 95 % bootstrap \
+         interval; latency values are percentiles of the repetitions' histograms added. The \
+         baseline is {BASELINE}.",
+        models.join(", "),
+        repetitions(results),
+        crate::stats::ALPHA
     ))];
+    let mut all_verdicts = Vec::new();
     for s in &sweeps {
         if multi {
             verdict_blocks.push(Block::Paragraph(s.title()));
         }
-        verdict_blocks.push(Block::Table(verdict_table(results, s)));
-        verdict_blocks.push(Block::List(verdict::findings(results, s)));
+        let verdicts = verdict::verdicts(results, s);
+        verdict_blocks.push(Block::Table(verdict_table(&verdicts)));
+        verdict_blocks.push(Block::List(verdict::findings(results, s, &verdicts)));
+        all_verdicts.extend(verdicts);
     }
-    let tally = verdict::tally(results, &sweeps);
+    let tally = verdict::tally(results, &all_verdicts);
     if !tally.is_empty() {
         verdict_blocks.push(Block::Paragraph(
-            "Overall tally: figures won per model over every table above (a tie counts for \
-             each model tied)."
+            "Overall tally: figures won per model over every table above (a figure without a \
+             significant winner counts for nobody)."
                 .into(),
         ));
         let n = tally.len();
@@ -54,12 +64,14 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
             flagged: vec![false; n],
         }));
     }
-    sections.push(Section {
+    // The answer first: the verdict, then the setup and the full tables.
+    let mut sections = vec![Section {
         heading: "Verdict and findings".into(),
         level: 2,
         id: "verdict".into(),
         blocks: verdict_blocks,
-    });
+    }];
+    sections.push(setup_section(results));
     if let Some(number) = claims::claim_of(&scenario) {
         let claim = claims::judge(number, &results.rows, parts::limits(&results.manifest));
         let test = claims::test_of(
@@ -79,8 +91,46 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     Ok(Document {
         title: format!("echolab report: {scenario}"),
         alerts: alerts(results),
+        notes: notes(results),
         sections,
     })
+}
+
+/// The most repetitions any model ran of a step.
+fn repetitions(results: &Results) -> u32 {
+    results.rows.iter().map(|r| r.repetition).max().unwrap_or(0)
+}
+
+/// Facts a reader should know that are not failures.
+pub(super) fn notes(results: &Results) -> Vec<String> {
+    let mut notes = Vec::new();
+    let machine_wide = results
+        .rows
+        .iter()
+        .filter(|r| r.raw(column::NET_SCOPE) == "host")
+        .count();
+    if machine_wide > 0 {
+        notes.push(format!(
+            "The network counters (net_* columns, segment timelines) of {machine_wide} rows \
+             were read in the machine's own network namespace: they include any other traffic \
+             on this machine, not only the step's. `[network] own_namespace = true` (as root) \
+             gives each step counters of its own."
+        ));
+    }
+    let disturbed = results
+        .rows
+        .iter()
+        .filter(|r| r.raw(column::DISTURBED) == "true")
+        .count();
+    if disturbed > 0 {
+        notes.push(format!(
+            "{disturbed} repetition(s) were disturbed: more than {}% of a core went to work \
+             outside the server and the load generator (interference_pct). They are shown but \
+             never decide a verdict.",
+            crate::experiment::results::DISTURBED_PCT
+        ));
+    }
+    notes
 }
 
 pub(super) fn alerts(results: &Results) -> Vec<String> {
@@ -91,19 +141,6 @@ pub(super) fn alerts(results: &Results) -> Vec<String> {
              not finished are missing or marked interrupted, and the figures cover only what ran."
                 .into(),
         );
-    }
-    let machine_wide = results
-        .rows
-        .iter()
-        .filter(|r| r.raw(column::NET_SCOPE) == "host")
-        .count();
-    if machine_wide > 0 {
-        alerts.push(format!(
-            "The network counters (net_* columns, segment timelines) of {machine_wide} rows \
-             were read in the machine's own network namespace: they include any other traffic \
-             on this machine, not only the step's. `[network] own_namespace = true` (as root) \
-             gives each step counters of its own."
-        ));
     }
     if results.rows.is_empty() {
         alerts.push(
@@ -118,12 +155,10 @@ pub(super) fn alerts(results: &Results) -> Vec<String> {
     ] {
         // Group repetitions of one step so each step is listed once.
         let mut steps: Vec<(String, String, Vec<u32>, String)> = Vec::new();
+        let mut index: std::collections::HashMap<(&str, &str), usize> = Default::default();
         for row in results.rows.iter().filter(|r| r.status == status) {
-            match steps
-                .iter_mut()
-                .find(|(m, s, _, _)| *m == row.model && *s == row.step)
-            {
-                Some((_, _, reps, _)) => reps.push(row.repetition),
+            match index.get(&(row.model.as_str(), row.step.as_str())) {
+                Some(&i) => steps[i].2.push(row.repetition),
                 None => steps.push((
                     row.model.clone(),
                     row.step.clone(),
@@ -131,6 +166,10 @@ pub(super) fn alerts(results: &Results) -> Vec<String> {
                     row.failure_reason.clone(),
                 )),
             }
+            let next = steps.len() - 1;
+            index
+                .entry((row.model.as_str(), row.step.as_str()))
+                .or_insert(next);
         }
         if steps.is_empty() {
             continue;
@@ -303,23 +342,36 @@ pub(super) fn setup_section(results: &Results) -> Section {
     }
 }
 
-fn verdict_table(results: &Results, s: &Sweep) -> Table {
+fn verdict_table(verdicts: &[verdict::Verdict]) -> Table {
     let mut rows = Vec::new();
-    for v in verdict::verdicts(results, s) {
+    for v in verdicts {
         let fmt = v.format;
+        let dash = || "—".to_string();
         let name_value = |e: Option<&(String, f64)>| match e {
             Some((m, value)) => (m.clone(), fmt(*value)),
-            None => ("—".into(), "—".into()),
+            None => (dash(), dash()),
         };
         let (mut winner, winner_value) = name_value(v.winner());
-        let winners = v.winners();
-        if winners.len() > 1 && v.generator_bound {
-            winner = format!("none, generator-bound: {}", winners.join(", "));
-        } else if winners.len() > 1 {
-            winner = format!("tie: {}", winners.join(", "));
+        if v.winner().is_none() {
+            winner = v.significance();
         }
         let (runner, runner_value) = name_value(v.runner_up());
-        let ratio = |r: Option<f64>| r.map(fmt_ratio).unwrap_or_else(|| "—".into());
+        let vs_runner = match v.decision {
+            Decision::Winner(c) => fmt_ratio_interval(&c),
+            _ => dash(),
+        };
+        let mut significance = if v.winner().is_some() {
+            v.significance()
+        } else {
+            dash()
+        };
+        if let Some(note) = v.left_out_note() {
+            significance = if v.winner().is_some() {
+                format!("{significance}; {note}")
+            } else {
+                note
+            };
+        }
         rows.push(vec![
             v.figure.clone(),
             v.compared_at.clone(),
@@ -327,9 +379,12 @@ fn verdict_table(results: &Results, s: &Sweep) -> Table {
             winner_value,
             runner,
             runner_value,
-            ratio(v.ratio_to_runner_up()),
-            v.baseline().map(fmt).unwrap_or_else(|| "—".into()),
-            ratio(v.ratio_to_baseline()),
+            vs_runner,
+            significance,
+            v.baseline().map(fmt).unwrap_or_else(dash),
+            v.against_baseline()
+                .map(|c| fmt_ratio_interval(&c))
+                .unwrap_or_else(dash),
         ]);
     }
     let n = rows.len();
@@ -342,17 +397,20 @@ fn verdict_table(results: &Results, s: &Sweep) -> Table {
             "Runner-up".into(),
             "Runner-up's value".into(),
             "Winner vs runner-up".into(),
+            "Significance".into(),
             format!("Baseline ({BASELINE})"),
             format!("Winner vs {BASELINE}"),
         ],
         rows,
-        numeric: vec![false, false, false, true, false, true, true, true, true],
+        numeric: vec![
+            false, false, false, true, false, true, true, false, true, true,
+        ],
         flagged: vec![false; n],
     }
 }
 
 /// Columns of the all-steps table, shown exactly as results.csv has them.
-pub const STEP_COLUMNS: [&str; 27] = [
+pub const STEP_COLUMNS: [&str; 29] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -379,6 +437,8 @@ pub const STEP_COLUMNS: [&str; 27] = [
     column::ERRORS,
     column::LOAD_CPU_PCT,
     column::GENERATOR_BOUND,
+    column::INTERFERENCE_PCT,
+    column::DISTURBED,
     column::FAILURE_REASON,
 ];
 

@@ -31,7 +31,7 @@ const REQUIRED: [&str; 4] = [
 ];
 
 /// Columns that hold free text or booleans rather than numbers.
-const TEXT_COLUMNS: [&str; 8] = [
+const TEXT_COLUMNS: [&str; 9] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -40,6 +40,7 @@ const TEXT_COLUMNS: [&str; 8] = [
     column::BYTES_MATCH,
     column::GENERATOR_BOUND,
     column::NET_SCOPE,
+    column::DISTURBED,
 ];
 
 /// manifest.json. Every field is optional so that a partial manifest from an

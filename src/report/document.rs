@@ -5,6 +5,9 @@ pub struct Document {
     pub title: String,
     /// Shown at the top, prominently: the run is incomplete or has failures.
     pub alerts: Vec<String>,
+    /// Shown at the top as notes: facts worth knowing that are not failures (where the
+    /// network counters were read, disturbed repetitions).
+    pub notes: Vec<String>,
     pub sections: Vec<Section>,
 }
 

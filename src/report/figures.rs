@@ -240,11 +240,23 @@ fn series_of(
     label: String,
     dashed: bool,
 ) -> Series {
+    // Latency: the percentile of the repetitions' histograms added, never the mean of
+    // their percentiles; the repetitions' own values give the spread.
+    let groups = s.by_x(results, model);
+    let merged = |x: f64| {
+        let (_, rows) = groups.iter().find(|(gx, _)| *gx == x)?;
+        let ok: Vec<&Row> = rows
+            .iter()
+            .copied()
+            .filter(|r| r.status == super::data::Status::Ok)
+            .collect();
+        super::latency::merged(results, &ok, column)
+    };
     let points = aggregate(results, s, model, &|r: &Row| r.num(column))
         .into_iter()
         .map(|a| Pt {
             x: a.x,
-            y: a.mean / scale,
+            y: merged(a.x).unwrap_or(a.mean) / scale,
             lo: a.min / scale,
             hi: a.max / scale,
         })

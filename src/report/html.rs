@@ -16,6 +16,9 @@ h3 { font-size: 1.1rem; margin-top: 1.6rem; }
          border-radius: 4px; margin: 1rem 0; }
 .alert strong { display: block; margin-bottom: 0.3rem; }
 .alert ul { margin: 0.2rem 0 0; padding-left: 1.2rem; }
+.notes { border: 1px solid #8a8a8a; background: #f7f7f7; padding: 0.5rem 1rem; border-radius: 4px;
+         margin: 1rem 0; }
+.notes ul { margin: 0.2rem 0 0; padding-left: 1.2rem; }
 .ok { border: 1px solid #1b7f3b; background: #f0fbf3; color: #124d25; padding: 0.5rem 1rem;
       border-radius: 4px; }
 nav ul { columns: 2; padding-left: 1.2rem; }
@@ -76,6 +79,13 @@ pub fn render(doc: &Document) -> String {
         html.push_str("<div class=\"alert\" id=\"status\" role=\"alert\"><strong>This run is not complete or has failures.</strong><ul>\n");
         for alert in &doc.alerts {
             html.push_str(&format!("<li>{}</li>\n", escape(alert)));
+        }
+        html.push_str("</ul></div>\n");
+    }
+    if !doc.notes.is_empty() {
+        html.push_str("<div class=\"notes\" id=\"notes\"><strong>Notes</strong><ul>\n");
+        for note in &doc.notes {
+            html.push_str(&format!("<li>{}</li>\n", escape(note)));
         }
         html.push_str("</ul></div>\n");
     }

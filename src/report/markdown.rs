@@ -19,6 +19,13 @@ pub fn render(doc: &Document) -> String {
         }
         md.push('\n');
     }
+    if !doc.notes.is_empty() {
+        md.push_str("Notes:\n\n");
+        for note in &doc.notes {
+            md.push_str(&format!("- {}\n", note.replace('\n', " ")));
+        }
+        md.push('\n');
+    }
     for section in &doc.sections {
         md.push_str(&format!(
             "{} {}\n\n",

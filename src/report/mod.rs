@@ -17,6 +17,7 @@ mod data;
 mod document;
 mod figures;
 mod html;
+mod latency;
 mod markdown;
 mod parts;
 mod per_host;
@@ -48,6 +49,35 @@ pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
 /// report.html's path.
 pub fn write_report(results_dir: &Path) -> anyhow::Result<PathBuf> {
     Ok(write_all(results_dir)?.remove(0))
+}
+
+/// The verdict of every sweep as lines of plain text, for the end of `echolab run`:
+/// a winner only where the test of significance names one.
+pub fn verdict_lines(results_dir: &Path) -> anyhow::Result<Vec<String>> {
+    let results = data::load(results_dir)?;
+    let mut lines = Vec::new();
+    for s in sweep::sweeps(&results) {
+        for v in verdict::verdicts(&results, &s) {
+            let answer = match v.winner() {
+                Some((m, value)) => format!(
+                    "{m} ({}){}, {}",
+                    (v.format)(*value),
+                    match v.decision {
+                        verdict::Decision::Winner(c) => format!(
+                            " {} over {}",
+                            verdict::fmt_ratio_interval(&c),
+                            v.ranking.get(1).map_or("", |r| r.0.as_str())
+                        ),
+                        _ => String::new(),
+                    },
+                    v.significance()
+                ),
+                None => v.significance(),
+            };
+            lines.push(format!("{} at {}: {answer}", v.figure, v.compared_at));
+        }
+    }
+    Ok(lines)
 }
 
 /// Every file written, report.html first.

@@ -123,6 +123,7 @@ pub fn document(results: &Results) -> Document {
                 .unwrap_or("unnamed scenario")
         ),
         alerts,
+        notes: build::notes(results),
         sections,
     }
 }

@@ -52,7 +52,24 @@ impl Sweep {
     pub fn x_of(&self, row: &Row) -> Option<f64> {
         row.num(&self.axis)
     }
+
+    /// One model's rows grouped by x, ascending, in one pass over the sweep (a sweep of
+    /// thousands of steps is read once per model, not once per step).
+    pub fn by_x<'a>(&'a self, results: &'a Results, model: &str) -> Points<'a> {
+        let mut groups: Vec<(f64, Vec<&Row>)> = self.xs.iter().map(|&x| (x, Vec::new())).collect();
+        for row in self.rows(results).filter(|r| r.model == model) {
+            let Some(x) = self.x_of(row) else { continue };
+            if let Ok(i) = self.xs.binary_search_by(|probe| probe.total_cmp(&x)) {
+                groups[i].1.push(row);
+            }
+        }
+        groups.retain(|(_, rows)| !rows.is_empty());
+        groups
+    }
 }
+
+/// One model's rows at each x of a sweep, ascending.
+pub type Points<'a> = Vec<(f64, Vec<&'a Row>)>;
 
 /// Plain name of a sweep axis, as used in headings and sentences.
 pub fn axis_name(axis: &str) -> &str {
@@ -155,6 +172,7 @@ pub fn sweeps(results: &Results) -> Vec<Sweep> {
     for axis in &axes {
         let others: Vec<&String> = axes.iter().filter(|a| *a != axis).collect();
         let mut groups: Vec<(Fixed, Vec<usize>)> = Vec::new();
+        let mut index: std::collections::BTreeMap<Fixed, usize> = Default::default();
         for (i, row) in results.rows.iter().enumerate() {
             if row.num(axis).is_none() {
                 continue;
@@ -163,9 +181,12 @@ pub fn sweeps(results: &Results) -> Vec<Sweep> {
                 .iter()
                 .map(|a| (a.to_string(), row.raw(a).to_string()))
                 .collect();
-            match groups.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, rows)) => rows.push(i),
-                None => groups.push((key, vec![i])),
+            match index.get(&key) {
+                Some(&g) => groups[g].1.push(i),
+                None => {
+                    index.insert(key.clone(), groups.len());
+                    groups.push((key, vec![i]));
+                }
             }
         }
         for (fixed, rows) in groups {
@@ -203,27 +224,29 @@ pub fn aggregate(
     model: &str,
     value: &dyn Fn(&Row) -> Option<f64>,
 ) -> Vec<Agg> {
-    let mut out = Vec::new();
-    for &x in &sweep.xs {
-        let values: Vec<f64> = sweep
-            .rows(results)
-            .filter(|r| r.model == model && r.status == Status::Ok && sweep.x_of(r) == Some(x))
-            .filter_map(value)
-            .filter(|v| v.is_finite())
-            .collect();
-        if values.is_empty() {
-            continue;
-        }
-        let sum: f64 = values.iter().sum();
-        out.push(Agg {
-            x,
-            mean: sum / values.len() as f64,
-            min: values.iter().copied().fold(f64::INFINITY, f64::min),
-            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            n: values.len(),
-        });
-    }
-    out
+    sweep
+        .by_x(results, model)
+        .into_iter()
+        .filter_map(|(x, rows)| {
+            let values: Vec<f64> = rows
+                .into_iter()
+                .filter(|r| r.status == Status::Ok)
+                .filter_map(value)
+                .filter(|v| v.is_finite())
+                .collect();
+            if values.is_empty() {
+                return None;
+            }
+            let sum: f64 = values.iter().sum();
+            Some(Agg {
+                x,
+                mean: sum / values.len() as f64,
+                min: values.iter().copied().fold(f64::INFINITY, f64::min),
+                max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                n: values.len(),
+            })
+        })
+        .collect()
 }
 
 /// A point of a sweep where some repetition did not finish as ok.
@@ -261,11 +284,7 @@ pub fn problems<'a>(
     statuses: &[Status],
 ) -> Vec<Problem<'a>> {
     let mut out = Vec::new();
-    for &x in &sweep.xs {
-        let at_x: Vec<&Row> = sweep
-            .rows(results)
-            .filter(|r| r.model == model && sweep.x_of(r) == Some(x))
-            .collect();
+    for (x, at_x) in sweep.by_x(results, model) {
         for &status in statuses {
             let rows: Vec<&Row> = at_x
                 .iter()

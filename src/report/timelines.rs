@@ -100,6 +100,9 @@ pub(super) fn heaviest_steps(results: &mut Results, s: &Sweep) -> Vec<HeavyStep>
     out
 }
 
+/// Below this many per-second points a timeline says nothing (a 1.5 s step has two).
+const MIN_TIMELINE_POINTS: usize = 5;
+
 pub(super) fn blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Block>> {
     let mut blocks = vec![Block::Paragraph(format!(
         "Second by second through each model's heaviest step (first repetition): {}.",
@@ -144,43 +147,56 @@ pub(super) fn blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Bloc
         y_log,
         notes: vec![],
     };
-    blocks.push(chart(
-        format!("{slug}-timeline-throughput"),
-        &spec(
-            "Timeline: throughput",
-            "requests completed per second".into(),
-            timeline("requests", 1.0),
-            Some(false),
-        ),
-        "From load/timeline.csv.".into(),
-    )?);
-    let p99_max = heavy
+    let seconds = heavy
         .iter()
-        .filter_map(|h| h.timeline.as_ref())
-        .flat_map(|t| t.pairs("second", "p99_us"))
-        .map(|(_, v)| v)
-        .fold(0.0, f64::max);
-    let (unit, scale) = time_unit(p99_max);
-    blocks.push(chart(
-        format!("{slug}-timeline-p99"),
-        &spec(
-            "Timeline: p99 response time",
-            format!("p99 response time ({unit})"),
-            timeline("p99_us", scale),
-            None,
-        ),
-        "p99 of the requests completed in each second, from load/timeline.csv.".into(),
-    )?);
-    blocks.push(chart(
-        format!("{slug}-timeline-connections"),
-        &spec(
-            "Timeline: active connections",
-            "open client connections".into(),
-            timeline("active_connections", 1.0),
-            Some(false),
-        ),
-        "Connections the load generator held open, from load/timeline.csv.".into(),
-    )?);
+        .filter_map(|h| Some(h.timeline.as_ref()?.rows.len()))
+        .max()
+        .unwrap_or(0);
+    if seconds < MIN_TIMELINE_POINTS {
+        blocks.push(Block::Paragraph(format!(
+            "The steps lasted {seconds} second(s): per-second timelines (throughput, p99, \
+             connections) of fewer than {MIN_TIMELINE_POINTS} points are left out, as their \
+             points would be noise; the server's CPU and memory below are sampled every 100 ms."
+        )));
+    } else {
+        blocks.push(chart(
+            format!("{slug}-timeline-throughput"),
+            &spec(
+                "Timeline: throughput",
+                "requests completed per second".into(),
+                timeline("requests", 1.0),
+                Some(false),
+            ),
+            "From load/timeline.csv.".into(),
+        )?);
+        let p99_max = heavy
+            .iter()
+            .filter_map(|h| h.timeline.as_ref())
+            .flat_map(|t| t.pairs("second", "p99_us"))
+            .map(|(_, v)| v)
+            .fold(0.0, f64::max);
+        let (unit, scale) = time_unit(p99_max);
+        blocks.push(chart(
+            format!("{slug}-timeline-p99"),
+            &spec(
+                "Timeline: p99 response time",
+                format!("p99 response time ({unit})"),
+                timeline("p99_us", scale),
+                None,
+            ),
+            "p99 of the requests completed in each second, from load/timeline.csv.".into(),
+        )?);
+        blocks.push(chart(
+            format!("{slug}-timeline-connections"),
+            &spec(
+                "Timeline: active connections",
+                "open client connections".into(),
+                timeline("active_connections", 1.0),
+                Some(false),
+            ),
+            "Connections the load generator held open, from load/timeline.csv.".into(),
+        )?);
+    }
     let probe_series = |f: &dyn Fn(&DataTable) -> Vec<(f64, f64)>| -> Vec<Series> {
         heavy
             .iter()

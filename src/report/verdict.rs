@@ -2,8 +2,10 @@
 //! findings, all computed from results.csv.
 
 use super::data::{Results, Row, Status};
+use super::latency;
 use super::sweep::{self, aggregate, at, problems, Sweep};
 use crate::experiment::results::column;
+use crate::stats::{self, Comparison};
 
 pub const BASELINE: &str = "tokio";
 
@@ -15,7 +17,7 @@ pub struct Figure {
     pub format: fn(f64) -> String,
 }
 
-pub const FIGURES: [Figure; 8] = [
+pub const FIGURES: [Figure; 9] = [
     Figure {
         name: "Throughput",
         column: column::THROUGHPUT_RPS,
@@ -57,6 +59,12 @@ pub const FIGURES: [Figure; 8] = [
         column: column::SERVER_CPU_PCT,
         higher_is_better: false,
         format: fmt_cpu,
+    },
+    Figure {
+        name: "Server CPU per request",
+        column: column::SERVER_CPU_US_PER_REQUEST,
+        higher_is_better: false,
+        format: fmt_cpu_per_request,
     },
     Figure {
         name: "Server memory per connection",
@@ -111,6 +119,10 @@ pub fn fmt_cpu(pct: f64) -> String {
     format!("{pct:.1}% of a core")
 }
 
+pub fn fmt_cpu_per_request(us: f64) -> String {
+    format!("{us:.2} µs CPU/req")
+}
+
 pub fn fmt_bytes(b: f64) -> String {
     if b >= 1024.0 * 1024.0 {
         format!("{:.2} MiB", b / 1048576.0)
@@ -126,56 +138,61 @@ pub fn fmt_ratio(r: f64) -> String {
     format!("×{r:.2}")
 }
 
+/// "×1.32 (1.20–1.45)": a ratio of medians with its 95 % bootstrap interval.
+pub fn fmt_ratio_interval(c: &Comparison) -> String {
+    let (lo, hi) = c.interval;
+    if lo.is_finite() && hi.is_finite() {
+        format!("{} ({lo:.2}–{hi:.2})", fmt_ratio(c.ratio))
+    } else {
+        fmt_ratio(c.ratio)
+    }
+}
+
+/// What the test of significance decided for one figure.
+#[derive(Debug, Clone, Copy)]
+pub enum Decision {
+    /// The best model is significantly better than every other model compared (each
+    /// pair's p below [`stats::ALPHA`]); its comparison with the runner-up.
+    Winner(Comparison),
+    /// Some pair with the best model is not significant: the largest p of those pairs.
+    NoDifference { comparison: Comparison },
+    /// Fewer than two models had repetitions that count: nothing to compare.
+    Alone,
+}
+
 pub struct Verdict {
     pub figure: String,
     /// Where the models were compared ("connections=4000").
     pub compared_at: String,
-    /// (model, value) best first.
+    /// (model, value) best first. The value is the median of the repetitions that count;
+    /// for latency, the percentile (or mean) of their histograms added exactly.
     pub ranking: Vec<(String, f64)>,
+    /// Each ranked model's ok repetitions: the samples of the test, in ranking order.
+    pub samples: Vec<Vec<f64>>,
     pub format: fn(f64) -> String,
     pub higher_is_better: bool,
-    /// A step compared here had a saturated load generator (`generator_bound`).
-    pub generator_bound: bool,
-    /// How many of the best-ranked models cannot be told apart: with a generator-bound
-    /// step, every model within that step's spread of the best (see [`undecided`]).
-    pub undecided: usize,
+    /// Flagged repetitions at this point: generator-bound, disturbed.
+    pub left_out: (usize, usize),
+    pub decision: Decision,
 }
 
 impl Verdict {
-    fn ratio(&self, other: f64) -> Option<f64> {
-        let best = self.ranking.first()?.1;
-        let r = if self.higher_is_better {
-            best / other
-        } else {
-            other / best
-        };
-        r.is_finite().then_some(r)
-    }
-
+    /// The model named the winner, only when the test decided.
     pub fn winner(&self) -> Option<&(String, f64)> {
-        self.ranking.first()
+        match self.decision {
+            Decision::Winner(_) => self.ranking.first(),
+            _ => None,
+        }
     }
 
-    /// The models sharing the best value (more than one on a tie).
+    /// The winner (one model) or nobody.
     pub fn winners(&self) -> Vec<&str> {
-        let Some(best) = self.ranking.first().map(|w| w.1) else {
-            return Vec::new();
-        };
-        self.ranking
-            .iter()
-            .enumerate()
-            .take_while(|(i, (_, v))| *v == best || *i < self.undecided)
-            .map(|(_, (m, _))| m.as_str())
-            .collect()
+        self.winner().map(|(m, _)| m.as_str()).into_iter().collect()
     }
 
-    /// The best model after those tied for first place.
+    /// The best-ranked model after the winner.
     pub fn runner_up(&self) -> Option<&(String, f64)> {
-        self.ranking.get(self.winners().len())
-    }
-
-    pub fn ratio_to_runner_up(&self) -> Option<f64> {
-        self.ratio(self.runner_up()?.1)
+        self.winner().and(self.ranking.get(1))
     }
 
     pub fn baseline(&self) -> Option<f64> {
@@ -185,66 +202,158 @@ impl Verdict {
             .map(|(_, v)| *v)
     }
 
-    pub fn ratio_to_baseline(&self) -> Option<f64> {
-        self.ratio(self.baseline()?)
+    /// The winner against the baseline: ratio of medians, interval and p.
+    pub fn against_baseline(&self) -> Option<Comparison> {
+        self.winner()?;
+        let i = self.ranking.iter().position(|(m, _)| m == BASELINE)?;
+        (i > 0)
+            .then(|| oriented(&self.samples[0], &self.samples[i], self.higher_is_better))
+            .flatten()
+    }
+
+    /// "p < 0.001, n = 5" for a winner (its weakest pair), "no difference: p = 0.40,
+    /// n = 5" otherwise.
+    pub fn significance(&self) -> String {
+        match &self.decision {
+            Decision::Winner(_) => {
+                let weakest = (1..self.samples.len())
+                    .filter_map(|i| {
+                        oriented(&self.samples[0], &self.samples[i], self.higher_is_better)
+                    })
+                    .max_by(|a, b| a.p.total_cmp(&b.p));
+                weakest.map(|c| c.describe_p()).unwrap_or_default()
+            }
+            Decision::NoDifference { comparison, .. } => {
+                format!("no difference: {}", comparison.describe_p())
+            }
+            Decision::Alone => "one model: nothing to compare".into(),
+        }
+    }
+
+    /// Why repetitions were left out, for a note beside the verdict.
+    pub fn left_out_note(&self) -> Option<String> {
+        let (bound, disturbed) = self.left_out;
+        let mut parts = Vec::new();
+        if bound > 0 {
+            parts.push(format!("{bound} generator-bound"));
+        }
+        if disturbed > 0 {
+            parts.push(format!("{disturbed} disturbed"));
+        }
+        (!parts.is_empty()).then(|| {
+            format!(
+                "{} repetition(s), each left out in turn",
+                parts.join(" and ")
+            )
+        })
     }
 }
 
-fn rank(values: &mut [(String, f64)], higher_is_better: bool) {
-    values.sort_by(|a, b| {
-        let order = a.1.total_cmp(&b.1);
+/// `other` against `best`, oriented so that a ratio above 1 means `best` is better.
+fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<Comparison> {
+    if higher_is_better {
+        stats::compare(other, best)
+    } else {
+        stats::compare(best, other)
+    }
+}
+
+/// [`decide`], and then again with each flagged (generator-bound or disturbed)
+/// repetition left out in turn: a winner stays one only when no single flagged
+/// repetition is what made it one. The weakest of those decisions is returned.
+pub fn decide_robustly(
+    samples: &[Vec<f64>],
+    flagged: &[Vec<bool>],
+    higher_is_better: bool,
+) -> Decision {
+    let all = decide(samples, higher_is_better);
+    if !matches!(all, Decision::Winner(_)) {
+        return all;
+    }
+    for (i, flags) in flagged.iter().enumerate() {
+        for (j, _) in flags.iter().enumerate().filter(|(_, f)| **f) {
+            let mut without = samples.to_vec();
+            without[i].remove(j);
+            match decide(&without, higher_is_better) {
+                Decision::Winner(_) => {}
+                Decision::NoDifference { comparison } => {
+                    return Decision::NoDifference { comparison }
+                }
+                Decision::Alone => return Decision::Alone,
+            }
+        }
+    }
+    all
+}
+
+/// The intersection-union rule: the best-ranked model wins only when it is
+/// significantly better than every other model, each pair tested on its own. Each pair
+/// must hold, so no multiple-comparison correction applies: the chance of naming a
+/// wrong winner is at most that of its weakest pair, below [`stats::ALPHA`].
+pub fn decide(samples: &[Vec<f64>], higher_is_better: bool) -> Decision {
+    if samples.len() < 2 || samples.iter().any(|s| s.is_empty()) {
+        return Decision::Alone;
+    }
+    let mut weakest: Option<Comparison> = None;
+    for other in &samples[1..] {
+        let Some(c) = oriented(&samples[0], other, higher_is_better) else {
+            return Decision::Alone;
+        };
+        // A significant difference the wrong way round is no win either.
+        let p = if c.ratio > 1.0 { c.p } else { 1.0f64.max(c.p) };
+        if weakest.as_ref().is_none_or(|w| p > w.p) {
+            weakest = Some(Comparison { p, ..c });
+        }
+    }
+    match weakest {
+        Some(c) if c.significant() => {
+            Decision::Winner(oriented(&samples[0], &samples[1], higher_is_better).unwrap_or(c))
+        }
+        Some(comparison) => Decision::NoDifference { comparison },
+        None => Decision::Alone,
+    }
+}
+
+fn rank_by(order: &mut [usize], values: &[f64], higher_is_better: bool) {
+    order.sort_by(|&a, &b| {
+        let o = values[a].total_cmp(&values[b]);
         if higher_is_better {
-            order.reverse()
+            o.reverse()
         } else {
-            order
+            o
         }
     });
 }
 
-/// Whether any ok repetition at `x` of the compared models had a saturated generator.
-fn generator_bound_at(results: &Results, sweep: &Sweep, x: f64, models: &[&String]) -> bool {
-    sweep.rows(results).any(|r| {
-        r.status == Status::Ok
-            && sweep.x_of(r) == Some(x)
-            && models.contains(&&r.model)
-            && r.raw(column::GENERATOR_BOUND) == "true"
-    })
-}
-
-/// How many leading models of `ranking` (best first) a generator-bound step cannot tell
-/// apart: those whose mean is within the step's spread of the best one's, the spread
-/// being the widest range (max - min over repetitions) among the compared models.
-pub fn undecided(ranking: &[(String, f64)], spreads: &[(String, f64)]) -> usize {
-    let Some((_, best)) = ranking.first() else {
-        return 0;
-    };
-    let spread = spreads.iter().map(|(_, s)| *s).fold(0.0, f64::max);
-    ranking
-        .iter()
-        .take_while(|(_, v)| (v - best).abs() <= spread)
-        .count()
+/// Whether a repetition is flagged: generator-bound, or disturbed (not both counted).
+fn flag(row: &Row) -> (bool, bool) {
+    let bound = row.raw(column::GENERATOR_BOUND) == "true";
+    (bound, !bound && row.raw(column::DISTURBED) == "true")
 }
 
 /// Each figure compared at the heaviest x where at least two models succeeded
 /// (the point the sweep exists to reach), or the heaviest with any success.
 pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
     let models = sweep::models(results);
+    // Every model's rows by x, read once for all figures.
+    let by_x: Vec<(String, sweep::Points)> = models
+        .iter()
+        .map(|m| (m.clone(), sweep.by_x(results, m)))
+        .collect();
     let mut out = Vec::new();
     for figure in &FIGURES {
-        let per_model: Vec<(String, Vec<sweep::Agg>)> = models
-            .iter()
-            .map(|m| {
-                let column = figure.column;
-                (
-                    m.clone(),
-                    aggregate(results, sweep, m, &|r: &Row| r.num(column)),
-                )
-            })
-            .collect();
+        // A model is compared at a point it completed: a repetition that failed or was
+        // interrupted there says it broke, and its one lucky repetition is no sample.
+        let has = |rows: &[&Row]| {
+            rows.iter()
+                .any(|r| r.status == Status::Ok && r.num(figure.column).is_some())
+                && !rows
+                    .iter()
+                    .any(|r| matches!(r.status, Status::Failed | Status::Interrupted))
+        };
         let count_at = |x: f64| {
-            per_model
-                .iter()
-                .filter(|(_, aggs)| aggs.iter().any(|a| a.x == x))
+            by_x.iter()
+                .filter(|(_, groups)| groups.iter().any(|(gx, rows)| *gx == x && has(rows)))
                 .count()
         };
         let x = sweep
@@ -254,74 +363,133 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
             .find(|&&x| count_at(x) >= 2)
             .or_else(|| sweep.xs.iter().rev().find(|&&x| count_at(x) >= 1));
         let Some(&x) = x else { continue };
-        let mut ranking: Vec<(String, f64)> = per_model
-            .iter()
-            .filter_map(|(m, aggs)| aggs.iter().find(|a| a.x == x).map(|a| (m.clone(), a.mean)))
-            .collect();
-        rank(&mut ranking, figure.higher_is_better);
-        let compared: Vec<&String> = ranking.iter().map(|(m, _)| m).collect();
-        let generator_bound = generator_bound_at(results, sweep, x, &compared);
-        let undecided = if generator_bound {
-            let spreads: Vec<(String, f64)> = per_model
+        let mut names = Vec::new();
+        let mut values = Vec::new();
+        let mut samples = Vec::new();
+        let mut flagged = Vec::new();
+        let mut left_out = (0, 0);
+        for (m, groups) in &by_x {
+            let Some((_, rows)) = groups.iter().find(|(gx, rows)| *gx == x && has(rows)) else {
+                continue;
+            };
+            let ok: Vec<&Row> = rows
                 .iter()
-                .filter_map(|(m, aggs)| {
-                    let a = aggs.iter().find(|a| a.x == x)?;
-                    Some((m.clone(), a.max - a.min))
+                .copied()
+                .filter(|r| r.status == Status::Ok)
+                .filter(|r| r.num(figure.column).is_some_and(f64::is_finite))
+                .collect();
+            let sample: Vec<f64> = ok.iter().filter_map(|r| r.num(figure.column)).collect();
+            let flags: Vec<bool> = ok
+                .iter()
+                .map(|r| {
+                    let (bound, disturbed) = flag(r);
+                    left_out.0 += usize::from(bound);
+                    left_out.1 += usize::from(disturbed);
+                    bound || disturbed
                 })
                 .collect();
-            undecided(&ranking, &spreads)
-        } else {
-            0
-        };
-        out.push(Verdict {
-            figure: figure.name.to_string(),
-            compared_at: at(&sweep.axis, x),
-            ranking,
-            format: figure.format,
-            higher_is_better: figure.higher_is_better,
-            generator_bound,
-            undecided,
-        });
+            let value =
+                latency::merged(results, &ok, figure.column).or_else(|| stats::median(&sample));
+            let Some(value) = value else { continue };
+            names.push(m.clone());
+            values.push(value);
+            samples.push(sample);
+            flagged.push(flags);
+        }
+        out.push(ranked(
+            at(&sweep.axis, x),
+            names,
+            values,
+            samples,
+            flagged,
+            figure,
+            left_out,
+        ));
     }
-    // Capacity: the most connections a model's server held at once in any step
-    // that ran, failed ones included (a failing step still shows the ceiling).
-    let mut held: Vec<(String, f64)> = models
-        .iter()
-        .filter_map(|m| {
-            sweep
-                .rows(results)
-                .filter(|r| &r.model == m && r.status != Status::Skipped)
-                .filter_map(|r| r.num(column::MAX_CONCURRENT_SERVER))
-                .reduce(f64::max)
-                .map(|v| (m.clone(), v))
-        })
-        .collect();
-    if !held.is_empty() {
-        rank(&mut held, true);
-        out.push(Verdict {
-            figure: "Max connections held".into(),
-            compared_at: "whole sweep".into(),
-            ranking: held,
-            format: fmt_count,
+    // Capacity: per repetition, the most connections its server held at once in any
+    // step that ran, failed ones included (a failing step still shows the ceiling).
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    let mut samples = Vec::new();
+    let mut flagged = Vec::new();
+    for (m, groups) in &by_x {
+        let mut per_rep: std::collections::BTreeMap<u32, f64> = Default::default();
+        for row in groups.iter().flat_map(|(_, rows)| rows) {
+            if row.status == Status::Skipped {
+                continue;
+            }
+            if let Some(v) = row.num(column::MAX_CONCURRENT_SERVER) {
+                let e = per_rep.entry(row.repetition).or_insert(v);
+                *e = e.max(v);
+            }
+        }
+        if per_rep.is_empty() {
+            continue;
+        }
+        let sample: Vec<f64> = per_rep.into_values().collect();
+        names.push(m.clone());
+        values.push(stats::median(&sample).unwrap_or(0.0));
+        flagged.push(vec![false; sample.len()]);
+        samples.push(sample);
+    }
+    if !names.is_empty() {
+        const HELD: Figure = Figure {
+            name: "Max connections held",
+            column: column::MAX_CONCURRENT_SERVER,
             higher_is_better: true,
-            generator_bound: false,
-            undecided: 0,
-        });
+            format: fmt_count,
+        };
+        out.push(ranked(
+            "whole sweep".into(),
+            names,
+            values,
+            samples,
+            flagged,
+            &HELD,
+            (0, 0),
+        ));
     }
     out
 }
 
-/// Wins per model over every figure of every sweep (each model tied for first gets
-/// a win), most wins first, then by name; models that won nothing are listed with 0.
-pub fn tally(results: &Results, sweeps: &[Sweep]) -> Vec<(String, usize)> {
+fn ranked(
+    compared_at: String,
+    names: Vec<String>,
+    values: Vec<f64>,
+    samples: Vec<Vec<f64>>,
+    flagged: Vec<Vec<bool>>,
+    figure: &Figure,
+    left_out: (usize, usize),
+) -> Verdict {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    rank_by(&mut order, &values, figure.higher_is_better);
+    let ranking: Vec<(String, f64)> = order
+        .iter()
+        .map(|&i| (names[i].clone(), values[i]))
+        .collect();
+    let samples: Vec<Vec<f64>> = order.iter().map(|&i| samples[i].clone()).collect();
+    let flagged: Vec<Vec<bool>> = order.iter().map(|&i| flagged[i].clone()).collect();
+    Verdict {
+        figure: figure.name.to_string(),
+        compared_at,
+        decision: decide_robustly(&samples, &flagged, figure.higher_is_better),
+        ranking,
+        samples,
+        format: figure.format,
+        higher_is_better: figure.higher_is_better,
+        left_out,
+    }
+}
+
+/// Wins per model over every verdict given (a figure counts only when the test named
+/// a winner), most wins first, then by name; models that won nothing are listed with 0.
+pub fn tally(results: &Results, verdicts: &[Verdict]) -> Vec<(String, usize)> {
     let mut wins: Vec<(String, usize)> =
         sweep::models(results).into_iter().map(|m| (m, 0)).collect();
-    for s in sweeps {
-        for v in verdicts(results, s) {
-            for winner in v.winners() {
-                if let Some(entry) = wins.iter_mut().find(|(m, _)| m == winner) {
-                    entry.1 += 1;
-                }
+    for v in verdicts {
+        for winner in v.winners() {
+            if let Some(entry) = wins.iter_mut().find(|(m, _)| m == winner) {
+                entry.1 += 1;
             }
         }
     }
@@ -330,7 +498,7 @@ pub fn tally(results: &Results, sweeps: &[Sweep]) -> Vec<(String, usize)> {
 }
 
 /// Plain-language statements, each one derived from the rows of this sweep.
-pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
+pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<String> {
     let models = sweep::models(results);
     let mut out = Vec::new();
     let axis = sweep.axis.as_str();
@@ -412,33 +580,35 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
         }
     }
 
-    // Throughput at the comparison point, against the baseline.
-    let verdicts = verdicts(results, sweep);
+    // Throughput at the comparison point: a winner only when the test names one.
     if let Some(v) = verdicts.iter().find(|v| v.figure == "Throughput") {
-        let winners = v.winners();
-        if v.generator_bound && winners.len() > 1 {
-            out.push(format!(
-                "At {}, the load generator was saturated (generator-bound) and {} are within \
-                 the step's spread of each other: no winner is declared.",
-                v.compared_at,
-                winners.join(", ")
-            ));
-        } else if let Some((winner, value)) = v.winner() {
+        let note = v
+            .left_out_note()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        if let Some((winner, value)) = v.winner() {
             let mut text = format!(
-                "At {}, {winner} served the most: {}",
+                "At {}, {winner} served the most: {} ({}{note})",
                 v.compared_at,
-                fmt_rate(*value)
+                fmt_rate(*value),
+                v.significance()
             );
-            match (v.baseline(), v.ratio_to_baseline()) {
-                (Some(base), Some(r)) if winner != BASELINE => text.push_str(&format!(
+            if let (Some(base), Some(c)) = (v.baseline(), v.against_baseline()) {
+                text.push_str(&format!(
                     ", {} the baseline {BASELINE} ({})",
-                    fmt_ratio(r),
+                    fmt_ratio_interval(&c),
                     fmt_rate(base)
-                )),
-                _ => {}
+                ));
             }
             text.push('.');
             out.push(text);
+        } else if matches!(v.decision, Decision::NoDifference { .. }) {
+            out.push(format!(
+                "At {}, no model served significantly more than every other ({}{note}): \
+                 no winner is declared.",
+                v.compared_at,
+                v.significance()
+            ));
         }
     }
 
@@ -537,6 +707,30 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
         ));
     }
 
+    // Steps the machine did other work during: shown, never deciding alone.
+    let disturbed: Vec<String> = sweep
+        .rows(results)
+        .filter(|r| r.raw(column::DISTURBED) == "true")
+        .map(|r| {
+            format!(
+                "{} {} rep {} ({}%)",
+                r.model,
+                r.step,
+                r.repetition,
+                r.raw(column::INTERFERENCE_PCT)
+            )
+        })
+        .collect();
+    if !disturbed.is_empty() {
+        out.push(format!(
+            "Disturbed: in {} repetition(s) more than {}% of a core went to other work on the \
+             machine ({}); a winner must stay one without each of them.",
+            disturbed.len(),
+            crate::experiment::results::DISTURBED_PCT,
+            disturbed.join(", ")
+        ));
+    }
+
     // How far apart repetitions were: the largest throughput spread.
     let mut widest: Option<(String, f64, f64)> = None;
     for model in &models {
@@ -558,4 +752,134 @@ pub fn findings(results: &Results, sweep: &Sweep) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::data::{Manifest, Results};
+    use std::collections::BTreeMap;
+
+    /// One ok repetition of `model` at 100 connections with this throughput.
+    fn row(model: &str, rep: u32, rps: f64, disturbed: bool) -> Row {
+        let mut numbers = BTreeMap::new();
+        numbers.insert(column::CONNECTIONS.to_string(), 100.0);
+        numbers.insert(column::THROUGHPUT_RPS.to_string(), rps);
+        let mut raw: BTreeMap<String, String> = numbers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect();
+        raw.insert(column::DISTURBED.into(), disturbed.to_string());
+        Row {
+            model: model.into(),
+            step: "c100".into(),
+            repetition: rep,
+            status: Status::Ok,
+            failure_reason: String::new(),
+            bytes_match: Some(true),
+            numbers,
+            raw,
+        }
+    }
+
+    fn throughput(a: &[f64], b: &[f64], disturbed_b: &[u32]) -> Verdict {
+        let mut rows = Vec::new();
+        for (i, (x, y)) in a.iter().zip(b).enumerate() {
+            let rep = i as u32 + 1;
+            rows.push(row("epoll", rep, *x, false));
+            rows.push(row("tokio", rep, *y, disturbed_b.contains(&rep)));
+        }
+        let results = Results {
+            dir: std::env::temp_dir().join("echolab-no-such-dir"),
+            manifest: Manifest::default(),
+            rows,
+            columns: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let sweeps = sweep::sweeps(&results);
+        verdicts(&results, &sweeps[0]).remove(0)
+    }
+
+    #[test]
+    fn overlapping_repetitions_are_no_difference() {
+        let v = throughput(
+            &[10.0, 12.0, 11.0, 13.0, 9.0],
+            &[11.5, 10.5, 12.5, 9.5, 13.5],
+            &[],
+        );
+        assert_eq!(v.figure, "Throughput");
+        assert!(v.winner().is_none());
+        assert!(v.winners().is_empty());
+        let Decision::NoDifference { comparison } = v.decision else {
+            panic!("{:?}", v.decision)
+        };
+        assert_eq!(
+            v.significance(),
+            format!("no difference: p = {}, n = 5", stats::fmt_p(comparison.p))
+        );
+        assert!(comparison.p > 0.5, "{comparison:?}");
+    }
+
+    #[test]
+    fn separated_repetitions_name_a_winner_with_its_interval() {
+        let v = throughput(
+            &[10.0, 10.2, 9.9, 10.1, 10.05],
+            &[20.0, 20.4, 19.8, 20.2, 20.1],
+            &[],
+        );
+        assert_eq!(v.winners(), ["tokio"]);
+        assert_eq!(v.runner_up().map(|r| r.0.as_str()), Some("epoll"));
+        let Decision::Winner(c) = v.decision else {
+            panic!("{:?}", v.decision)
+        };
+        // median 20.1 / median 10.05, the interval from the bootstrap around it.
+        assert!((c.ratio - 2.0).abs() < 1e-9, "{c:?}");
+        assert!(c.interval.0 > 1.9 && c.interval.1 < 2.1, "{c:?}");
+        assert!(fmt_ratio_interval(&c).starts_with("×2.00 (1.9"), "{c:?}");
+        assert_eq!(v.significance(), "p = 0.012, n = 5");
+    }
+
+    #[test]
+    fn a_disturbed_repetition_never_decides_alone() {
+        // Apart, 5 against 5, two of tokio's disturbed: without either, 4 against 5
+        // still differ (p = 0.016).
+        let (a5, b5) = (
+            [10.0, 10.2, 9.9, 10.1, 10.05],
+            [20.0, 20.4, 19.8, 20.2, 20.1],
+        );
+        let v = throughput(&a5, &b5, &[1, 2]);
+        assert_eq!(v.left_out, (0, 2));
+        assert_eq!(v.winners(), ["tokio"]);
+        assert_eq!(
+            v.left_out_note().unwrap(),
+            "2 disturbed repetition(s), each left out in turn"
+        );
+        // 4 against 4 apart differ (p = 0.029), but not without the disturbed one
+        // (3 against 4: p = 0.057): that repetition would decide alone.
+        assert_eq!(throughput(&a5[..4], &b5[..4], &[]).winners(), ["tokio"]);
+        let v = throughput(&a5[..4], &b5[..4], &[3]);
+        assert!(v.winner().is_none(), "{:?}", v.decision);
+        assert!(
+            v.significance().starts_with("no difference: p = 0.0"),
+            "{}",
+            v.significance()
+        );
+    }
+
+    #[test]
+    fn a_winner_must_beat_every_other_model() {
+        let best = vec![1.0, 1.1, 1.2, 1.3, 1.4];
+        let far = vec![5.0, 5.1, 5.2, 5.3, 5.4];
+        let close = vec![1.05, 1.15, 1.25, 1.35, 1.45];
+        // Lower is better: best beats far, but not close.
+        assert!(matches!(
+            decide(&[best.clone(), far.clone()], false),
+            Decision::Winner(_)
+        ));
+        assert!(matches!(
+            decide(&[best, close, far], false),
+            Decision::NoDifference { .. }
+        ));
+        assert!(matches!(decide(&[vec![1.0]], false), Decision::Alone));
+    }
 }

@@ -441,6 +441,23 @@ pub struct FailureRule {
     pub max_refused: u64,
     /// Fraction of the connections the server must have held open at once; no bound when absent.
     pub min_concurrent: Option<Fraction>,
+    /// Times a disturbed repetition (results.csv `disturbed`) is run again, at most
+    /// [`MAX_RERUNS`]; 0 keeps it as it is (flagged, never deciding a verdict alone).
+    #[serde(default, deserialize_with = "reruns")]
+    pub rerun_disturbed: u64,
+}
+
+/// The most reruns `rerun_disturbed` may ask for: each one costs a step's time.
+pub const MAX_RERUNS: u64 = 5;
+
+fn reruns<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let v = i64::deserialize(deserializer)?;
+    if !(0..=MAX_RERUNS as i64).contains(&v) {
+        return Err(de::Error::custom(format!(
+            "must be 0 to {MAX_RERUNS} (reruns of a disturbed repetition), not {v}"
+        )));
+    }
+    Ok(v as u64)
 }
 
 fn all_established() -> Fraction {
@@ -462,6 +479,7 @@ impl Default for FailureRule {
             bytes_match: true,
             max_refused: 0,
             min_concurrent: None,
+            rerun_disturbed: 0,
         }
     }
 }

@@ -317,6 +317,23 @@ mod tests {
     }
 
     #[test]
+    fn rerun_disturbed_is_bounded() {
+        let with = |n: &str| {
+            parse(
+                "t.toml",
+                "t",
+                &format!("models = [\"epoll\"]\n[load]\nrequests = 1\n[failure]\nrerun_disturbed = {n}\n"),
+            )
+        };
+        assert_eq!(with("2").unwrap().failure.rerun_disturbed, 2);
+        assert_eq!(with("0").unwrap().failure.rerun_disturbed, 0);
+        for bad in ["6", "-1"] {
+            let e = format!("{:#}", with(bad).unwrap_err());
+            assert!(e.contains("must be 0 to 5"), "{e}");
+        }
+    }
+
+    #[test]
     fn sweep_expands_in_order_with_names() {
         let s = parse_str(
             r#"

@@ -162,6 +162,7 @@ pub fn run_step(
     let mut kernel = KernelWatch::default();
     if clients.is_empty() {
         server_side.at_load_start = probe::sample(pid, now(&probe));
+        server_side.machine_busy_at_load_start = probe::machine_busy_s();
         server_side.net_at_load_start = netstat::read(pid);
         kernel.before = cost::read_kernel(pid);
     }
@@ -178,6 +179,7 @@ pub fn run_step(
     load_side.cores = load_cores(scenario);
     if !clients.is_empty() {
         server_side.at_load_start = probe::sample(pid, now(&probe));
+        server_side.machine_busy_at_load_start = probe::machine_busy_s();
         server_side.net_at_load_start = netstat::read(pid);
         kernel.before = cost::read_kernel(pid);
     }
@@ -230,6 +232,7 @@ pub fn run_step(
     }
     server_side.load_wall_s = load_start.elapsed().as_secs_f64();
     server_side.at_load_end = probe::sample(pid, now(&probe));
+    server_side.machine_busy_at_load_end = probe::machine_busy_s();
     load_side.samples = load_probes.into_iter().map(Probe::finish).collect();
     load_side.cpu_pct = load_cpu_pct(load_side.samples.iter().cloned());
     server_side.kernel = kernel;
