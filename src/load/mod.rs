@@ -311,6 +311,15 @@ fn failure(summary: &record::LoadSummary, max_error_rate: Option<f64>) -> Option
             summary.connections_target, summary.errors_total
         ));
     }
+    if let (Some(planned), Some(sent)) = (summary.requests_planned, summary.requests_sent) {
+        if sent.saturating_mul(100) < planned {
+            return Some(format!(
+                "the open loop sent {sent} of the {planned} requests its schedule planned (under \
+                 1 %): the rate asked is far above what this client and server carry, so the \
+                 run measured something else"
+            ));
+        }
+    }
     match max_error_rate {
         Some(bound) if summary.error_rate > bound => Some(format!(
             "error rate {:.4} is over --max-error-rate {bound}",
