@@ -74,6 +74,10 @@ macro_rules! adversarial {
             fn open_loop_overload() {
                 super::open_loop_overload(&VARIANT);
             }
+            #[test]
+            fn escaping_server() {
+                super::escaping_server(&VARIANT);
+            }
         }
     )*};
 }
@@ -756,6 +760,67 @@ fn open_loop_overload(variant: &Variant) -> Measured {
     );
     let fds = baseline_fds(&server);
     assert!(fds > 0);
+    Measured::default()
+}
+
+/// Whether `pid` is a live process (not gone, not a zombie).
+fn is_alive(pid: u32) -> bool {
+    proc_stat(pid).is_some_and(|(state, _)| state != 'Z')
+}
+
+/// A command server whose real server is a grandchild that calls setsid and keeps the
+/// inherited stdout (a daemon escaping its process group): the step still ends on time,
+/// the grandchild is killed with its step (its cgroup), and nothing listens after the run.
+fn escaping_server(variant: &Variant) -> Measured {
+    let model = variant.name;
+    let tmp = tempfile::tempdir().unwrap();
+    let pid_file = tmp.path().join("grandchild.pid");
+    let mut serve = format!("setsid {BIN} serve --model {}", variant.model);
+    for arg in variant.args {
+        serve += &format!(" {arg}");
+    }
+    let script = format!(
+        "{serve} --addr 127.0.0.1:$1 & echo $! > {}; exec sleep 600",
+        pid_file.display()
+    );
+    let scenario = format!(
+        "models = [\"escaper\"]\nstep_timeout = \"15s\"\n\
+         [model.escaper]\ncommand = [\"sh\", \"-c\", {script:?}, \"sh\", \"{{port}}\"]\n\
+         [load]\nconnections = 2\nsize = 64\nduration = \"1s\"\n"
+    );
+    let out = tmp.path().join("out");
+    let mut command = Command::new(BIN);
+    command
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(write_scenario(tmp.path(), &scenario))
+        .args(QUIET_NO_REPORT)
+        .arg("--out")
+        .arg(&out);
+    let output = output_within(&mut command, COMMAND_LIMIT);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let grandchild: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap_or_else(|e| panic!("{model}: the command never started its server: {e}"))
+        .trim()
+        .parse()
+        .unwrap();
+    let gone = Instant::now() + Duration::from_secs(5);
+    while is_alive(grandchild) && Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if is_alive(grandchild) {
+        // SAFETY: kill has no memory preconditions; the pid is this test's grandchild.
+        unsafe { libc::kill(grandchild as i32, libc::SIGKILL) };
+        panic!("{model}: the setsid grandchild {grandchild} outlived the run: {stderr}");
+    }
+    assert!(
+        output.status.success(),
+        "{model}: {}: {stderr}",
+        output.status
+    );
+    let rows = results_rows(&out);
+    assert_eq!(rows.len(), 1, "{model}: {stderr}");
+    assert!(number(&rows[0], "requests") > 0.0, "{model}: {:?}", rows[0]);
     Measured::default()
 }
 
