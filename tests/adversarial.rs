@@ -75,6 +75,10 @@ macro_rules! adversarial {
                 super::open_loop_overload(&VARIANT);
             }
             #[test]
+            fn huge_repetitions() {
+                super::huge_repetitions(&VARIANT);
+            }
+            #[test]
             fn escaping_server() {
                 super::escaping_server(&VARIANT);
             }
@@ -822,6 +826,75 @@ fn escaping_server(variant: &Variant) -> Measured {
     assert_eq!(rows.len(), 1, "{model}: {stderr}");
     assert!(number(&rows[0], "requests") > 0.0, "{model}: {:?}", rows[0]);
     Measured::default()
+}
+
+/// `[model.v]`: the variant's model and server arguments, as the scenario's label `v`.
+fn model_table(variant: &Variant) -> String {
+    let args: Vec<String> = variant.args.iter().map(|a| format!("{a:?}")).collect();
+    format!(
+        "[model.v]\nbase = {:?}\nargs = [{}]\n",
+        variant.model,
+        args.join(", ")
+    )
+}
+
+/// `repetitions = 100000000` is refused at its line before anything runs (it made
+/// millions of rows and an OOM kill); a run with many repetitions and a long pause
+/// stops within seconds of SIGINT, its manifest saying interrupted.
+fn huge_repetitions(variant: &Variant) -> Measured {
+    let model = variant.name;
+    let tmp = tempfile::tempdir().unwrap();
+    let load = "[load]\nconnections = 2\nsize = 64\nduration = \"500ms\"\n";
+    let huge = format!(
+        "models = [\"v\"]\nrepetitions = 100000000\n{}{load}",
+        model_table(variant)
+    );
+    let out = tmp.path().join("huge");
+    let refused = run_scenario(&write_scenario(tmp.path(), &huge), &out, QUIET_NO_REPORT);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{model}: accepted: {stderr}");
+    assert!(
+        stderr.contains("line 2") && stderr.contains("repetitions = 100000000: at most 1000"),
+        "{model}: {stderr}"
+    );
+    assert!(!out.join("results.csv").exists(), "{model}: it ran");
+
+    let long = format!(
+        "models = [\"v\"]\nrepetitions = 1000\npause = \"60s\"\n{}{load}",
+        model_table(variant)
+    );
+    let out = tmp.path().join("long");
+    let run = Command::new(BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(write_scenario(tmp.path(), &long))
+        .args(QUIET_NO_REPORT)
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first row written: the run is in its pause.
+    let started = Instant::now() + Duration::from_secs(30);
+    while whole_rows_or_none(&out.join("results.csv")) < 1 && Instant::now() < started {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    signal(run.id() as i32, libc::SIGINT);
+    let what = format!("{model}: run after SIGINT in its pause");
+    let stopped = finish_within(run, &what, Duration::from_secs(10));
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(130), "{what}: {stderr}");
+    let manifest = parsed_json(&out.join("manifest.json"), &what);
+    assert_eq!(manifest["status"], "interrupted", "{what}: {manifest}");
+    assert_eq!(whole_rows(&out.join("results.csv"), &what), 1, "{what}");
+    Measured::default()
+}
+
+/// Rows of a CSV file so far (0 when it does not exist yet).
+fn whole_rows_or_none(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count().saturating_sub(1))
 }
 
 /// Output paths that cannot be written (under a regular file; in /proc, read-only even
