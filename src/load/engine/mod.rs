@@ -459,7 +459,7 @@ impl<'a, I: Io> Worker<'a, I> {
             let startable = c
                 .released
                 .min(pipeline.saturating_sub(c.inflight.len()) as u64);
-            let end = (started + startable as u64) * size;
+            let end = (started + startable) * size;
             if c.echo.sent >= end {
                 return;
             }
