@@ -609,3 +609,27 @@ fn a_scenario_name_cannot_leave_results() {
         assert_eq!(made.len(), 1, "{name:?}: the run made {made:?}");
     }
 }
+
+/// Usage errors exit 2 everywhere: `serve --workers 0` (it exited 1) and `serve
+/// --max-conns 0` (it was accepted, while the scenario key `max_conns = 0` is refused).
+#[test]
+fn serve_usage_errors_exit_2() {
+    for (flag, value) in [("--workers", "0"), ("--max-conns", "0")] {
+        let out = echolab(&[
+            "serve",
+            "--model",
+            "epoll",
+            "--addr",
+            "127.0.0.1:0",
+            flag,
+            value,
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{flag} {value}: {}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains(flag), "{flag}: {}", stderr(&out));
+    }
+}

@@ -136,7 +136,10 @@ pub fn timeout_ms(wake_up: Option<Duration>) -> libc::c_int {
 
 /// `echolab serve`: runs the configured model until SIGINT or SIGTERM, then prints the summary.
 pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
-    config.validate()?;
+    if let Err(e) = config.validate() {
+        // A usage error, exit 2, as for every verb.
+        return Ok(crate::load::usage_error("serve", &format!("{e:#}")));
+    }
     if let Some(path) = &config.summary_json {
         check_writable(path)?;
     }
