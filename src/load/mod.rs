@@ -224,10 +224,10 @@ pub struct MergeArgs {
 pub(crate) fn usage_error(verb: &str, message: &str) -> ExitCode {
     crate::errln!(
         "error: {message}\n\nUsage: echolab {verb} {}\n\nFor more information, try '--help'.",
-        if verb == "load" {
-            "--target HOST:PORT [OPTIONS]"
-        } else {
-            "AGENT_DIR... --out DIR"
+        match verb {
+            "load" => "--target HOST:PORT [OPTIONS]",
+            "run" => "[OPTIONS] [SCENARIO]",
+            _ => "AGENT_DIR... --out DIR",
         }
     );
     ExitCode::from(EXIT_USAGE)
