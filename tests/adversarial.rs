@@ -70,6 +70,18 @@ macro_rules! adversarial {
             fn signals_at_random_moments() {
                 super::signals_at_random_moments(&VARIANT);
             }
+            #[test]
+            fn open_loop_overload() {
+                super::open_loop_overload(&VARIANT);
+            }
+            #[test]
+            fn huge_repetitions() {
+                super::huge_repetitions(&VARIANT);
+            }
+            #[test]
+            fn escaping_server() {
+                super::escaping_server(&VARIANT);
+            }
         }
     )*};
 }
@@ -663,6 +675,226 @@ fn signals_at_random_moments(variant: &Variant) -> Measured {
         assert!(summary.is_object(), "{model}: {summary}");
     }
     Measured::default()
+}
+
+/// Waits (at most `limit`) for `child` and returns its exit status and peak RSS in bytes,
+/// from the kernel's own account (wait4's ru_maxrss), exact and without sampling.
+fn wait_with_peak_rss(child: &mut std::process::Child, limit: Duration) -> (i32, u64) {
+    let deadline = Instant::now() + limit;
+    let pid = child.id() as i32;
+    loop {
+        let mut status = 0;
+        // SAFETY: rusage is plain data; wait4 fills it and `status` for our own child.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let done = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if done == pid {
+            let code = if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                -libc::WTERMSIG(status)
+            };
+            return (code, usage.ru_maxrss as u64 * 1024);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("load {pid} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Peak RSS an overloaded open loop may reach: what a load at capacity costs (buffers,
+/// histograms), far below the gigabytes a queue of send times would grow to.
+const OPEN_LOOP_RSS_BOUND: u64 = 256 * MIB as u64;
+
+/// `load --rate 1e12` against a healthy server: memory stays bounded (the schedule is
+/// arithmetic, the backlog a count), the run ends on time, says how far behind it fell
+/// (planned against sent) and exits 1 as docs/outputs.md says for a run that sent under
+/// 1 % of what its schedule planned.
+fn open_loop_overload(variant: &Variant) -> Measured {
+    let model = variant.name;
+    let server = start(variant, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut load = Command::new(BIN)
+        .args([
+            "load",
+            "--target",
+            &server.addr.to_string(),
+            "--connections",
+            "4",
+        ])
+        .args([
+            "--rate",
+            "1e12",
+            "--duration",
+            "2s",
+            "--size",
+            "64",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (code, peak) = wait_with_peak_rss(&mut load, LOAD_LIMIT);
+    assert!(
+        peak < OPEN_LOOP_RSS_BOUND,
+        "{model}: the overloaded load peaked at {} MiB",
+        peak / MIB as u64
+    );
+    let summary = parsed_json(&dir.path().join("summary.json"), "load summary");
+    let planned = count(&summary, "requests_planned");
+    let sent = count(&summary, "requests_sent");
+    assert!(
+        sent > 0 && sent * 100 < planned,
+        "{model}: planned {planned}, sent {sent}"
+    );
+    assert!(sent >= count(&summary, "requests_completed"), "{summary}");
+    let warnings = summary["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!("sent {sent} of the {planned} requests")),
+        "{model}: {warnings}"
+    );
+    assert_eq!(
+        code, 1,
+        "{model}: exit status of a run that sent under 1 % of its plan"
+    );
+    let fds = baseline_fds(&server);
+    assert!(fds > 0);
+    Measured::default()
+}
+
+/// Whether `pid` is a live process (not gone, not a zombie).
+fn is_alive(pid: u32) -> bool {
+    proc_stat(pid).is_some_and(|(state, _)| state != 'Z')
+}
+
+/// A command server whose real server is a grandchild that calls setsid and keeps the
+/// inherited stdout (a daemon escaping its process group): the step still ends on time,
+/// the grandchild is killed with its step (its cgroup), and nothing listens after the run.
+fn escaping_server(variant: &Variant) -> Measured {
+    let model = variant.name;
+    let tmp = tempfile::tempdir().unwrap();
+    let pid_file = tmp.path().join("grandchild.pid");
+    let mut serve = format!("setsid {BIN} serve --model {}", variant.model);
+    for arg in variant.args {
+        serve += &format!(" {arg}");
+    }
+    let script = format!(
+        "{serve} --addr 127.0.0.1:$1 & echo $! > {}; exec sleep 600",
+        pid_file.display()
+    );
+    let scenario = format!(
+        "models = [\"escaper\"]\nstep_timeout = \"15s\"\n\
+         [model.escaper]\ncommand = [\"sh\", \"-c\", {script:?}, \"sh\", \"{{port}}\"]\n\
+         [load]\nconnections = 2\nsize = 64\nduration = \"1s\"\n"
+    );
+    let out = tmp.path().join("out");
+    let mut command = Command::new(BIN);
+    command
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(write_scenario(tmp.path(), &scenario))
+        .args(QUIET_NO_REPORT)
+        .arg("--out")
+        .arg(&out);
+    let output = output_within(&mut command, COMMAND_LIMIT);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let grandchild: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap_or_else(|e| panic!("{model}: the command never started its server: {e}"))
+        .trim()
+        .parse()
+        .unwrap();
+    let gone = Instant::now() + Duration::from_secs(5);
+    while is_alive(grandchild) && Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if is_alive(grandchild) {
+        // SAFETY: kill has no memory preconditions; the pid is this test's grandchild.
+        unsafe { libc::kill(grandchild as i32, libc::SIGKILL) };
+        panic!("{model}: the setsid grandchild {grandchild} outlived the run: {stderr}");
+    }
+    assert!(
+        output.status.success(),
+        "{model}: {}: {stderr}",
+        output.status
+    );
+    let rows = results_rows(&out);
+    assert_eq!(rows.len(), 1, "{model}: {stderr}");
+    assert!(number(&rows[0], "requests") > 0.0, "{model}: {:?}", rows[0]);
+    Measured::default()
+}
+
+/// `[model.v]`: the variant's model and server arguments, as the scenario's label `v`.
+fn model_table(variant: &Variant) -> String {
+    let args: Vec<String> = variant.args.iter().map(|a| format!("{a:?}")).collect();
+    format!(
+        "[model.v]\nbase = {:?}\nargs = [{}]\n",
+        variant.model,
+        args.join(", ")
+    )
+}
+
+/// `repetitions = 100000000` is refused at its line before anything runs (it made
+/// millions of rows and an OOM kill); a run with many repetitions and a long pause
+/// stops within seconds of SIGINT, its manifest saying interrupted.
+fn huge_repetitions(variant: &Variant) -> Measured {
+    let model = variant.name;
+    let tmp = tempfile::tempdir().unwrap();
+    let load = "[load]\nconnections = 2\nsize = 64\nduration = \"500ms\"\n";
+    let huge = format!(
+        "models = [\"v\"]\nrepetitions = 100000000\n{}{load}",
+        model_table(variant)
+    );
+    let out = tmp.path().join("huge");
+    let refused = run_scenario(&write_scenario(tmp.path(), &huge), &out, QUIET_NO_REPORT);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{model}: accepted: {stderr}");
+    assert!(
+        stderr.contains("line 2") && stderr.contains("repetitions = 100000000: at most 1000"),
+        "{model}: {stderr}"
+    );
+    assert!(!out.join("results.csv").exists(), "{model}: it ran");
+
+    let long = format!(
+        "models = [\"v\"]\nrepetitions = 1000\npause = \"60s\"\n{}{load}",
+        model_table(variant)
+    );
+    let out = tmp.path().join("long");
+    let run = Command::new(BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(write_scenario(tmp.path(), &long))
+        .args(QUIET_NO_REPORT)
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first row written: the run is in its pause.
+    let started = Instant::now() + Duration::from_secs(30);
+    while whole_rows_or_none(&out.join("results.csv")) < 1 && Instant::now() < started {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    signal(run.id() as i32, libc::SIGINT);
+    let what = format!("{model}: run after SIGINT in its pause");
+    let stopped = finish_within(run, &what, Duration::from_secs(10));
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(130), "{what}: {stderr}");
+    let manifest = parsed_json(&out.join("manifest.json"), &what);
+    assert_eq!(manifest["status"], "interrupted", "{what}: {manifest}");
+    assert_eq!(whole_rows(&out.join("results.csv"), &what), 1, "{what}");
+    Measured::default()
+}
+
+/// Rows of a CSV file so far (0 when it does not exist yet).
+fn whole_rows_or_none(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count().saturating_sub(1))
 }
 
 /// Output paths that cannot be written (under a regular file; in /proc, read-only even

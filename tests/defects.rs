@@ -534,3 +534,102 @@ fn serve_processes_removes_what_a_killed_parent_left_in_tmp() {
     assert_eq!(stopped.status.code(), Some(0), "{}", stopped.stderr);
     assert!(!stale.exists(), "{} is still there", stale.display());
 }
+
+/// A one-step scenario of epoll, 300 ms, named by the TOML string `name` (quoted).
+fn short_scenario(dir: &Path, name: &str) -> PathBuf {
+    common::write_scenario(
+        dir,
+        &format!(
+            "name = {name}\nmodels = [\"epoll\"]\n[load]\nconnections = 2\nsize = 64\n\
+             duration = \"300ms\"\n"
+        ),
+    )
+}
+
+/// `run --out DIR` over a directory an earlier run wrote is refused (exit 2, the old
+/// results untouched) unless `--force`, which removes the old run's files first.
+#[test]
+fn run_out_over_an_earlier_run_is_refused_unless_forced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = short_scenario(tmp.path(), "\"twice\"");
+    let out = tmp.path().join("out");
+    common::run_scenario_ok(&scenario, &out, common::QUIET_NO_REPORT);
+    let first = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    // A file only the earlier run has (an old report): it must not survive --force.
+    std::fs::write(out.join("report.html"), "old report").unwrap();
+    let again = common::run_scenario(&scenario, &out, common::QUIET_NO_REPORT);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(stderr(&again).contains("--force"), "{}", stderr(&again));
+    assert_eq!(
+        std::fs::read_to_string(out.join("results.csv")).unwrap(),
+        first
+    );
+    let forced = [common::QUIET_NO_REPORT, &["--force"]].concat();
+    common::run_scenario_ok(&scenario, &out, &forced);
+    assert!(
+        !out.join("report.html").exists(),
+        "the old report survived --force"
+    );
+    let rows = common::results_rows(&out);
+    assert_eq!(rows.len(), 1, "two runs mixed in one results.csv");
+}
+
+/// A scenario `name` is one safe path component: `/`, `..`, a leading dot or a control
+/// character is refused at the name's line, before any directory is made.
+#[test]
+fn a_scenario_name_cannot_leave_results() {
+    for (name, why) in [
+        (r#""../../escaped""#, "path separator"),
+        (r#""a/b""#, "path separator"),
+        ("\"..\"", "starts with a dot"),
+        (r#"".hidden""#, "starts with a dot"),
+        (r#""bell\u0007""#, "control character"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let scenario = short_scenario(tmp.path(), name);
+        let out = output_within(
+            Command::new(BIN)
+                .current_dir(tmp.path())
+                .arg("run")
+                .arg(&scenario)
+                .args(common::QUIET_NO_REPORT),
+            common::RUN_LIMIT,
+        );
+        let text = stderr(&out);
+        assert!(!out.status.success(), "{name:?} accepted: {text}");
+        assert!(
+            text.contains("line 1") && text.contains(why),
+            "{name:?}: {text}"
+        );
+        let made: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(made.len(), 1, "{name:?}: the run made {made:?}");
+    }
+}
+
+/// Usage errors exit 2 everywhere: `serve --workers 0` (it exited 1) and `serve
+/// --max-conns 0` (it was accepted, while the scenario key `max_conns = 0` is refused).
+#[test]
+fn serve_usage_errors_exit_2() {
+    for (flag, value) in [("--workers", "0"), ("--max-conns", "0")] {
+        let out = echolab(&[
+            "serve",
+            "--model",
+            "epoll",
+            "--addr",
+            "127.0.0.1:0",
+            flag,
+            value,
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{flag} {value}: {}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains(flag), "{flag}: {}", stderr(&out));
+    }
+}

@@ -117,7 +117,8 @@ impl Limits {
         if self.memory_max_bytes.is_some() {
             c.push("memory");
         }
-        if self.tasks_max.is_some() {
+        if self.tasks_max.is_some() || c.is_empty() {
+            // No limit: a group only to contain the server (see Cgroup::contain).
             c.push("pids");
         }
         c
@@ -323,6 +324,39 @@ impl Cgroup {
             group.procs.push(file.into());
         }
         Ok(group)
+    }
+
+    /// A group with no limit, only to contain a server and every process it forks
+    /// (a daemon that double-forks or calls setsid cannot leave it), as a service
+    /// manager does; [`Cgroup::kill_all`] ends them all.
+    pub fn contain() -> anyhow::Result<Cgroup> {
+        Cgroup::create(Limits::default())
+    }
+
+    /// Kills every process of the group, again until none is left (a process forking
+    /// while the list is read appears in the next read); at most two seconds.
+    pub fn kill_all(&self) {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        for (_, dir) in &self.dirs {
+            // cgroup v2's one-write kill, where the kernel has it.
+            let _ = fs::write(dir.join("cgroup.kill"), "1");
+            loop {
+                let members = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+                let pids: Vec<i32> = members
+                    .lines()
+                    .filter_map(|p| p.trim().parse().ok())
+                    .collect();
+                if pids.is_empty() || Instant::now() >= deadline {
+                    break;
+                }
+                for pid in pids {
+                    // SAFETY: kill has no memory preconditions; the pid is a member of a
+                    // group this runner made for its own child.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
     }
 
     fn dir_of(&self, controller: &str) -> Option<PathBuf> {

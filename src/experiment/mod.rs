@@ -64,6 +64,11 @@ pub struct RunArgs {
     #[arg(long)]
     pub repetitions: Option<u32>,
 
+    /// Run into an existing results directory (--out): its old run's files are removed
+    /// first, so two runs are never mixed. Without it such a directory is refused.
+    #[arg(long)]
+    pub force: bool,
+
     /// Do not write report.html/report.md at the end
     #[arg(long)]
     pub no_report: bool,
@@ -241,13 +246,20 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         scenario.models.retain(|e| args.models.contains(&e.label));
     }
     if let Some(r) = args.repetitions {
-        anyhow::ensure!(r >= 1, "--repetitions must be at least 1");
+        let most = scenario::MAX_REPETITIONS;
+        if r < 1 || u64::from(r) > most {
+            let message = format!("--repetitions must be 1 to {most}, not {r}");
+            return Ok(crate::load::usage_error("run", &message));
+        }
         scenario.repetitions = r;
     }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| default_out(&scenario.name));
+    if let Err(message) = clear_old_run(&out, args.force) {
+        return Ok(crate::load::usage_error("run", &message));
+    }
     let outcome = run_into(&scenario, &out, &args)?;
     let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
     crate::outln!();
@@ -273,6 +285,31 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses a results directory an earlier run wrote (it has a manifest.json or a
+/// results.csv) unless `force`, which removes it whole first: a report must never
+/// describe files of two runs.
+fn clear_old_run(out: &std::path::Path, force: bool) -> Result<(), String> {
+    let written = ["manifest.json", "results.csv"]
+        .iter()
+        .any(|f| out.join(f).exists());
+    if !written {
+        return Ok(());
+    }
+    if !force {
+        return Err(format!(
+            "--out {} holds an earlier run's results: choose another directory, or add \
+             --force to remove them first",
+            out.display()
+        ));
+    }
+    std::fs::remove_dir_all(out).map_err(|e| {
+        format!(
+            "--force: cannot remove the earlier run in {}: {e}",
+            out.display()
+        )
+    })
 }
 
 /// Runs one (ordinary) scenario into `out`: checks it can run here, writes the

@@ -292,6 +292,12 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                 let entry = stepped[i];
                 let mut row = base_row(scenario, entry, step, rep);
                 let what = format!("{} {} rep {rep}/{reps}", entry.label, step.name);
+                // Checked before every row, skipped and not-run rows too: a stream of
+                // rows that start nothing still stops within a second of SIGINT.
+                if process::stop_requested() {
+                    interrupted = true;
+                    break 'rounds;
+                }
                 if let Some(why) = &missing[i] {
                     row.status = Status::NotRun;
                     row.failure_reason = why.clone();
@@ -346,7 +352,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                             row.status = Status::Ok;
                         }
                         if !scenario.pause.is_zero() && !interrupted {
-                            std::thread::sleep(scenario.pause);
+                            pause_unless_stopped(scenario.pause);
                         }
                         let again = row.status == Status::Ok
                             && row.disturbed == Some(true)
@@ -432,6 +438,18 @@ impl RoundOrder {
             .write_record([step, &rep.to_string(), &order.join(" ")])?;
         self.writer.flush()?;
         Ok(())
+    }
+}
+
+/// Sleeps `pause` between steps, in slices, so SIGINT or SIGTERM is honoured at once.
+fn pause_unless_stopped(pause: std::time::Duration) {
+    let end = Instant::now() + pause;
+    while !process::stop_requested() {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(50)));
     }
 }
 

@@ -48,8 +48,12 @@ pub struct Conn {
     pub out_armed: bool,
     /// (intended send time or 0 in closed loop, actual send time) of messages started, not echoed.
     pub inflight: VecDeque<(u64, u64)>,
-    /// Intended send times of messages allowed to start but not started.
-    pub released: VecDeque<u64>,
+    /// Messages allowed to start but not started: a count, not a queue of send times. The
+    /// open loop's schedule is arithmetic (the oldest is `next_intended - released * period`),
+    /// so a rate far above what the server takes costs no memory (wrk2 keeps none either).
+    pub released: u64,
+    /// Open loop: ns between this connection's intended sends; 0 in the closed loop.
+    pub period: u64,
     /// Requests not released yet (UNLIMITED when the run is bounded by time).
     pub to_release: u64,
     /// Closed loop with --delay: releases waiting for the think time.
@@ -73,7 +77,8 @@ impl Conn {
             writable: false,
             out_armed: false,
             inflight: VecDeque::new(),
-            released: VecDeque::new(),
+            released: 0,
+            period: 0,
             to_release,
             delayed: 0,
             next_intended: 0,
@@ -96,11 +101,23 @@ impl Conn {
         ((idx as u64) << 32) | u64::from(self.attempt)
     }
 
+    /// Starts the oldest released message: its intended send time (0 in the closed loop).
+    pub fn start_released(&mut self) -> u64 {
+        if self.released == 0 {
+            return 0;
+        }
+        let intended = self.next_intended - self.released * self.period;
+        self.released -= 1;
+        if self.period == 0 {
+            0
+        } else {
+            intended
+        }
+    }
+
     /// Allows `n` more messages to start now (closed loop).
     pub fn release_now(&mut self, n: u64) {
-        for _ in 0..n {
-            self.released.push_back(0);
-        }
+        self.released += n;
         if self.to_release != UNLIMITED {
             self.to_release -= n;
         }

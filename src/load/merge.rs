@@ -229,6 +229,8 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
             established: p.connections_established,
             failed: p.connections_failed,
             ended_early: p.connections_ended_early,
+            releases: p.requests_planned.unwrap_or(0),
+            sends: p.requests_sent.unwrap_or(0),
             // The part's last finish, measured from the merged start.
             last_finished_ns: p.completion_s.map_or(0, |c| {
                 ((p.started_unix + c - started).max(0.0) * 1e9).round() as u64

@@ -224,10 +224,10 @@ pub struct MergeArgs {
 pub(crate) fn usage_error(verb: &str, message: &str) -> ExitCode {
     crate::errln!(
         "error: {message}\n\nUsage: echolab {verb} {}\n\nFor more information, try '--help'.",
-        if verb == "load" {
-            "--target HOST:PORT [OPTIONS]"
-        } else {
-            "AGENT_DIR... --out DIR"
+        match verb {
+            "load" => "--target HOST:PORT [OPTIONS]",
+            "run" => "[OPTIONS] [SCENARIO]",
+            _ => "AGENT_DIR... --out DIR",
         }
     );
     ExitCode::from(EXIT_USAGE)
@@ -310,6 +310,15 @@ fn failure(summary: &record::LoadSummary, max_error_rate: Option<f64>) -> Option
             "all {} connections failed ({} errors)",
             summary.connections_target, summary.errors_total
         ));
+    }
+    if let (Some(planned), Some(sent)) = (summary.requests_planned, summary.requests_sent) {
+        if sent.saturating_mul(100) < planned {
+            return Some(format!(
+                "the open loop sent {sent} of the {planned} requests its schedule planned (under \
+                 1 %): the rate asked is far above what this client and server carry, so the \
+                 run measured something else"
+            ));
+        }
     }
     match max_error_rate {
         Some(bound) if summary.error_rate > bound => Some(format!(

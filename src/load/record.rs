@@ -131,6 +131,8 @@ pub struct Counters {
     /// Open loop: requests released by the schedule, and those released over 5 ms late.
     pub releases: u64,
     pub late_releases: u64,
+    /// Messages started (written in part or whole).
+    pub sends: u64,
     pub max_lateness_ns: u64,
     /// When the last connection finished its requests (ns since the run started; 0: none did).
     pub last_finished_ns: u64,
@@ -152,6 +154,7 @@ impl Counters {
         self.ended_early += o.ended_early;
         self.releases += o.releases;
         self.late_releases += o.late_releases;
+        self.sends += o.sends;
         self.max_lateness_ns = self.max_lateness_ns.max(o.max_lateness_ns);
         self.last_finished_ns = self.last_finished_ns.max(o.last_finished_ns);
     }
@@ -307,6 +310,12 @@ pub struct LoadSummary {
     /// finished its requests (holding time excluded); None for timed runs or none finished.
     #[serde(default)]
     pub completion_s: Option<f64>,
+    /// Open loop: requests the schedule planned by the end, and how many were sent; a
+    /// generator that fell behind (a rate above what the server takes) sent fewer.
+    #[serde(default)]
+    pub requests_planned: Option<u64>,
+    #[serde(default)]
+    pub requests_sent: Option<u64>,
 }
 
 impl LoadSummary {
@@ -330,6 +339,10 @@ impl LoadSummary {
         self.unexpected_closes = c.unexpected_closes;
         self.errors = c.errors;
         self.errors_total = c.errors_total();
+        if self.rate.is_some() {
+            self.requests_planned = Some(c.releases);
+            self.requests_sent = Some(c.sends);
+        }
         self.completion_s = (self.requests_per_connection.is_some() && c.last_finished_ns > 0)
             .then(|| (c.last_finished_ns as f64 / 1e6).round() / 1e3);
         let attempts = c.requests + self.errors_total;

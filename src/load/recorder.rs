@@ -326,12 +326,15 @@ fn run_warnings(
     cores: f64,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
-    if c.releases > 0 && c.late_releases * 100 > c.releases {
+    if c.releases > 0 && (c.late_releases * 100 > c.releases || c.sends * 10 < c.releases * 9) {
         warnings.push(format!(
-            "the generator fell behind its schedule: {} of {} requests released over 5 ms late \
-             (worst {:.1} ms); the client, not the server, limits these results",
-            c.late_releases,
+            "the generator fell behind its schedule: sent {} of the {} requests it planned \
+             ({} behind); {} released over 5 ms late (worst {:.1} ms); the rate asked was not \
+             offered",
+            c.sends,
             c.releases,
+            c.releases.saturating_sub(c.sends),
+            c.late_releases,
             c.max_lateness_ns as f64 / 1e6
         ));
     }

@@ -205,6 +205,10 @@ impl ServerConfig {
         if self.backlog < 1 {
             anyhow::bail!("--backlog must be at least 1");
         }
+        if self.max_conns == Some(0) {
+            // As the scenario key `max_conns = 0` is refused: a server that takes no one.
+            anyhow::bail!("--max-conns must be at least 1");
+        }
         Ok(())
     }
 

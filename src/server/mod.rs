@@ -136,7 +136,12 @@ pub fn timeout_ms(wake_up: Option<Duration>) -> libc::c_int {
 
 /// `echolab serve`: runs the configured model until SIGINT or SIGTERM, then prints the summary.
 pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
-    config.validate()?;
+    if let Err(e) = config.validate() {
+        // A usage error, exit 2, as for every verb; one line, the last of its stderr,
+        // which the runner quotes when a step's server cannot start.
+        crate::errln!("echolab serve: error: {e:#}");
+        return Ok(ExitCode::from(2));
+    }
     if let Some(path) = &config.summary_json {
         check_writable(path)?;
     }

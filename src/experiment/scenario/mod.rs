@@ -161,6 +161,8 @@ pub struct Scenario {
     pub parts: Vec<Part>,
 }
 
+pub use validate::{MAX_REPETITIONS, MAX_ROWS};
+
 /// Builds an error pointing at a place in the scenario being parsed.
 type ErrAt<'a> = &'a dyn Fn(Option<Range<usize>>, String) -> anyhow::Error;
 
@@ -216,6 +218,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     let file: ScenarioFile =
         toml::from_str(source).map_err(|e| located(origin, source, e.span(), e.message()))?;
     let err = |span: Option<Range<usize>>, message: String| located(origin, source, span, &message);
+    validate::name(&file, source, &err)?;
     if let Some(parts) = &file.parts {
         return parts::composite(origin, &file, parts, default_name, source, &err);
     }
@@ -223,6 +226,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     let staircase = stairs::staircase(&file, &err)?;
     let load = validate::load(&file, staircase.is_some(), &err)?;
     let (steps, axes) = expand::steps(&file, &load, staircase.as_ref(), &err)?;
+    validate::rows(&file, models.len(), steps.len(), source, &err)?;
     let client_hosts = validate::client_hosts(&file, &load, &steps, &err)?;
     let lab_sysctls = validate::lab_sysctls(&file, &err)?;
     let network = validate::network(&file, &err)?;

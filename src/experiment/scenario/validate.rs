@@ -354,6 +354,72 @@ pub(super) fn value_span(source: &str, path: &[&str]) -> Option<Range<usize>> {
     table.get(last)?.span()
 }
 
+/// Repetitions a scenario may ask for: far beyond any study, far below a typo's millions.
+pub const MAX_REPETITIONS: u64 = 1000;
+/// Rows (models x steps x repetitions) a scenario may ask for, so a run's time and its
+/// results stay bounded whatever the file says.
+pub const MAX_ROWS: u64 = 100_000;
+
+/// Repetitions and the rows they make, bounded, the error at `repetitions`' line.
+pub(super) fn rows(
+    file: &ScenarioFile,
+    models: usize,
+    steps: usize,
+    source: &str,
+    err: ErrAt,
+) -> anyhow::Result<()> {
+    let reps = file.repetitions.map_or(1, |r| r.0);
+    let span = || value_span(source, &["repetitions"]);
+    if reps > MAX_REPETITIONS {
+        return Err(err(
+            span(),
+            format!("repetitions = {reps}: at most {MAX_REPETITIONS}"),
+        ));
+    }
+    let rows = reps.saturating_mul((models as u64).saturating_mul(steps as u64));
+    if rows > MAX_ROWS {
+        return Err(err(
+            span(),
+            format!(
+                "{models} models x {steps} steps x {reps} repetitions make {rows} rows; at most \
+                 {MAX_ROWS}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A scenario `name` names the default results directory (`results/NAME-…`): one plain
+/// path component, no separator, no `..`, no leading dot, no control character.
+pub(super) fn name(file: &ScenarioFile, source: &str, err: ErrAt) -> anyhow::Result<()> {
+    let Some(name) = &file.name else {
+        return Ok(());
+    };
+    let why = if name.is_empty() {
+        Some("is empty")
+    } else if name.contains('/') || name.contains('\\') {
+        Some("contains a path separator")
+    } else if name.starts_with('.') {
+        Some("starts with a dot")
+    } else if name.chars().any(char::is_control) {
+        Some("contains a control character")
+    } else if name.len() > 100 {
+        Some("is longer than 100 bytes")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(err(
+            value_span(source, &["name"]),
+            format!(
+                "name {name:?} {why}: it becomes one directory name under results/ \
+                 (letters, digits, `-`, `_`, `.` inside)"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The largest payload file `load` accepts.
 const MAX_PAYLOAD: u64 = crate::load::schedule::MAX_MESSAGE;
 

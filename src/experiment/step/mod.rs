@@ -325,7 +325,19 @@ pub(super) fn stop_server(
     if let Some(probe) = probe {
         side.samples = probe.finish();
     }
-    let _ = reader.join();
+    // Whatever the server forked goes with it, setsid or not.
+    if let Some(group) = &cgroup {
+        group.kill_all();
+    }
+    // A descendant outside any group may still hold the stdout pipe: wait a second for
+    // the copier, then leave it (it ends when the pipe closes), never the step.
+    let copied = Instant::now() + Duration::from_secs(1);
+    while !reader.is_finished() && Instant::now() < copied {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if reader.is_finished() {
+        let _ = reader.join();
+    }
     // A server killed by the kernel for memory: the step's reason is the cap.
     let sigkilled = died && status.and_then(|s| s.signal()) == Some(libc::SIGKILL);
     if let Some(oom) = cgroup.as_ref().and_then(|c| c.oom_reason(sigkilled)) {

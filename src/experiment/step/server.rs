@@ -221,10 +221,12 @@ pub(in crate::experiment) fn start_server(
     fs::write(dir.join("server-command.txt"), line).ok();
     let stderr_path = dir.join("server-stderr.txt");
     let stderr = File::create(&stderr_path).map_err(|e| e.to_string())?;
-    let cgroup = Limits::of(&entry.options)
-        .map(Cgroup::create)
-        .transpose()
-        .map_err(|e| format!("{e:#}"))?;
+    let cgroup = match Limits::of(&entry.options) {
+        Some(limits) => Some(Cgroup::create(limits).map_err(|e| format!("{e:#}"))?),
+        // A command may fork anything: contained in a group of its own, killed whole.
+        None if matches!(launch, Launch::Command { .. }) => contain_or_warn(),
+        None => None,
+    };
     let cgroup_fds = cgroup.as_ref().map_or(Vec::new(), Cgroup::procs_fds);
     let cpus = entry.options.cpus.as_deref().and_then(process::cpu_set);
     let mut guard = process::spawn_in(
@@ -323,6 +325,22 @@ pub(in crate::experiment) fn start_server(
             }));
         }
     }
+}
+
+/// A containment group for a command server, or None (its process group only, which a
+/// process calling setsid leaves) with a warning once per run when cgroups cannot be made.
+fn contain_or_warn() -> Option<Cgroup> {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    Cgroup::contain()
+        .map_err(|e| {
+            WARNED.call_once(|| {
+                crate::errln!(
+                    "warning: command servers are contained by their process group only \
+                     (a descendant that calls setsid may outlive its step): {e:#}"
+                )
+            })
+        })
+        .ok()
 }
 
 /// `program args`, or `ip netns exec NS program args` to run inside `host`.

@@ -56,7 +56,7 @@ impl<I: Io> Worker<'_, I> {
         let c = &mut self.conns[idx];
         c.state = State::Done;
         c.inflight.clear();
-        c.released.clear();
+        c.released = 0;
         self.remaining -= 1;
     }
 
@@ -79,10 +79,10 @@ impl<I: Io> Worker<'_, I> {
         c.rec.errors += 1;
         c.rec.error_kind = kind.name().to_string();
         if c.to_release != UNLIMITED {
-            c.to_release += short + c.released.len() as u64;
+            c.to_release += short + c.released;
         }
         c.inflight.clear();
-        c.released.clear();
+        c.released = 0;
         c.delayed = 0;
         self.end_record(idx, now, "error");
         let c = &mut self.conns[idx];
@@ -105,7 +105,7 @@ impl<I: Io> Worker<'_, I> {
         self.drain.begin(now, ns(self.plan.response_timeout));
         for idx in 0..self.conns.len() {
             let c = &mut self.conns[idx];
-            c.released.clear();
+            c.released = 0;
             c.delayed = 0;
             match c.state {
                 State::Pending | State::Backoff => {

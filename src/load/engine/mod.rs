@@ -260,15 +260,17 @@ impl<'a, I: Io> Worker<'a, I> {
         let c = &mut self.conns[idx];
         if let Some(period) = self.open_loop {
             let lateness = now - at;
-            while c.next_intended <= now && c.to_release > 0 {
-                c.released.push_back(c.next_intended);
-                c.next_intended += period;
+            if c.next_intended <= now && c.to_release > 0 {
+                // Every send time due by now, counted, not queued.
+                let due = ((now - c.next_intended) / period + 1).min(c.to_release);
+                c.released += due;
+                c.next_intended += due * period;
                 if c.to_release != UNLIMITED {
-                    c.to_release -= 1;
+                    c.to_release -= due;
                 }
-                self.local.counters.releases += 1;
+                self.local.counters.releases += due;
                 if lateness > LATE_NS {
-                    self.local.counters.late_releases += 1;
+                    self.local.counters.late_releases += due;
                 }
             }
             let counters = &mut self.local.counters;
@@ -429,7 +431,8 @@ impl<'a, I: Io> Worker<'a, I> {
             return;
         }
         match open_loop {
-            Some((phase, _)) => {
+            Some((phase, period)) => {
+                c.period = period;
                 c.next_intended = now + phase;
                 let first = c.next_intended;
                 self.set_timer(idx, first);
@@ -455,9 +458,8 @@ impl<'a, I: Io> Worker<'a, I> {
             let started = c.echo.sent.div_ceil(size);
             let startable = c
                 .released
-                .len()
-                .min(pipeline.saturating_sub(c.inflight.len()));
-            let end = (started + startable as u64) * size;
+                .min(pipeline.saturating_sub(c.inflight.len()) as u64);
+            let end = (started + startable) * size;
             if c.echo.sent >= end {
                 return;
             }
@@ -470,9 +472,10 @@ impl<'a, I: Io> Worker<'a, I> {
                     let written = written as u64;
                     let new_started = (c.echo.sent + written).div_ceil(size) - started;
                     for _ in 0..new_started {
-                        let intended = c.released.pop_front().unwrap_or(0);
+                        let intended = c.start_released();
                         c.inflight.push_back((intended, now));
                     }
+                    self.local.counters.sends += new_started;
                     c.echo.sent += written;
                     c.rec.bytes_sent += written;
                     self.local.counters.bytes_sent += written;
@@ -599,7 +602,7 @@ impl<'a, I: Io> Worker<'a, I> {
         if !c.is_open() {
             return false;
         }
-        let idle = c.inflight.is_empty() && c.released.is_empty() && c.echo.is_settled();
+        let idle = c.inflight.is_empty() && c.released == 0 && c.echo.is_settled();
         if c.state == State::Active && idle {
             if self.drain.active() {
                 self.close_conn(idx, now, "stopped");
