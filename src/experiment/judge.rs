@@ -34,6 +34,8 @@ pub struct ServerSide {
     pub kernel: KernelWatch,
     /// The ends of a connection the server's namespace holds (1 in the lab, else 2).
     pub kernel_ends: u64,
+    /// The kernel's counts of the server's system calls and context switches over the load.
+    pub calls: Option<super::request_cost::Calls>,
 }
 
 /// What the client side of a step left behind.
@@ -218,6 +220,7 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         }
     }
     super::cost::measure(row, server, load);
+    super::request_cost::measure(row, server);
     if let (Some(a), Some(b)) = (server.net_at_load_start, server.net_at_load_end) {
         let d = b.since(&a);
         if server.load_wall_s > 0.0 {

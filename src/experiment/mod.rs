@@ -23,6 +23,7 @@ pub mod manifest;
 pub mod netstat;
 mod parts;
 pub mod probe;
+pub mod request_cost;
 pub mod process;
 pub mod results;
 pub mod runner;

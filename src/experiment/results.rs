@@ -77,10 +77,16 @@ pub mod column {
     pub const KERNEL_SLAB_PER_CONN_BYTES: &str = "kernel_slab_per_conn_bytes";
     pub const KERNEL_UNRECLAIMABLE_PER_CONN_BYTES: &str = "kernel_unreclaimable_per_conn_bytes";
     pub const KERNEL_TCP_MEM_PER_CONN_BYTES: &str = "kernel_tcp_mem_per_conn_bytes";
+    pub const SERVER_SYSCALLS_PER_REQ: &str = "server_syscalls_per_req";
+    pub const SERVER_WAIT_CALLS_PER_REQ: &str = "server_wait_calls_per_req";
+    pub const SERVER_READ_CALLS_PER_REQ: &str = "server_read_calls_per_req";
+    pub const SERVER_WRITE_CALLS_PER_REQ: &str = "server_write_calls_per_req";
+    pub const SERVER_VOLUNTARY_SWITCHES_PER_REQ: &str = "server_voluntary_switches_per_req";
+    pub const SERVER_INVOLUNTARY_SWITCHES_PER_REQ: &str = "server_involuntary_switches_per_req";
 }
 
 /// The header of results.csv, in order.
-pub const RESULTS_HEADER: [&str; 62] = [
+pub const RESULTS_HEADER: [&str; 68] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -143,6 +149,12 @@ pub const RESULTS_HEADER: [&str; 62] = [
     column::KERNEL_SLAB_PER_CONN_BYTES,
     column::KERNEL_UNRECLAIMABLE_PER_CONN_BYTES,
     column::KERNEL_TCP_MEM_PER_CONN_BYTES,
+    column::SERVER_SYSCALLS_PER_REQ,
+    column::SERVER_WAIT_CALLS_PER_REQ,
+    column::SERVER_READ_CALLS_PER_REQ,
+    column::SERVER_WRITE_CALLS_PER_REQ,
+    column::SERVER_VOLUNTARY_SWITCHES_PER_REQ,
+    column::SERVER_INVOLUNTARY_SWITCHES_PER_REQ,
 ];
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.
@@ -292,6 +304,17 @@ pub struct Row {
     pub kernel_slab_per_conn_bytes: Option<f64>,
     pub kernel_unreclaimable_per_conn_bytes: Option<f64>,
     pub kernel_tcp_mem_per_conn_bytes: Option<f64>,
+
+    /// The cost of a request (src/experiment/request_cost.rs), per request over the load:
+    /// the server's system calls, its wait (epoll_wait, select, poll, io_uring_enter),
+    /// read-class and write-class calls, and its threads' voluntary and involuntary
+    /// context switches. Empty where perf events are not allowed (not root).
+    pub server_syscalls_per_req: Option<f64>,
+    pub server_wait_calls_per_req: Option<f64>,
+    pub server_read_calls_per_req: Option<f64>,
+    pub server_write_calls_per_req: Option<f64>,
+    pub server_voluntary_switches_per_req: Option<f64>,
+    pub server_involuntary_switches_per_req: Option<f64>,
 }
 
 /// Above this share of the cores it was given, a load generator counts as saturated.
