@@ -2,11 +2,15 @@
 //! them, and the model's wait, read and write calls apart) and its context switches
 //! (voluntary: it blocked; involuntary: it was preempted), per request of a step.
 //!
-//! Counted with perf_event_open(2) on two tracepoints, `raw_syscalls/sys_enter` and
+//! Context switches are counted with perf_event_open(2) on the tracepoint
 //! `sched/sched_switch`, in counting mode (the kernel adds one to a counter; nothing is
 //! recorded), on every thread of the server's process tree when the load starts, each
 //! counter inherited by the threads and processes created later and keeping their counts
-//! when they exit. Root only (or CAP_PERFMON): elsewhere the columns stay empty.
+//! when they exit. System calls (every one, and the wait, read and write calls) need
+//! `raw_syscalls/sys_enter` counted too, which costs a syscall-bound server 10 to 20 %
+//! of its CPU (docs/outputs.md): only when [`COUNT_SYSCALLS_ENV`] is 1. (/proc/PID/io's
+//! `syscw` misses send(2), which the servers write with.) Root only (or CAP_PERFMON):
+//! elsewhere the columns stay empty.
 
 use std::io;
 use std::sync::OnceLock;
@@ -31,6 +35,8 @@ pub struct Calls {
     /// Times a thread was switched out: all of them, and those while still runnable.
     pub switches: u64,
     pub involuntary: u64,
+    /// The system calls were counted; else only the switches.
+    pub every_call: bool,
 }
 
 impl Calls {
@@ -43,6 +49,7 @@ impl Calls {
             write: self.write.saturating_sub(earlier.write),
             switches: self.switches.saturating_sub(earlier.switches),
             involuntary: self.involuntary.saturating_sub(earlier.involuntary),
+            every_call: self.every_call && earlier.every_call,
         }
     }
 
@@ -88,12 +95,14 @@ fn syscall_filter(calls: &[libc::c_long]) -> String {
 /// involuntary (`nonvoluntary_ctxt_switches`).
 const INVOLUNTARY_FILTER: &str = "prev_state == 0 || prev_state == 256";
 
-/// The counters on one thread, in [`Calls`] field order.
-struct ThreadCounters([Counter; 6]);
+/// Set to 1, the runner counts every system call of the server too (at a cost).
+pub const COUNT_SYSCALLS_ENV: &str = "ECHOLAB_COUNT_SYSCALLS";
 
-/// The counters of a process tree, from the moment they were opened.
+/// The counters of a process tree, from the moment they were opened: on each thread,
+/// the index in [`Calls`] field order each counter adds to, and the counter.
 pub struct Counting {
-    threads: Vec<ThreadCounters>,
+    counters: Vec<(usize, Counter)>,
+    every_call: bool,
 }
 
 /// The two tracepoints' ids, looked up once per run.
@@ -109,52 +118,71 @@ fn ids() -> io::Result<(u64, u64)> {
 }
 
 impl Counting {
-    /// Starts counting every thread of `pid` and its descendants.
+    /// Starts counting every thread of `pid` and its descendants: their context
+    /// switches, and every system call when [`COUNT_SYSCALLS_ENV`] is 1.
     pub fn start(pid: u32) -> io::Result<Counting> {
+        if std::env::var(COUNT_SYSCALLS_ENV).is_ok_and(|v| v == "1") {
+            Counting::start_every(pid)
+        } else {
+            Counting::open(pid, &[4, 5])
+        }
+    }
+
+    /// Counts every field of [`Calls`] with perf counters.
+    pub fn start_every(pid: u32) -> io::Result<Counting> {
+        Counting::open(pid, &[0, 1, 2, 3, 4, 5])
+    }
+
+    /// Opens the counters of the [`Calls`] fields numbered `fields` on every thread.
+    fn open(pid: u32, fields: &[usize]) -> io::Result<Counting> {
         let (sys_enter, sched_switch) = ids()?;
         let filters = [
             syscall_filter(&WAIT_CALLS),
             syscall_filter(&READ_CALLS),
             syscall_filter(&WRITE_CALLS),
         ];
-        let mut threads = Vec::new();
+        let event = |field: usize| match field {
+            0 => (sys_enter, None),
+            1..=3 => (sys_enter, Some(filters[field - 1].as_str())),
+            4 => (sched_switch, None),
+            _ => (sched_switch, Some(INVOLUNTARY_FILTER)),
+        };
+        let mut counters = Vec::new();
         for process in process_tree(pid) {
             let Ok(tasks) = std::fs::read_dir(format!("/proc/{process}/task")) else {
                 continue;
             };
-            for tid in tasks.flatten().filter_map(|t| t.file_name().to_str()?.parse().ok()) {
-                let open = |id, filter: Option<&str>| Counter::tracepoint(tid, id, filter);
-                let counters = [
-                    open(sys_enter, None),
-                    open(sys_enter, Some(&filters[0])),
-                    open(sys_enter, Some(&filters[1])),
-                    open(sys_enter, Some(&filters[2])),
-                    open(sched_switch, None),
-                    open(sched_switch, Some(INVOLUNTARY_FILTER)),
-                ];
-                match counters.into_iter().collect::<io::Result<Vec<Counter>>>() {
-                    Ok(c) => threads.push(ThreadCounters(
-                        c.try_into().expect("six counters were opened"),
-                    )),
-                    // A thread that exited since the listing has nothing more to count.
-                    Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-                    Err(e) => return Err(e),
+            for tid in tasks
+                .flatten()
+                .filter_map(|t| t.file_name().to_str()?.parse().ok())
+            {
+                for &field in fields {
+                    let (id, filter) = event(field);
+                    match Counter::tracepoint(tid, id, filter) {
+                        Ok(c) => counters.push((field, c)),
+                        // A thread that exited since the listing has nothing more to count.
+                        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => break,
+                        Err(e) => return Err(e),
+                    }
                 }
             }
         }
-        if threads.is_empty() {
-            return Err(io::Error::other(format!("process {pid} has no thread to count")));
+        if counters.is_empty() {
+            return Err(io::Error::other(format!(
+                "process {pid} has no thread to count"
+            )));
         }
-        Ok(Counting { threads })
+        Ok(Counting {
+            counters,
+            every_call: fields.contains(&0),
+        })
     }
 
     /// The counts since the start, summed over the threads.
     pub fn read(&self) -> io::Result<Calls> {
         let mut sum = [0u64; 6];
-        for ThreadCounters(counters) in &self.threads {
-            for (total, counter) in sum.iter_mut().zip(counters) {
-                *total += counter.read()?;
-            }
+        for (field, counter) in &self.counters {
+            sum[*field] += counter.read()?;
         }
         let [syscalls, wait, read, write, switches, involuntary] = sum;
         Ok(Calls {
@@ -164,6 +192,7 @@ impl Counting {
             write,
             switches,
             involuntary,
+            every_call: self.every_call,
         })
     }
 }
@@ -174,10 +203,12 @@ pub fn measure(row: &mut Row, server: &ServerSide) {
         return;
     };
     let per = |n: u64| Some((n as f64 / requests as f64 * 10_000.0).round() / 10_000.0);
-    row.server_syscalls_per_req = per(calls.syscalls);
-    row.server_wait_calls_per_req = per(calls.wait);
-    row.server_read_calls_per_req = per(calls.read);
-    row.server_write_calls_per_req = per(calls.write);
+    if calls.every_call {
+        row.server_syscalls_per_req = per(calls.syscalls);
+        row.server_wait_calls_per_req = per(calls.wait);
+        row.server_read_calls_per_req = per(calls.read);
+        row.server_write_calls_per_req = per(calls.write);
+    }
     row.server_voluntary_switches_per_req = per(calls.voluntary());
     row.server_involuntary_switches_per_req = per(calls.involuntary);
 }
@@ -204,6 +235,7 @@ mod tests {
                 write: 1_000,
                 switches: 50,
                 involuntary: 10,
+                every_call: true,
             }),
             ..ServerSide::default()
         };
@@ -228,7 +260,7 @@ mod tests {
     #[test]
     fn a_thread_that_blocks_and_one_that_spins_are_told_apart() {
         // Root only; elsewhere there is nothing to count.
-        let Ok(counting) = Counting::start(std::process::id()) else {
+        let Ok(counting) = Counting::start_every(std::process::id()) else {
             return;
         };
         let before = counting.read().unwrap();

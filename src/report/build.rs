@@ -35,6 +35,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         }
         verdict_blocks.push(Block::Table(verdict_table(results, s)));
         verdict_blocks.push(Block::List(verdict::findings(results, s)));
+        verdict_blocks.extend(super::request_cost::findings_block(results, s));
     }
     let tally = verdict::tally(results, &sweeps);
     if !tally.is_empty() {

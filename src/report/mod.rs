@@ -20,6 +20,7 @@ mod html;
 mod markdown;
 mod parts;
 mod per_host;
+mod request_cost;
 mod sweep;
 mod timelines;
 mod verdict;

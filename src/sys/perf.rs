@@ -155,8 +155,9 @@ mod tests {
         let Ok(all) = Counter::tracepoint(tid, ids[0], None) else {
             return;
         };
-        let getppid = Counter::tracepoint(tid, ids[0], Some(&format!("id == {}", libc::SYS_getppid)))
-            .expect("a filter on the syscall number is accepted");
+        let getppid =
+            Counter::tracepoint(tid, ids[0], Some(&format!("id == {}", libc::SYS_getppid)))
+                .expect("a filter on the syscall number is accepted");
         for _ in 0..100 {
             // SAFETY: getppid has no preconditions.
             unsafe { libc::getppid() };
