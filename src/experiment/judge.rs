@@ -37,6 +37,8 @@ pub struct ServerSide {
     /// The machine's busy CPU seconds (probe::machine_busy_s) when the load started and ended.
     pub machine_busy_at_load_start: Option<f64>,
     pub machine_busy_at_load_end: Option<f64>,
+    /// The kernel's counts of the server's system calls and context switches over the load.
+    pub calls: Option<super::request_cost::Calls>,
 }
 
 /// What the client side of a step left behind.
@@ -248,6 +250,7 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         }
     }
     super::cost::measure(row, server, load);
+    super::request_cost::measure(row, server);
     if let (Some(a), Some(b)) = (server.net_at_load_start, server.net_at_load_end) {
         let d = b.since(&a);
         if server.load_wall_s > 0.0 {

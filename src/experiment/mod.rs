@@ -24,6 +24,7 @@ pub mod netstat;
 mod parts;
 pub mod probe;
 pub mod process;
+pub mod request_cost;
 pub mod results;
 pub mod runner;
 pub mod scenario;

@@ -80,10 +80,16 @@ pub mod column {
     pub const INTERFERENCE_PCT: &str = "interference_pct";
     pub const DISTURBED: &str = "disturbed";
     pub const SERVER_CPU_US_PER_REQUEST: &str = "server_cpu_us_per_request";
+    pub const SERVER_SYSCALLS_PER_REQ: &str = "server_syscalls_per_req";
+    pub const SERVER_WAIT_CALLS_PER_REQ: &str = "server_wait_calls_per_req";
+    pub const SERVER_READ_CALLS_PER_REQ: &str = "server_read_calls_per_req";
+    pub const SERVER_WRITE_CALLS_PER_REQ: &str = "server_write_calls_per_req";
+    pub const SERVER_VOLUNTARY_SWITCHES_PER_REQ: &str = "server_voluntary_switches_per_req";
+    pub const SERVER_INVOLUNTARY_SWITCHES_PER_REQ: &str = "server_involuntary_switches_per_req";
 }
 
 /// The header of results.csv, in order.
-pub const RESULTS_HEADER: [&str; 65] = [
+pub const RESULTS_HEADER: [&str; 71] = [
     column::MODEL,
     column::STEP,
     column::REPETITION,
@@ -149,6 +155,12 @@ pub const RESULTS_HEADER: [&str; 65] = [
     column::INTERFERENCE_PCT,
     column::DISTURBED,
     column::SERVER_CPU_US_PER_REQUEST,
+    column::SERVER_SYSCALLS_PER_REQ,
+    column::SERVER_WAIT_CALLS_PER_REQ,
+    column::SERVER_READ_CALLS_PER_REQ,
+    column::SERVER_WRITE_CALLS_PER_REQ,
+    column::SERVER_VOLUNTARY_SWITCHES_PER_REQ,
+    column::SERVER_INVOLUNTARY_SWITCHES_PER_REQ,
 ];
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.
@@ -306,6 +318,17 @@ pub struct Row {
     pub disturbed: Option<bool>,
     /// Server CPU seconds (user + system) over the load per request completed, in µs.
     pub server_cpu_us_per_request: Option<f64>,
+
+    /// The cost of a request (src/experiment/request_cost.rs), per request over the load:
+    /// the server's system calls, its wait (epoll_wait, select, poll, io_uring_enter),
+    /// read-class and write-class calls, and its threads' voluntary and involuntary
+    /// context switches. Empty where perf events are not allowed (not root).
+    pub server_syscalls_per_req: Option<f64>,
+    pub server_wait_calls_per_req: Option<f64>,
+    pub server_read_calls_per_req: Option<f64>,
+    pub server_write_calls_per_req: Option<f64>,
+    pub server_voluntary_switches_per_req: Option<f64>,
+    pub server_involuntary_switches_per_req: Option<f64>,
 }
 
 /// Above this much CPU outside the server and the generator (% of one core), a step is

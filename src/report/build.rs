@@ -45,6 +45,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         verdict_blocks.push(Block::Table(verdict_table(&verdicts)));
         verdict_blocks.push(Block::List(verdict::findings(results, s, &verdicts)));
         all_verdicts.extend(verdicts);
+        verdict_blocks.extend(super::request_cost::findings_block(results, s));
     }
     let tally = verdict::tally(results, &all_verdicts);
     if !tally.is_empty() {

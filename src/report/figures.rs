@@ -45,7 +45,7 @@ struct MetricChart {
 }
 
 /// The metric charts of every sweep section, in order: a new chart is one entry.
-const METRIC_CHARTS: [MetricChart; 6] = [
+const METRIC_CHARTS: [MetricChart; 8] = [
     MetricChart {
         file: "response-time",
         title: "Response time",
@@ -152,6 +152,57 @@ const METRIC_CHARTS: [MetricChart; 6] = [
         caption: "Peak resident memory of the server divided by its connections; at few \
                   connections the fixed cost dominates.",
         optional: false,
+    },
+    MetricChart {
+        file: "syscalls-per-request",
+        title: "Server system calls per request",
+        y_label: "system calls per request",
+        unit: Unit::Scaled {
+            name: "calls",
+            scale: 1.0,
+        },
+        lines: &[
+            Line {
+                column: column::SERVER_SYSCALLS_PER_REQ,
+                legend: None,
+                dashed: false,
+            },
+            Line {
+                column: column::SERVER_WAIT_CALLS_PER_REQ,
+                legend: Some("wait"),
+                dashed: true,
+            },
+        ],
+        y_log: None,
+        caption: "The server's system calls per completed request over the load (solid) and \
+                  of them its wait calls, epoll_wait, select, poll or io_uring_enter (dashed), \
+                  counted by the kernel (perf tracepoints, every thread and child).",
+        optional: true,
+    },
+    MetricChart {
+        file: "context-switches-per-request",
+        title: "Server context switches per request",
+        y_label: "context switches per request",
+        unit: Unit::Scaled {
+            name: "switches",
+            scale: 1.0,
+        },
+        lines: &[
+            Line {
+                column: column::SERVER_VOLUNTARY_SWITCHES_PER_REQ,
+                legend: Some("voluntary"),
+                dashed: false,
+            },
+            Line {
+                column: column::SERVER_INVOLUNTARY_SWITCHES_PER_REQ,
+                legend: Some("involuntary"),
+                dashed: true,
+            },
+        ],
+        y_log: None,
+        caption: "Times a server thread left the CPU per completed request: voluntary (it \
+                  blocked, solid) and involuntary (preempted while runnable, dashed).",
+        optional: true,
     },
 ];
 

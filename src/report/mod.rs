@@ -21,6 +21,7 @@ mod latency;
 mod markdown;
 mod parts;
 mod per_host;
+mod request_cost;
 mod sweep;
 mod timelines;
 mod verdict;

@@ -4,6 +4,7 @@
 //! beside the process-wide settings below.
 
 pub mod epoll;
+pub mod perf;
 pub mod signal;
 pub mod spawn;
 pub mod uring;

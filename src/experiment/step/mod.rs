@@ -24,6 +24,7 @@ use super::judge::{LoadSide, ServerSide};
 use super::netstat::{self, Scope};
 use super::probe::{self, Probe};
 use super::process;
+use super::request_cost::Counting;
 use super::runner::RunConfig;
 use super::scenario::{ModelEntry, Scenario, Step};
 use load::{collect_load, step_timeout};
@@ -160,11 +161,13 @@ pub fn run_step(
     // The idle server before the load: sampled when the load starts, which on client
     // hosts is the common --start-at instant.
     let mut kernel = KernelWatch::default();
+    let mut counting = None;
     if clients.is_empty() {
         server_side.at_load_start = probe::sample(pid, now(&probe));
         server_side.machine_busy_at_load_start = probe::machine_busy_s();
         server_side.net_at_load_start = netstat::read(pid);
         kernel.before = cost::read_kernel(pid);
+        counting = Counting::start(pid).ok();
     }
     let (mut agents, load_start) = start_load(config, scenario, step, dir, addr, clients);
     // The generators are probed like the server, to tell a saturated generator from a slow server.
@@ -182,6 +185,7 @@ pub fn run_step(
         server_side.machine_busy_at_load_start = probe::machine_busy_s();
         server_side.net_at_load_start = netstat::read(pid);
         kernel.before = cost::read_kernel(pid);
+        counting = Counting::start(pid).ok();
     }
     let mut next_kernel_read = Instant::now();
     let deadline = load_start + step_timeout(scenario, step);
@@ -233,6 +237,7 @@ pub fn run_step(
     server_side.load_wall_s = load_start.elapsed().as_secs_f64();
     server_side.at_load_end = probe::sample(pid, now(&probe));
     server_side.machine_busy_at_load_end = probe::machine_busy_s();
+    server_side.calls = counting.and_then(|c| c.read().ok());
     load_side.samples = load_probes.into_iter().map(Probe::finish).collect();
     load_side.cpu_pct = load_cpu_pct(load_side.samples.iter().cloned());
     server_side.kernel = kernel;

@@ -1,0 +1,287 @@
+//! What a request costs the server in the kernel's own counts: its system calls (all of
+//! them, and the model's wait, read and write calls apart) and its context switches
+//! (voluntary: it blocked; involuntary: it was preempted), per request of a step.
+//!
+//! Context switches are counted with perf_event_open(2) on the tracepoint
+//! `sched/sched_switch`, in counting mode (the kernel adds one to a counter; nothing is
+//! recorded), on every thread of the server's process tree when the load starts, each
+//! counter inherited by the threads and processes created later and keeping their counts
+//! when they exit. System calls (every one, and the wait, read and write calls) need
+//! `raw_syscalls/sys_enter` counted too, which costs a syscall-bound server 10 to 20 %
+//! of its CPU (docs/outputs.md): only when [`COUNT_SYSCALLS_ENV`] is 1. (/proc/PID/io's
+//! `syscw` misses send(2), which the servers write with.) Root only (or CAP_PERFMON):
+//! elsewhere the columns stay empty.
+
+use std::io;
+use std::sync::OnceLock;
+
+use super::judge::ServerSide;
+use super::probe::process_tree;
+use super::results::Row;
+use crate::sys::perf::{tracepoint_ids, Counter};
+
+/// The kernel's counts for a process tree over some time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Calls {
+    /// Every system call entered.
+    pub syscalls: u64,
+    /// The model's wait for readiness or completions: epoll_wait, select, poll,
+    /// io_uring_enter and their variants.
+    pub wait: u64,
+    /// read, readv, recvfrom, recvmsg, recvmmsg.
+    pub read: u64,
+    /// write, writev, sendto, sendmsg, sendmmsg.
+    pub write: u64,
+    /// Times a thread was switched out: all of them, and those while still runnable.
+    pub switches: u64,
+    pub involuntary: u64,
+    /// The system calls were counted; else only the switches.
+    pub every_call: bool,
+}
+
+impl Calls {
+    /// The counts gained since `earlier`.
+    pub fn since(&self, earlier: &Calls) -> Calls {
+        Calls {
+            syscalls: self.syscalls.saturating_sub(earlier.syscalls),
+            wait: self.wait.saturating_sub(earlier.wait),
+            read: self.read.saturating_sub(earlier.read),
+            write: self.write.saturating_sub(earlier.write),
+            switches: self.switches.saturating_sub(earlier.switches),
+            involuntary: self.involuntary.saturating_sub(earlier.involuntary),
+            every_call: self.every_call && earlier.every_call,
+        }
+    }
+
+    pub fn voluntary(&self) -> u64 {
+        self.switches.saturating_sub(self.involuntary)
+    }
+}
+
+/// The system call numbers of each kind counted apart.
+const WAIT_CALLS: [libc::c_long; 8] = [
+    libc::SYS_epoll_wait,
+    libc::SYS_epoll_pwait,
+    libc::SYS_epoll_pwait2,
+    libc::SYS_select,
+    libc::SYS_pselect6,
+    libc::SYS_poll,
+    libc::SYS_ppoll,
+    libc::SYS_io_uring_enter,
+];
+const READ_CALLS: [libc::c_long; 5] = [
+    libc::SYS_read,
+    libc::SYS_readv,
+    libc::SYS_recvfrom,
+    libc::SYS_recvmsg,
+    libc::SYS_recvmmsg,
+];
+const WRITE_CALLS: [libc::c_long; 5] = [
+    libc::SYS_write,
+    libc::SYS_writev,
+    libc::SYS_sendto,
+    libc::SYS_sendmsg,
+    libc::SYS_sendmmsg,
+];
+
+/// A tracepoint filter passing the system calls numbered `calls`.
+fn syscall_filter(calls: &[libc::c_long]) -> String {
+    let terms: Vec<String> = calls.iter().map(|n| format!("id == {n}")).collect();
+    terms.join(" || ")
+}
+
+/// sched_switch's `prev_state` of a thread switched out while runnable: 0 when it
+/// yielded, TASK_REPORT_MAX (256) when it was preempted; the kernel counts both as
+/// involuntary (`nonvoluntary_ctxt_switches`).
+const INVOLUNTARY_FILTER: &str = "prev_state == 0 || prev_state == 256";
+
+/// Set to 1, the runner counts every system call of the server too (at a cost).
+pub const COUNT_SYSCALLS_ENV: &str = "ECHOLAB_COUNT_SYSCALLS";
+
+/// The counters of a process tree, from the moment they were opened: on each thread,
+/// the index in [`Calls`] field order each counter adds to, and the counter.
+pub struct Counting {
+    counters: Vec<(usize, Counter)>,
+    every_call: bool,
+}
+
+/// The two tracepoints' ids, looked up once per run.
+fn ids() -> io::Result<(u64, u64)> {
+    static IDS: OnceLock<Result<(u64, u64), String>> = OnceLock::new();
+    IDS.get_or_init(|| {
+        tracepoint_ids(&["raw_syscalls/sys_enter", "sched/sched_switch"])
+            .map(|ids| (ids[0], ids[1]))
+            .map_err(|e| e.to_string())
+    })
+    .clone()
+    .map_err(io::Error::other)
+}
+
+impl Counting {
+    /// Starts counting every thread of `pid` and its descendants: their context
+    /// switches, and every system call when [`COUNT_SYSCALLS_ENV`] is 1.
+    pub fn start(pid: u32) -> io::Result<Counting> {
+        if std::env::var(COUNT_SYSCALLS_ENV).is_ok_and(|v| v == "1") {
+            Counting::start_every(pid)
+        } else {
+            Counting::open(pid, &[4, 5])
+        }
+    }
+
+    /// Counts every field of [`Calls`] with perf counters.
+    pub fn start_every(pid: u32) -> io::Result<Counting> {
+        Counting::open(pid, &[0, 1, 2, 3, 4, 5])
+    }
+
+    /// Opens the counters of the [`Calls`] fields numbered `fields` on every thread.
+    fn open(pid: u32, fields: &[usize]) -> io::Result<Counting> {
+        let (sys_enter, sched_switch) = ids()?;
+        let filters = [
+            syscall_filter(&WAIT_CALLS),
+            syscall_filter(&READ_CALLS),
+            syscall_filter(&WRITE_CALLS),
+        ];
+        let event = |field: usize| match field {
+            0 => (sys_enter, None),
+            1..=3 => (sys_enter, Some(filters[field - 1].as_str())),
+            4 => (sched_switch, None),
+            _ => (sched_switch, Some(INVOLUNTARY_FILTER)),
+        };
+        let mut counters = Vec::new();
+        for process in process_tree(pid) {
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{process}/task")) else {
+                continue;
+            };
+            for tid in tasks
+                .flatten()
+                .filter_map(|t| t.file_name().to_str()?.parse().ok())
+            {
+                for &field in fields {
+                    let (id, filter) = event(field);
+                    match Counter::tracepoint(tid, id, filter) {
+                        Ok(c) => counters.push((field, c)),
+                        // A thread that exited since the listing has nothing more to count.
+                        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => break,
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+        if counters.is_empty() {
+            return Err(io::Error::other(format!(
+                "process {pid} has no thread to count"
+            )));
+        }
+        Ok(Counting {
+            counters,
+            every_call: fields.contains(&0),
+        })
+    }
+
+    /// The counts since the start, summed over the threads.
+    pub fn read(&self) -> io::Result<Calls> {
+        let mut sum = [0u64; 6];
+        for (field, counter) in &self.counters {
+            sum[*field] += counter.read()?;
+        }
+        let [syscalls, wait, read, write, switches, involuntary] = sum;
+        Ok(Calls {
+            syscalls,
+            wait,
+            read,
+            write,
+            switches,
+            involuntary,
+            every_call: self.every_call,
+        })
+    }
+}
+
+/// Fills a row's per-request columns from the counts over its load.
+pub fn measure(row: &mut Row, server: &ServerSide) {
+    let (Some(calls), Some(requests)) = (server.calls, row.requests.filter(|r| *r > 0)) else {
+        return;
+    };
+    let per = |n: u64| Some((n as f64 / requests as f64 * 10_000.0).round() / 10_000.0);
+    if calls.every_call {
+        row.server_syscalls_per_req = per(calls.syscalls);
+        row.server_wait_calls_per_req = per(calls.wait);
+        row.server_read_calls_per_req = per(calls.read);
+        row.server_write_calls_per_req = per(calls.write);
+    }
+    row.server_voluntary_switches_per_req = per(calls.voluntary());
+    row.server_involuntary_switches_per_req = per(calls.involuntary);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_name_the_calls() {
+        assert_eq!(
+            syscall_filter(&[libc::SYS_read, libc::SYS_readv]),
+            format!("id == {} || id == {}", libc::SYS_read, libc::SYS_readv)
+        );
+    }
+
+    #[test]
+    fn per_request_divides_the_counts() {
+        let server = ServerSide {
+            calls: Some(Calls {
+                syscalls: 3_000,
+                wait: 27,
+                read: 1_000,
+                write: 1_000,
+                switches: 50,
+                involuntary: 10,
+                every_call: true,
+            }),
+            ..ServerSide::default()
+        };
+        let mut row = Row {
+            requests: Some(1_000),
+            ..Row::default()
+        };
+        measure(&mut row, &server);
+        assert_eq!(row.server_syscalls_per_req, Some(3.0));
+        assert_eq!(row.server_wait_calls_per_req, Some(0.027));
+        assert_eq!(row.server_read_calls_per_req, Some(1.0));
+        assert_eq!(row.server_voluntary_switches_per_req, Some(0.04));
+        assert_eq!(row.server_involuntary_switches_per_req, Some(0.01));
+        let mut none = Row {
+            requests: Some(0),
+            ..Row::default()
+        };
+        measure(&mut none, &server);
+        assert_eq!(none.server_syscalls_per_req, None);
+    }
+
+    #[test]
+    fn a_thread_that_blocks_and_one_that_spins_are_told_apart() {
+        // Root only; elsewhere there is nothing to count.
+        let Ok(counting) = Counting::start_every(std::process::id()) else {
+            return;
+        };
+        let before = counting.read().unwrap();
+        // A thread created now is counted too (inherited), and kept after it exits.
+        std::thread::spawn(|| {
+            for _ in 0..20 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            let pipe = std::io::pipe().unwrap();
+            let (mut r, mut w) = pipe;
+            use std::io::{Read, Write};
+            for _ in 0..10 {
+                w.write_all(b"x").unwrap();
+                r.read_exact(&mut [0u8; 1]).unwrap();
+            }
+        })
+        .join()
+        .unwrap();
+        let d = counting.read().unwrap().since(&before);
+        assert!(d.voluntary() >= 20, "{d:?}");
+        assert!(d.write >= 10 && d.read >= 10, "{d:?}");
+        assert!(d.syscalls >= d.read + d.write + 20, "{d:?}");
+    }
+}
