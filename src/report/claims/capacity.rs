@@ -305,18 +305,25 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
     // killer under the memory cap, a signal), not merely slow.
     let terminated = |reason: &str| {
         let reason = reason.to_lowercase();
-        ["killed", "signal", "oom", "memory", "server exited", "server died"]
-            .iter()
-            .any(|w| reason.contains(w))
+        [
+            "killed",
+            "signal",
+            "oom",
+            "memory",
+            "server exited",
+            "server died",
+        ]
+        .iter()
+        .any(|w| reason.contains(w))
     };
     let all = |_: &Row| true;
-    let part = |model: &str, at: &dyn Fn(&Row) -> bool, holds: &dyn Fn(&str) -> bool| {
-        match outcome(rows, model, at) {
-            (0, 0, _) => None,
-            (0, _, reason) if holds(&reason) => Some(true),
-            (0, _, _) => None,
-            _ => Some(false),
-        }
+    let part = |model: &str, at: &dyn Fn(&Row) -> bool, holds: &dyn Fn(&str) -> bool| match outcome(
+        rows, model, at,
+    ) {
+        (0, 0, _) => None,
+        (0, _, reason) if holds(&reason) => Some(true),
+        (0, _, _) => None,
+        _ => Some(false),
     };
     // select "Could not complete tests" at any size; the others at 1 MiB.
     let threads = part("threads", &big, &terminated);
@@ -338,7 +345,10 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
     let (verdict, why) = if parts.iter().any(|(_, v)| *v == Some(false)) {
         (
             Verdict::Refuted,
-            format!("held in a repetition here, against the report: {}", list(Some(false))),
+            format!(
+                "held in a repetition here, against the report: {}",
+                list(Some(false))
+            ),
         )
     } else if parts.iter().all(|(_, v)| *v == Some(true)) {
         (

@@ -2,8 +2,8 @@
 //! along a sweep.
 
 use super::{column, models, num, ok_spread, ran, values_of, Judged, Row, Spread, Status, Verdict};
-use crate::stats::{self, Comparison};
 use crate::report::verdict::{fmt_count, fmt_latency};
+use crate::stats::{self, Comparison};
 
 /// How two models compare at one step on a figure where lower is better.
 #[derive(Debug, PartialEq)]

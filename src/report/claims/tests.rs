@@ -161,7 +161,8 @@ fn claim_2_threads_against_the_thread_and_fd_limits() {
     let c = judge(2, &spawn, fd_first);
     assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
     assert!(
-        c.why.contains("at 16,118 threads; threads-max/pid_max 32,768"),
+        c.why
+            .contains("at 16,118 threads; threads-max/pid_max 32,768"),
         "{}",
         c.why
     );
