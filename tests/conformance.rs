@@ -792,7 +792,8 @@ fn sigterm_summary(variant: &Variant) {
 }
 
 /// threads: a thread that cannot be created (a 1 TiB stack) refuses the connection,
-/// counted as thread_spawn, and the server lives on.
+/// counted as thread_spawn with the error pthread_create returned (glibc reports the
+/// stack's failed mmap as EAGAIN), and the server lives on.
 #[test]
 fn threads_spawn_failure_refuses() {
     let server = Server::start("threads", &["--thread-stack", "1024GiB"]);
@@ -804,6 +805,10 @@ fn threads_spawn_failure_refuses() {
     check_stopped("threads", &stopped);
     assert_eq!(count(&stopped.summary, "accepted"), 0);
     assert_eq!(reason_count(&stopped.summary, "refused", "thread_spawn"), 3);
+    assert_eq!(
+        stopped.summary["refusal_errors"]["thread_spawn"],
+        "EAGAIN (Resource temporarily unavailable)"
+    );
 }
 
 /// Connects to `server` from the loopback address `source`.

@@ -96,8 +96,13 @@ pub fn judge(
                 .filter(|(_, n)| **n > 0)
                 .map(|(reason, n)| format!("{reason}: {n}"))
                 .collect();
+            let errors: String = s
+                .refusal_errors
+                .iter()
+                .map(|(reason, error)| format!("; {reason}: the kernel returned {error}"))
+                .collect();
             return Some(format!(
-                "server refused {total} connections ({})",
+                "server refused {total} connections ({}){errors}",
                 why.join(", ")
             ));
         }

@@ -52,7 +52,7 @@ impl Model {
     pub fn supports_processes(self) -> bool {
         matches!(
             self,
-            Model::Poll | Model::Epoll | Model::Uring | Model::Tokio
+            Model::Threads | Model::Poll | Model::Epoll | Model::Uring | Model::Tokio
         )
     }
 }
@@ -198,7 +198,7 @@ impl ServerConfig {
         }
         if self.processes > 1 && !self.model.supports_processes() {
             anyhow::bail!(
-                "--processes is for poll, epoll, uring and tokio; {} runs in one process",
+                "--processes is for threads, poll, epoll, uring and tokio; {} runs in one process",
                 self.model
             );
         }

@@ -152,6 +152,10 @@ pub struct ServerSummary {
     pub max_concurrent: u64,
     pub accepted: u64,
     pub refused: BTreeMap<String, u64>,
+    /// The first error the kernel returned for a refusal reason, as observed
+    /// ("thread_spawn" -> "EAGAIN (Resource temporarily unavailable)").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub refusal_errors: BTreeMap<String, String>,
     pub closed: BTreeMap<String, u64>,
     pub bytes_in: u64,
     pub bytes_out: u64,
@@ -170,6 +174,11 @@ impl ServerSummary {
         self.accepted += other.accepted;
         for (reason, count) in &other.refused {
             *self.refused.entry(reason.clone()).or_default() += count;
+        }
+        for (reason, error) in &other.refusal_errors {
+            self.refusal_errors
+                .entry(reason.clone())
+                .or_insert_with(|| error.clone());
         }
         for (reason, count) in &other.closed {
             *self.closed.entry(reason.clone()).or_default() += count;
@@ -220,6 +229,9 @@ impl ServerSummary {
             self.refused_total()
         ));
         push_reasons(&mut out, &self.refused);
+        for (reason, error) in &self.refusal_errors {
+            out.push_str(&format!("    {reason}: the kernel returned {error}\n"));
+        }
         out.push_str(&format!(
             "  closed                      {}",
             self.closed.values().sum::<u64>()
@@ -268,6 +280,7 @@ fn push_reasons(out: &mut String, reasons: &BTreeMap<String, u64>) {
 #[derive(Default)]
 struct Totals {
     refused: BTreeMap<RefuseReason, u64>,
+    refusal_errors: BTreeMap<RefuseReason, String>,
     closed: BTreeMap<CloseReason, u64>,
     bytes_in: u64,
     bytes_out: u64,
@@ -373,6 +386,23 @@ impl Stats {
         self.refuse(reason, Some(record.peer));
     }
 
+    /// [`Stats::refuse_admitted`] with the error the kernel returned; the first one
+    /// of each reason is kept for the summary.
+    pub fn refuse_admitted_with(
+        &self,
+        record: &ServerConnRecord,
+        reason: RefuseReason,
+        error: &io::Error,
+    ) {
+        self.totals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .refusal_errors
+            .entry(reason)
+            .or_insert_with(|| describe_os_error(error));
+        self.refuse_admitted(record, reason);
+    }
+
     /// Counts a connection as closed, adds it to the totals and appends its row to the log.
     pub fn close(&self, record: &ServerConnRecord, reason: CloseReason) {
         self.active.fetch_sub(1, Ordering::AcqRel);
@@ -456,6 +486,11 @@ impl Stats {
                 .iter()
                 .map(|(r, n)| (r.name().to_string(), *n))
                 .collect(),
+            refusal_errors: totals
+                .refusal_errors
+                .iter()
+                .map(|(r, e)| (r.name().to_string(), e.clone()))
+                .collect(),
             closed: totals
                 .closed
                 .iter()
@@ -468,6 +503,22 @@ impl Stats {
             ..ServerSummary::default()
         }
     }
+}
+
+/// "EAGAIN (Resource temporarily unavailable)": the errno's name, then its text.
+pub fn describe_os_error(error: &io::Error) -> String {
+    let name = match error.raw_os_error() {
+        Some(libc::EAGAIN) => "EAGAIN",
+        Some(libc::ENOMEM) => "ENOMEM",
+        Some(libc::EMFILE) => "EMFILE",
+        Some(libc::ENFILE) => "ENFILE",
+        Some(libc::EINVAL) => "EINVAL",
+        Some(libc::EPERM) => "EPERM",
+        _ => return error.to_string(),
+    };
+    let text = error.to_string();
+    let text = text.split(" (os error").next().unwrap_or(&text);
+    format!("{name} ({text})")
 }
 
 fn host_entry(hosts: &mut BTreeMap<IpAddr, HostTotals>, ip: IpAddr) -> &mut HostTotals {

@@ -9,12 +9,13 @@
 //!
 //! The costs are per connection and paid even when it is idle: a thread (its
 //! stack, `--thread-stack`, plus a kernel stack and a scheduler entry), its read
-//! buffer, and a context switch for every read and write. A thread that cannot
-//! be created refuses the connection (counted as `thread_spawn`); the server
-//! lives on. The first limit is usually not the thread count but the process's
-//! memory mappings (vm.max_map_count, 65 530 by default): each thread maps four
-//! regions, and past the limit Rust's runtime aborts the process while starting
-//! a thread, so the acceptor refuses connections before the mappings run out.
+//! buffer, and a context switch for every read and write. Threads are made with
+//! pthread_create(3) as the classic servers made them: a small stack and its guard
+//! page (two memory maps), and no signal stack (std's threads map one more stack and
+//! guard each). Nothing caps them but the kernel: a thread that cannot be created
+//! refuses the connection (counted as `thread_spawn`, with the error the kernel
+//! returned, e.g. EAGAIN at threads-max, pid_max or RLIMIT_NPROC, ENOMEM at
+//! vm.max_map_count or memory) and the server lives on.
 //!
 //! Shutdown: blocked threads never look at a flag, so the acceptor keeps a
 //! registry of open connection fds and shutdown(2)s every one of them, which
@@ -39,11 +40,6 @@ use crate::syscall;
 const BUFFER_SIZE: usize = 64 * 1024;
 /// How long shutdown waits for the connection threads to close their records.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(10);
-/// Memory mappings one connection thread adds: its stack and guard page, and the
-/// signal stack and guard page Rust's runtime maps for it.
-const MAPS_PER_THREAD: usize = 4;
-/// Mappings left for everything else (heap growth, malloc arenas, libraries).
-const MAPS_RESERVED: usize = 1024;
 
 pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let listener_fd = setup.listener.as_raw_fd();
@@ -52,15 +48,8 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let options = ConnOptions {
         stack: setup.config.thread_stack,
         idle_timeout: setup.config.idle_timeout,
-        max_threads: thread_capacity(),
     };
     setup.announce()?;
-    if let Some(max) = options.max_threads {
-        crate::errln!(
-            "echolab serve: at most {max} connection threads (vm.max_map_count: each thread maps \
-             {MAPS_PER_THREAD} regions); connections beyond are refused as thread_spawn"
-        );
-    }
 
     while !shutdown_requested() {
         // 1. Wait for a connection or shutdown; leave the listener out while accepting is paused.
@@ -109,28 +98,10 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
 struct ConnOptions {
     stack: usize,
     idle_timeout: Option<Duration>,
-    /// Connection threads the process can map, if vm.max_map_count is known.
-    max_threads: Option<usize>,
-}
-
-/// How many connection threads fit under vm.max_map_count. Past it, a new thread's
-/// stack may still be mapped but not the signal stack Rust's runtime gives every
-/// thread, and the runtime aborts the whole process; so the acceptor refuses first.
-fn thread_capacity() -> Option<usize> {
-    let max_maps: usize = std::fs::read_to_string("/proc/sys/vm/max_map_count")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    let maps_now = std::fs::read_to_string("/proc/self/maps")
-        .ok()?
-        .lines()
-        .count();
-    Some(max_maps.saturating_sub(maps_now + MAPS_RESERVED) / MAPS_PER_THREAD)
 }
 
 /// Makes the socket blocking (with the idle timeout on reads) and starts its thread;
-/// a thread that cannot be created turns the connection into a refused one.
+/// a thread the kernel refuses turns the connection into a refused one, with its error.
 fn spawn_connection(
     fd: OwnedFd,
     record: ServerConnRecord,
@@ -138,13 +109,6 @@ fn spawn_connection(
     stats: &Arc<Stats>,
     registry: &Arc<Registry>,
 ) {
-    if options
-        .max_threads
-        .is_some_and(|max| registry.open() >= max)
-    {
-        stats.refuse_admitted(&record, RefuseReason::ThreadSpawn);
-        return;
-    }
     if let Err(e) = make_blocking(&fd, options.idle_timeout) {
         stats.close(&record, CloseReason::from_io_error(&e));
         return;
@@ -155,22 +119,62 @@ fn spawn_connection(
     let peer_record = record.clone();
     let thread_stats = Arc::clone(stats);
     let thread_registry = Arc::clone(registry);
-    let spawned = std::thread::Builder::new()
-        .name("echo-conn".into())
-        .stack_size(options.stack)
-        .spawn(move || {
-            let mut record = record;
-            let reason = echo_until_closed(&fd, &mut record);
-            thread_stats.close(&record, reason);
-            // Leave the registry before the fd is closed, so the acceptor never
-            // shuts down a reused fd number.
-            thread_registry.remove(raw, fd);
-        });
-    if spawned.is_err() {
+    let spawned = spawn_detached(options.stack, move || {
+        let mut record = record;
+        let reason = echo_until_closed(&fd, &mut record);
+        thread_stats.close(&record, reason);
+        // Leave the registry before the fd is closed, so the acceptor never
+        // shuts down a reused fd number.
+        thread_registry.remove(raw, fd);
+    });
+    if let Err(e) = spawned {
         // The closure, and with it the fd, is gone; only this thread shuts fds down,
         // so taking the number out of the registry now is safe.
         registry.forget(raw);
-        stats.refuse_admitted(&peer_record, RefuseReason::ThreadSpawn);
+        stats.refuse_admitted_with(&peer_record, RefuseReason::ThreadSpawn, &e);
+    }
+}
+
+/// Starts `body` on a detached pthread with a `stack`-byte stack (at least
+/// PTHREAD_STACK_MIN): the stack and its guard page are the only maps it adds. The
+/// error is pthread_create's, which is the kernel's (clone's EAGAIN, mmap's ENOMEM).
+fn spawn_detached(stack: usize, body: impl FnOnce() + Send + 'static) -> io::Result<()> {
+    type Body = Box<dyn FnOnce() + Send>;
+    extern "C" fn start(arg: *mut libc::c_void) -> *mut libc::c_void {
+        // SAFETY: `arg` is the Box<Body> leaked by spawn_detached below, handed to
+        // exactly this thread, which takes it back once.
+        let body = unsafe { Box::from_raw(arg.cast::<Body>()) };
+        // A panic must not unwind into C; the connection's thread ends either way.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body));
+        std::ptr::null_mut()
+    }
+    let arg = Box::into_raw(Box::new(Box::new(body) as Body));
+    let stack = stack.max(libc::PTHREAD_STACK_MIN);
+    // SAFETY: attr is initialised before use and destroyed after; on success the new
+    // thread owns `arg`, on failure it is reclaimed here and never seen by a thread.
+    let rc = unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        let mut rc = libc::pthread_attr_init(&mut attr);
+        if rc == 0 {
+            rc = libc::pthread_attr_setstacksize(&mut attr, stack);
+        }
+        if rc == 0 {
+            rc = libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED);
+        }
+        if rc == 0 {
+            let mut thread: libc::pthread_t = 0;
+            rc = libc::pthread_create(&mut thread, &attr, start, arg.cast());
+        }
+        libc::pthread_attr_destroy(&mut attr);
+        if rc != 0 {
+            drop(Box::from_raw(arg));
+        }
+        rc
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(rc))
     }
 }
 

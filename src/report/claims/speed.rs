@@ -1,8 +1,9 @@
 //! The speed claims (4, 5, 6 and 8): response times compared between models or
 //! along a sweep.
 
-use super::{column, models, num, ok_spread, ran, spread, values_of, Judged, Row, Spread, Verdict};
+use super::{column, models, num, ok_spread, ran, values_of, Judged, Row, Spread, Status, Verdict};
 use crate::report::verdict::{fmt_count, fmt_latency};
+use crate::stats::{self, Comparison};
 
 /// How two models compare at one step on a figure where lower is better.
 #[derive(Debug, PartialEq)]
@@ -143,17 +144,35 @@ pub(super) fn claim_5(rows: &[Row]) -> Judged {
     (verdict, why, numbers)
 }
 
-/// Claim 6: for each doubling of the clients while throughput still grows, does the
-/// mean response time double too?
+/// The ok values of `c` for `model` where `at` holds, one per repetition.
+fn samples(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool, c: &str) -> Vec<f64> {
+    rows.iter()
+        .filter(|r| r.model == model && r.status == Status::Ok && at(r))
+        .filter_map(|r| r.num(c))
+        .collect()
+}
+
+/// "x1.93 (1.81–2.05), p = 0.029, n = 4": a comparison as the claims print it.
+fn shown(c: &Comparison) -> String {
+    format!(
+        "x{:.2} ({:.2}–{:.2}), {}",
+        c.ratio,
+        c.interval.0,
+        c.interval.1,
+        c.describe_p()
+    )
+}
+
+/// Claim 6 (004, cases 1-5): each doubling of the clients at one delay, does the mean
+/// response time double (x1.5–2.6, the difference significant)?
 pub(super) fn claim_6(rows: &[Row]) -> Judged {
     let model = models(rows)
         .first()
         .map_or(String::new(), |m| m.to_string());
     let mine: Vec<&Row> = rows.iter().filter(|r| r.model == model).collect();
     let mut numbers = Vec::new();
-    let (mut doubled, mut flat, mut unsaturated) = (0, 0, 0);
-    // Mean ratios of the doublings after saturation, to say what happened there.
-    let mut saturated_ratios: Vec<f64> = Vec::new();
+    let (mut doubled, mut not_doubled, mut undecided, mut pairs) = (0, 0, 0, 0);
+    let mut undecided_p = Vec::new();
     for delay in values_of(mine.iter().copied(), column::DELAY_MS) {
         let at = |c: f64| {
             move |r: &Row| num(r, column::DELAY_MS) == delay && num(r, column::CONNECTIONS) == c
@@ -164,62 +183,61 @@ pub(super) fn claim_6(rows: &[Row]) -> Judged {
                 .filter(|r| num(r, column::DELAY_MS) == delay),
             column::CONNECTIONS,
         );
-        let mut steps = Vec::new();
+        for &c in &clients {
+            if let Some(s) = ok_spread(rows, &model, at(c), column::MEAN_US) {
+                numbers.push(format!(
+                    "delay {delay} ms, {} clients: mean response time {}",
+                    fmt_count(c),
+                    s.show(fmt_latency)
+                ));
+            }
+        }
         for pair in clients.windows(2) {
             let (c1, c2) = (pair[0], pair[1]);
             if !(1.8..=2.2).contains(&(c2 / c1)) {
                 continue;
             }
-            let get = |c: f64, col: &str| ok_spread(rows, &model, at(c), col).map(|s| s.median);
-            let (Some(m1), Some(m2), Some(t1), Some(t2)) = (
-                get(c1, column::MEAN_US),
-                get(c2, column::MEAN_US),
-                get(c1, column::THROUGHPUT_RPS),
-                get(c2, column::THROUGHPUT_RPS),
-            ) else {
+            let a = samples(rows, &model, at(c1), column::MEAN_US);
+            let b = samples(rows, &model, at(c2), column::MEAN_US);
+            let Some(cmp) = stats::compare(&a, &b) else {
                 continue;
             };
-            let (mr, tr) = (m2 / m1, t2 / t1);
-            let saturated = tr < 1.6;
-            if saturated {
-                saturated_ratios.push(mr);
+            pairs += 1;
+            let (lo, hi) = cmp.interval;
+            let outcome = if cmp.significant() && (1.5..=2.6).contains(&cmp.ratio) {
+                doubled += 1;
+                "doubled"
+            } else if hi < 1.5 || lo > 2.6 {
+                not_doubled += 1;
+                "did not double"
             } else {
-                unsaturated += 1;
-                if (1.5..=2.6).contains(&mr) {
-                    doubled += 1;
-                } else if mr < 1.5 {
-                    flat += 1;
-                }
-            }
-            steps.push(format!(
-                "{}→{}: mean {} → {} (x{mr:.2}), throughput x{tr:.2}{}",
+                undecided += 1;
+                undecided_p.push(cmp.describe_p());
+                "undecided"
+            };
+            numbers.push(format!(
+                "delay {delay} ms, {}→{} clients: mean {} ({outcome})",
                 fmt_count(c1),
                 fmt_count(c2),
-                fmt_latency(m1),
-                fmt_latency(m2),
-                if saturated { ", saturated" } else { "" }
+                shown(&cmp)
             ));
         }
-        if !steps.is_empty() {
-            numbers.push(format!("delay {delay} ms: {}", steps.join("; ")));
+    }
+    let why = format!(
+        "of {pairs} doublings of the clients, the mean response time doubled (x1.5–2.6, \
+         significant) at {doubled}, clearly did not (its interval outside x1.5–2.6) at \
+         {not_doubled}, undecided at {undecided}{}",
+        if undecided_p.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", undecided_p.join("; "))
         }
-    }
-    let mut why = format!(
-        "of {unsaturated} doublings before saturation (throughput x1.6 or more), the mean \
-         response time doubled (x1.5–2.6) at {doubled} and stayed flat (under x1.5) at {flat}"
     );
-    if let Some(s) = spread(saturated_ratios) {
-        why += &format!(
-            "; at the {} doublings after saturation it grew x{:.2}–{:.2} (queueing, with \
-             throughput no longer growing)",
-            s.n, s.min, s.max
-        );
-    }
-    let verdict = if unsaturated == 0 {
+    let verdict = if pairs == 0 {
         Verdict::Inconclusive
-    } else if doubled * 2 > unsaturated {
+    } else if doubled * 2 > pairs {
         Verdict::Confirmed
-    } else if flat * 2 > unsaturated {
+    } else if not_doubled * 2 > pairs {
         Verdict::Refuted
     } else {
         Verdict::Inconclusive
@@ -227,82 +245,84 @@ pub(super) fn claim_6(rows: &[Row]) -> Judged {
     (verdict, why, numbers)
 }
 
-/// Claim 8: the mean response time flat at delays of 125 ms and above, steep below.
+/// Claim 8 (004, cases 6-11): the knee of the response time over the delay sweep.
+/// The report puts it between 250 ms (fast, ~30 ms) and 125 ms (about 10x slower).
+/// Going from long delays to short, the knee is the first step where the mean
+/// response time at least doubles, significantly.
 pub(super) fn claim_8(rows: &[Row]) -> Judged {
-    const KNEE_MS: f64 = 125.0;
+    const REPORT_KNEE: (f64, f64) = (250.0, 125.0);
+    const CLIMB: f64 = 2.0;
     let model = models(rows)
         .first()
         .map_or(String::new(), |m| m.to_string());
-    let delays = values_of(
+    let mut delays = values_of(
         rows.iter().filter(|r| r.model == model && ran(r)),
         column::DELAY_MS,
     );
-    let mean_at = |d: f64| {
-        ok_spread(
-            rows,
-            &model,
-            |r| num(r, column::DELAY_MS) == d,
-            column::MEAN_US,
-        )
-    };
+    delays.reverse();
+    let at = |d: f64| move |r: &Row| num(r, column::DELAY_MS) == d;
+    let means = |d: f64| samples(rows, &model, at(d), column::MEAN_US);
     let mut numbers = Vec::new();
-    for &d in delays.iter().rev() {
-        if let Some(s) = mean_at(d) {
-            numbers.push(format!("delay {d} ms: mean {}", s.show(fmt_latency)));
-        } else {
-            numbers.push(format!("delay {d} ms: no repetition finished"));
+    for &d in &delays {
+        numbers.push(match ok_spread(rows, &model, at(d), column::MEAN_US) {
+            Some(s) => format!("delay {d} ms: mean {}", s.show(fmt_latency)),
+            None => format!("delay {d} ms: no repetition finished"),
+        });
+    }
+    let mut knee = None;
+    for pair in delays.windows(2) {
+        let (long, short) = (pair[0], pair[1]);
+        let Some(c) = stats::compare(&means(long), &means(short)) else {
+            continue;
+        };
+        numbers.push(format!("{long} → {short} ms: mean {}", shown(&c)));
+        if knee.is_none() && c.significant() && c.ratio >= CLIMB {
+            knee = Some((long, short, c));
         }
     }
-    let slow: Vec<f64> = delays
-        .iter()
-        .filter(|&&d| d >= KNEE_MS)
-        .filter_map(|&d| mean_at(d).map(|s| s.median))
-        .collect();
-    let knee = delays
-        .iter()
-        .copied()
-        .find(|&d| d >= KNEE_MS)
-        .and_then(|d| mean_at(d).map(|s| s.median));
-    let fastest = delays
-        .first()
-        .filter(|&&d| d < KNEE_MS)
-        .and_then(|&d| mean_at(d).map(|s| s.median));
-    let (Some(knee), Some(fastest)) = (knee, fastest) else {
+    let (Some(&longest), Some(&shortest)) = (delays.first(), delays.last()) else {
         return (
             Verdict::Inconclusive,
-            "no finished step at 125 ms or above and below it to compare".into(),
+            "no delay of the sweep finished".into(),
             numbers,
         );
     };
-    let (lo, hi) = slow
-        .iter()
-        .fold((f64::MAX, 0.0f64), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-    let flat = hi <= 2.0 * lo;
-    let climb = fastest / knee;
-    let measured = format!(
-        "at 125 ms and above the mean ranges {} to {} (x{:.2}), and at the shortest delay it \
-         is x{climb:.1} the one at 125 ms",
-        fmt_latency(lo),
-        fmt_latency(hi),
-        hi / lo
-    );
-    let (verdict, why) = if !flat {
-        (
-            Verdict::Refuted,
-            format!("not low and flat at 125 ms and above: {measured}"),
-        )
-    } else if climb < 2.0 {
-        (
-            Verdict::Refuted,
-            format!("no steep climb below 125 ms: {measured}"),
-        )
-    } else if climb >= 5.0 {
-        (Verdict::Confirmed, measured)
-    } else {
-        (
+    let report = "the report: ~30 ms above 125 ms, ~300-400 ms at 125 ms and below";
+    if let Some((long, short, c)) = knee {
+        let found = format!(
+            "the first significant climb (x{CLIMB} or more) going to shorter delays is \
+             {long} → {short} ms: {} ({report})",
+            shown(&c)
+        );
+        return if (long, short) == REPORT_KNEE {
+            (Verdict::Confirmed, found, numbers)
+        } else {
+            (
+                Verdict::Refuted,
+                format!("{found}, not 250 → 125 ms"),
+                numbers,
+            )
+        };
+    }
+    let Some(all) = stats::compare(&means(longest), &means(shortest)) else {
+        return (
             Verdict::Inconclusive,
-            format!("a climb, but under x5: {measured}"),
-        )
+            "the longest and shortest delays have no finished repetition to compare".into(),
+            numbers,
+        );
     };
-    (verdict, why, numbers)
+    let overall = format!("{longest} → {shortest} ms: mean {}", shown(&all));
+    if all.significant() && all.ratio >= CLIMB {
+        let why = format!(
+            "the response time climbs over the sweep ({overall}) but no single step of it \
+             doubles significantly, so no knee is located ({report})"
+        );
+        (Verdict::Inconclusive, why, numbers)
+    } else if all.interval.1 < CLIMB && stats::min_p(all.n_a, all.n_b) < stats::ALPHA {
+        let why = format!("no knee: not even x{CLIMB} over the whole sweep ({overall}; {report})");
+        (Verdict::Refuted, why, numbers)
+    } else {
+        let why = format!("no knee located: {overall} ({report})");
+        (Verdict::Inconclusive, why, numbers)
+    }
 }

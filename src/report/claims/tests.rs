@@ -29,7 +29,16 @@ fn row(model: &str, step: &str, rep: u32, status: Status, values: &[(&str, f64)]
 
 /// Three ok repetitions of `model` at `step` with `values`, each scaled by 0.9, 1, 1.1.
 fn reps(model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Row> {
-    [0.9, 1.0, 1.1]
+    scaled_reps(&[0.9, 1.0, 1.1], model, step, values)
+}
+
+/// Five ok repetitions (0.9 to 1.1): enough for a comparison to be significant.
+fn reps5(model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Row> {
+    scaled_reps(&[0.9, 0.95, 1.0, 1.05, 1.1], model, step, values)
+}
+
+fn scaled_reps(scales: &[f64], model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Row> {
+    scales
         .iter()
         .enumerate()
         .map(|(i, k)| {
@@ -141,7 +150,10 @@ fn claim_2_threads_against_the_thread_and_fd_limits() {
     assert_eq!(verdict_with(2, &early, limits), Verdict::Refuted);
     let mut spawn = held("threads", 10_000.0);
     let mut no_thread = failed("threads", 19_000.0);
-    no_thread.failure_reason = "server refused 2883 connections (thread_spawn: 2883)".into();
+    no_thread.failure_reason = "server refused 2883 connections (thread_spawn: 2883); \
+                                thread_spawn: the kernel returned EAGAIN (Resource \
+                                temporarily unavailable)"
+        .into();
     no_thread
         .numbers
         .insert(column::SERVER_THREADS_MAX.into(), 16_118.0);
@@ -149,7 +161,14 @@ fn claim_2_threads_against_the_thread_and_fd_limits() {
     let c = judge(2, &spawn, fd_first);
     assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
     assert!(
-        c.why.contains("at 16,118 threads, below kernel.pid_max"),
+        c.why
+            .contains("at 16,118 threads; threads-max/pid_max 32,768"),
+        "{}",
+        c.why
+    );
+    assert!(
+        c.why
+            .contains("the kernel refused a thread: EAGAIN (Resource temporarily unavailable)"),
         "{}",
         c.why
     );
@@ -228,7 +247,7 @@ fn doublings(points: &[(f64, f64, f64)]) -> Vec<Row> {
     points
         .iter()
         .flat_map(|&(c, mean, tput)| {
-            reps(
+            reps5(
                 "epoll",
                 &format!("c{c}-d10ms"),
                 &[
@@ -256,11 +275,29 @@ fn claim_6_doubling_the_clients() {
         (2000.0, 110.0, 4e4),
     ]);
     assert_eq!(verdict(6, &flat), Verdict::Refuted);
-    let saturated = doublings(&[(500.0, 100.0, 1e4), (1000.0, 200.0, 1e4)]);
-    assert_eq!(verdict(6, &saturated), Verdict::Inconclusive);
+    // Three repetitions can never be significant: a doubling is undecided, with p and n.
+    let three: Vec<Row> = [(500.0, 100.0), (1000.0, 200.0)]
+        .iter()
+        .flat_map(|&(c, mean)| {
+            reps(
+                "epoll",
+                &format!("c{c}"),
+                &[
+                    (column::CONNECTIONS, c),
+                    (column::DELAY_MS, 1000.0),
+                    (column::MEAN_US, mean),
+                ],
+            )
+        })
+        .collect();
+    let c = judge(6, &three, Limits::default());
+    assert_eq!(c.verdict, Verdict::Inconclusive, "{}", c.why);
+    assert!(c.why.contains("n = 3"), "{}", c.why);
     let c = judge(6, &flat, Limits::default());
     assert!(
-        c.numbers[0].starts_with("delay 10 ms: 500→1,000"),
+        c.numbers
+            .iter()
+            .any(|n| n.starts_with("delay 10 ms, 500→1,000 clients: mean x1.05")),
         "{:?}",
         c.numbers
     );
@@ -288,17 +325,34 @@ fn claim_7_message_sizes() {
     let select = sized("select", 1.0, false);
     let mut out_of_memory = sized("threads", MIB, false);
     out_of_memory[0].failure_reason = "server exited: killed by the OOM killer".into();
+    let epoll_gave_up = [
+        sized("epoll", 1.0, true),
+        sized("epoll", 1024.0, true),
+        sized("epoll", MIB, false),
+    ]
+    .concat();
     let confirmed = [
+        epoll_gave_up.clone(),
+        threads_small.clone(),
+        out_of_memory.clone(),
+        select.clone(),
+    ]
+    .concat();
+    assert_eq!(verdict(7, &confirmed), Verdict::Confirmed);
+    // epoll held 1 MiB here: the report's "not able to support this test" is refuted.
+    let epoll_held = [
         epoll.clone(),
         threads_small.clone(),
         out_of_memory,
         select.clone(),
     ]
     .concat();
-    assert_eq!(verdict(7, &confirmed), Verdict::Confirmed);
+    let c = judge(7, &epoll_held, Limits::default());
+    assert_eq!(c.verdict, Verdict::Refuted);
+    assert!(c.why.contains("epoll could not support it"), "{}", c.why);
     // Failing at 1 MiB for another reason does not show the claim.
     let timed_out = [
-        epoll.clone(),
+        epoll_gave_up.clone(),
         threads_small.clone(),
         sized("threads", MIB, false),
         select.clone(),
@@ -307,19 +361,19 @@ fn claim_7_message_sizes() {
     let c = judge(7, &timed_out, Limits::default());
     assert_eq!(c.verdict, Verdict::Inconclusive);
     assert!(
-        c.why.contains("but not for memory: server refused"),
+        c.why.contains("but was not stopped: server refused"),
         "{}",
         c.why
     );
     let threads_coped = [
-        epoll.clone(),
+        epoll_gave_up.clone(),
         threads_small.clone(),
         sized("threads", MIB, true),
         select.clone(),
     ]
     .concat();
     assert_eq!(verdict(7, &threads_coped), Verdict::Refuted);
-    let no_threads = [epoll, select].concat();
+    let no_threads = [epoll_gave_up, select].concat();
     assert_eq!(verdict(7, &no_threads), Verdict::Inconclusive);
 }
 
@@ -327,7 +381,7 @@ fn by_delay(points: &[(f64, f64)]) -> Vec<Row> {
     points
         .iter()
         .flat_map(|&(d, mean)| {
-            reps(
+            reps5(
                 "epoll",
                 &format!("d{d}ms"),
                 &[(column::DELAY_MS, d), (column::MEAN_US, mean)],
@@ -337,21 +391,48 @@ fn by_delay(points: &[(f64, f64)]) -> Vec<Row> {
 }
 
 #[test]
-fn claim_8_request_frequency() {
-    let steep = by_delay(&[
+fn claim_8_the_knee_over_the_delay_sweep() {
+    // The report's sweep and its knee: ~30 ms above 125 ms, ~10x at 125 ms and below.
+    let report = by_delay(&[
+        (1000.0, 30_000.0),
+        (500.0, 31_000.0),
+        (250.0, 30_000.0),
+        (125.0, 300_000.0),
+        (50.0, 350_000.0),
+        (10.0, 380_000.0),
+        (1.0, 400_000.0),
+    ]);
+    let c = judge(8, &report, Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert!(c.why.contains("is 250 → 125 ms: x10.00"), "{}", c.why);
+    // A knee at 10-20 ms, as echolab's request-frequency data put it: refuted, located.
+    let late = by_delay(&[
         (1000.0, 100.0),
         (250.0, 110.0),
         (125.0, 120.0),
+        (50.0, 130.0),
         (10.0, 900.0),
         (1.0, 5000.0),
     ]);
-    assert_eq!(verdict(8, &steep), Verdict::Confirmed);
+    let c = judge(8, &late, Limits::default());
+    assert_eq!(c.verdict, Verdict::Refuted, "{}", c.why);
+    assert!(c.why.contains("is 50 → 10 ms"), "{}", c.why);
     let flat = by_delay(&[(1000.0, 100.0), (125.0, 110.0), (1.0, 130.0)]);
     assert_eq!(verdict(8, &flat), Verdict::Refuted);
-    let climbing_early = by_delay(&[(1000.0, 100.0), (125.0, 900.0), (1.0, 9000.0)]);
-    assert_eq!(verdict(8, &climbing_early), Verdict::Refuted);
-    let gentle = by_delay(&[(1000.0, 100.0), (125.0, 100.0), (1.0, 300.0)]);
-    assert_eq!(verdict(8, &gentle), Verdict::Inconclusive);
+    // Three repetitions cannot locate anything.
+    let three: Vec<Row> = [(250.0, 100.0), (125.0, 1000.0)]
+        .iter()
+        .flat_map(|&(d, m)| {
+            reps(
+                "epoll",
+                &format!("d{d}"),
+                &[(column::DELAY_MS, d), (column::MEAN_US, m)],
+            )
+        })
+        .collect();
+    let c = judge(8, &three, Limits::default());
+    assert_eq!(c.verdict, Verdict::Inconclusive, "{}", c.why);
+    assert!(c.why.contains("n = 3"), "{}", c.why);
 }
 
 #[test]
