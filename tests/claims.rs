@@ -100,7 +100,8 @@ fn a_scaled_down_claim_1_is_confirmed_from_its_rows() {
     let report = fs::read_to_string(out.join("report.md")).unwrap();
     assert_eq!(
         claims_row(&report, 1),
-        "| 1 | select cannot serve more than about 1 000 clients (FD_SETSIZE 1024). | confirmed \
+        "| 1 | “With select, it seems that we hit a physical limitation of FD_SETSIZE” \
+         (002_87dc33d9ed75de88.txt, Conclusion; Test Case 3) | confirmed \
          | select held 900 connections and failed at 1,100 |"
     );
     assert!(report.contains("- select at 900 connections: held in 2 of 2 repetitions, server's max concurrent median 900 (900–900, 2 reps)"), "{report}");
@@ -149,8 +150,10 @@ fn a_scenario_of_parts_runs_each_into_its_folder_and_judges_them_together() {
     );
     assert_eq!(
         claims_row(&report, 5),
-        "| 5 | For many short-lived connections (one request each), epoll answers faster than \
-         select. | not run | `echolab-no-such-program` is not installed here (not found on PATH) |"
+        "| 5 | “Epoll is useful when implementing a server that deals with massive number of \
+         short live connections in a short period of time.” (001_847778bf516bd6a1.txt, \
+         Conclusion; Analysis, case 5) | not run | `echolab-no-such-program` is not installed \
+         here (not found on PATH) |"
     );
     assert!(
         report.contains("Tables and charts: claim-1/report.html"),
