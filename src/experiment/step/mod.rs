@@ -162,12 +162,15 @@ pub fn run_step(
     // hosts is the common --start-at instant.
     let mut kernel = KernelWatch::default();
     let mut counting = None;
-    if clients.is_empty() {
+    let mark_load_start = |server_side: &mut ServerSide, kernel: &mut KernelWatch| {
         server_side.at_load_start = probe::sample(pid, now(&probe));
         server_side.machine_busy_at_load_start = probe::machine_busy_s();
         server_side.net_at_load_start = netstat::read(pid);
         kernel.before = cost::read_kernel(pid);
-        counting = Counting::start(pid).ok();
+        Counting::start(pid).ok()
+    };
+    if clients.is_empty() {
+        counting = mark_load_start(&mut server_side, &mut kernel);
     }
     let (mut agents, load_start) = start_load(config, scenario, step, dir, addr, clients);
     // The generators are probed like the server, to tell a saturated generator from a slow server.
@@ -181,11 +184,7 @@ pub fn run_step(
         .collect();
     load_side.cores = load_cores(scenario);
     if !clients.is_empty() {
-        server_side.at_load_start = probe::sample(pid, now(&probe));
-        server_side.machine_busy_at_load_start = probe::machine_busy_s();
-        server_side.net_at_load_start = netstat::read(pid);
-        kernel.before = cost::read_kernel(pid);
-        counting = Counting::start(pid).ok();
+        counting = mark_load_start(&mut server_side, &mut kernel);
     }
     let mut next_kernel_read = Instant::now();
     let deadline = load_start + step_timeout(scenario, step);
