@@ -12,6 +12,28 @@ use std::time::Duration;
 
 use common::*;
 
+/// `clients` clients at once, each echoing `size` bytes of its own payload (seeded from
+/// `seed` and its index); every echo must come back exact.
+fn echo_in_parallel(server: &Server, clients: usize, size: usize, seed: u64) {
+    let handles: Vec<_> = (0..clients)
+        .map(|i| {
+            let stream = server.connect();
+            std::thread::spawn(move || {
+                let data = payload(size, seed + i as u64);
+                let echo = echo_stream(stream, &data);
+                assert!(
+                    echo == data,
+                    "client {i}: echo differs ({} bytes back)",
+                    echo.len()
+                );
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().expect("client thread");
+    }
+}
+
 /// The uring worker's event counts from its stderr line, summed over workers.
 fn uring_counter(stderr: &str, after: &str) -> u64 {
     stderr
@@ -41,23 +63,7 @@ fn uring_buffer_ring_exhaustion_and_short_sends() {
     let server = Server::start_with("uring", &["--workers", "1"], |command| {
         command.env("ECHOLAB_URING_BUFFERS", "16");
     });
-    let handles: Vec<_> = (0..CLIENTS)
-        .map(|i| {
-            let stream = server.connect();
-            std::thread::spawn(move || {
-                let data = payload(SIZE, i as u64);
-                let echo = echo_stream(stream, &data);
-                assert!(
-                    echo == data,
-                    "client {i}: echo differs ({} bytes back)",
-                    echo.len()
-                );
-            })
-        })
-        .collect();
-    for handle in handles {
-        handle.join().expect("client thread");
-    }
+    echo_in_parallel(&server, CLIENTS, SIZE, 0);
 
     // A client that writes 8 MiB but reads nothing for a while: the server's sends
     // block on a full socket and then complete in parts.
@@ -381,23 +387,7 @@ fn uring_one_mib_echoes_exact_with_incremental_and_whole_buffers() {
                 command.env("ECHOLAB_URING_WHOLE_BUFFERS", "1");
             }
         });
-        let handles: Vec<_> = (0..CLIENTS)
-            .map(|i| {
-                let stream = server.connect();
-                std::thread::spawn(move || {
-                    let data = payload(SIZE, 1000 + i as u64);
-                    let echo = echo_stream(stream, &data);
-                    assert!(
-                        echo == data,
-                        "client {i}: echo differs ({} bytes back)",
-                        echo.len()
-                    );
-                })
-            })
-            .collect();
-        for handle in handles {
-            handle.join().expect("client thread");
-        }
+        echo_in_parallel(&server, CLIENTS, SIZE, 1000);
         let stopped = server.stop();
         assert!(stopped.status.success(), "stderr: {}", stopped.stderr);
         let total = (CLIENTS * SIZE) as u64;
