@@ -34,10 +34,13 @@ impl Sample {
 /// The header of probe.csv.
 pub const CSV_HEADER: &str = "t_s,cpu_user_s,cpu_sys_s,rss_bytes,threads,fds";
 
-/// CPU seconds every core of the machine has spent on anything but idling since boot:
-/// /proc/stat's first line, user + nice + system + irq + softirq + steal (guest time is
-/// already inside user and nice; steal is time the hypervisor gave to another guest,
-/// which this machine's work had to wait through). None where /proc/stat is unreadable.
+/// CPU seconds every core of the machine has spent on processes since boot: /proc/stat's
+/// first line, user + nice + system + steal (guest time is already inside user and nice;
+/// steal is time the hypervisor gave to another guest, which this machine's work had to
+/// wait through). irq and softirq are left out: the kernel receives the step's own
+/// packets there (loopback and veth deliver in softirq), which no process is charged
+/// for, so counting them would call the step's own network work a disturbance (about a
+/// tenth of a core at 1 000 connections and 10 000 requests/s). None where /proc/stat is unreadable.
 pub fn machine_busy_s() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let fields: Vec<f64> = stat
@@ -48,7 +51,7 @@ pub fn machine_busy_s() -> Option<f64> {
         .map(|f| f.parse().ok())
         .collect::<Option<_>>()?;
     // user nice system idle iowait irq softirq steal [guest guest_nice]
-    let busy: f64 = [0, 1, 2, 5, 6, 7]
+    let busy: f64 = [0, 1, 2, 7]
         .iter()
         .map(|&i| fields.get(i).copied().unwrap_or(0.0))
         .sum();
@@ -86,6 +89,38 @@ fn stat_fields(pid: u32) -> Option<Vec<u64>> {
             .map(|f| f.parse().unwrap_or(0))
             .collect(),
     )
+}
+
+/// The CPU time of process `pid`, every thread's (exited ones too), to the nanosecond:
+/// its CPU-time clock (clock_getcpuclockid(3)). /proc's utime and stime come in clock
+/// ticks of 10 ms, which is 5 % of what a server at 20 % of a core spends in a 1 s step.
+fn process_cpu_s(pid: u32) -> Option<f64> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: clock points to a clockid_t this function owns.
+    let err = unsafe { libc::clock_getcpuclockid(pid as libc::pid_t, &mut clock) };
+    if err != 0 {
+        return None;
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    crate::syscall!(clock_gettime(clock, &mut ts)).ok()?;
+    Some(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+/// Splits a process's exact CPU time into user and system time in the proportion of its
+/// clock-tick counts, as the kernel itself scales them (`cputime_adjust`: all user time
+/// when no system tick was seen); the tick counts alone when the exact time is unknown.
+fn split_cpu(exact_s: Option<f64>, user_s: f64, sys_s: f64) -> (f64, f64) {
+    match exact_s {
+        Some(total) if sys_s == 0.0 => (total, 0.0),
+        Some(total) => {
+            let user = total * user_s / (user_s + sys_s);
+            (user, total - user)
+        }
+        None => (user_s, sys_s),
+    }
 }
 
 /// The pids of a process's live children (all threads' children).
@@ -145,8 +180,10 @@ pub fn sample(pid: u32, t_s: f64) -> Option<Sample> {
             continue;
         }
         any = true;
-        s.cpu_user_s += (f[11] + f[13]) as f64 / ticks;
-        s.cpu_sys_s += (f[12] + f[14]) as f64 / ticks;
+        let (user, sys) = split_cpu(process_cpu_s(p), f[11] as f64 / ticks, f[12] as f64 / ticks);
+        // Reaped children's time exists only in clock ticks.
+        s.cpu_user_s += user + f[13] as f64 / ticks;
+        s.cpu_sys_s += sys + f[14] as f64 / ticks;
         s.threads += f[17];
         s.rss_bytes += f[21] * page;
         s.fds += open_fds(p);
@@ -230,6 +267,35 @@ impl Drop for Probe {
 mod tests {
     use super::*;
     use std::process::Command;
+
+    #[test]
+    fn exact_cpu_is_split_as_the_ticks_are() {
+        assert_eq!(split_cpu(None, 0.25, 0.5), (0.25, 0.5));
+        assert_eq!(split_cpu(Some(0.3), 0.0, 0.0), (0.3, 0.0));
+        assert_eq!(split_cpu(Some(0.9), 0.1, 0.2), (0.3, 0.6000000000000001));
+        assert_eq!(split_cpu(Some(0.2), 0.0, 0.1), (0.0, 0.2));
+    }
+
+    #[test]
+    fn reads_a_process_cpu_clock_to_below_a_tick() {
+        let me = std::process::id();
+        let before = process_cpu_s(me).expect("our own CPU clock");
+        let spin = Instant::now();
+        let mut after = before;
+        while after == before && spin.elapsed() < Duration::from_secs(5) {
+            after = process_cpu_s(me).expect("our own CPU clock");
+        }
+        // Read in a tight loop, the clock moves by microseconds, not by 10 ms ticks.
+        assert!(
+            after > before && after - before < 0.001,
+            "{before} -> {after}"
+        );
+        let mut gone = std::process::Command::new("true")
+            .spawn()
+            .expect("spawn true");
+        gone.wait().expect("wait for true");
+        assert_eq!(process_cpu_s(gone.id()), None);
+    }
 
     #[test]
     fn samples_a_child_tree() {

@@ -6,6 +6,7 @@
 use std::io;
 use std::ops::BitOr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::syscall;
 
@@ -166,6 +167,41 @@ impl Epoll {
     }
 }
 
+impl Epoll {
+    /// As [`Epoll::wait`], with the timeout to the nanosecond (`epoll_pwait2`, Linux 5.11):
+    /// `epoll_wait` rounds a wait up to whole milliseconds, which would make an open-loop
+    /// generator send each request up to 1 ms late. On an older kernel (ENOSYS) it falls
+    /// back to milliseconds, rounded up.
+    pub fn wait_ns(&self, events: &mut Events, timeout_ns: u64) -> io::Result<usize> {
+        static NO_PWAIT2: AtomicBool = AtomicBool::new(false);
+        if NO_PWAIT2.load(Ordering::Relaxed) {
+            let timeout_ms = timeout_ns.div_ceil(1_000_000).min(libc::c_int::MAX as u64);
+            return self.wait(events, timeout_ms as libc::c_int);
+        }
+        let timeout = libc::timespec {
+            tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+        };
+        let capacity = events.buffer.len().min(libc::c_int::MAX as usize) as libc::c_int;
+        events.len = match syscall!(epoll_pwait2(
+            self.fd.as_raw_fd(),
+            events.buffer.as_mut_ptr(),
+            capacity,
+            &timeout,
+            std::ptr::null()
+        )) {
+            Ok(n) => n as usize,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                NO_PWAIT2.store(true, Ordering::Relaxed);
+                return self.wait_ns(events, timeout_ns);
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(events.len)
+    }
+}
+
 impl AsRawFd for Epoll {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
@@ -205,6 +241,21 @@ mod tests {
         epoll.delete(wake.as_raw_fd()).unwrap();
         assert_eq!(epoll.wait(&mut events, 0).unwrap(), 0);
         assert!(events.is_empty());
+    }
+
+    #[test]
+    fn a_nanosecond_wait_reports_events_and_times_out_empty() {
+        let epoll = Epoll::new().unwrap();
+        let wake = eventfd();
+        epoll.add(wake.as_raw_fd(), 9, Interest::READABLE).unwrap();
+        let mut events = Events::with_capacity(4);
+        // 200 µs: a wait epoll_wait could not express (it would round up to 1 ms).
+        assert_eq!(epoll.wait_ns(&mut events, 200_000).unwrap(), 0);
+        bump(&wake);
+        assert_eq!(epoll.wait_ns(&mut events, 1_000_000_000).unwrap(), 1);
+        assert_eq!(events.iter().next().unwrap().token(), 9);
+        // Seconds and nanoseconds both carried: a wait of 1.5 s returns at once when ready.
+        assert_eq!(epoll.wait_ns(&mut events, 1_500_000_000).unwrap(), 1);
     }
 
     #[test]

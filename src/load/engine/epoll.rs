@@ -79,8 +79,7 @@ impl Io for EpollIo {
     }
 
     fn wait(&mut self, timeout_ns: u64, events: &mut Vec<IoEvent>) -> io::Result<()> {
-        let timeout_ms = timeout_ns.div_ceil(1_000_000).min(i32::MAX as u64) as i32;
-        self.epoll.wait(&mut self.events, timeout_ms)?;
+        self.epoll.wait_ns(&mut self.events, timeout_ns)?;
         events.extend(self.events.iter().map(|event| IoEvent::Ready {
             token: event.token(),
             readable: event.is_readable(),
