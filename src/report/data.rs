@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde::Deserialize;
 
-use crate::experiment::results::column;
-pub use crate::experiment::results::Status;
+use crate::results::column;
+pub use crate::results::Status;
 
 /// The columns a sweep can vary, in the order results.csv lists them.
 pub const AXES: [&str; 7] = [
@@ -67,7 +67,7 @@ pub struct Manifest {
     pub ended_unix: Option<f64>,
     pub interrupted: bool,
     pub duration_s: Option<f64>,
-    pub conditions: crate::experiment::conditions::Conditions,
+    pub conditions: crate::results::Conditions,
     /// A composite scenario's parts (results in the folders of their names).
     pub parts: Vec<String>,
     /// Parts that could not run at all, with the reason.
