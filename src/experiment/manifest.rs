@@ -87,9 +87,9 @@ impl Manifest {
             read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default()
         );
         Manifest {
-            scenario_name: scenario.name.clone(),
-            scenario_toml: scenario.toml.clone(),
-            scenario_description: scenario.description.clone(),
+            scenario_name: Some(scenario.name.clone()),
+            scenario_toml: Some(scenario.toml.clone()),
+            scenario_description: Some(scenario.description.clone()),
             sweep_axes: scenario
                 .sweep_axes
                 .iter()
@@ -98,20 +98,20 @@ impl Manifest {
             models: scenario.models.iter().map(|m| m.label.clone()).collect(),
             repetitions: scenario.repetitions,
             steps: scenario.steps.iter().map(|s| s.name.clone()).collect(),
-            echolab_version: env!("CARGO_PKG_VERSION").to_string(),
+            echolab_version: Some(env!("CARGO_PKG_VERSION").to_string()),
             git_revision: git_revision(),
-            kernel,
-            cpu_model: cpu_model(),
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            memory_bytes: memory_bytes(),
-            fd_limit_soft: limits.map_or(0, |l| l.soft),
-            fd_limit_hard: limits.map_or(0, |l| l.hard),
+            kernel: Some(kernel),
+            cpu_model: Some(cpu_model()),
+            cores: Some(std::thread::available_parallelism().map_or(1, |n| n.get() as u64)),
+            memory_bytes: Some(memory_bytes()),
+            fd_limit_soft: Some(limits.map_or(0, |l| l.soft)),
+            fd_limit_hard: Some(limits.map_or(0, |l| l.hard)),
             sysctls: SYSCTLS
                 .iter()
-                .filter_map(|name| sysctl(name).map(|v| (name.to_string(), v)))
+                .filter_map(|name| sysctl(name).map(|v| (name.to_string(), v.into())))
                 .collect(),
-            command: std::env::args().collect::<Vec<_>>().join(" "),
-            started_unix: unix_now(),
+            command: Some(std::env::args().collect::<Vec<_>>().join(" ")),
+            started_unix: Some(unix_now()),
             ended_unix: None,
             interrupted: true,
             status: "running".into(),
@@ -126,7 +126,7 @@ impl Manifest {
     pub fn finish(&mut self, interrupted: bool) {
         let now = unix_now();
         self.ended_unix = Some(now);
-        self.duration_s = Some(now - self.started_unix);
+        self.duration_s = self.started_unix.map(|started| now - started);
         self.interrupted = interrupted;
         self.status = if interrupted {
             "interrupted"
@@ -160,14 +160,15 @@ mod tests {
             super::super::scenario::parse("t", "tiny", "models=[\"poll\"]\n[load]\nrequests=1\n")
                 .unwrap();
         let mut m = Manifest::new(&scenario);
-        assert_eq!(m.scenario_name, "tiny");
+        assert_eq!(m.scenario_name.as_deref(), Some("tiny"));
         assert_eq!(m.models, ["poll"]);
         assert_eq!(m.steps, ["c10-s64"]);
-        assert!(m.kernel.starts_with("Linux "));
-        assert!(m.cores >= 1 && m.memory_bytes > 0);
+        assert!(m.kernel.as_ref().unwrap().starts_with("Linux "));
+        assert!(m.cores >= Some(1) && m.memory_bytes > Some(0));
         assert_eq!(
             m.sysctls
                 .get("net.ipv4.ip_local_port_range")
+                .and_then(|v| v.as_str())
                 .map(|v| v.split(' ').count()),
             Some(2)
         );

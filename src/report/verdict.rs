@@ -757,7 +757,8 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::data::{Manifest, Results};
+    use crate::report::data::Results;
+    use crate::results::Manifest;
     use std::collections::BTreeMap;
 
     /// One ok repetition of `model` at 100 connections with this throughput.

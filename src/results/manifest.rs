@@ -5,30 +5,39 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
+use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use super::column;
 
-#[derive(Serialize, Debug, Clone)]
+/// manifest.json, as the runner writes it and the report reads it back. The runner
+/// fills every field; the reader takes a default for any that is absent (a manifest
+/// from an interrupted or an older run still gives a report, absent facts shown as
+/// "unknown"), so the facts of the machine are options.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(default)]
 pub struct Manifest {
-    pub scenario_name: String,
-    pub scenario_toml: String,
-    pub scenario_description: String,
+    pub scenario_name: Option<String>,
+    pub scenario_toml: Option<String>,
+    pub scenario_description: Option<String>,
+    /// The swept results.csv columns ([`axis_column`]: older manifests hold `[sweep]` keys).
     pub sweep_axes: Vec<String>,
     pub models: Vec<String>,
     pub repetitions: u32,
     pub steps: Vec<String>,
-    pub echolab_version: String,
+    pub echolab_version: Option<String>,
     pub git_revision: Option<String>,
-    pub kernel: String,
-    pub cpu_model: String,
-    pub cores: usize,
-    pub memory_bytes: u64,
-    pub fd_limit_soft: u64,
-    pub fd_limit_hard: u64,
-    pub sysctls: BTreeMap<String, String>,
-    pub command: String,
-    pub started_unix: f64,
+    pub kernel: Option<String>,
+    pub cpu_model: Option<String>,
+    pub cores: Option<u64>,
+    pub memory_bytes: Option<u64>,
+    pub fd_limit_soft: Option<u64>,
+    pub fd_limit_hard: Option<u64>,
+    /// Name -> value, whitespace normalised (`32768 60999`); written as strings, read
+    /// as any JSON value.
+    pub sysctls: BTreeMap<String, serde_json::Value>,
+    pub command: Option<String>,
+    pub started_unix: Option<f64>,
     pub ended_unix: Option<f64>,
     /// True until the run ends normally, so a runner killed outright leaves a truthful manifest.
     pub interrupted: bool,
@@ -59,6 +68,22 @@ impl Manifest {
             let _ = fs::remove_file(&tmp);
         }
         written
+    }
+
+    /// Reads DIR/manifest.json; an error names the file (and the line and column of
+    /// what cannot be read).
+    pub fn read(dir: &Path) -> anyhow::Result<Manifest> {
+        let path = dir.join("manifest.json");
+        let text =
+            fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{} line {}, column {}: invalid manifest: {e}",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })
     }
 }
 
@@ -106,4 +131,62 @@ pub struct Shaping {
     pub qdisc: Option<String>,
     /// What was not applied and why (netem_optional on a kernel without netem).
     pub note: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_written_manifest_reads_back_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = Manifest {
+            scenario_name: Some("tiny".into()),
+            models: vec!["poll".into()],
+            cores: Some(2),
+            sysctls: [("net.core.somaxconn".to_string(), "4096".into())].into(),
+            started_unix: Some(1.5),
+            interrupted: true,
+            status: "running".into(),
+            conditions: Conditions {
+                server_limits: [(
+                    "poll".to_string(),
+                    Limits {
+                        tasks_max: Some(9),
+                        ..Limits::default()
+                    },
+                )]
+                .into(),
+                ..Conditions::default()
+            },
+            ..Manifest::default()
+        };
+        manifest.write(dir.path()).unwrap();
+        assert_eq!(Manifest::read(dir.path()).unwrap(), manifest);
+    }
+
+    #[test]
+    fn a_manifest_missing_fields_reads_with_defaults_and_a_corrupt_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest.json");
+        fs::write(
+            &path,
+            "{\"models\": [\"epoll\"], \"sysctls\": {\"fs.nr_open\": 1048576}}",
+        )
+        .unwrap();
+        let manifest = Manifest::read(dir.path()).unwrap();
+        assert_eq!(manifest.models, ["epoll"]);
+        assert_eq!(manifest.sysctls["fs.nr_open"], 1048576);
+        assert_eq!((manifest.kernel, manifest.interrupted), (None, false));
+
+        fs::write(&path, "{\"cores\": \"two\"}").unwrap();
+        assert_eq!(
+            Manifest::read(dir.path()).unwrap_err().to_string(),
+            format!(
+                "{} line 1, column 15: invalid manifest: invalid type: string \"two\", \
+                 expected u64 at line 1 column 15",
+                path.display()
+            )
+        );
+    }
 }
