@@ -2,10 +2,14 @@
 //! and its reader ([`crate::report`]): results.csv's columns and [`Row`], and
 //! manifest.json's [`Manifest`].
 
+mod columns;
 mod manifest;
 mod row;
 
+pub use columns::Column;
+
 pub use manifest::{axis_column, Conditions, Limits, Manifest, Shaping};
 pub use row::{
-    column, generator_bound, Row, Status, DISTURBED_PCT, GENERATOR_BOUND_SHARE, RESULTS_HEADER,
+    column, generator_bound, Row, Status, COLUMNS, DISTURBED_PCT, GENERATOR_BOUND_SHARE,
+    RESULTS_HEADER,
 };
