@@ -4,12 +4,14 @@
 //! load generator that verifies every echoed byte ([`load`]), an experiment
 //! runner that sweeps load steps over the models ([`experiment`]) and a report
 //! that turns the results into charts and a verdict ([`report`]), whose every
-//! comparison is a test of significance ([`stats`]).
+//! comparison is a test of significance ([`stats`]). The runner writes and the
+//! report reads a results directory, whose schema is [`results`].
 
 pub mod console;
 pub mod experiment;
 pub mod load;
 pub mod report;
+pub mod results;
 pub mod server;
 pub mod stats;
 pub mod sys;

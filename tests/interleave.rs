@@ -4,8 +4,8 @@
 
 use std::fs;
 
-use echolab::experiment::results::{column, DISTURBED_PCT};
 use echolab::experiment::runner::{round_order, ORDER_FILE};
+use echolab::results::{column, DISTURBED_PCT};
 
 mod common;
 

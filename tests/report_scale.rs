@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::process::Command;
 
-use echolab::experiment::results::column;
+use echolab::results::column;
 
 mod common;
 

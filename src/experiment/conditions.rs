@@ -21,9 +21,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use serde::{Deserialize, Serialize};
 
 use super::scenario::ServerOptions;
+use crate::results::{Conditions, Limits, Shaping};
 
 /// The message for a machine where the runner cannot make cgroups.
 pub const NEEDS: &str = "cpu_quota, memory_max and tasks_max need root and cgroups \
@@ -34,15 +34,8 @@ const NAME_STEM: &str = "echolab-";
 const CPU_PERIOD_US: u64 = 100_000;
 const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 
-/// The limits of one server; recorded in the manifest as written here.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
-pub struct Limits {
-    /// CPU cores' worth of time per period (0.5 = half of one core).
-    pub cpu_quota: Option<f64>,
-    pub memory_max_bytes: Option<u64>,
-    pub tasks_max: Option<u64>,
-}
-
+// `Limits` and `Conditions` are manifest.json's, declared in crate::results; here is how
+// the runner finds and applies them.
 impl Limits {
     /// The limits an entry's options ask for; None when there are none.
     pub fn of(options: &ServerOptions) -> Option<Limits> {
@@ -125,20 +118,6 @@ impl Limits {
     }
 }
 
-/// The conditions of a run, in manifest.json: each limited model's cgroup limits
-/// and the client links' shaping.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Conditions {
-    /// Model label -> its limits (only models that have some).
-    pub server_limits: std::collections::BTreeMap<String, Limits>,
-    /// As asked for until the links are shaped, then as applied.
-    pub network: Option<super::hosts::Shaping>,
-    /// The namespace lab's sysctls as read back in its namespaces (`[hosts]`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lab_sysctls: Option<std::collections::BTreeMap<String, String>>,
-}
-
 impl Conditions {
     pub fn of(scenario: &super::scenario::Scenario) -> Conditions {
         Conditions {
@@ -147,10 +126,7 @@ impl Conditions {
                 .iter()
                 .filter_map(|m| Limits::of(&m.options).map(|l| (m.label.clone(), l)))
                 .collect(),
-            network: scenario
-                .network
-                .as_ref()
-                .map(super::hosts::Shaping::requested),
+            network: scenario.network.as_ref().map(Shaping::requested),
             lab_sysctls: None,
         }
     }

@@ -12,7 +12,7 @@ use std::fs;
 
 use super::judge::{LoadSide, ServerSide};
 use super::probe::Sample;
-use super::results::Row;
+use crate::results::Row;
 
 /// Fds a process tree may gain before its connections rise (start-up files) and still
 /// count as before the load.

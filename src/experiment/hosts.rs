@@ -43,9 +43,9 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
-use serde::{Deserialize, Serialize};
 
 use super::scenario::NetworkFile;
+use crate::results::Shaping;
 
 mod sysctl;
 pub use sysctl::{parse_port_range, LabSysctls};
@@ -185,19 +185,8 @@ pub fn remove_leftovers() -> anyhow::Result<Vec<String>> {
     Ok(removed)
 }
 
-/// The shaping of the client links, as asked for and (once applied) how.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Shaping {
-    pub rate_bit_s: Option<u64>,
-    pub delay_ms: Option<f64>,
-    pub jitter_ms: Option<f64>,
-    pub loss_pct: Option<f64>,
-    /// The qdisc that shapes (`tbf` or `netem`); None until applied.
-    pub qdisc: Option<String>,
-    /// What was not applied and why (netem_optional on a kernel without netem).
-    pub note: Option<String>,
-}
-
+// `Shaping` is manifest.json's, declared in crate::results; here is how it is asked for
+// and applied.
 impl Shaping {
     /// What a scenario's `[network]` asks for.
     pub fn requested(network: &NetworkFile) -> Shaping {

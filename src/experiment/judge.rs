@@ -6,9 +6,9 @@
 use super::cost::KernelWatch;
 use super::netstat::{NetCounters, Scope};
 use super::probe::Sample;
-use super::results::{generator_bound, Row, DISTURBED_PCT};
 use super::scenario::{ms, trim_float, FailureRule, Step};
 use crate::load::record::LoadSummary;
+use crate::results::{generator_bound, Row, DISTURBED_PCT};
 use crate::server::stats::ServerSummary;
 
 /// What the server side of a step left behind.
@@ -287,9 +287,9 @@ fn round(v: f64, digits: i32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::results::Row;
     use crate::experiment::scenario::{Dur, Fraction};
     use crate::load::record::LatencyStats;
+    use crate::results::Row;
     use std::time::Duration;
 
     fn step(connections: u64) -> Step {

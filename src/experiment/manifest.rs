@@ -1,11 +1,11 @@
-//! manifest.json: what was run, on what machine, with which limits, and whether it finished.
+//! manifest.json's facts: what was run, on what machine, with which limits, and whether
+//! it finished ([`crate::results::Manifest`] is its schema).
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use crate::results::{axis_column, Conditions, Manifest};
 
 /// The sysctls that bound what a connection-heavy experiment can do.
 const SYSCTLS: [&str; 14] = [
@@ -24,51 +24,6 @@ const SYSCTLS: [&str; 14] = [
     "vm.max_map_count",
     "vm.overcommit_memory",
 ];
-
-#[derive(Serialize, Debug, Clone)]
-pub struct Manifest {
-    pub scenario_name: String,
-    pub scenario_toml: String,
-    pub scenario_description: String,
-    pub sweep_axes: Vec<String>,
-    pub models: Vec<String>,
-    pub repetitions: u32,
-    pub steps: Vec<String>,
-    pub echolab_version: String,
-    pub git_revision: Option<String>,
-    pub kernel: String,
-    pub cpu_model: String,
-    pub cores: usize,
-    pub memory_bytes: u64,
-    pub fd_limit_soft: u64,
-    pub fd_limit_hard: u64,
-    pub sysctls: BTreeMap<String, String>,
-    pub command: String,
-    pub started_unix: f64,
-    pub ended_unix: Option<f64>,
-    /// True until the run ends normally, so a runner killed outright leaves a truthful manifest.
-    pub interrupted: bool,
-    /// running, complete or interrupted.
-    pub status: String,
-    pub duration_s: Option<f64>,
-    /// The servers' cgroup limits and the client links' shaping.
-    pub conditions: super::conditions::Conditions,
-    /// A composite scenario's parts, each run into the folder of its name.
-    pub parts: Vec<String>,
-    /// Parts that could not run at all, with the reason (not root, too few fds).
-    pub part_errors: BTreeMap<String, String>,
-}
-
-/// The results.csv column of a sweep axis named as the scenario's `[sweep]` names it.
-pub fn axis_column(key: &str) -> &str {
-    use super::results::column;
-    match key {
-        "delay" => column::DELAY_MS,
-        "requests" => column::REQUESTS_PER_CONN,
-        "hosts" => column::CLIENT_HOSTS,
-        other => other,
-    }
-}
 
 pub fn unix_now() -> f64 {
     SystemTime::now()
@@ -132,9 +87,9 @@ impl Manifest {
             read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default()
         );
         Manifest {
-            scenario_name: scenario.name.clone(),
-            scenario_toml: scenario.toml.clone(),
-            scenario_description: scenario.description.clone(),
+            scenario_name: Some(scenario.name.clone()),
+            scenario_toml: Some(scenario.toml.clone()),
+            scenario_description: Some(scenario.description.clone()),
             sweep_axes: scenario
                 .sweep_axes
                 .iter()
@@ -143,25 +98,25 @@ impl Manifest {
             models: scenario.models.iter().map(|m| m.label.clone()).collect(),
             repetitions: scenario.repetitions,
             steps: scenario.steps.iter().map(|s| s.name.clone()).collect(),
-            echolab_version: env!("CARGO_PKG_VERSION").to_string(),
+            echolab_version: Some(env!("CARGO_PKG_VERSION").to_string()),
             git_revision: git_revision(),
-            kernel,
-            cpu_model: cpu_model(),
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            memory_bytes: memory_bytes(),
-            fd_limit_soft: limits.map_or(0, |l| l.soft),
-            fd_limit_hard: limits.map_or(0, |l| l.hard),
+            kernel: Some(kernel),
+            cpu_model: Some(cpu_model()),
+            cores: Some(std::thread::available_parallelism().map_or(1, |n| n.get() as u64)),
+            memory_bytes: Some(memory_bytes()),
+            fd_limit_soft: Some(limits.map_or(0, |l| l.soft)),
+            fd_limit_hard: Some(limits.map_or(0, |l| l.hard)),
             sysctls: SYSCTLS
                 .iter()
-                .filter_map(|name| sysctl(name).map(|v| (name.to_string(), v)))
+                .filter_map(|name| sysctl(name).map(|v| (name.to_string(), v.into())))
                 .collect(),
-            command: std::env::args().collect::<Vec<_>>().join(" "),
-            started_unix: unix_now(),
+            command: Some(std::env::args().collect::<Vec<_>>().join(" ")),
+            started_unix: Some(unix_now()),
             ended_unix: None,
             interrupted: true,
             status: "running".into(),
             duration_s: None,
-            conditions: super::conditions::Conditions::of(scenario),
+            conditions: Conditions::of(scenario),
             parts: scenario.parts.iter().map(|p| p.name.clone()).collect(),
             part_errors: BTreeMap::new(),
         }
@@ -171,7 +126,7 @@ impl Manifest {
     pub fn finish(&mut self, interrupted: bool) {
         let now = unix_now();
         self.ended_unix = Some(now);
-        self.duration_s = Some(now - self.started_unix);
+        self.duration_s = self.started_unix.map(|started| now - started);
         self.interrupted = interrupted;
         self.status = if interrupted {
             "interrupted"
@@ -179,23 +134,6 @@ impl Manifest {
             "complete"
         }
         .into();
-    }
-
-    /// Writes manifest.json atomically (temp file, then rename), so it is never half-written;
-    /// a write that fails (a full disk) removes its temp file and names the file.
-    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
-        let tmp = dir.join("manifest.json.tmp");
-        let path = dir.join("manifest.json");
-        let written = fs::write(&tmp, serde_json::to_string_pretty(self)? + "\n")
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))
-            .and_then(|()| {
-                fs::rename(&tmp, &path)
-                    .map_err(|e| anyhow::anyhow!("cannot replace {}: {e}", path.display()))
-            });
-        if written.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        written
     }
 }
 
@@ -222,14 +160,15 @@ mod tests {
             super::super::scenario::parse("t", "tiny", "models=[\"poll\"]\n[load]\nrequests=1\n")
                 .unwrap();
         let mut m = Manifest::new(&scenario);
-        assert_eq!(m.scenario_name, "tiny");
+        assert_eq!(m.scenario_name.as_deref(), Some("tiny"));
         assert_eq!(m.models, ["poll"]);
         assert_eq!(m.steps, ["c10-s64"]);
-        assert!(m.kernel.starts_with("Linux "));
-        assert!(m.cores >= 1 && m.memory_bytes > 0);
+        assert!(m.kernel.as_ref().unwrap().starts_with("Linux "));
+        assert!(m.cores >= Some(1) && m.memory_bytes > Some(0));
         assert_eq!(
             m.sysctls
                 .get("net.ipv4.ip_local_port_range")
+                .and_then(|v| v.as_str())
                 .map(|v| v.split(' ').count()),
             Some(2)
         );

@@ -6,14 +6,15 @@
 //! - [`staircase`]: the staircase load shape: one live server, connections added in batches.
 //! - [`step`]: one step as processes: start the server and the load, collect what they left.
 //! - [`judge`]: a step's summaries and samples to a failure reason and a row (pure).
-//! - [`results`]: results.csv (its rows, columns and statuses) and the comparison table.
+//! - [`results`]: results.csv written row by row ([`crate::results`] is its schema) and the
+//!   comparison table.
 //! - [`probe`]: the server's CPU, memory, threads and fds from /proc.
 //! - [`cost`]: what each connection costs in user space and in the kernel, from snapshots.
 //! - [`hosts`]: network namespaces standing in for a server host and client hosts, and
 //!   the shaping of their links (`[network]`).
 //! - [`conditions`]: a cgroup of the server's own with its CPU, memory and task caps.
 //! - [`process`]: children that never outlive the runner; SIGINT/SIGTERM handling.
-//! - [`manifest`]: manifest.json (machine, limits, scenario, run status).
+//! - [`manifest`]: the facts of manifest.json (machine, limits, scenario, run status).
 
 pub mod conditions;
 pub mod cost;
@@ -323,7 +324,7 @@ fn run_into(
     if scenario
         .models
         .iter()
-        .any(|m| conditions::Limits::of(&m.options).is_some())
+        .any(|m| crate::results::Limits::of(&m.options).is_some())
     {
         // SAFETY: geteuid has no preconditions and cannot fail.
         anyhow::ensure!(
@@ -362,7 +363,7 @@ fn run_into(
     }
 
     process::install_stop_handlers().context("cannot install SIGINT/SIGTERM handlers")?;
-    let mut manifest = manifest::Manifest::new(scenario);
+    let mut manifest = crate::results::Manifest::new(scenario);
     manifest.write(out)?;
     let config = runner::RunConfig {
         exe,

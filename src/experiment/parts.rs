@@ -10,7 +10,7 @@ use anyhow::Context as _;
 
 use super::results::ResultsCsv;
 use super::scenario::{self, Scenario};
-use super::{default_out, manifest, process, run_into, RunArgs};
+use super::{default_out, process, run_into, RunArgs};
 
 pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
@@ -43,7 +43,7 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
         crate::outln!("  expected duration: {d}");
     }
     process::install_stop_handlers().context("cannot install SIGINT/SIGTERM handlers")?;
-    let mut manifest = manifest::Manifest::new(composite);
+    let mut manifest = crate::results::Manifest::new(composite);
     manifest.write(&out)?;
     // The parts' rows are in their own folders; an empty results.csv keeps the
     // directory readable by anything that expects one.

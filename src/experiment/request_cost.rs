@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 use super::judge::ServerSide;
 use super::probe::process_tree;
-use super::results::Row;
+use crate::results::Row;
 use crate::sys::perf::{tracepoint_ids, Counter};
 
 /// The kernel's counts for a process tree over some time.

@@ -11,14 +11,15 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::conditions::{self, Limits};
-use super::hosts::{self, Hosts, Shaping};
+use super::conditions;
+use super::hosts::{self, Hosts};
 use super::judge::{judge, measure};
 use super::process;
-use super::results::{ResultsCsv, Row, Status};
+use super::results::ResultsCsv;
 use super::scenario::{trim_float, ModelEntry, ModelKind, Scenario, Step};
 use super::staircase::run_staircase;
 use super::step::{run_step, StepOutcome};
+use crate::results::{Limits, Row, Shaping, Status};
 
 /// Where and how to run.
 #[derive(Debug, Clone)]
@@ -462,9 +463,9 @@ pub fn stderr_is_terminal() -> bool {
 mod tests {
     use super::*;
     use crate::experiment::probe;
-    use crate::experiment::results::RESULTS_HEADER;
     use crate::experiment::scenario;
     use crate::load::record::{LatencyStats, LoadSummary};
+    use crate::results::RESULTS_HEADER;
     use crate::server::stats::ServerSummary;
     use std::fs;
     use std::os::unix::fs::PermissionsExt;

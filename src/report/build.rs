@@ -7,7 +7,7 @@ use super::document::{Block, Document, Section, Table};
 use super::sweep;
 use super::verdict::{self, fmt_count, fmt_ratio_interval, Decision, BASELINE};
 use super::{claims, figures, parts, per_host, timelines};
-use crate::experiment::results::column;
+use crate::results::column;
 
 pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     let sweeps = sweep::sweeps(results);
@@ -128,7 +128,7 @@ pub(super) fn notes(results: &Results) -> Vec<String> {
             "{disturbed} repetition(s) were disturbed: more than {}% of a core went to work \
              outside the server and the load generator (interference_pct). They are shown but \
              never decide a verdict.",
-            crate::experiment::results::DISTURBED_PCT
+            crate::results::DISTURBED_PCT
         ));
     }
     notes

@@ -6,10 +6,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use serde::Deserialize;
 
-use crate::experiment::results::column;
-pub use crate::experiment::results::Status;
+pub use crate::results::Status;
+use crate::results::{column, Manifest};
 
 /// The columns a sweep can vary, in the order results.csv lists them.
 pub const AXES: [&str; 7] = [
@@ -42,37 +41,6 @@ const TEXT_COLUMNS: [&str; 9] = [
     column::NET_SCOPE,
     column::DISTURBED,
 ];
-
-/// manifest.json. Every field is optional so that a partial manifest from an
-/// interrupted run still gives a report; absent facts are shown as "unknown".
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Manifest {
-    pub scenario_name: Option<String>,
-    pub scenario_toml: Option<String>,
-    pub scenario_description: Option<String>,
-    pub sweep_axes: Vec<String>,
-    pub models: Vec<String>,
-    pub echolab_version: Option<String>,
-    pub git_revision: Option<String>,
-    pub kernel: Option<String>,
-    pub cpu_model: Option<String>,
-    pub cores: Option<u64>,
-    pub memory_bytes: Option<u64>,
-    pub fd_limit_soft: Option<u64>,
-    pub fd_limit_hard: Option<u64>,
-    pub sysctls: BTreeMap<String, serde_json::Value>,
-    pub command: Option<String>,
-    pub started_unix: Option<f64>,
-    pub ended_unix: Option<f64>,
-    pub interrupted: bool,
-    pub duration_s: Option<f64>,
-    pub conditions: crate::experiment::conditions::Conditions,
-    /// A composite scenario's parts (results in the folders of their names).
-    pub parts: Vec<String>,
-    /// Parts that could not run at all, with the reason.
-    pub part_errors: BTreeMap<String, String>,
-}
 
 /// One line of results.csv: one repetition of one step of one model.
 #[derive(Debug, Clone)]
@@ -124,19 +92,7 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
             dir.display()
         );
     }
-    let manifest_path = dir.join("manifest.json");
-    let manifest: Manifest = {
-        let text = fs::read_to_string(&manifest_path)
-            .with_context(|| format!("cannot read {}", manifest_path.display()))?;
-        serde_json::from_str(&text).map_err(|e| {
-            anyhow::anyhow!(
-                "{} line {}, column {}: invalid manifest: {e}",
-                manifest_path.display(),
-                e.line(),
-                e.column()
-            )
-        })?
-    };
+    let manifest = Manifest::read(dir)?;
     let csv_path = dir.join("results.csv");
     let (text, cut) = whole_rows(&csv_path)?;
     let (columns, rows) = read_results_csv(&csv_path, &text)?;

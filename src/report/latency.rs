@@ -6,8 +6,8 @@
 use hdrhistogram::Histogram;
 
 use super::data::{Results, Row};
-use crate::experiment::results::column;
 use crate::load::merge::read_hlog;
+use crate::results::column;
 
 /// The histogram of every request of `rows` (latency, not the raw tag of an open loop);
 /// None when any of them has no readable latency.hlog.

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use super::build;
 use super::claims::{self, Claim, Limits};
-use super::data::{self, Manifest, Results};
+use super::data::{self, Results};
 use super::document::{Block, Document, Section};
+use crate::results::Manifest;
 
 /// The limits claim 2 is judged against, as the manifest recorded them.
 pub fn limits(manifest: &Manifest) -> Limits {

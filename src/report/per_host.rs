@@ -8,9 +8,9 @@ use std::path::Path;
 use super::data::{Results, Row, Status};
 use super::document::{Block, Section, Table};
 use super::verdict::{fmt_count, fmt_latency};
-use crate::experiment::results::column;
 use crate::experiment::step::LOAD_HOSTS;
 use crate::load::record::LoadSummary;
+use crate::results::column;
 use crate::server::stats::ServerSummary;
 
 /// The heaviest ok repetition of each model whose load was split over two or more

@@ -7,7 +7,7 @@
 use super::data::Results;
 use super::document::Block;
 use super::sweep::{self, aggregate, at, Sweep};
-use crate::experiment::results::column;
+use crate::results::column;
 
 /// The findings on what a request costs, as a list; None when no row was counted.
 pub fn findings_block(results: &Results, s: &Sweep) -> Option<Block> {

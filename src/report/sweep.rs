@@ -138,7 +138,7 @@ pub fn swept_axes(results: &Results) -> Vec<String> {
         .sweep_axes
         .iter()
         // Older manifests name axes as [sweep] does (`delay`), newer ones by column.
-        .map(|a| crate::experiment::manifest::axis_column(a).to_string())
+        .map(|a| crate::results::axis_column(a).to_string())
         .filter(|a| AXES.contains(&a.as_str()))
         .collect();
     if !declared.is_empty() {

@@ -4,7 +4,7 @@
 use super::data::{Results, Row, Status};
 use super::latency;
 use super::sweep::{self, aggregate, at, problems, Sweep};
-use crate::experiment::results::column;
+use crate::results::column;
 use crate::stats::{self, Comparison};
 
 pub const BASELINE: &str = "tokio";
@@ -726,7 +726,7 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             "Disturbed: in {} repetition(s) more than {}% of a core went to other work on the \
              machine ({}); a winner must stay one without each of them.",
             disturbed.len(),
-            crate::experiment::results::DISTURBED_PCT,
+            crate::results::DISTURBED_PCT,
             disturbed.join(", ")
         ));
     }
@@ -757,7 +757,8 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::data::{Manifest, Results};
+    use crate::report::data::Results;
+    use crate::results::Manifest;
     use std::collections::BTreeMap;
 
     /// One ok repetition of `model` at 100 connections with this throughput.

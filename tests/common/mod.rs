@@ -856,7 +856,7 @@ pub type ResultsRow = std::collections::HashMap<String, String>;
 pub fn results_rows(out: &Path) -> Vec<ResultsRow> {
     let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
     let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
-    assert_eq!(header, echolab::experiment::results::RESULTS_HEADER);
+    assert_eq!(header, echolab::results::RESULTS_HEADER);
     reader
         .records()
         .map(|r| {

@@ -23,7 +23,6 @@ use super::judge::{judge, measure, LoadSide, ServerSide};
 use super::netstat;
 use super::probe::{self, Probe, Sample};
 use super::process;
-use super::results::{Row, Status};
 use super::runner::{base_row, RunConfig};
 use super::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
 use super::step::{
@@ -31,6 +30,7 @@ use super::step::{
     stop_server, Agent, StartError, Started, PROBE_INTERVAL,
 };
 use crate::load::record::unix_now;
+use crate::results::{Row, Status};
 use crate::server::stats::ServerSummary;
 use generators::Generators;
 use window::{live_dirs, Window};

@@ -14,12 +14,13 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::{processes_for, tail};
-use crate::experiment::conditions::{Cgroup, Limits};
+use crate::experiment::conditions::Cgroup;
 use crate::experiment::hosts::Host;
 use crate::experiment::probe;
 use crate::experiment::process::{self, Guard};
 use crate::experiment::runner::RunConfig;
 use crate::experiment::scenario::{trim_float, ModelEntry, ModelKind, Step};
+use crate::results::Limits;
 use crate::server::{Listening, ServerConfig};
 
 /// How long a server may take to be ready, unless the scenario says (`start_timeout`).

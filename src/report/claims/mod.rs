@@ -5,7 +5,7 @@
 
 use super::data::{Row, Status};
 use super::document::{Block, Section, Table};
-use crate::experiment::results::column;
+use crate::results::column;
 
 mod capacity;
 mod speed;

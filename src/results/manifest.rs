@@ -1,0 +1,192 @@
+//! manifest.json's schema: what was run, on what machine, with which limits, and
+//! whether it finished; written by the runner, read by the report.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+
+use super::column;
+
+/// manifest.json, as the runner writes it and the report reads it back. The runner
+/// fills every field; the reader takes a default for any that is absent (a manifest
+/// from an interrupted or an older run still gives a report, absent facts shown as
+/// "unknown"), so the facts of the machine are options.
+#[derive(Serialize, Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(default)]
+pub struct Manifest {
+    pub scenario_name: Option<String>,
+    pub scenario_toml: Option<String>,
+    pub scenario_description: Option<String>,
+    /// The swept results.csv columns ([`axis_column`]: older manifests hold `[sweep]` keys).
+    pub sweep_axes: Vec<String>,
+    pub models: Vec<String>,
+    pub repetitions: u32,
+    pub steps: Vec<String>,
+    pub echolab_version: Option<String>,
+    pub git_revision: Option<String>,
+    pub kernel: Option<String>,
+    pub cpu_model: Option<String>,
+    pub cores: Option<u64>,
+    pub memory_bytes: Option<u64>,
+    pub fd_limit_soft: Option<u64>,
+    pub fd_limit_hard: Option<u64>,
+    /// Name -> value, whitespace normalised (`32768 60999`); written as strings, read
+    /// as any JSON value.
+    pub sysctls: BTreeMap<String, serde_json::Value>,
+    pub command: Option<String>,
+    pub started_unix: Option<f64>,
+    pub ended_unix: Option<f64>,
+    /// True until the run ends normally, so a runner killed outright leaves a truthful manifest.
+    pub interrupted: bool,
+    /// running, complete or interrupted.
+    pub status: String,
+    pub duration_s: Option<f64>,
+    /// The servers' cgroup limits and the client links' shaping.
+    pub conditions: Conditions,
+    /// A composite scenario's parts, each run into the folder of its name.
+    pub parts: Vec<String>,
+    /// Parts that could not run at all, with the reason (not root, too few fds).
+    pub part_errors: BTreeMap<String, String>,
+}
+
+impl Manifest {
+    /// Writes manifest.json atomically (temp file, then rename), so it is never half-written;
+    /// a write that fails (a full disk) removes its temp file and names the file.
+    pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
+        let tmp = dir.join("manifest.json.tmp");
+        let path = dir.join("manifest.json");
+        let written = fs::write(&tmp, serde_json::to_string_pretty(self)? + "\n")
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))
+            .and_then(|()| {
+                fs::rename(&tmp, &path)
+                    .map_err(|e| anyhow::anyhow!("cannot replace {}: {e}", path.display()))
+            });
+        if written.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        written
+    }
+
+    /// Reads DIR/manifest.json; an error names the file (and the line and column of
+    /// what cannot be read).
+    pub fn read(dir: &Path) -> anyhow::Result<Manifest> {
+        let path = dir.join("manifest.json");
+        let text =
+            fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!(
+                "{} line {}, column {}: invalid manifest: {e}",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })
+    }
+}
+
+/// The results.csv column of a sweep axis named as the scenario's `[sweep]` names it.
+pub fn axis_column(key: &str) -> &str {
+    match key {
+        "delay" => column::DELAY_MS,
+        "requests" => column::REQUESTS_PER_CONN,
+        "hosts" => column::CLIENT_HOSTS,
+        other => other,
+    }
+}
+
+/// The conditions of a run, in manifest.json: each limited model's cgroup limits
+/// and the client links' shaping.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Conditions {
+    /// Model label -> its limits (only models that have some).
+    pub server_limits: std::collections::BTreeMap<String, Limits>,
+    /// As asked for until the links are shaped, then as applied.
+    pub network: Option<Shaping>,
+    /// The namespace lab's sysctls as read back in its namespaces (`[hosts]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab_sysctls: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// The limits of one server; recorded in the manifest as written here.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct Limits {
+    /// CPU cores' worth of time per period (0.5 = half of one core).
+    pub cpu_quota: Option<f64>,
+    pub memory_max_bytes: Option<u64>,
+    pub tasks_max: Option<u64>,
+}
+
+/// The shaping of the client links, as asked for and (once applied) how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shaping {
+    pub rate_bit_s: Option<u64>,
+    pub delay_ms: Option<f64>,
+    pub jitter_ms: Option<f64>,
+    pub loss_pct: Option<f64>,
+    /// The qdisc that shapes (`tbf` or `netem`); None until applied.
+    pub qdisc: Option<String>,
+    /// What was not applied and why (netem_optional on a kernel without netem).
+    pub note: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_written_manifest_reads_back_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = Manifest {
+            scenario_name: Some("tiny".into()),
+            models: vec!["poll".into()],
+            cores: Some(2),
+            sysctls: [("net.core.somaxconn".to_string(), "4096".into())].into(),
+            started_unix: Some(1.5),
+            interrupted: true,
+            status: "running".into(),
+            conditions: Conditions {
+                server_limits: [(
+                    "poll".to_string(),
+                    Limits {
+                        tasks_max: Some(9),
+                        ..Limits::default()
+                    },
+                )]
+                .into(),
+                ..Conditions::default()
+            },
+            ..Manifest::default()
+        };
+        manifest.write(dir.path()).unwrap();
+        assert_eq!(Manifest::read(dir.path()).unwrap(), manifest);
+    }
+
+    #[test]
+    fn a_manifest_missing_fields_reads_with_defaults_and_a_corrupt_one_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("manifest.json");
+        fs::write(
+            &path,
+            "{\"models\": [\"epoll\"], \"sysctls\": {\"fs.nr_open\": 1048576}}",
+        )
+        .unwrap();
+        let manifest = Manifest::read(dir.path()).unwrap();
+        assert_eq!(manifest.models, ["epoll"]);
+        assert_eq!(manifest.sysctls["fs.nr_open"], 1048576);
+        assert_eq!((manifest.kernel, manifest.interrupted), (None, false));
+
+        fs::write(&path, "{\"cores\": \"two\"}").unwrap();
+        assert_eq!(
+            Manifest::read(dir.path()).unwrap_err().to_string(),
+            format!(
+                "{} line 1, column 15: invalid manifest: invalid type: string \"two\", \
+                 expected u64 at line 1 column 15",
+                path.display()
+            )
+        );
+    }
+}
