@@ -34,7 +34,10 @@ fn manifest_files() -> Vec<PathBuf> {
         .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
         .collect();
     files.sort();
-    assert!(files.len() >= 5, "deploy/kubernetes has too few manifests: {files:?}");
+    assert!(
+        files.len() >= 5,
+        "deploy/kubernetes has too few manifests: {files:?}"
+    );
     files
 }
 
@@ -47,7 +50,9 @@ fn has_kubernetes_validate() -> bool {
 
 fn kubernetes_validate(files: &[PathBuf]) -> Output {
     output_within(
-        Command::new("kubernetes-validate").arg("--strict").args(files),
+        Command::new("kubernetes-validate")
+            .arg("--strict")
+            .args(files),
         VALIDATE_LIMIT,
     )
 }
@@ -72,7 +77,10 @@ fn the_manifests_validate_against_the_kubernetes_schemas() {
     let files = manifest_files();
     let out = kubernetes_validate(&files);
     let said = text(&out);
-    assert!(out.status.success(), "the manifests do not validate:\n{said}");
+    assert!(
+        out.status.success(),
+        "the manifests do not validate:\n{said}"
+    );
     // Every resource was checked against a schema, not skipped for want of one (only
     // the Kustomization, which is not a cluster resource, has none).
     for file in &files {
@@ -81,7 +89,8 @@ fn the_manifests_validate_against_the_kubernetes_schemas() {
             continue;
         }
         assert!(
-            said.lines().any(|l| l.contains(name) && l.contains(" passed for resource ")),
+            said.lines()
+                .any(|l| l.contains(name) && l.contains(" passed for resource ")),
             "{name} was not validated against a schema:\n{said}"
         );
     }
@@ -89,14 +98,23 @@ fn the_manifests_validate_against_the_kubernetes_schemas() {
     // The same check rejects a manifest the cluster would reject.
     let dir = tempfile::tempdir().unwrap();
     let job = read(&repo().join("deploy/kubernetes/load-job.yaml"));
-    assert!(job.contains("\n  parallelism: "), "load-job.yaml has no spec.parallelism");
+    assert!(
+        job.contains("\n  parallelism: "),
+        "load-job.yaml has no spec.parallelism"
+    );
     let broken = job.replace("\n  parallelism: ", "\n  parallelism: all-of-them # ");
     let broken_file = dir.path().join("load-job.yaml");
     std::fs::write(&broken_file, broken).unwrap();
     let out = kubernetes_validate(&[broken_file]);
     let said = text(&out);
-    assert!(!out.status.success(), "a string parallelism was accepted:\n{said}");
-    assert!(said.contains("parallelism"), "the rejection does not name the field:\n{said}");
+    assert!(
+        !out.status.success(),
+        "a string parallelism was accepted:\n{said}"
+    );
+    assert!(
+        said.contains("parallelism"),
+        "the rejection does not name the field:\n{said}"
+    );
 }
 
 // ---- the manifests as data ----
@@ -125,13 +143,22 @@ print(json.dumps([[f, d] for f in sys.argv[1:] for d in yaml.safe_load_all(open(
             .args(manifest_files()),
         COMMAND_LIMIT,
     );
-    assert!(out.status.success(), "reading the manifests: {}", text(&out));
+    assert!(
+        out.status.success(),
+        "reading the manifests: {}",
+        text(&out)
+    );
     let pairs: Vec<(String, Value)> = serde_json::from_slice(&out.stdout).unwrap();
     Some(
         pairs
             .into_iter()
             .map(|(file, value)| Doc {
-                file: Path::new(&file).file_name().unwrap().to_str().unwrap().into(),
+                file: Path::new(&file)
+                    .file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .into(),
                 value,
             })
             .collect(),
@@ -166,7 +193,11 @@ fn strings(list: &Value) -> Vec<String> {
         .map(|items| {
             items
                 .iter()
-                .map(|s| s.as_str().expect("command and args are strings").to_string())
+                .map(|s| {
+                    s.as_str()
+                        .expect("command and args are strings")
+                        .to_string()
+                })
                 .collect()
         })
         .unwrap_or_default()
@@ -224,11 +255,20 @@ fn every_echolab_flag_in_the_manifests_exists() {
             if argv[0] != "echolab" && !argv[0].ends_with("/echolab") {
                 continue;
             }
-            let verb = argv.get(1).unwrap_or_else(|| panic!("{}: echolab with no verb", doc.file));
+            let verb = argv
+                .get(1)
+                .unwrap_or_else(|| panic!("{}: echolab with no verb", doc.file));
             let out = output_within(Command::new(BIN).args([verb, "--help"]), COMMAND_LIMIT);
             let help = String::from_utf8_lossy(&out.stdout);
-            assert!(out.status.success(), "{}: `echolab {verb}` is no verb", doc.file);
-            assert!(!help_lists(&help, "--no-such-flag"), "the help matcher matches anything");
+            assert!(
+                out.status.success(),
+                "{}: `echolab {verb}` is no verb",
+                doc.file
+            );
+            assert!(
+                !help_lists(&help, "--no-such-flag"),
+                "the help matcher matches anything"
+            );
             for arg in &argv[2..] {
                 if let Some(flag) = arg.strip_prefix("--") {
                     let flag = format!("--{}", flag.split('=').next().unwrap());
@@ -243,7 +283,11 @@ fn every_echolab_flag_in_the_manifests_exists() {
         }
     }
     verbs.sort();
-    assert_eq!(verbs, ["load", "merge", "serve"], "the manifests run these verbs");
+    assert_eq!(
+        verbs,
+        ["load", "merge", "serve"],
+        "the manifests run these verbs"
+    );
 }
 
 #[test]
@@ -290,7 +334,10 @@ fn the_agents_shards_meet_the_job_the_service_and_the_merge() {
         .filter(|a| !a.starts_with("--") && *a != out)
         .collect();
     let expected: Vec<String> = (0..shards).map(|i| format!("/results/agent-{i}")).collect();
-    assert_eq!(inputs, expected, "merge-job.yaml must list one directory per agent");
+    assert_eq!(
+        inputs, expected,
+        "merge-job.yaml must list one directory per agent"
+    );
 
     // The agents load the Service, which reaches the port the server listens on.
     let service = the_doc(&docs, "Service", "echolab-server");
@@ -317,7 +364,11 @@ fn the_agents_shards_meet_the_job_the_service_and_the_merge() {
         .map(|c| &c["image"])
         .collect();
     images.dedup();
-    assert_eq!(images.len(), 1, "the manifests name different images: {images:?}");
+    assert_eq!(
+        images.len(),
+        1,
+        "the manifests name different images: {images:?}"
+    );
     let claim = the_doc(&docs, "PersistentVolumeClaim", "echolab-results");
     for name in ["echolab-load", "echolab-merge"] {
         let volumes = &the_doc(&docs, "Job", name)["spec"]["template"]["spec"]["volumes"];
@@ -415,7 +466,11 @@ fn docker_build(dockerfile: &str) -> (Vec<String>, String) {
         .filter(|(keyword, rest)| keyword == "COPY" && rest.starts_with("--from="))
         .map(|(_, rest)| rest.split_whitespace().nth(1).unwrap().to_string())
         .collect::<Vec<_>>();
-    assert_eq!(copied.len(), 1, "the runtime stage copies one file from the build");
+    assert_eq!(
+        copied.len(),
+        1,
+        "the runtime stage copies one file from the build"
+    );
     (options[0].clone(), copied[0].clone())
 }
 
@@ -431,8 +486,8 @@ fn docker_runtime(dockerfile: &str) -> (String, String, Vec<String>) {
             .map(|(_, rest)| rest.clone())
             .unwrap_or_else(|| panic!("the runtime stage has no {keyword}"))
     };
-    let entrypoint: Vec<String> = serde_json::from_str(&last("ENTRYPOINT"))
-        .expect("ENTRYPOINT in exec form, a JSON array");
+    let entrypoint: Vec<String> =
+        serde_json::from_str(&last("ENTRYPOINT")).expect("ENTRYPOINT in exec form, a JSON array");
     (last("FROM"), last("USER"), entrypoint)
 }
 
@@ -461,7 +516,10 @@ fn the_dockerfile_builds_the_binary_as_the_readme_does() {
     let readme = read(&repo().join("README.md"));
 
     let readme_options = readme_build_options(&readme);
-    assert!(!readme_options.is_empty(), "the README builds nothing with cargo");
+    assert!(
+        !readme_options.is_empty(),
+        "the README builds nothing with cargo"
+    );
     for options in &readme_options {
         assert_eq!(options, &readme_options[0], "the README builds two ways");
     }
@@ -484,11 +542,16 @@ fn the_dockerfile_builds_the_binary_as_the_readme_does() {
     assert_ne!(docker_build(&debug).0, readme_options[0]);
 
     let (base, user, entrypoint) = docker_runtime(&dockerfile);
-    assert!(base.contains("slim"), "the runtime stage is on {base}, not a slim base");
+    assert!(
+        base.contains("slim"),
+        "the runtime stage is on {base}, not a slim base"
+    );
     assert!(!is_root(&user), "the runtime stage runs as {user}");
     assert!(is_root("0:0") && is_root("root") && !is_root("10001:10001"));
     assert!(
-        entrypoint.first().is_some_and(|p| p == "echolab" || p.ends_with("/echolab")),
+        entrypoint
+            .first()
+            .is_some_and(|p| p == "echolab" || p.ends_with("/echolab")),
         "ENTRYPOINT {entrypoint:?} does not run echolab"
     );
 
@@ -498,6 +561,9 @@ fn the_dockerfile_builds_the_binary_as_the_readme_does() {
         .map(|l| l.trim().trim_end_matches('/'))
         .collect();
     for dir in ["target", "results"] {
-        assert!(ignored.contains(&dir), ".dockerignore does not exclude {dir}/");
+        assert!(
+            ignored.contains(&dir),
+            ".dockerignore does not exclude {dir}/"
+        );
     }
 }
