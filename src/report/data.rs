@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 
 pub use crate::results::Status;
-use crate::results::{column, Manifest};
+use crate::results::{column, Manifest, COLUMNS};
 
 /// The columns a sweep can vary, in the order results.csv lists them.
 pub const AXES: [&str; 7] = [
@@ -29,18 +29,12 @@ const REQUIRED: [&str; 4] = [
     column::STATUS,
 ];
 
-/// Columns that hold free text or booleans rather than numbers.
-const TEXT_COLUMNS: [&str; 9] = [
-    column::MODEL,
-    column::STEP,
-    column::REPETITION,
-    column::STATUS,
-    column::FAILURE_REASON,
-    column::BYTES_MATCH,
-    column::GENERATOR_BOUND,
-    column::NET_SCOPE,
-    column::DISTURBED,
-];
+/// Whether a results.csv column holds free text or booleans rather than numbers: one
+/// that places the row (even `repetition`), or one declared so; an unknown column (a
+/// newer or older results.csv) is read as numbers.
+fn is_text(column: &str) -> bool {
+    REQUIRED.contains(&column) || COLUMNS.iter().any(|c| c.name == column && !c.is_number())
+}
 
 /// One line of results.csv: one repetition of one step of one model.
 #[derive(Debug, Clone)]
@@ -155,7 +149,7 @@ fn read_results_csv(path: &Path, text: &str) -> anyhow::Result<(Vec<String>, Vec
         for (column, value) in header.iter().zip(record.iter()) {
             let value = value.trim();
             raw.insert(column.clone(), value.to_string());
-            if TEXT_COLUMNS.contains(&column.as_str()) || value.is_empty() {
+            if is_text(column) || value.is_empty() {
                 continue;
             }
             let number: f64 = value
@@ -283,4 +277,33 @@ pub fn read_table(path: &Path) -> anyhow::Result<Option<Table>> {
         rows.push(row);
     }
     Ok(Some(Table { rows }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_columns_are_the_identity_and_the_declared_text_and_flags() {
+        let text: Vec<&str> = COLUMNS
+            .iter()
+            .map(|c| c.name)
+            .filter(|c| is_text(c))
+            .collect();
+        assert_eq!(
+            text,
+            [
+                column::MODEL,
+                column::STEP,
+                column::REPETITION,
+                column::STATUS,
+                column::FAILURE_REASON,
+                column::BYTES_MATCH,
+                column::GENERATOR_BOUND,
+                column::NET_SCOPE,
+                column::DISTURBED,
+            ]
+        );
+        assert!(!is_text("a_newer_column"));
+    }
 }

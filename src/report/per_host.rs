@@ -8,9 +8,8 @@ use std::path::Path;
 use super::data::{Results, Row, Status};
 use super::document::{Block, Section, Table};
 use super::verdict::{fmt_count, fmt_latency};
-use crate::experiment::step::LOAD_HOSTS;
 use crate::load::record::LoadSummary;
-use crate::results::column;
+use crate::results::{column, LOAD_HOSTS};
 use crate::server::stats::ServerSummary;
 
 /// The heaviest ok repetition of each model whose load was split over two or more

@@ -17,6 +17,16 @@ pub struct Column {
 }
 
 impl Column {
+    /// Whether its cells are numbers (an integer or a float type, or an option of one).
+    pub fn is_number(&self) -> bool {
+        let inner = self
+            .kind
+            .strip_prefix("Option<")
+            .and_then(|k| k.strip_suffix('>'))
+            .unwrap_or(self.kind);
+        matches!(inner, "u32" | "u64" | "f64")
+    }
+
     /// The doc comment as one line.
     pub fn doc(&self) -> String {
         let lines: Vec<&str> = self.doc.iter().map(|l| l.trim()).collect();

@@ -189,4 +189,44 @@ mod tests {
             )
         );
     }
+
+    #[test]
+    fn manifest_json_has_its_fields_in_order() {
+        let text = serde_json::to_string_pretty(&Manifest::default()).unwrap();
+        let keys: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("  \"")?.split_once('"'))
+            .map(|(key, _)| key)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "scenario_name",
+                "scenario_toml",
+                "scenario_description",
+                "sweep_axes",
+                "models",
+                "repetitions",
+                "steps",
+                "echolab_version",
+                "git_revision",
+                "kernel",
+                "cpu_model",
+                "cores",
+                "memory_bytes",
+                "fd_limit_soft",
+                "fd_limit_hard",
+                "sysctls",
+                "command",
+                "started_unix",
+                "ended_unix",
+                "interrupted",
+                "status",
+                "duration_s",
+                "conditions",
+                "parts",
+                "part_errors",
+            ]
+        );
+    }
 }

@@ -1,15 +1,18 @@
 //! The schema of a results directory, below both its writer ([`crate::experiment`])
-//! and its reader ([`crate::report`]): results.csv's columns and [`Row`], and
-//! manifest.json's [`Manifest`].
+//! and its reader ([`crate::report`]): results.csv's columns and [`Row`] (each column
+//! declared once, in `row.rs`), manifest.json's [`Manifest`] (read and written here),
+//! and the name of a step's [`LOAD_HOSTS`] file.
 
 mod columns;
 mod manifest;
 mod row;
 
 pub use columns::Column;
-
 pub use manifest::{axis_column, Conditions, Limits, Manifest, Shaping};
 pub use row::{
     column, generator_bound, Row, Status, COLUMNS, DISTURBED_PCT, GENERATOR_BOUND_SHARE,
     RESULTS_HEADER,
 };
+
+/// The step file naming each client host's shard folder and address (`host-1 198.18.0.11`).
+pub const LOAD_HOSTS: &str = "load-hosts.txt";

@@ -15,6 +15,7 @@ use crate::experiment::process::{self, Guard};
 use crate::experiment::runner::RunConfig;
 use crate::experiment::scenario::{LoadOptions, Scenario, Step};
 use crate::load::LoadArgs;
+use crate::results::LOAD_HOSTS;
 
 /// How long the load generator may take to flush after SIGINT.
 const LOAD_GRACE: Duration = Duration::from_secs(10);
@@ -136,9 +137,6 @@ pub(in crate::experiment) struct Agent {
 }
 
 /// A load generator about to be started.
-/// The step file naming each client host's shard folder and address (`host-1 198.18.0.11`).
-pub const LOAD_HOSTS: &str = "load-hosts.txt";
-
 struct Planned<'a> {
     name: String,
     args: Vec<String>,

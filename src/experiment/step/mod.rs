@@ -32,7 +32,7 @@ pub(super) use load::{start_load, stop_agents, Agent};
 use server::STOP_GRACE;
 pub(super) use server::{start_server, StartError, Started};
 
-pub use load::{load_args, load_config, LOAD_HOSTS};
+pub use load::{load_args, load_config};
 pub use server::{server_args, substitute};
 
 pub(super) const PROBE_INTERVAL: Duration = Duration::from_millis(100);
