@@ -10,8 +10,9 @@
 //! 5 completely apart gives 0.012 where the exact distribution gives 0.008). statrs'
 //! exact method is not used: for samples of equal size it returns the complement of
 //! the tail (1.0 for two samples completely apart, statrs 0.19.1). The smallest p any
-//! data can give depends on the sample sizes alone: 3 against 3 never reaches 0.05,
-//! 4 against 4 and 5 against 5 can. [`min_p`] gives that floor, so a caller can say
+//! data can give depends on the sample sizes alone: 3 against 3 of distinct values
+//! never reaches 0.05 (0.081; three equal values against three others, 0.047, through
+//! the tie correction), 4 against 4 and 5 against 5 can. [`min_p`] gives that floor, so a caller can say
 //! why a comparison with too few repetitions decides nothing.
 
 use rand::rngs::StdRng;
@@ -51,7 +52,16 @@ impl Comparison {
         } else {
             format!("n = {}+{}", self.n_a, self.n_b)
         };
-        format!("p = {}, {n}", fmt_p(self.p))
+        format!("{}, {n}", p_equals(self.p))
+    }
+}
+
+/// "p = 0.40", or "p < 0.001" below what [`fmt_p`] shows.
+pub fn p_equals(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".to_string()
+    } else {
+        format!("p = {}", fmt_p(p))
     }
 }
 
@@ -192,6 +202,15 @@ mod tests {
         assert!(min_p(4, 4) < ALPHA, "{}", min_p(4, 4));
         assert!(min_p(5, 5) < min_p(4, 4));
         assert!(min_p(2, 2) > min_p(3, 3));
+    }
+
+    #[test]
+    fn a_tiny_p_reads_as_below_not_equal() {
+        let far: Vec<f64> = (0..30).map(f64::from).collect();
+        let farther: Vec<f64> = (100..130).map(f64::from).collect();
+        let c = compare(&far, &farther).unwrap();
+        assert_eq!(c.describe_p(), "p < 0.001, n = 30");
+        assert_eq!(p_equals(0.4), "p = 0.40");
     }
 
     #[test]
