@@ -243,6 +243,20 @@ pub(super) fn claim_9(rows: &[Row]) -> Judged {
         )
     })
     .collect();
+    // What stopped each model: the first failure, as the runner recorded it.
+    for model in ["threads", "select", "epoll"] {
+        if let Some(r) = rows
+            .iter()
+            .filter(|r| r.model == model && r.status == Status::Failed)
+            .min_by(|a, b| num(a, column::CONNECTIONS).total_cmp(&num(b, column::CONNECTIONS)))
+        {
+            numbers.push(format!(
+                "{model} failed at {} connections: {}",
+                fmt_count(num(r, column::CONNECTIONS)),
+                r.failure_reason
+            ));
+        }
+    }
     let (verdict, why) = verdict_of(&parts);
     (verdict, why, numbers)
 }

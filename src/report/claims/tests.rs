@@ -522,6 +522,10 @@ fn claim_9_the_ranking_by_connections_held() {
         c.why
     );
     assert!(c.why.contains("n = 4"), "{}", c.why);
+    assert_eq!(
+        c.numbers[3],
+        "select failed at 5,000 connections: server refused 86 connections"
+    );
     let c = judge(9, &ranked(19_000.0, 5000.0, 5000.0, 4), Limits::default());
     assert_eq!(c.verdict, Verdict::NoDifference, "{}", c.why);
     assert!(
