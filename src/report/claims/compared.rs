@@ -455,17 +455,10 @@ pub(super) fn claim_18(rows: &[Row]) -> Judged {
     let long = side(false, "delay >= 250 ms");
     let (outcome, line) = contest(&short, &long, RETRANS);
     numbers.push(line.clone());
-    let scope: Vec<&str> = {
-        let mut s: Vec<&str> = rows
-            .iter()
-            .filter(|r| ran(r))
-            .filter_map(|r| r.raw.get(column::NET_SCOPE).map(String::as_str))
-            .collect();
-        s.sort_unstable();
-        s.dedup();
-        s
-    };
-    if scope.iter().any(|s| *s == "host") {
+    if rows
+        .iter()
+        .any(|r| ran(r) && r.raw(column::NET_SCOPE) == "host")
+    {
         numbers.push(
             "the counters are the whole machine's (net_scope host): other traffic counts too"
                 .into(),

@@ -790,6 +790,17 @@ fn claim_18_retransmissions_at_short_delays() {
     let c = judge(18, &none, Limits::default());
     assert_eq!(c.verdict, Verdict::NoDifference, "{}", c.why);
     assert!(c.why.contains("p = 1.00, n = 10"), "{}", c.why);
+    assert!(!c.numbers.iter().any(|n| n.contains("whole machine")));
+    // Without a namespace of its own the counters are the machine's, and it says so.
+    let mut host = none.clone();
+    for r in &mut host {
+        r.raw.insert(column::NET_SCOPE.into(), "host".into());
+    }
+    let c = judge(18, &host, Limits::default());
+    assert_eq!(
+        c.numbers.last().map(String::as_str),
+        Some("the counters are the whole machine's (net_scope host): other traffic counts too")
+    );
     let fewer = retransmissions(&[(1000.0, 500.0), (250.0, 400.0), (125.0, 10.0), (1.0, 10.0)]);
     assert_eq!(verdict(18, &fewer), Verdict::Refuted);
 }
