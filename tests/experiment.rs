@@ -214,7 +214,8 @@ fn list_names_every_builtin_scenario() {
             "claim-15",
             "claim-16",
             "claim-17",
-            "claim-18"
+            "claim-18",
+            "claim-19"
         ]
     );
 }

@@ -108,8 +108,8 @@ fn a_claim_without_rows_that_ran_is_not_run_with_the_reason() {
         c.why
     );
     assert_eq!(claim_of("claim-4"), Some(4));
-    assert_eq!(claim_of("claim-18"), Some(18));
-    assert_eq!(claim_of("claim-19"), None);
+    assert_eq!(claim_of("claim-19"), Some(19));
+    assert_eq!(claim_of("claim-20"), None);
     assert_eq!(claim_of("quick"), None);
 }
 
@@ -803,4 +803,20 @@ fn claim_18_retransmissions_at_short_delays() {
     );
     let fewer = retransmissions(&[(1000.0, 500.0), (250.0, 400.0), (125.0, 10.0), (1.0, 10.0)]);
     assert_eq!(verdict(18, &fewer), Verdict::Refuted);
+}
+
+#[test]
+fn claim_19_epoll_keeps_20_000_clients_connected() {
+    let counts = [2500.0, 5000.0, 7500.0, 10_000.0, 20_000.0];
+    let all: Vec<Row> = counts.iter().flat_map(|&c| held("epoll", c)).collect();
+    let c = judge(19, &all, Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.why,
+        "epoll finished every client without an error up to 20,000 (3 repetitions at the top)"
+    );
+    assert_eq!(c.numbers.len(), 5);
+    let mut short: Vec<Row> = counts[..4].iter().flat_map(|&c| held("epoll", c)).collect();
+    short.push(failed("epoll", 20_000.0));
+    assert_eq!(verdict(19, &short), Verdict::Refuted);
 }
