@@ -204,7 +204,18 @@ fn list_names_every_builtin_scenario() {
             "claim-6",
             "claim-7",
             "claim-8",
-            "classic"
+            "classic",
+            "claim-9",
+            "claim-10",
+            "claim-11",
+            "claim-12",
+            "claim-13",
+            "claim-14",
+            "claim-15",
+            "claim-16",
+            "claim-17",
+            "claim-18",
+            "claim-19"
         ]
     );
 }

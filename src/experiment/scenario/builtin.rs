@@ -1,7 +1,7 @@
 //! The built-in scenarios: scenarios/*.toml embedded in the binary.
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 19] = [
+pub const BUILTIN: [(&str, &str); 30] = [
     ("quick", include_str!("../../../scenarios/quick.toml")),
     (
         "max-clients",
@@ -36,4 +36,15 @@ pub const BUILTIN: [(&str, &str); 19] = [
     ("claim-7", include_str!("../../../scenarios/claim-7.toml")),
     ("claim-8", include_str!("../../../scenarios/claim-8.toml")),
     ("classic", include_str!("../../../scenarios/classic.toml")),
+    ("claim-9", include_str!("../../../scenarios/claim-9.toml")),
+    ("claim-10", include_str!("../../../scenarios/claim-10.toml")),
+    ("claim-11", include_str!("../../../scenarios/claim-11.toml")),
+    ("claim-12", include_str!("../../../scenarios/claim-12.toml")),
+    ("claim-13", include_str!("../../../scenarios/claim-13.toml")),
+    ("claim-14", include_str!("../../../scenarios/claim-14.toml")),
+    ("claim-15", include_str!("../../../scenarios/claim-15.toml")),
+    ("claim-16", include_str!("../../../scenarios/claim-16.toml")),
+    ("claim-17", include_str!("../../../scenarios/claim-17.toml")),
+    ("claim-18", include_str!("../../../scenarios/claim-18.toml")),
+    ("claim-19", include_str!("../../../scenarios/claim-19.toml")),
 ];

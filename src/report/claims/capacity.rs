@@ -373,3 +373,61 @@ fn fmt_size(bytes: f64) -> String {
         b => format!("{b} B"),
     }
 }
+
+/// Claim 16 (002, Test Cases 10 and 11): epoll finishes 40 000 and 45 000 clients of
+/// 100 messages each without an error.
+pub(super) fn claim_16(rows: &[Row]) -> Judged {
+    held_every_step(rows)
+}
+
+/// Claim 19 (004, Case 1-5): epoll keeps 2 500 to 20 000 clients of 60 requests
+/// connected in one session.
+pub(super) fn claim_19(rows: &[Row]) -> Judged {
+    held_every_step(rows)
+}
+
+/// Confirmed when every repetition of every epoll step held, refuted when a step
+/// failed in every repetition, inconclusive when a step held in some only.
+fn held_every_step(rows: &[Row]) -> Judged {
+    let steps = values_of(
+        rows.iter().filter(|r| r.model == "epoll" && ran(r)),
+        column::CONNECTIONS,
+    );
+    let numbers: Vec<String> = steps.iter().map(|&c| held_line(rows, "epoll", c)).collect();
+    let at = |c: f64| move |r: &Row| num(r, column::CONNECTIONS) == c;
+    let failed_all = steps.iter().copied().find(|&c| {
+        let (ok, failed, _) = outcome(rows, "epoll", at(c));
+        ok == 0 && failed > 0
+    });
+    if let Some(c) = failed_all {
+        let (_, _, reason) = outcome(rows, "epoll", at(c));
+        let why = format!(
+            "epoll failed at {} clients in every repetition: {reason}",
+            fmt_count(c)
+        );
+        return (Verdict::Refuted, why, numbers);
+    }
+    let mixed = steps
+        .iter()
+        .copied()
+        .find(|&c| outcome(rows, "epoll", at(c)).1 > 0);
+    if let Some(c) = mixed {
+        let (ok, failed, reason) = outcome(rows, "epoll", at(c));
+        let why = format!(
+            "epoll held {} clients in {ok} repetitions and failed in {failed}: {reason}",
+            fmt_count(c)
+        );
+        return (Verdict::Inconclusive, why, numbers);
+    }
+    let Some(&top) = steps.last() else {
+        return (Verdict::NotRun, "no epoll step ran".into(), numbers);
+    };
+    let reps = outcome(rows, "epoll", at(top)).0;
+    let why = format!(
+        "epoll finished every client without an error up to {} ({} repetition{} at the top)",
+        fmt_count(top),
+        reps,
+        if reps == 1 { "" } else { "s" }
+    );
+    (Verdict::Confirmed, why, numbers)
+}

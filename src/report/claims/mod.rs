@@ -1,5 +1,5 @@
 //! The Claims section: each claim of the classic studies judged from the rows of
-//! the scenario that tests it (`claim-1` .. `claim-8`). One pure function per
+//! the scenario that tests it (`claim-1` .. `claim-19`). One pure function per
 //! claim turns rows into the claim, its numbers with their spread over the
 //! repetitions, and a verdict with its reason; section() lays them out.
 
@@ -8,11 +8,15 @@ use super::document::{Block, Section, Table};
 use crate::results::column;
 
 mod capacity;
+mod compared;
 mod speed;
 #[cfg(test)]
 mod tests;
 
-use capacity::{claim_1, claim_2, claim_3, claim_7};
+use capacity::{claim_1, claim_16, claim_19, claim_2, claim_3, claim_7};
+use compared::{
+    claim_10, claim_11, claim_12, claim_13, claim_14, claim_15, claim_17, claim_18, claim_9,
+};
 use speed::{claim_4, claim_5, claim_6, claim_8};
 
 /// A claim as its report made it: its words (a short quote), where (file and
@@ -27,8 +31,9 @@ pub struct Source {
 
 /// The claims in the order the classic studies make them; claim N is tested by the
 /// built-in scenario `claim-N`. Claims 1 to 5 are the studies' common conclusions;
-/// 2, 6, 7 and 8 quote the report that made them.
-pub const CLAIMS: [Source; 8] = [
+/// 2, 6, 7 and 8 quote the report that made them; 9 to 19 are the reports' other
+/// conclusions, observations and hypotheses, in the order of the reports.
+pub const CLAIMS: [Source; 19] = [
     Source {
         quote: "With select, it seems that we hit a physical limitation of FD_SETSIZE",
         file: "002_87dc33d9ed75de88.txt",
@@ -95,12 +100,112 @@ pub const CLAIMS: [Source; 8] = [
         setup: "C epoll server; cases 1 and 6-11: 2 500 clients, 60 requests each, request \
                 delay 1000, 500, 250, 125, 50, 10 and 1 ms",
     },
+    Source {
+        quote: "our hypothesis is that multi threaded servers will be the least scalable, \
+                with Epoll servers being the most and followed by Select servers being second.",
+        file: "000_14b4c3a438bf57e1.txt",
+        section: "Background (hypothesis); Observations, Max Clients",
+        setup: "C servers on an Intel i5 quad core with 8 GB (Fedora 19); a multithreaded \
+                client on up to four hosts; Max Clients before the server or client crashed: \
+                threads 1 782, select 574, epoll 19 990+",
+    },
+    Source {
+        quote: "In Figure 6, it is apparent that Epoll server takes a longer time to process \
+                these requests.",
+        file: "000_14b4c3a438bf57e1.txt",
+        section: "Conclusion, Figure 6; Observations, Avg. Time to Process",
+        setup: "C servers, client strings of 5 to 50 characters, many requests per client \
+                thread; Avg. Time to Process: threads 0.00036335 s, select 0.0004602 s, epoll \
+                0.001196839 s",
+    },
+    Source {
+        quote: "while the traditional server is quickly processing these requests, it is \
+                taking up a large amount of processing power over four cores. Instead, it is \
+                better to see that Epoll and Select servers are pacing themselves, only \
+                consuming up to 30%.",
+        file: "000_14b4c3a438bf57e1.txt",
+        section: "Conclusion, Figure 7; Observations, Avg. Processing Power",
+        setup: "C servers on four cores, measured with htop; Avg. Processing Power: threads \
+                93.25 %, select 29.5 %, epoll 12.33 %",
+    },
+    Source {
+        quote: "In Figure 8, it is interesting to see that Select is consuming less memory \
+                than its counterparts.",
+        file: "000_14b4c3a438bf57e1.txt",
+        section: "Conclusion, Figure 8; Observations, Memory Usage",
+        setup: "C servers on 8 GB, each at its own most clients; Memory Usage: threads \
+                1.825 GB, select 1.400 GB, epoll 2.651 GB",
+    },
+    Source {
+        quote: "The response time for the select server is roughly 9 sec in total (average of \
+                0.009 sec per request), the epoll is roughly 15 sec (average of 0.015 sec per \
+                request).",
+        file: "001_847778bf516bd6a1.txt",
+        section: "Analysis, Case4 (Test cases & results, Case 4)",
+        setup: "C select (level-triggered) and epoll (edge-triggered) servers; test-b: 300 \
+                clients spawned 0.01 s apart, 1000 requests of 13 bytes each, 1 ms between \
+                requests; average response time select 0.009119 s, epoll 0.015214 s",
+    },
+    Source {
+        quote: "So if the epoll scale out the blocking operation, it is possible that the \
+                epoll server will yield better performance than select server on all aspects.",
+        file: "001_847778bf516bd6a1.txt",
+        section: "Conclusion",
+        setup: "a hypothesis from case 3 (test-a: 256 clients spawned 0.02 s apart, 0.1 ms \
+                between requests, about 10 s): select 115 000 packets/s, epoll 109 000, \
+                neither server scaling out its reads",
+    },
+    Source {
+        quote: "we can very easily increase the number of worker threads if the machine has \
+                more cores, thus giving the epoll server very much scalability.",
+        file: "002_87dc33d9ed75de88.txt",
+        section: "Conclusion",
+        setup: "C epoll server: a main thread accepting and N worker threads, each with its \
+                own epoll queue; a Core i5 4670K (four cores)",
+    },
+    Source {
+        quote: "Increasing the number of clients further to 40000, we find that the clients \
+                and server still finish successfully without any error.",
+        file: "002_87dc33d9ed75de88.txt",
+        section: "Test Case 10 (and 11: 45000)",
+        setup: "C epoll server with N worker threads; 40 000 clients from two PCs (20 000 \
+                each), 45 000 in Test Case 11; each connection sends \"Gary’s spamming\" 100 \
+                times",
+    },
+    Source {
+        quote: "Even with an increased number of connections, the speed is noticeably limited.",
+        file: "003_b6672a133222eae0.txt",
+        section: "Epoll, Continuous Transfer (1KB)",
+        setup: "Node.js server on a 700 MHz single-core, 256 MB server with a 100 Mbit port \
+                behind a gigabit switch; an increase of 1 000 connections every 5 s, each \
+                transferring 1 KiB continuously, stopped at 80 000; about 3.0 MB/s up and down \
+                at most",
+    },
+    Source {
+        quote: "Based on the IO graphs, we also note that there are greater amounts of TCP \
+                error flags due to retransmissions",
+        file: "004_4a07aa620c3379ed.txt",
+        section: "Analysis, Case 6-11 (and Case 11-14: a delay of at least 250 ms)",
+        setup: "C epoll server; 2 500 clients, 60 requests each, request delay 1000, 500, \
+                250, 125, 50, 10 and 1 ms; retransmissions read from Wireshark IO graphs",
+    },
+    Source {
+        quote: "Our implementation of the epoll client-server achieved close to 20000 \
+                concurrent active socket connections in one session.",
+        file: "004_4a07aa620c3379ed.txt",
+        section: "Analysis, Case 1-5",
+        setup: "C epoll server; cases 1-5: 2 500, 5 000, 7 500, 10 000 and 20 000 clients, \
+                60 requests each, 1000 ms request delay; Wireshark's TCP endpoints matched \
+                the clients, with \"few clients never establishing connection\" at 20 000",
+    },
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Confirmed,
     Refuted,
+    /// "A beats B" compared with enough repetitions, and p >= ALPHA.
+    NoDifference,
     Inconclusive,
     NotRun,
 }
@@ -110,6 +215,7 @@ impl Verdict {
         match self {
             Verdict::Confirmed => "confirmed",
             Verdict::Refuted => "refuted",
+            Verdict::NoDifference => "no difference",
             Verdict::Inconclusive => "inconclusive",
             Verdict::NotRun => "not run",
         }
@@ -119,7 +225,7 @@ impl Verdict {
 /// One claim judged.
 #[derive(Debug, Clone)]
 pub struct Claim {
-    /// 1 to 8.
+    /// 1 to 19.
     pub number: usize,
     pub numbers: Vec<String>,
     pub verdict: Verdict,
@@ -186,7 +292,18 @@ pub fn judge(number: usize, rows: &[Row], limits: Limits) -> Claim {
         5 => claim_5(rows),
         6 => claim_6(rows),
         7 => claim_7(rows),
-        _ => claim_8(rows),
+        8 => claim_8(rows),
+        9 => claim_9(rows),
+        10 => claim_10(rows),
+        11 => claim_11(rows),
+        12 => claim_12(rows),
+        13 => claim_13(rows),
+        14 => claim_14(rows),
+        15 => claim_15(rows),
+        16 => claim_16(rows),
+        17 => claim_17(rows),
+        18 => claim_18(rows),
+        _ => claim_19(rows),
     };
     Claim {
         number,
@@ -344,7 +461,8 @@ pub fn section(
         blocks: vec![
             Block::Paragraph(
                 "Each claim of the classic studies, judged from this run's rows: confirmed, \
-                 refuted, or inconclusive with the reason; a claim whose scenario did not run \
+                 refuted, no difference (a comparison with p >= 0.05), or inconclusive with \
+                 the reason; a claim whose scenario did not run \
                  says why. Spreads are the median and the range over the repetitions."
                     .into(),
             ),

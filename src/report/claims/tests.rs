@@ -84,7 +84,7 @@ fn failed(model: &str, c: f64) -> Row {
 
 #[test]
 fn a_claim_without_rows_that_ran_is_not_run_with_the_reason() {
-    for n in 1..=8 {
+    for n in 1..=CLAIMS.len() {
         let c = judge(n, &[], Limits::default());
         assert_eq!(c.verdict, Verdict::NotRun);
         assert_eq!(c.why, "no step of its scenario ran");
@@ -108,7 +108,8 @@ fn a_claim_without_rows_that_ran_is_not_run_with_the_reason() {
         c.why
     );
     assert_eq!(claim_of("claim-4"), Some(4));
-    assert_eq!(claim_of("claim-9"), None);
+    assert_eq!(claim_of("claim-19"), Some(19));
+    assert_eq!(claim_of("claim-20"), None);
     assert_eq!(claim_of("quick"), None);
 }
 
@@ -447,4 +448,375 @@ fn spreads_and_tests() {
     let sections = section(&[Claim::not_run(3, "not root")], |_| None, |_| None);
     assert_eq!(sections[0].id, "claims");
     assert_eq!(sections[1].heading, "Claim 3: not run");
+}
+
+/// Every claim's quote is its report's own words: found verbatim (spacing aside) in
+/// its file in shared/seeds; a quote made of quoted fragments has each fragment there.
+#[test]
+fn every_quote_is_found_in_its_report() {
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds");
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (i, c) in CLAIMS.iter().enumerate() {
+        let text = std::fs::read_to_string(seeds.join(c.file))
+            .unwrap_or_else(|e| panic!("claim {}: {}: {e}", i + 1, c.file));
+        let text = words(&text);
+        let fragments: Vec<&str> = if c.quote.contains('"') {
+            c.quote.split('"').skip(1).step_by(2).collect()
+        } else {
+            vec![c.quote]
+        };
+        for f in fragments {
+            assert!(
+                text.contains(&words(f)),
+                "claim {}: {f:?} is not in {}",
+                i + 1,
+                c.file
+            );
+        }
+    }
+}
+
+/// Repetitions 1..=`reps` of `model` holding every step up to `held` of `steps`; the
+/// first repetition fails at the next step (the runner skips the rest), as a sweep does.
+fn held_up_to(model: &str, held: f64, steps: &[f64], reps: u32) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for &c in steps.iter().filter(|&&c| c <= held) {
+        for rep in 1..=reps {
+            rows.push(row(
+                model,
+                &format!("c{c}"),
+                rep,
+                Status::Ok,
+                &[(column::CONNECTIONS, c)],
+            ));
+        }
+    }
+    if let Some(&next) = steps.iter().find(|&&c| c > held) {
+        rows.push(failed(model, next));
+    }
+    rows
+}
+
+#[test]
+fn claim_9_the_ranking_by_connections_held() {
+    const STEPS: [f64; 3] = [1000.0, 5000.0, 19_000.0];
+    let ranked = |epoll: f64, select: f64, threads: f64, reps: u32| -> Vec<Row> {
+        [
+            held_up_to("threads", threads, &STEPS, reps),
+            held_up_to("select", select, &STEPS, reps),
+            held_up_to("epoll", epoll, &STEPS, reps),
+        ]
+        .concat()
+    };
+    let c = judge(9, &ranked(19_000.0, 5000.0, 1000.0, 4), Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    // This machine: select stops at 1 024 descriptors, threads and epoll at 19 000.
+    let c = judge(9, &ranked(19_000.0, 1000.0, 19_000.0, 4), Limits::default());
+    assert_eq!(c.verdict, Verdict::Refuted, "{}", c.why);
+    assert!(
+        c.why.starts_with(
+            "the other way round, significantly: select holds more connections than threads \
+             (select 1,000 against threads 19,000 (connections held): x0.05"
+        ),
+        "{}",
+        c.why
+    );
+    assert!(c.why.contains("n = 4"), "{}", c.why);
+    assert_eq!(
+        c.numbers[3],
+        "select failed at 5,000 connections: server refused 86 connections"
+    );
+    let c = judge(9, &ranked(19_000.0, 5000.0, 5000.0, 4), Limits::default());
+    assert_eq!(c.verdict, Verdict::NoDifference, "{}", c.why);
+    assert!(
+        c.why
+            .starts_with("no significant difference: select holds more connections than threads"),
+        "{}",
+        c.why
+    );
+    // Two repetitions can never reach p < 0.05.
+    let c = judge(9, &ranked(19_000.0, 5000.0, 1000.0, 2), Limits::default());
+    assert_eq!(c.verdict, Verdict::Inconclusive, "{}", c.why);
+    assert!(c.why.starts_with("too few repetitions"), "{}", c.why);
+}
+
+/// Five repetitions of each (model, value) on column `c`.
+fn five(c: &'static str, values: &[(&str, f64)]) -> Vec<Row> {
+    values
+        .iter()
+        .flat_map(|&(m, v)| reps5(m, "c1000", &[(column::CONNECTIONS, 1000.0), (c, v)]))
+        .collect()
+}
+
+#[test]
+fn claim_10_epoll_slower_per_request() {
+    let m = column::MEAN_US;
+    let report = five(
+        m,
+        &[("threads", 363.0), ("select", 460.0), ("epoll", 1197.0)],
+    );
+    let c = judge(10, &report, Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.numbers[0],
+        "epoll 1.20 ms against threads 363 µs (mean response time): x3.30 (2.85–3.82), \
+         p = 0.012, n = 5"
+    );
+    let faster = five(
+        m,
+        &[("threads", 400.0), ("select", 460.0), ("epoll", 200.0)],
+    );
+    assert_eq!(verdict(10, &faster), Verdict::Refuted);
+    let same = five(
+        m,
+        &[("threads", 400.0), ("select", 300.0), ("epoll", 400.0)],
+    );
+    let c = judge(10, &same, Limits::default());
+    assert_eq!(c.verdict, Verdict::NoDifference, "{}", c.why);
+    assert!(c.why.contains("p = 1.00, n = 5"), "{}", c.why);
+    assert!(c.why.contains("; held: epoll higher"), "{}", c.why);
+    // A model that never finished: nothing to compare.
+    let missing = five(m, &[("threads", 400.0), ("epoll", 900.0)]);
+    assert_eq!(verdict(10, &missing), Verdict::Inconclusive);
+}
+
+#[test]
+fn claim_11_threads_takes_the_most_cpu() {
+    let cpu = column::SERVER_CPU_PCT;
+    let report = five(
+        cpu,
+        &[("threads", 93.25), ("select", 29.5), ("epoll", 12.33)],
+    );
+    assert_eq!(verdict(11, &report), Verdict::Confirmed);
+    let cheap = five(
+        cpu,
+        &[("threads", 20.0), ("select", 29.5), ("epoll", 12.33)],
+    );
+    assert_eq!(verdict(11, &cheap), Verdict::Refuted);
+    let same = five(cpu, &[("threads", 30.0), ("select", 30.0), ("epoll", 30.0)]);
+    assert_eq!(verdict(11, &same), Verdict::NoDifference);
+}
+
+#[test]
+fn claim_12_select_takes_the_least_memory() {
+    let rss = column::SERVER_RSS_MAX_BYTES;
+    let report = five(
+        rss,
+        &[("threads", 1.825e9), ("select", 1.4e9), ("epoll", 2.651e9)],
+    );
+    assert_eq!(verdict(12, &report), Verdict::Confirmed);
+    let epoll_less = five(rss, &[("threads", 30e6), ("select", 4e6), ("epoll", 3e6)]);
+    let c = judge(12, &epoll_less, Limits::default());
+    assert_eq!(c.verdict, Verdict::Refuted, "{}", c.why);
+    assert!(
+        c.why
+            .contains("select lower server memory (peak RSS) than epoll (select 3.81 MiB"),
+        "{}",
+        c.why
+    );
+    let same = five(rss, &[("threads", 4e6), ("select", 4e6), ("epoll", 4e6)]);
+    assert_eq!(verdict(12, &same), Verdict::NoDifference);
+}
+
+#[test]
+fn claim_13_select_faster_for_300_busy_clients() {
+    let m = column::MEAN_US;
+    assert_eq!(
+        verdict(13, &five(m, &[("select", 9119.0), ("epoll", 15214.0)])),
+        Verdict::Confirmed
+    );
+    assert_eq!(
+        verdict(13, &five(m, &[("select", 900.0), ("epoll", 600.0)])),
+        Verdict::Refuted
+    );
+    assert_eq!(
+        verdict(13, &five(m, &[("select", 900.0), ("epoll", 900.0)])),
+        Verdict::NoDifference
+    );
+}
+
+#[test]
+fn claim_14_epoll_scaled_out_beats_select_on_all_aspects() {
+    let both = |select: (f64, f64), one: (f64, f64), two: (f64, f64)| -> Vec<Row> {
+        [("select", select), ("epoll", one), ("epoll-2w", two)]
+            .iter()
+            .flat_map(|&(m, (tput, mean))| {
+                reps5(
+                    m,
+                    "c256-d0.1ms",
+                    &[(column::THROUGHPUT_RPS, tput), (column::MEAN_US, mean)],
+                )
+            })
+            .collect()
+    };
+    let c = judge(
+        14,
+        &both((50e3, 500.0), (48e3, 520.0), (80e3, 300.0)),
+        Limits::default(),
+    );
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert!(
+        c.numbers[2].starts_with("the second worker: epoll-2w 80,000 req/s against epoll 48,000"),
+        "{:?}",
+        c.numbers
+    );
+    // Faster but not quicker to answer: not "on all aspects".
+    let c = judge(
+        14,
+        &both((50e3, 500.0), (48e3, 520.0), (80e3, 500.0)),
+        Limits::default(),
+    );
+    assert_eq!(c.verdict, Verdict::NoDifference, "{}", c.why);
+    assert_eq!(
+        verdict(14, &both((50e3, 500.0), (48e3, 520.0), (40e3, 600.0))),
+        Verdict::Refuted
+    );
+}
+
+#[test]
+fn claim_15_a_second_worker_thread() {
+    let t = column::THROUGHPUT_RPS;
+    assert_eq!(
+        verdict(15, &five(t, &[("epoll", 50e3), ("epoll-2w", 90e3)])),
+        Verdict::Confirmed
+    );
+    assert_eq!(
+        verdict(15, &five(t, &[("epoll", 50e3), ("epoll-2w", 30e3)])),
+        Verdict::Refuted
+    );
+    assert_eq!(
+        verdict(15, &five(t, &[("epoll", 50e3), ("epoll-2w", 50e3)])),
+        Verdict::NoDifference
+    );
+}
+
+#[test]
+fn claim_16_epoll_at_40_000_and_45_000_clients() {
+    let ok = [held("epoll", 40_000.0), held("epoll", 45_000.0)].concat();
+    let c = judge(16, &ok, Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.why,
+        "epoll finished every client without an error up to 45,000 (3 repetitions at the top)"
+    );
+    let mut broke = held("epoll", 40_000.0);
+    broke.push(failed("epoll", 45_000.0));
+    let c = judge(16, &broke, Limits::default());
+    assert_eq!(c.verdict, Verdict::Refuted, "{}", c.why);
+    assert_eq!(
+        c.why,
+        "epoll failed at 45,000 clients in every repetition: server refused 86 connections"
+    );
+    let mut mixed = held("epoll", 40_000.0);
+    mixed.push(failed("epoll", 40_000.0));
+    assert_eq!(verdict(16, &mixed), Verdict::Inconclusive);
+}
+
+/// A staircase of `stairs` stairs of 1 000, three repetitions, with the MiB/s of each.
+fn staircase(mib_s: impl Fn(f64) -> f64) -> Vec<Row> {
+    (1..=3)
+        .flat_map(|rep| {
+            let mib_s = &mib_s;
+            (1..=10).map(move |stair| {
+                let c = stair as f64 * 1000.0;
+                row(
+                    "epoll",
+                    &format!("c{c}"),
+                    rep,
+                    Status::Ok,
+                    &[
+                        (column::CONNECTIONS, c),
+                        (column::STAIR, stair as f64),
+                        (column::THROUGHPUT_MIB_S, mib_s(c) + rep as f64 * 0.01),
+                    ],
+                )
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn claim_17_more_connections_no_more_speed() {
+    let limited = staircase(|_| 2.86);
+    let c = judge(17, &limited, Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert!(
+        c.why.starts_with(
+            "more connections did not raise the speed: above 5,000 2.88 MiB/s against up \
+             to 5,000 2.88 MiB/s (echo throughput): x1.00"
+        ),
+        "{}",
+        c.why
+    );
+    assert_eq!(
+        c.numbers[0],
+        "1,000 connections: median 2.88 MiB/s over 3 reps"
+    );
+    let growing = staircase(|c| c / 1000.0);
+    let c = judge(17, &growing, Limits::default());
+    assert_eq!(c.verdict, Verdict::Refuted, "{}", c.why);
+    assert!(c.why.contains("p = < 0.001, n = 15"), "{}", c.why);
+}
+
+/// Five repetitions at each delay with `retrans` retransmitted segments.
+fn retransmissions(points: &[(f64, f64)]) -> Vec<Row> {
+    points
+        .iter()
+        .flat_map(|&(d, retrans)| {
+            reps5(
+                "epoll",
+                &format!("d{d}ms"),
+                &[
+                    (column::DELAY_MS, d),
+                    (column::NET_RETRANS_SEGS, retrans),
+                    (column::NET_SEGS_IN_PER_S, 15_000.0),
+                ],
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn claim_18_retransmissions_at_short_delays() {
+    let report = retransmissions(&[(1000.0, 10.0), (250.0, 10.0), (125.0, 400.0), (1.0, 900.0)]);
+    let c = judge(18, &report, Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.numbers[0],
+        "delay 1000 ms: retransmitted segments median 10, segments in 15,000/s"
+    );
+    // Loopback in a namespace: no retransmission at any delay.
+    let none = retransmissions(&[(1000.0, 0.0), (250.0, 0.0), (125.0, 0.0), (1.0, 0.0)]);
+    let c = judge(18, &none, Limits::default());
+    assert_eq!(c.verdict, Verdict::NoDifference, "{}", c.why);
+    assert!(c.why.contains("p = 1.00, n = 10"), "{}", c.why);
+    assert!(!c.numbers.iter().any(|n| n.contains("whole machine")));
+    // Without a namespace of its own the counters are the machine's, and it says so.
+    let mut host = none.clone();
+    for r in &mut host {
+        r.raw.insert(column::NET_SCOPE.into(), "host".into());
+    }
+    let c = judge(18, &host, Limits::default());
+    assert_eq!(
+        c.numbers.last().map(String::as_str),
+        Some("the counters are the whole machine's (net_scope host): other traffic counts too")
+    );
+    let fewer = retransmissions(&[(1000.0, 500.0), (250.0, 400.0), (125.0, 10.0), (1.0, 10.0)]);
+    assert_eq!(verdict(18, &fewer), Verdict::Refuted);
+}
+
+#[test]
+fn claim_19_epoll_keeps_20_000_clients_connected() {
+    let counts = [2500.0, 5000.0, 7500.0, 10_000.0, 20_000.0];
+    let all: Vec<Row> = counts.iter().flat_map(|&c| held("epoll", c)).collect();
+    let c = judge(19, &all, Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.why,
+        "epoll finished every client without an error up to 20,000 (3 repetitions at the top)"
+    );
+    assert_eq!(c.numbers.len(), 5);
+    let mut short: Vec<Row> = counts[..4].iter().flat_map(|&c| held("epoll", c)).collect();
+    short.push(failed("epoll", 20_000.0));
+    assert_eq!(verdict(19, &short), Verdict::Refuted);
 }

@@ -1,0 +1,473 @@
+//! The claims that one side beats another on a figure (9 to 15, 17 and 18): each
+//! comparison of repetitions is decided by `stats::compare` at p < ALPHA. A claim
+//! "A beats B" is confirmed only when every comparison it makes holds
+//! significantly, refuted when one goes significantly the other way, and otherwise
+//! "no difference" (or inconclusive when the repetitions are too few for any p
+//! to reach ALPHA).
+
+use super::{column, num, ran, values_of, Judged, Row, Status, Verdict};
+use crate::report::verdict::{fmt_bytes, fmt_count, fmt_cpu, fmt_latency, fmt_rate};
+use crate::stats::{self, Comparison};
+
+/// One side of a comparison: its name and its samples (one per repetition).
+pub(super) struct Side {
+    pub name: String,
+    pub samples: Vec<f64>,
+}
+
+impl Side {
+    pub fn new(name: impl Into<String>, samples: Vec<f64>) -> Side {
+        Side {
+            name: name.into(),
+            samples,
+        }
+    }
+}
+
+/// What a claim says of a figure: which way is better and how to print it.
+#[derive(Clone, Copy)]
+pub(super) struct Figure {
+    pub name: &'static str,
+    pub lower_is_better: bool,
+    pub fmt: fn(f64) -> String,
+}
+
+pub(super) const MEAN: Figure = Figure {
+    name: "mean response time",
+    lower_is_better: true,
+    fmt: fmt_latency,
+};
+pub(super) const THROUGHPUT: Figure = Figure {
+    name: "throughput",
+    lower_is_better: false,
+    fmt: fmt_rate,
+};
+pub(super) const CPU: Figure = Figure {
+    name: "server CPU",
+    lower_is_better: true,
+    fmt: fmt_cpu,
+};
+pub(super) const MEMORY: Figure = Figure {
+    name: "server memory (peak RSS)",
+    lower_is_better: true,
+    fmt: fmt_bytes,
+};
+
+/// How one comparison came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// The claimed side is better, p < ALPHA.
+    Holds,
+    /// The other side is better, p < ALPHA.
+    Opposite,
+    /// p >= ALPHA with enough repetitions to have seen a difference.
+    NoDifference,
+    /// Too few repetitions for any p to reach ALPHA.
+    TooFew,
+    /// A side has no finished repetition.
+    Missing,
+}
+
+/// `better` beats `worse` on `figure`: the outcome and a line with the medians,
+/// the ratio and p.
+pub(super) fn contest(better: &Side, worse: &Side, figure: Figure) -> (Outcome, String) {
+    let Some(c) = stats::compare(&worse.samples, &better.samples) else {
+        let missing = if better.samples.is_empty() {
+            &better.name
+        } else {
+            &worse.name
+        };
+        return (
+            Outcome::Missing,
+            format!("{}: no finished repetition of {missing}", figure.name),
+        );
+    };
+    let claimed_way = if figure.lower_is_better {
+        c.ratio < 1.0
+    } else {
+        c.ratio > 1.0
+    };
+    let outcome = if c.significant() && claimed_way {
+        Outcome::Holds
+    } else if c.significant() {
+        Outcome::Opposite
+    } else if stats::min_p(c.n_a, c.n_b) >= stats::ALPHA {
+        Outcome::TooFew
+    } else {
+        Outcome::NoDifference
+    };
+    (outcome, line(better, worse, figure, &c))
+}
+
+/// "epoll 1.20 ms against threads 400 µs (mean response time): x3.00 (2.5–3.5), p = 0.0079, n = 5"
+fn line(better: &Side, worse: &Side, figure: Figure, c: &Comparison) -> String {
+    let median = |s: &Side| stats::median(&s.samples).map_or("?".into(), figure.fmt);
+    format!(
+        "{} {} against {} {} ({}): x{:.2} ({:.2}–{:.2}), {}",
+        better.name,
+        median(better),
+        worse.name,
+        median(worse),
+        figure.name,
+        c.ratio,
+        c.interval.0,
+        c.interval.1,
+        c.describe_p()
+    )
+}
+
+/// The verdict of a claim made of several comparisons, each (what it says, outcome, line).
+pub(super) fn verdict_of(parts: &[(String, Outcome, String)]) -> (Verdict, String) {
+    let with = |o: Outcome| -> Vec<String> {
+        parts
+            .iter()
+            .filter(|p| p.1 == o)
+            .map(|p| format!("{} ({})", p.0, p.2))
+            .collect()
+    };
+    if !with(Outcome::Opposite).is_empty() {
+        return (
+            Verdict::Refuted,
+            format!(
+                "the other way round, significantly: {}",
+                with(Outcome::Opposite).join("; ")
+            ),
+        );
+    }
+    if !with(Outcome::Missing).is_empty() {
+        return (
+            Verdict::Inconclusive,
+            format!("not measured: {}", with(Outcome::Missing).join("; ")),
+        );
+    }
+    if parts.iter().all(|p| p.1 == Outcome::Holds) {
+        return (
+            Verdict::Confirmed,
+            format!("significantly: {}", with(Outcome::Holds).join("; ")),
+        );
+    }
+    if !with(Outcome::TooFew).is_empty() {
+        return (
+            Verdict::Inconclusive,
+            format!(
+                "too few repetitions for p < 0.05: {}",
+                with(Outcome::TooFew).join("; ")
+            ),
+        );
+    }
+    let mut why = format!(
+        "no significant difference: {}",
+        with(Outcome::NoDifference).join("; ")
+    );
+    let held = with(Outcome::Holds);
+    if !held.is_empty() {
+        why += &format!("; held: {}", held.join("; "));
+    }
+    (Verdict::NoDifference, why)
+}
+
+/// The ok values of `c` for `model`, one per repetition, where `at` holds.
+pub(super) fn samples(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool, c: &str) -> Vec<f64> {
+    rows.iter()
+        .filter(|r| r.model == model && r.status == Status::Ok && at(r))
+        .filter_map(|r| r.num(c))
+        .collect()
+}
+
+/// Judges claims of the form "`better` beats `worse` on `figure`" over every row.
+fn beats(rows: &[Row], claims: &[(&str, &str, Figure, &str)]) -> Judged {
+    let mut numbers = Vec::new();
+    let parts: Vec<(String, Outcome, String)> = claims
+        .iter()
+        .map(|&(better, worse, figure, c)| {
+            let b = Side::new(better, samples(rows, better, |_| true, c));
+            let w = Side::new(worse, samples(rows, worse, |_| true, c));
+            let (outcome, line) = contest(&b, &w, figure);
+            numbers.push(line.clone());
+            let says = format!(
+                "{better} {} {worse}",
+                if figure.lower_is_better {
+                    format!("lower {} than", figure.name)
+                } else {
+                    format!("higher {} than", figure.name)
+                }
+            );
+            (says, outcome, line)
+        })
+        .collect();
+    let (verdict, why) = verdict_of(&parts);
+    (verdict, why, numbers)
+}
+
+/// Claim 9 (000, Background): epoll the most scalable, select second, threads the
+/// least. Each repetition's scale is the most connections it held (its highest ok step).
+pub(super) fn claim_9(rows: &[Row]) -> Judged {
+    let most_held = |model: &str| -> Vec<f64> {
+        let mut reps: Vec<u32> = rows
+            .iter()
+            .filter(|r| r.model == model && ran(r))
+            .map(|r| r.repetition)
+            .collect();
+        reps.sort_unstable();
+        reps.dedup();
+        reps.iter()
+            .map(|&rep| {
+                rows.iter()
+                    .filter(|r| r.model == model && r.repetition == rep)
+                    .filter(|r| r.status == Status::Ok)
+                    .map(|r| num(r, column::CONNECTIONS))
+                    .fold(0.0, f64::max)
+            })
+            .collect()
+    };
+    const HELD: Figure = Figure {
+        name: "connections held",
+        lower_is_better: false,
+        fmt: fmt_count,
+    };
+    let side = |m: &str| Side::new(m, most_held(m));
+    let mut numbers = Vec::new();
+    let parts: Vec<(String, Outcome, String)> = [
+        ("epoll", "select"),
+        ("select", "threads"),
+        ("epoll", "threads"),
+    ]
+    .iter()
+    .map(|&(a, b)| {
+        let (outcome, line) = contest(&side(a), &side(b), HELD);
+        numbers.push(line.clone());
+        (
+            format!("{a} holds more connections than {b}"),
+            outcome,
+            line,
+        )
+    })
+    .collect();
+    // What stopped each model: the first failure, as the runner recorded it.
+    for model in ["threads", "select", "epoll"] {
+        if let Some(r) = rows
+            .iter()
+            .filter(|r| r.model == model && r.status == Status::Failed)
+            .min_by(|a, b| num(a, column::CONNECTIONS).total_cmp(&num(b, column::CONNECTIONS)))
+        {
+            numbers.push(format!(
+                "{model} failed at {} connections: {}",
+                fmt_count(num(r, column::CONNECTIONS)),
+                r.failure_reason
+            ));
+        }
+    }
+    let (verdict, why) = verdict_of(&parts);
+    (verdict, why, numbers)
+}
+
+/// Claim 10 (000, Figure 6): epoll takes longer per request than threads (and select).
+pub(super) fn claim_10(rows: &[Row]) -> Judged {
+    let slower = Figure {
+        name: "mean response time",
+        lower_is_better: false,
+        fmt: fmt_latency,
+    };
+    beats(
+        rows,
+        &[
+            ("epoll", "threads", slower, column::MEAN_US),
+            ("epoll", "select", slower, column::MEAN_US),
+        ],
+    )
+}
+
+/// Claim 11 (000, Figure 7): threads takes more CPU than epoll and select.
+pub(super) fn claim_11(rows: &[Row]) -> Judged {
+    beats(
+        rows,
+        &[
+            ("epoll", "threads", CPU, column::SERVER_CPU_PCT),
+            ("select", "threads", CPU, column::SERVER_CPU_PCT),
+        ],
+    )
+}
+
+/// Claim 12 (000, Figure 8): select takes less memory than threads and epoll.
+pub(super) fn claim_12(rows: &[Row]) -> Judged {
+    beats(
+        rows,
+        &[
+            ("select", "threads", MEMORY, column::SERVER_RSS_MAX_BYTES),
+            ("select", "epoll", MEMORY, column::SERVER_RSS_MAX_BYTES),
+        ],
+    )
+}
+
+/// Claim 13 (001, Case 4): select answers faster than epoll (300 clients, 1000 requests).
+pub(super) fn claim_13(rows: &[Row]) -> Judged {
+    beats(rows, &[("select", "epoll", MEAN, column::MEAN_US)])
+}
+
+/// Claim 14 (001, Conclusion): an epoll server scaled out over worker threads beats
+/// select "on all aspects": throughput and mean response time.
+pub(super) fn claim_14(rows: &[Row]) -> Judged {
+    let (verdict, why, mut numbers) = beats(
+        rows,
+        &[
+            ("epoll-2w", "select", THROUGHPUT, column::THROUGHPUT_RPS),
+            ("epoll-2w", "select", MEAN, column::MEAN_US),
+        ],
+    );
+    // Beside the verdict: what the second worker gave epoll itself.
+    let b = Side::new(
+        "epoll-2w",
+        samples(rows, "epoll-2w", |_| true, column::THROUGHPUT_RPS),
+    );
+    let w = Side::new(
+        "epoll",
+        samples(rows, "epoll", |_| true, column::THROUGHPUT_RPS),
+    );
+    numbers.push(format!(
+        "the second worker: {}",
+        contest(&b, &w, THROUGHPUT).1
+    ));
+    (verdict, why, numbers)
+}
+
+/// Claim 15 (002, Conclusion): more epoll worker threads on more cores give more
+/// throughput (2 workers against 1 on this machine's 2 cores).
+pub(super) fn claim_15(rows: &[Row]) -> Judged {
+    beats(
+        rows,
+        &[("epoll-2w", "epoll", THROUGHPUT, column::THROUGHPUT_RPS)],
+    )
+}
+
+/// Claim 17 (003, Continuous Transfer 1KB): adding connections does not raise the
+/// speed. The stairs of the upper half of the staircase against those of the lower
+/// half: confirmed when the upper half is not significantly faster, refuted when it
+/// is (throughput kept growing with the connections).
+pub(super) fn claim_17(rows: &[Row]) -> Judged {
+    const MIB_S: Figure = Figure {
+        name: "echo throughput",
+        lower_is_better: false,
+        fmt: |v| format!("{v:.2} MiB/s"),
+    };
+    let model = rows
+        .iter()
+        .find(|r| ran(r))
+        .map_or(String::new(), |r| r.model.clone());
+    let stairs = values_of(
+        rows.iter().filter(|r| r.model == model && ran(r)),
+        column::CONNECTIONS,
+    );
+    let mut numbers: Vec<String> = stairs
+        .iter()
+        .map(|&c| {
+            let s = samples(
+                rows,
+                &model,
+                |r| num(r, column::CONNECTIONS) == c,
+                column::THROUGHPUT_MIB_S,
+            );
+            format!(
+                "{} connections: {}",
+                fmt_count(c),
+                stats::median(&s).map_or("no stair passed".into(), |m| format!(
+                    "median {m:.2} MiB/s over {} rep{}",
+                    s.len(),
+                    if s.len() == 1 { "" } else { "s" }
+                ))
+            )
+        })
+        .collect();
+    let Some(&top) = stairs.last() else {
+        return (Verdict::Inconclusive, "no stair ran".into(), numbers);
+    };
+    let half = |upper: bool| {
+        samples(
+            rows,
+            &model,
+            |r| (num(r, column::CONNECTIONS) > top / 2.0) == upper,
+            column::THROUGHPUT_MIB_S,
+        )
+    };
+    let upper = Side::new(format!("above {}", fmt_count(top / 2.0)), half(true));
+    let lower = Side::new(format!("up to {}", fmt_count(top / 2.0)), half(false));
+    let (outcome, line) = contest(&upper, &lower, MIB_S);
+    numbers.push(line.clone());
+    numbers.push("the report: about 3.0 MB/s (2.86 MiB/s) up and down at most".into());
+    let (verdict, why) = match outcome {
+        Outcome::Holds => (
+            Verdict::Refuted,
+            format!("the speed grew with the connections: {line}"),
+        ),
+        Outcome::Opposite | Outcome::NoDifference => (
+            Verdict::Confirmed,
+            format!("more connections did not raise the speed: {line}"),
+        ),
+        Outcome::TooFew => (
+            Verdict::Inconclusive,
+            format!("too few stairs for p < 0.05: {line}"),
+        ),
+        Outcome::Missing => (Verdict::Inconclusive, line),
+    };
+    (verdict, why, numbers)
+}
+
+/// Claim 18 (004, Case 6-11): more retransmissions at a request delay of 125 ms and
+/// below than at 250 ms and above.
+pub(super) fn claim_18(rows: &[Row]) -> Judged {
+    const RETRANS: Figure = Figure {
+        name: "TCP retransmissions",
+        lower_is_better: false,
+        fmt: fmt_count,
+    };
+    let model = rows
+        .iter()
+        .find(|r| ran(r))
+        .map_or(String::new(), |r| r.model.clone());
+    let delays = values_of(
+        rows.iter().filter(|r| r.model == model && ran(r)),
+        column::DELAY_MS,
+    );
+    let mut numbers: Vec<String> = delays
+        .iter()
+        .rev()
+        .map(|&d| {
+            let at = |r: &Row| num(r, column::DELAY_MS) == d;
+            let median = |c: &str| stats::median(&samples(rows, &model, at, c));
+            format!(
+                "delay {d} ms: retransmitted segments median {}, segments in {}/s",
+                median(column::NET_RETRANS_SEGS).map_or("?".into(), fmt_count),
+                median(column::NET_SEGS_IN_PER_S).map_or("?".into(), fmt_count)
+            )
+        })
+        .collect();
+    let side = |short: bool, name: &str| {
+        Side::new(
+            name,
+            samples(
+                rows,
+                &model,
+                |r| (num(r, column::DELAY_MS) <= 125.0) == short,
+                column::NET_RETRANS_SEGS,
+            ),
+        )
+    };
+    let short = side(true, "delay <= 125 ms");
+    let long = side(false, "delay >= 250 ms");
+    let (outcome, line) = contest(&short, &long, RETRANS);
+    numbers.push(line.clone());
+    if rows
+        .iter()
+        .any(|r| ran(r) && r.raw(column::NET_SCOPE) == "host")
+    {
+        numbers.push(
+            "the counters are the whole machine's (net_scope host): other traffic counts too"
+                .into(),
+        );
+    }
+    let (verdict, why) = verdict_of(&[(
+        "more retransmissions at 125 ms and below than at 250 ms and above".into(),
+        outcome,
+        line,
+    )]);
+    (verdict, why, numbers)
+}
