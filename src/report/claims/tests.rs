@@ -755,7 +755,7 @@ fn claim_17_more_connections_no_more_speed() {
     let growing = staircase(|c| c / 1000.0);
     let c = judge(17, &growing, Limits::default());
     assert_eq!(c.verdict, Verdict::Refuted, "{}", c.why);
-    assert!(c.why.contains("p = < 0.001, n = 15"), "{}", c.why);
+    assert!(c.why.contains("p < 0.001, n = 15"), "{}", c.why);
 }
 
 /// Five repetitions at each delay with `retrans` retransmitted segments.
