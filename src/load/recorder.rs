@@ -4,86 +4,19 @@
 //! leaves valid results; at the end it writes the final summary and says why a run fell short.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::engine;
+use super::engine::{self, Shared, Stop};
 use super::preflight;
 use super::record::{self, round3, unix_now, Interval, LoadSummary, Outputs};
 use super::schedule::{Mode, Plan};
 use super::Engine;
 use crate::sys::signal;
 use crate::syscall;
-
-/// How the run is asked to stop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stop {
-    /// Stop sending and let in-flight echoes arrive (the first signal).
-    Drain = 1,
-    /// Stop at once (a second signal).
-    Now = 2,
-}
-
-/// State shared by the event-loop threads and the recorder.
-pub struct Shared {
-    /// 0 running, else a [`Stop`].
-    stop: AtomicU8,
-    pub active: AtomicU64,
-    pub max_active: AtomicU64,
-    /// What each thread measured since the recorder last took it.
-    intervals: Vec<Mutex<Interval>>,
-}
-
-impl Shared {
-    pub fn new(threads: usize) -> Shared {
-        Shared {
-            stop: AtomicU8::new(0),
-            active: AtomicU64::new(0),
-            max_active: AtomicU64::new(0),
-            intervals: (0..threads)
-                .map(|_| Mutex::new(Interval::default()))
-                .collect(),
-        }
-    }
-
-    /// Asks every thread to stop (a stop already asked is never softened).
-    pub fn stop(&self, how: Stop) {
-        self.stop.fetch_max(how as u8, Ordering::SeqCst);
-    }
-
-    pub fn threads(&self) -> usize {
-        self.intervals.len()
-    }
-
-    /// The stop asked for, if any (read by the threads on every turn).
-    pub fn stop_asked(&self) -> Option<Stop> {
-        match self.stop.load(Ordering::Relaxed) {
-            0 => None,
-            1 => Some(Stop::Drain),
-            _ => Some(Stop::Now),
-        }
-    }
-
-    /// Thread `index` hands over what it measured, leaving `measured` empty.
-    pub fn hand_over(&self, index: usize, measured: &mut Interval) {
-        let mut slot = self.intervals[index].lock().expect("interval lock");
-        slot.add(measured);
-        measured.reset();
-    }
-
-    /// Takes what every thread handed over since the last call.
-    pub fn take_interval(&self) -> Interval {
-        let mut interval = Interval::default();
-        for slot in &self.intervals {
-            let mut taken = std::mem::take(&mut *slot.lock().expect("interval lock"));
-            interval.add(&mut taken);
-        }
-        interval
-    }
-}
 
 /// Runs the plan in this process. `None` when preflight found the run cannot fit (explained on
 /// stderr).

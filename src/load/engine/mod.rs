@@ -19,9 +19,11 @@
 mod ending;
 mod epoll;
 mod interface;
+mod shared;
 mod uring;
 
 use interface::{Io, IoEvent, Sent};
+pub use shared::{Shared, Stop};
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -37,7 +39,6 @@ use super::conn::{
     connect_socket, local_addr, socket_error, Conn, Drain, State, NO_TIMER, UNLIMITED,
 };
 use super::record::{record_us, round3, ErrorKind, Interval, LoadConnRecord};
-use super::recorder::{Shared, Stop};
 use super::schedule::{Payload, Plan};
 use super::Engine;
 use crate::syscall;
