@@ -2,11 +2,12 @@
 //! sweep (its figures from figures.rs, its timelines from timelines.rs), and
 //! every step as results.csv has it.
 
-use super::data::{Results, Status};
+use super::claims::Limits;
+use super::data::{Manifest, Results, Status};
 use super::document::{Block, Document, Section, Table};
 use super::sweep;
 use super::verdict::{self, fmt_count, fmt_ratio_interval, Decision, BASELINE};
-use super::{claims, figures, parts, per_host, timelines};
+use super::{claims, figures, per_host, timelines};
 use crate::experiment::results::column;
 
 pub fn document(results: &mut Results) -> anyhow::Result<Document> {
@@ -74,7 +75,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     }];
     sections.push(setup_section(results));
     if let Some(number) = claims::claim_of(&scenario) {
-        let claim = claims::judge(number, &results.rows, parts::limits(&results.manifest));
+        let claim = claims::judge(number, &results.rows, limits(&results.manifest));
         let test = claims::test_of(
             results
                 .manifest
@@ -498,5 +499,23 @@ fn steps_section(results: &Results) -> Section {
                 flagged,
             }),
         ],
+    }
+}
+
+/// The limits claim 2 is judged against, as the manifest recorded them.
+pub fn limits(manifest: &Manifest) -> Limits {
+    let sysctl = |name: &str| -> Option<u64> {
+        match manifest.sysctls.get(name)? {
+            serde_json::Value::String(s) => s.trim().parse().ok(),
+            v => v.as_u64(),
+        }
+    };
+    let threads = match (sysctl("kernel.threads-max"), sysctl("kernel.pid_max")) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    Limits {
+        threads,
+        fds: manifest.fd_limit_hard.filter(|&f| f > 0),
     }
 }

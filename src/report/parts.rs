@@ -5,27 +5,9 @@
 use std::path::Path;
 
 use super::build;
-use super::claims::{self, Claim, Limits};
+use super::claims::{self, Claim};
 use super::data::{self, Manifest, Results};
 use super::document::{Block, Document, Section};
-
-/// The limits claim 2 is judged against, as the manifest recorded them.
-pub fn limits(manifest: &Manifest) -> Limits {
-    let sysctl = |name: &str| -> Option<u64> {
-        match manifest.sysctls.get(name)? {
-            serde_json::Value::String(s) => s.trim().parse().ok(),
-            v => v.as_u64(),
-        }
-    };
-    let threads = match (sysctl("kernel.threads-max"), sysctl("kernel.pid_max")) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    Limits {
-        threads,
-        fds: manifest.fd_limit_hard.filter(|&f| f > 0),
-    }
-}
 
 /// One part as the composite report sees it: its results, or why there are none.
 fn load_part(dir: &Path, part: &str, manifest: &Manifest) -> Result<Results, String> {
@@ -70,7 +52,7 @@ pub fn document(results: &Results) -> Document {
                     number,
                     claims::test_of(r.manifest.scenario_description.as_deref().unwrap_or("")),
                 ));
-                claims::judge(number, &r.rows, limits(&r.manifest))
+                claims::judge(number, &r.rows, build::limits(&r.manifest))
             }
             Err(why) => Claim::not_run(number, why.clone()),
         };
