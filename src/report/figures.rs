@@ -2,7 +2,9 @@
 //! one entry per chart), the capacity bars, the latency percentile plot at each
 //! model's heaviest step, and the per-point summary table.
 
-use super::charts::{self, model_color, Bar, BarSpec, Mark, Pt, Series, XFormat, XySpec};
+use super::charts::{
+    self, chart, model_color, time_unit, Bar, BarSpec, Mark, Pt, Series, XFormat, XySpec,
+};
 use super::data::{Results, Row, Status};
 use super::document::{Block, Chart, Section, Table};
 use super::sweep::{self, aggregate, at, axis_desc, problems, Sweep};
@@ -250,17 +252,6 @@ fn metric_chart(results: &Results, s: &Sweep, metric: &MetricChart) -> anyhow::R
     )
 }
 
-/// Chooses a time unit so that tick labels stay short.
-pub(super) fn time_unit(max_us: f64) -> (&'static str, f64) {
-    if max_us >= 2e6 {
-        ("s", 1e6)
-    } else if max_us >= 2e3 {
-        ("ms", 1e3)
-    } else {
-        ("µs", 1.0)
-    }
-}
-
 fn failure_marks(results: &Results, s: &Sweep) -> Vec<Mark> {
     let mut marks = Vec::new();
     for model in sweep::models(results) {
@@ -326,15 +317,6 @@ fn max_of(results: &Results, s: &Sweep, columns: &[&str]) -> f64 {
         .filter(|r| r.status == Status::Ok)
         .flat_map(|r| columns.iter().filter_map(|c| r.num(c)))
         .fold(0.0, f64::max)
-}
-
-pub(super) fn chart(file: String, spec: &XySpec, caption: String) -> anyhow::Result<Block> {
-    Ok(Block::Chart(Chart {
-        file,
-        title: spec.title.clone(),
-        svg: charts::xy_chart(spec)?,
-        caption,
-    }))
 }
 
 const SPREAD: &str =

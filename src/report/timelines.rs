@@ -4,10 +4,9 @@
 
 use std::path::Path;
 
-use super::charts::{model_color, Pt, Series, XFormat, XySpec};
+use super::charts::{chart, model_color, time_unit, Pt, Series, XFormat, XySpec};
 use super::data::{self, Results, Row, Status, Table as DataTable};
 use super::document::Block;
-use super::figures::{chart, time_unit};
 use super::sweep::{self, at, Sweep};
 
 /// The step files of one model's heaviest step in a sweep.
