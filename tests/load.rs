@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use echolab::load::measurements::{LoadConnRecord, LoadSummary, TimelineRow};
 use echolab::load::merge::read_hlog;
-use echolab::load::record::{LoadConnRecord, LoadSummary, TimelineRow};
 
 mod common;
 

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{count, finish_within, reason_count, LogRow, Server, Stopped, BIN, LOAD_LIMIT};
-use echolab::load::record::{LoadConnRecord, LoadSummary};
+use echolab::load::measurements::{LoadConnRecord, LoadSummary};
 
 /// Result files of one `echolab load` run.
 struct Run {

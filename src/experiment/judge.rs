@@ -8,7 +8,7 @@ use super::netstat::{NetCounters, Scope};
 use super::probe::Sample;
 use super::results::{generator_bound, Row, DISTURBED_PCT};
 use super::scenario::{ms, trim_float, FailureRule, Step};
-use crate::load::record::LoadSummary;
+use crate::load::measurements::LoadSummary;
 use crate::server::stats::ServerSummary;
 
 /// What the server side of a step left behind.
@@ -289,7 +289,7 @@ mod tests {
     use super::*;
     use crate::experiment::results::Row;
     use crate::experiment::scenario::{Dur, Fraction};
-    use crate::load::record::LatencyStats;
+    use crate::load::measurements::LatencyStats;
     use std::time::Duration;
 
     fn step(connections: u64) -> Step {

@@ -464,7 +464,7 @@ mod tests {
     use crate::experiment::probe;
     use crate::experiment::results::RESULTS_HEADER;
     use crate::experiment::scenario;
-    use crate::load::record::{LatencyStats, LoadSummary};
+    use crate::load::measurements::{LatencyStats, LoadSummary};
     use crate::server::stats::ServerSummary;
     use std::fs;
     use std::os::unix::fs::PermissionsExt;

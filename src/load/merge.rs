@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use hdrhistogram::Histogram;
 
-use super::record::{
+use super::measurements::{
     new_histogram, round3, Counters, LoadConnRecord, LoadSummary, Outputs, TimelineRow,
 };
 

@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 
+use super::measurements::{LoadSummary, Outputs};
 use super::merge::{merge_dirs, read_summary};
 use super::preflight;
-use super::record::{LoadSummary, Outputs};
 use super::schedule::Plan;
 use super::LoadArgs;
 use crate::sys::signal;

@@ -10,7 +10,7 @@ use super::document::{Block, Section, Table};
 use super::verdict::{fmt_count, fmt_latency};
 use crate::experiment::results::column;
 use crate::experiment::step::LOAD_HOSTS;
-use crate::load::record::LoadSummary;
+use crate::load::measurements::LoadSummary;
 use crate::server::stats::ServerSummary;
 
 /// The heaviest ok repetition of each model whose load was split over two or more

@@ -12,7 +12,7 @@
 //!
 //! Sends come straight out of the shared payload (a repeated copy makes a run of pipelined
 //! messages one slice); echoes are checked against the payload ([`super::check`]) in one
-//! buffer per thread. Each thread hands its measurements to the [recorder](super::recorder)
+//! buffer per thread. Each thread hands its measurements to the [recorder](super::in_process)
 //! (the main thread) every 100 ms through its [`Shared`]. How connections end (done, failed,
 //! drained, timed out) is in [`ending`].
 
@@ -38,7 +38,7 @@ use super::check::EchoCursor;
 use super::conn::{
     connect_socket, local_addr, socket_error, Conn, Drain, State, NO_TIMER, UNLIMITED,
 };
-use super::record::{record_us, round3, ErrorKind, Interval, LoadConnRecord};
+use super::measurements::{record_us, round3, ErrorKind, Interval, LoadConnRecord};
 use super::schedule::{Payload, Plan};
 use super::Engine;
 use crate::syscall;

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
 
-use crate::load::record::Interval;
+use crate::load::measurements::Interval;
 
 /// How the run is asked to stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

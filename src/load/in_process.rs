@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::engine::{self, Shared, Stop};
+use super::measurements::{self, round3, unix_now, Interval, LoadSummary, Outputs};
 use super::preflight;
-use super::record::{self, round3, unix_now, Interval, LoadSummary, Outputs};
 use super::schedule::{Mode, Plan};
 use super::Engine;
 use crate::sys::signal;
@@ -90,7 +90,7 @@ pub fn run(
             1.0
         };
         let active = shared.active.load(Ordering::Relaxed);
-        let row = record::timeline_row(second, active, &interval);
+        let row = measurements::timeline_row(second, active, &interval);
         let cpu = cpu_times();
         if (cpu.0 + cpu.1 - last_cpu.0 - last_cpu.1) / length.max(1e-3) >= 0.9 * cores {
             cpu_busy_seconds += 1;
@@ -214,7 +214,7 @@ fn summary_base(plan: &Plan, threads: usize, started_unix: f64) -> LoadSummary {
 }
 
 /// Says whether and why the run was cut short.
-fn describe_end(summary: &mut LoadSummary, plan: &Plan, c: &record::Counters) {
+fn describe_end(summary: &mut LoadSummary, plan: &Plan, c: &measurements::Counters) {
     if let Some(received) = signal::stop_signal() {
         summary.interrupted = true;
         summary.cut_short_reason = Some(format!(
@@ -253,7 +253,7 @@ fn describe_end(summary: &mut LoadSummary, plan: &Plan, c: &record::Counters) {
 
 fn run_warnings(
     plan: &Plan,
-    c: &record::Counters,
+    c: &measurements::Counters,
     cpu_busy_seconds: u64,
     seconds: u64,
     cores: f64,
