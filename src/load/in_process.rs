@@ -75,8 +75,8 @@ pub fn run(
             std::thread::sleep(Duration::from_millis(20));
             match signal::signal_count() {
                 0 => {}
-                1 => shared.stop(Stop::Drain),
-                _ => shared.stop(Stop::Now),
+                1 => shared.request_stop(Stop::Drain),
+                _ => shared.request_stop(Stop::Now),
             }
             if clock.elapsed() < Duration::from_secs(second + 1) {
                 continue;

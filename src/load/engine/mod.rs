@@ -163,7 +163,7 @@ impl<'a, I: Io> Worker<'a, I> {
         let mut next_sweep = 1_000_000_000;
         loop {
             let now = self.now();
-            let stop = self.shared.stop_asked();
+            let stop = self.shared.stop_requested();
             if !self.drain.active() && (stop.is_some() || now >= self.deadline) {
                 self.begin_drain(now);
             }

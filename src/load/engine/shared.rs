@@ -37,8 +37,9 @@ impl Shared {
         }
     }
 
-    /// Asks every thread to stop (a stop already asked is never softened).
-    pub fn stop(&self, how: Stop) {
+    /// Asks every thread to stop (a stop already requested is never softened), in the words of
+    /// [`crate::sys::signal::request_stop`].
+    pub fn request_stop(&self, how: Stop) {
         self.stop.fetch_max(how as u8, Ordering::SeqCst);
     }
 
@@ -46,8 +47,8 @@ impl Shared {
         self.intervals.len()
     }
 
-    /// The stop asked for, if any (read by the threads on every turn).
-    pub fn stop_asked(&self) -> Option<Stop> {
+    /// The stop requested, if any (read by the threads on every turn).
+    pub fn stop_requested(&self) -> Option<Stop> {
         match self.stop.load(Ordering::Relaxed) {
             0 => None,
             1 => Some(Stop::Drain),
