@@ -9,8 +9,9 @@ use super::data::{Results, Row, Status};
 use super::document::{Block, Chart, Section, Table};
 use super::sweep::{self, aggregate, at, axis_desc, problems, Sweep};
 use super::timelines::{self, HeavyStep};
-use super::verdict::{fmt_bytes, fmt_count, fmt_latency};
+use super::verdict::{fmt_count, fmt_latency};
 use crate::experiment::results::column;
+use crate::units::fmt_bytes;
 
 /// How a metric's values are shown on the y axis.
 #[derive(Clone, Copy)]

@@ -6,6 +6,7 @@ use super::latency;
 use super::sweep::{self, aggregate, at, problems, Sweep};
 use crate::experiment::results::column;
 use crate::stats::{self, Comparison};
+use crate::units::fmt_bytes;
 
 pub const BASELINE: &str = "tokio";
 
@@ -121,16 +122,6 @@ pub fn fmt_cpu(pct: f64) -> String {
 
 pub fn fmt_cpu_per_request(us: f64) -> String {
     format!("{us:.2} µs CPU/req")
-}
-
-pub fn fmt_bytes(b: f64) -> String {
-    if b >= 1024.0 * 1024.0 {
-        format!("{:.2} MiB", b / 1048576.0)
-    } else if b >= 1024.0 {
-        format!("{:.1} KiB", b / 1024.0)
-    } else {
-        format!("{b:.0} B")
-    }
 }
 
 /// "×1.10"; the ratio is always ≥ 1 and reads "this many times better".
