@@ -491,10 +491,28 @@ pub fn tally(results: &Results, verdicts: &[Verdict]) -> Vec<(String, usize)> {
 /// Plain-language statements, each one derived from the rows of this sweep.
 pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<String> {
     let models = sweep::models(results);
-    let mut out = Vec::new();
     let axis = sweep.axis.as_str();
+    let mut out = Vec::new();
+    out.extend(failures_findings(results, sweep, &models, axis));
+    out.extend(memory_findings(results, sweep, &models, axis));
+    out.extend(throughput_findings(verdicts));
+    out.extend(p99_growth_findings(results, sweep, &models, axis));
+    out.extend(byte_accounting_findings(results, sweep));
+    out.extend(generator_bound_findings(results, sweep));
+    out.extend(disturbed_findings(results, sweep));
+    out.extend(spread_findings(results, sweep, &models, axis));
+    out
+}
 
-    for model in &models {
+/// Where each model failed or was skipped (only the first failure says where it broke).
+fn failures_findings(
+    results: &Results,
+    sweep: &Sweep,
+    models: &[String],
+    axis: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for model in models {
         // Only the first failure says where the model broke.
         if let Some(p) = problems(
             results,
@@ -540,8 +558,12 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             ));
         }
     }
+    out
+}
 
-    // Memory per 1000 connections at the heaviest point each model passed.
+/// Memory per 1000 connections at the heaviest point each model passed.
+fn memory_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let mut memory: Vec<(String, f64, f64)> = models
         .iter()
         .filter_map(|m| {
@@ -570,8 +592,12 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             out.push(text);
         }
     }
+    out
+}
 
-    // Throughput at the comparison point: a winner only when the test names one.
+/// Throughput at the comparison point: a winner only when the test names one.
+fn throughput_findings(verdicts: &[Verdict]) -> Vec<String> {
+    let mut out = Vec::new();
     if let Some(v) = verdicts.iter().find(|v| v.figure == "Throughput") {
         let note = v
             .left_out_note()
@@ -602,8 +628,17 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             ));
         }
     }
+    out
+}
 
-    // How p99 grew across the sweep, for the models with the most and least growth.
+/// How p99 grew across the sweep, for the models with the most and least growth.
+fn p99_growth_findings(
+    results: &Results,
+    sweep: &Sweep,
+    models: &[String],
+    axis: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
     let mut growth: Vec<(String, sweep::Agg, sweep::Agg)> = models
         .iter()
         .filter_map(|m| {
@@ -628,8 +663,12 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             fmt_ratio(last.mean / first.mean)
         ));
     }
+    out
+}
 
-    // Byte accounting and errors in the steps that counted.
+/// Byte accounting and errors in the steps that counted.
+fn byte_accounting_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
+    let mut out = Vec::new();
     let completed: Vec<&Row> = sweep
         .rows(results)
         .filter(|r| r.status == Status::Ok)
@@ -682,8 +721,12 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             errors.join(", ")
         ));
     }
+    out
+}
 
-    // Steps whose load generator was saturated: their differences may be the generator's.
+/// Steps whose load generator was saturated: their differences may be the generator's.
+fn generator_bound_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
+    let mut out = Vec::new();
     let bound: Vec<String> = sweep
         .rows(results)
         .filter(|r| r.raw(column::GENERATOR_BOUND) == "true")
@@ -697,8 +740,12 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             bound.join(", ")
         ));
     }
+    out
+}
 
-    // Steps the machine did other work during: shown, never deciding alone.
+/// Steps the machine did other work during: shown, never deciding alone.
+fn disturbed_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
+    let mut out = Vec::new();
     let disturbed: Vec<String> = sweep
         .rows(results)
         .filter(|r| r.raw(column::DISTURBED) == "true")
@@ -721,10 +768,14 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             disturbed.join(", ")
         ));
     }
+    out
+}
 
-    // How far apart repetitions were: the largest throughput spread.
+/// How far apart repetitions were: the largest throughput spread.
+fn spread_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let mut widest: Option<(String, f64, f64)> = None;
-    for model in &models {
+    for model in models {
         for a in aggregate(results, sweep, model, &|r: &Row| {
             r.num(column::THROUGHPUT_RPS)
         }) {
