@@ -328,7 +328,6 @@ pub(super) fn sweep_sections(
     s: &Sweep,
     heavy: &[HeavyStep],
 ) -> anyhow::Result<Vec<Section>> {
-    let models = sweep::models(results);
     let slug = s.slug();
     let name = sweep::axis_name(&s.axis);
     let mut blocks = Vec::new();
@@ -342,8 +341,32 @@ pub(super) fn sweep_sections(
         }
         blocks.push(metric_chart(results, s, metric)?);
     }
+    blocks.push(capacity_chart(results, s)?);
+    blocks.push(percentiles_chart(s, heavy)?);
+    blocks.push(Block::Paragraph(format!(
+        "Per {name} and model: mean of the repetitions that finished ok, with [min–max] when they differ."
+    )));
+    blocks.push(Block::Table(summary_table(results, s)));
 
-    // Capacity bars.
+    let mut sections = vec![Section {
+        heading: s.title(),
+        level: 2,
+        id: format!("sweep-{slug}"),
+        blocks,
+    }];
+    sections.push(Section {
+        heading: format!("Timelines at the heaviest step ({})", s.title()),
+        level: 3,
+        id: format!("timelines-{slug}"),
+        blocks: timelines::blocks(&slug, heavy)?,
+    });
+    Ok(sections)
+}
+
+/// Capacity bars: the most connections each server held at once, with where it broke.
+fn capacity_chart(results: &Results, s: &Sweep) -> anyhow::Result<Block> {
+    let models = sweep::models(results);
+    let slug = s.slug();
     let mut bars = Vec::new();
     let mut bar_notes = Vec::new();
     for m in &models {
@@ -374,7 +397,7 @@ pub(super) fn sweep_sections(
         bars,
         notes: bar_notes,
     };
-    blocks.push(Block::Chart(Chart {
+    Ok(Block::Chart(Chart {
         file: format!("{slug}-max-connections"),
         title: bar_spec.title.clone(),
         svg: charts::bar_chart(&bar_spec)?,
@@ -382,9 +405,13 @@ pub(super) fn sweep_sections(
             "The most connections each server held at once (max_concurrent_server) in any step \
                   it ran, failed steps included; notes say where a model broke."
                 .into(),
-    }));
+    }))
+}
 
-    // Percentile distribution at each model's heaviest step.
+/// Percentile distribution at each model's heaviest step.
+fn percentiles_chart(s: &Sweep, heavy: &[HeavyStep]) -> anyhow::Result<Block> {
+    let slug = s.slug();
+    let name = sweep::axis_name(&s.axis);
     let mut pct_series = Vec::new();
     let mut pct_max: f64 = 0.0;
     for h in heavy {
@@ -437,7 +464,7 @@ pub(super) fn sweep_sections(
             }
         }
     }
-    blocks.push(chart(
+    chart(
         format!("{slug}-latency-percentiles"),
         &XySpec {
             title: "Latency percentile distribution".into(),
@@ -455,26 +482,7 @@ pub(super) fn sweep_sections(
              step (its {name} in brackets in the legend); the first repetition solid, others \
              faint; open-loop runs also show the uncorrected latency dashed."
         ),
-    )?);
-
-    blocks.push(Block::Paragraph(format!(
-        "Per {name} and model: mean of the repetitions that finished ok, with [min–max] when they differ."
-    )));
-    blocks.push(Block::Table(summary_table(results, s)));
-
-    let mut sections = vec![Section {
-        heading: s.title(),
-        level: 2,
-        id: format!("sweep-{slug}"),
-        blocks,
-    }];
-    sections.push(Section {
-        heading: format!("Timelines at the heaviest step ({})", s.title()),
-        level: 3,
-        id: format!("timelines-{slug}"),
-        blocks: timelines::blocks(&slug, heavy)?,
-    });
-    Ok(sections)
+    )
 }
 
 /// A column of a sweep's summary table.
