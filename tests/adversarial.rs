@@ -98,13 +98,6 @@ adversarial! {
     tokio: "tokio" [],
 }
 
-/// A model and the server arguments every case of its module starts it with.
-pub struct Variant {
-    pub name: &'static str,
-    pub model: &'static str,
-    pub args: &'static [&'static str],
-}
-
 const VARIANTS: [&Variant; 8] = [
     &threads::VARIANT,
     &select::VARIANT,
@@ -125,15 +118,6 @@ fn baseline_fds(server: &Server) -> usize {
     drop(first);
     server.wait_accepted(Duration::from_secs(10));
     fd_count(server.pid())
-}
-
-fn start(variant: &Variant, extra: &[&str]) -> Server {
-    start_with(variant, extra, |_| {})
-}
-
-fn start_with(variant: &Variant, extra: &[&str], adjust: impl FnOnce(&mut Command)) -> Server {
-    let args: Vec<&str> = variant.args.iter().chain(extra).copied().collect();
-    Server::start_with(variant.model, &args, adjust)
 }
 
 /// The variant's server arguments without `--idle-timeout` and its value.

@@ -304,3 +304,22 @@ pub fn row_for(log: &[LogRow], port: u16) -> &LogRow {
         .find(|row| row.peer_port == port)
         .unwrap_or_else(|| panic!("no log row for client port {port}"))
 }
+
+/// A model and the server arguments every test of its module starts it with (one module
+/// per model or variant, e.g. `epoll_level: "epoll" ["--trigger", "level"]`).
+pub struct Variant {
+    pub name: &'static str,
+    pub model: &'static str,
+    pub args: &'static [&'static str],
+}
+
+/// Starts the variant's server with its own arguments plus `extra`.
+pub fn start(variant: &Variant, extra: &[&str]) -> Server {
+    start_with(variant, extra, |_| {})
+}
+
+/// [`start`], with `adjust` applied to the command before it runs.
+pub fn start_with(variant: &Variant, extra: &[&str], adjust: impl FnOnce(&mut Command)) -> Server {
+    let args: Vec<&str> = variant.args.iter().chain(extra).copied().collect();
+    Server::start_with(variant.model, &args, adjust)
+}
