@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 const EXE: &str = env!("CARGO_BIN_EXE_echolab");
+use common::alive;
 use common::NETNS_NEEDS as NEEDS;
 
 /// The names of the namespaces starting with `prefix`.
@@ -110,12 +111,6 @@ fn wait_exit(child: &mut Child) -> Option<i32> {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-fn alive(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
-        .unwrap_or(false)
 }
 
 /// The server's pid from its `listening on ... pid=N` line.

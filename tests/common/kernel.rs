@@ -179,3 +179,45 @@ pub fn server_held_bytes(client: &TcpStream, sent: u64) -> u64 {
     let read_by_server = sent.saturating_sub(client_tx + server_rx);
     read_by_server.saturating_sub(server_tx + client_rx)
 }
+
+// ---- processes, from /proc ----
+
+/// The live (not zombie) descendants of `root`, found through /proc's parent links.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let (state, ppid) = proc_stat(pid)?;
+            (state != 'Z').then_some((pid, ppid))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|&&(_, p)| p == parent)
+                .map(|&(c, _)| c),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// (state, ppid) from /proc/PID/stat.
+pub fn proc_stat(pid: u32) -> Option<(char, u32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: the fields follow the last ')'.
+    let mut fields = text[text.rfind(')')? + 2..].split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    Some((state, fields.next()?.parse().ok()?))
+}
+
+/// Whether `pid` exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    proc_stat(pid).is_some_and(|(state, _)| state != 'Z')
+}
