@@ -190,3 +190,34 @@ pub fn number(row: &ResultsRow, column: &str) -> f64 {
     cell.parse()
         .unwrap_or_else(|_| panic!("{column} is {cell:?}, not a number: {row:?}"))
 }
+
+/// A fresh output directory `name` for this test binary, in the temp dir (removed first).
+pub fn out_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "echolab-test-{}-{}-{name}",
+        env!("CARGO_CRATE_NAME"),
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// The JSON file at `path` (a summary, a manifest); fails naming the file.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Copies the directory tree `from` to `to` (e.g. a results fixture a test then changes).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
