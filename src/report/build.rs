@@ -231,11 +231,41 @@ fn utc(unix: f64) -> String {
 
 pub(super) fn setup_section(results: &Results) -> Section {
     let m = &results.manifest;
+    let repetitions = results.rows.iter().map(|r| r.repetition).max().unwrap_or(0);
+    let mut rows = run_and_machine_rows(m);
+    rows.extend(condition_rows(results));
+    rows.push(vec!["Models".into(), sweep::models(results).join(", ")]);
+    rows.push(vec!["Swept".into(), sweep::swept_axes(results).join(", ")]);
+    rows.push(vec!["Repetitions per step".into(), repetitions.to_string()]);
+    rows.push(vec![
+        "Rows in results.csv".into(),
+        results.rows.len().to_string(),
+    ]);
+    let n = rows.len();
+    let mut blocks = vec![Block::Table(Table {
+        headers: vec!["Setting".into(), "Value".into()],
+        rows,
+        numeric: vec![false, false],
+        flagged: vec![false; n],
+    })];
+    if let Some(toml) = m.scenario_toml.as_ref().filter(|t| !t.trim().is_empty()) {
+        blocks.push(Block::Paragraph("The scenario as run:".into()));
+        blocks.push(Block::Code(toml.trim_end().to_string()));
+    }
+    Section {
+        heading: "Setup".into(),
+        level: 2,
+        id: "setup".into(),
+        blocks,
+    }
+}
+
+/// What ran, when, and on which machine, as the manifest recorded it.
+fn run_and_machine_rows(m: &Manifest) -> Vec<Vec<String>> {
     let unknown = || "unknown".to_string();
     let opt = |v: &Option<String>| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(unknown);
     let num = |v: Option<u64>| v.map(|n| fmt_count(n as f64)).unwrap_or_else(unknown);
-    let repetitions = results.rows.iter().map(|r| r.repetition).max().unwrap_or(0);
-    let mut rows = vec![
+    vec![
         vec!["Scenario".into(), opt(&m.scenario_name)],
         vec!["Command".into(), opt(&m.command)],
         vec![
@@ -277,7 +307,14 @@ pub(super) fn setup_section(results: &Results) -> Section {
                 num(m.fd_limit_hard)
             ),
         ],
-    ];
+    ]
+}
+
+/// The conditions the run set (sysctls, server limits, client links) and what the
+/// servers could not count.
+fn condition_rows(results: &Results) -> Vec<Vec<String>> {
+    let m = &results.manifest;
+    let mut rows = Vec::new();
     for (name, value) in &m.sysctls {
         let value = match value {
             serde_json::Value::String(s) => s.split_whitespace().collect::<Vec<_>>().join(" "),
@@ -318,30 +355,7 @@ pub(super) fn setup_section(results: &Results) -> Section {
             ),
         ]);
     }
-    rows.push(vec!["Models".into(), sweep::models(results).join(", ")]);
-    rows.push(vec!["Swept".into(), sweep::swept_axes(results).join(", ")]);
-    rows.push(vec!["Repetitions per step".into(), repetitions.to_string()]);
-    rows.push(vec![
-        "Rows in results.csv".into(),
-        results.rows.len().to_string(),
-    ]);
-    let n = rows.len();
-    let mut blocks = vec![Block::Table(Table {
-        headers: vec!["Setting".into(), "Value".into()],
-        rows,
-        numeric: vec![false, false],
-        flagged: vec![false; n],
-    })];
-    if let Some(toml) = m.scenario_toml.as_ref().filter(|t| !t.trim().is_empty()) {
-        blocks.push(Block::Paragraph("The scenario as run:".into()));
-        blocks.push(Block::Code(toml.trim_end().to_string()));
-    }
-    Section {
-        heading: "Setup".into(),
-        level: 2,
-        id: "setup".into(),
-        blocks,
-    }
+    rows
 }
 
 fn verdict_table(verdicts: &[verdict::Verdict]) -> Table {
