@@ -331,79 +331,93 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
         .iter()
         .map(|m| (m.clone(), sweep.by_x(results, m)))
         .collect();
-    let mut out = Vec::new();
-    for figure in &FIGURES {
-        // A model is compared at a point it completed: a repetition that failed or was
-        // interrupted there says it broke, and its one lucky repetition is no sample.
-        let has = |rows: &[&Row]| {
-            rows.iter()
-                .any(|r| r.status == Status::Ok && r.num(figure.column).is_some())
-                && !rows
-                    .iter()
-                    .any(|r| matches!(r.status, Status::Failed | Status::Interrupted))
-        };
-        let count_at = |x: f64| {
-            by_x.iter()
-                .filter(|(_, groups)| groups.iter().any(|(gx, rows)| *gx == x && has(rows)))
-                .count()
-        };
-        let x = sweep
-            .xs
-            .iter()
-            .rev()
-            .find(|&&x| count_at(x) >= 2)
-            .or_else(|| sweep.xs.iter().rev().find(|&&x| count_at(x) >= 1));
-        let Some(&x) = x else { continue };
-        let mut names = Vec::new();
-        let mut values = Vec::new();
-        let mut samples = Vec::new();
-        let mut flagged = Vec::new();
-        let mut left_out = (0, 0);
-        for (m, groups) in &by_x {
-            let Some((_, rows)) = groups.iter().find(|(gx, rows)| *gx == x && has(rows)) else {
-                continue;
-            };
-            let ok: Vec<&Row> = rows
+    let mut out: Vec<Verdict> = FIGURES
+        .iter()
+        .filter_map(|figure| figure_verdict(results, sweep, &by_x, figure))
+        .collect();
+    out.extend(capacity_verdict(&by_x));
+    out
+}
+
+/// One figure compared at the heaviest point where at least two models (else one) completed.
+fn figure_verdict(
+    results: &Results,
+    sweep: &Sweep,
+    by_x: &[(String, sweep::Points)],
+    figure: &Figure,
+) -> Option<Verdict> {
+    // A model is compared at a point it completed: a repetition that failed or was
+    // interrupted there says it broke, and its one lucky repetition is no sample.
+    let has = |rows: &[&Row]| {
+        rows.iter()
+            .any(|r| r.status == Status::Ok && r.num(figure.column).is_some())
+            && !rows
                 .iter()
-                .copied()
-                .filter(|r| r.status == Status::Ok)
-                .filter(|r| r.num(figure.column).is_some_and(f64::is_finite))
-                .collect();
-            let sample: Vec<f64> = ok.iter().filter_map(|r| r.num(figure.column)).collect();
-            let flags: Vec<bool> = ok
-                .iter()
-                .map(|r| {
-                    let (bound, disturbed) = flag(r);
-                    left_out.0 += usize::from(bound);
-                    left_out.1 += usize::from(disturbed);
-                    bound || disturbed
-                })
-                .collect();
-            let value =
-                latency::merged(results, &ok, figure.column).or_else(|| stats::median(&sample));
-            let Some(value) = value else { continue };
-            names.push(m.clone());
-            values.push(value);
-            samples.push(sample);
-            flagged.push(flags);
-        }
-        out.push(ranked(
-            at(&sweep.axis, x),
-            names,
-            values,
-            samples,
-            flagged,
-            figure,
-            left_out,
-        ));
-    }
-    // Capacity: per repetition, the most connections its server held at once in any
-    // step that ran, failed ones included (a failing step still shows the ceiling).
+                .any(|r| matches!(r.status, Status::Failed | Status::Interrupted))
+    };
+    let count_at = |x: f64| {
+        by_x.iter()
+            .filter(|(_, groups)| groups.iter().any(|(gx, rows)| *gx == x && has(rows)))
+            .count()
+    };
+    let x = sweep
+        .xs
+        .iter()
+        .rev()
+        .find(|&&x| count_at(x) >= 2)
+        .or_else(|| sweep.xs.iter().rev().find(|&&x| count_at(x) >= 1));
+    let &x = x?;
     let mut names = Vec::new();
     let mut values = Vec::new();
     let mut samples = Vec::new();
     let mut flagged = Vec::new();
-    for (m, groups) in &by_x {
+    let mut left_out = (0, 0);
+    for (m, groups) in by_x {
+        let Some((_, rows)) = groups.iter().find(|(gx, rows)| *gx == x && has(rows)) else {
+            continue;
+        };
+        let ok: Vec<&Row> = rows
+            .iter()
+            .copied()
+            .filter(|r| r.status == Status::Ok)
+            .filter(|r| r.num(figure.column).is_some_and(f64::is_finite))
+            .collect();
+        let sample: Vec<f64> = ok.iter().filter_map(|r| r.num(figure.column)).collect();
+        let flags: Vec<bool> = ok
+            .iter()
+            .map(|r| {
+                let (bound, disturbed) = flag(r);
+                left_out.0 += usize::from(bound);
+                left_out.1 += usize::from(disturbed);
+                bound || disturbed
+            })
+            .collect();
+        let value = latency::merged(results, &ok, figure.column).or_else(|| stats::median(&sample));
+        let Some(value) = value else { continue };
+        names.push(m.clone());
+        values.push(value);
+        samples.push(sample);
+        flagged.push(flags);
+    }
+    Some(ranked(
+        at(&sweep.axis, x),
+        names,
+        values,
+        samples,
+        flagged,
+        figure,
+        left_out,
+    ))
+}
+
+/// Capacity: per repetition, the most connections its server held at once in any
+/// step that ran, failed ones included (a failing step still shows the ceiling).
+fn capacity_verdict(by_x: &[(String, sweep::Points)]) -> Option<Verdict> {
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    let mut samples = Vec::new();
+    let mut flagged = Vec::new();
+    for (m, groups) in by_x {
         let mut per_rep: std::collections::BTreeMap<u32, f64> = Default::default();
         for row in groups.iter().flat_map(|(_, rows)| rows) {
             if row.status == Status::Skipped {
@@ -423,14 +437,17 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
         flagged.push(vec![false; sample.len()]);
         samples.push(sample);
     }
-    if !names.is_empty() {
+    if names.is_empty() {
+        return None;
+    }
+    {
         const HELD: Figure = Figure {
             name: "Max connections held",
             column: column::MAX_CONCURRENT_SERVER,
             higher_is_better: true,
             format: fmt_count,
         };
-        out.push(ranked(
+        Some(ranked(
             "whole sweep".into(),
             names,
             values,
@@ -438,9 +455,8 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
             flagged,
             &HELD,
             (0, 0),
-        ));
+        ))
     }
-    out
 }
 
 fn ranked(
