@@ -5,7 +5,7 @@
 use super::claims::Limits;
 use super::data::{Manifest, Results, Status};
 use super::document::{Block, Document, Section, Table};
-use super::sweep;
+use super::sweep::{self, Sweep};
 use super::verdict::{self, fmt_count, fmt_ratio_interval, Decision, BASELINE};
 use super::{claims, figures, per_host, timelines};
 use crate::experiment::results::column;
@@ -22,57 +22,8 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         .scenario_name
         .clone()
         .unwrap_or_else(|| "unnamed scenario".into());
-    let multi = sweeps.len() > 1;
-    let models = sweep::models(results);
-    let mut verdict_blocks = vec![Block::Paragraph(format!(
-        "Compared: {} over {} repetition(s) per step. Each figure is compared at the heaviest \
-         point of the sweep that at least two models completed. A winner is named only when a \
-         Mann–Whitney U test finds it better than every other model, each pair with p < {} \
-         (otherwise: no difference, with the largest p and the repetitions n); a winner must \
-         stay one with each generator-bound or disturbed repetition left out in turn. A ratio is the ratio of the \
-         repetitions' medians, how many times better the winner is, with its 95 % bootstrap \
-         interval; latency values are percentiles of the repetitions' histograms added. The \
-         baseline is {BASELINE}.",
-        models.join(", "),
-        repetitions(results),
-        crate::stats::ALPHA
-    ))];
-    let mut all_verdicts = Vec::new();
-    for s in &sweeps {
-        if multi {
-            verdict_blocks.push(Block::Paragraph(s.title()));
-        }
-        let verdicts = verdict::verdicts(results, s);
-        verdict_blocks.push(Block::Table(verdict_table(&verdicts)));
-        verdict_blocks.push(Block::List(verdict::findings(results, s, &verdicts)));
-        all_verdicts.extend(verdicts);
-        verdict_blocks.extend(super::request_cost::findings_block(results, s));
-    }
-    let tally = verdict::tally(results, &all_verdicts);
-    if !tally.is_empty() {
-        verdict_blocks.push(Block::Paragraph(
-            "Overall tally: figures won per model over every table above (a figure without a \
-             significant winner counts for nobody)."
-                .into(),
-        ));
-        let n = tally.len();
-        verdict_blocks.push(Block::Table(Table {
-            headers: vec!["Model".into(), "Figures won".into()],
-            rows: tally
-                .into_iter()
-                .map(|(m, wins)| vec![m, wins.to_string()])
-                .collect(),
-            numeric: vec![false, true],
-            flagged: vec![false; n],
-        }));
-    }
     // The answer first: the verdict, then the setup and the full tables.
-    let mut sections = vec![Section {
-        heading: "Verdict and findings".into(),
-        level: 2,
-        id: "verdict".into(),
-        blocks: verdict_blocks,
-    }];
+    let mut sections = vec![verdict_section(results, &sweeps)];
     sections.push(setup_section(results));
     if let Some(number) = claims::claim_of(&scenario) {
         let claim = claims::judge(number, &results.rows, limits(&results.manifest));
@@ -227,6 +178,60 @@ fn utc(unix: f64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// The verdict of every sweep, its findings and the overall tally.
+fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
+    let multi = sweeps.len() > 1;
+    let models = sweep::models(results);
+    let mut verdict_blocks = vec![Block::Paragraph(format!(
+        "Compared: {} over {} repetition(s) per step. Each figure is compared at the heaviest \
+         point of the sweep that at least two models completed. A winner is named only when a \
+         Mann–Whitney U test finds it better than every other model, each pair with p < {} \
+         (otherwise: no difference, with the largest p and the repetitions n); a winner must \
+         stay one with each generator-bound or disturbed repetition left out in turn. A ratio is the ratio of the \
+         repetitions' medians, how many times better the winner is, with its 95 % bootstrap \
+         interval; latency values are percentiles of the repetitions' histograms added. The \
+         baseline is {BASELINE}.",
+        models.join(", "),
+        repetitions(results),
+        crate::stats::ALPHA
+    ))];
+    let mut all_verdicts = Vec::new();
+    for s in sweeps {
+        if multi {
+            verdict_blocks.push(Block::Paragraph(s.title()));
+        }
+        let verdicts = verdict::verdicts(results, s);
+        verdict_blocks.push(Block::Table(verdict_table(&verdicts)));
+        verdict_blocks.push(Block::List(verdict::findings(results, s, &verdicts)));
+        all_verdicts.extend(verdicts);
+        verdict_blocks.extend(super::request_cost::findings_block(results, s));
+    }
+    let tally = verdict::tally(results, &all_verdicts);
+    if !tally.is_empty() {
+        verdict_blocks.push(Block::Paragraph(
+            "Overall tally: figures won per model over every table above (a figure without a \
+             significant winner counts for nobody)."
+                .into(),
+        ));
+        let n = tally.len();
+        verdict_blocks.push(Block::Table(Table {
+            headers: vec!["Model".into(), "Figures won".into()],
+            rows: tally
+                .into_iter()
+                .map(|(m, wins)| vec![m, wins.to_string()])
+                .collect(),
+            numeric: vec![false, true],
+            flagged: vec![false; n],
+        }));
+    }
+    Section {
+        heading: "Verdict and findings".into(),
+        level: 2,
+        id: "verdict".into(),
+        blocks: verdict_blocks,
+    }
 }
 
 pub(super) fn setup_section(results: &Results) -> Section {
