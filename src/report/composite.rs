@@ -24,7 +24,16 @@ fn load_part(dir: &Path, part: &str, manifest: &Manifest) -> Result<Results, Str
     data::load(&dir.join(part)).map_err(|e| format!("its results cannot be read: {e:#}"))
 }
 
-pub fn document(results: &Results) -> Document {
+/// What the composite report says of its parts: the claims judged from their rows, each
+/// claim's test and link to its part's report, and one line per part.
+struct Parts {
+    claims_judged: Vec<Claim>,
+    tests: Vec<(usize, Option<String>)>,
+    links: Vec<(usize, String)>,
+    part_lines: Vec<String>,
+}
+
+fn read_parts(results: &Results) -> Parts {
     let mut claims_judged: Vec<Claim> = Vec::new();
     let mut tests = Vec::new();
     let mut links = Vec::new();
@@ -59,6 +68,21 @@ pub fn document(results: &Results) -> Document {
         links.push((number, format!("{part}/report.html ({part}/report.md)")));
         claims_judged.push(claim);
     }
+    Parts {
+        claims_judged,
+        tests,
+        links,
+        part_lines,
+    }
+}
+
+pub fn document(results: &Results) -> Document {
+    let Parts {
+        claims_judged,
+        tests,
+        links,
+        part_lines,
+    } = read_parts(results);
     let lookup = |list: &[(usize, Option<String>)], n: usize| {
         list.iter()
             .find(|(m, _)| *m == n)
