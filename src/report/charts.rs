@@ -305,8 +305,16 @@ fn draw_legend(area: &Area<'_>, entries: &[LegendEntry]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Renders an x/y line chart to a responsive SVG string.
-pub fn xy_chart(spec: &XySpec) -> anyhow::Result<String> {
+/// The axes of an xy chart: log or linear (as the spec says, else as the data spans), and
+/// their padded ranges.
+struct Axes {
+    x_log: bool,
+    y_log: bool,
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+fn axes(spec: &XySpec) -> Axes {
     let all_points = || spec.series.iter().flat_map(|s| s.points.iter());
     let x_log = spec.x_log.unwrap_or_else(|| {
         wants_log(
@@ -332,6 +340,56 @@ pub fn xy_chart(spec: &XySpec) -> anyhow::Result<String> {
         padded(x_lo, x_hi, x_log, false)
     };
     let (y_lo, y_hi) = padded(y_lo, y_hi, y_log, true);
+    Axes {
+        x_log,
+        y_log,
+        x: (x_lo, x_hi),
+        y: (y_lo, y_hi),
+    }
+}
+
+/// The legend: each solid series, then the range bars and failure marks when drawn.
+fn legend_entries(spec: &XySpec) -> Vec<LegendEntry> {
+    let mut entries: Vec<LegendEntry> = spec
+        .series
+        .iter()
+        .filter(|s| !s.faint)
+        .map(|s| LegendEntry {
+            label: s.label.clone(),
+            color: s.color,
+            kind: LegendKind::Line { dashed: s.dashed },
+        })
+        .collect();
+    if spec
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .any(|p| p.hi > p.lo)
+    {
+        entries.push(LegendEntry {
+            label: "min–max of reps".into(),
+            color: RGBColor(0x55, 0x55, 0x55),
+            kind: LegendKind::Range,
+        });
+    }
+    if !spec.marks.is_empty() {
+        entries.push(LegendEntry {
+            label: "failed step (notes)".into(),
+            color: RGBColor(0x55, 0x55, 0x55),
+            kind: LegendKind::Cross,
+        });
+    }
+    entries
+}
+
+/// Renders an x/y line chart to a responsive SVG string.
+pub fn xy_chart(spec: &XySpec) -> anyhow::Result<String> {
+    let Axes {
+        x_log,
+        y_log,
+        x: (x_lo, x_hi),
+        y: (y_lo, y_hi),
+    } = axes(spec);
 
     let notes = notes_lines(&spec.marks, &spec.notes);
     let footer = if notes.is_empty() {
@@ -378,30 +436,7 @@ pub fn xy_chart(spec: &XySpec) -> anyhow::Result<String> {
                 fill_xy(&mut chart, spec, &y_at)?;
             }
         }
-        let mut entries: Vec<LegendEntry> = spec
-            .series
-            .iter()
-            .filter(|s| !s.faint)
-            .map(|s| LegendEntry {
-                label: s.label.clone(),
-                color: s.color,
-                kind: LegendKind::Line { dashed: s.dashed },
-            })
-            .collect();
-        if all_points().any(|p| p.hi > p.lo) {
-            entries.push(LegendEntry {
-                label: "min–max of reps".into(),
-                color: RGBColor(0x55, 0x55, 0x55),
-                kind: LegendKind::Range,
-            });
-        }
-        if !spec.marks.is_empty() {
-            entries.push(LegendEntry {
-                label: "failed step (notes)".into(),
-                color: RGBColor(0x55, 0x55, 0x55),
-                kind: LegendKind::Cross,
-            });
-        }
+        let entries = legend_entries(spec);
         draw_legend(&legend, &entries)?;
         let scale_note = match (x_log, y_log) {
             (true, true) => "log x and y axes",
