@@ -499,37 +499,7 @@ where
         )?;
     }
     for series in &spec.series {
-        let width = if series.faint { 1 } else { 2 };
-        let color = if series.faint {
-            series.color.mix(0.55)
-        } else {
-            series.color.mix(1.0)
-        };
-        let points: Vec<(f64, f64)> = series.points.iter().map(|p| (p.x, p.y)).collect();
-        if series.dashed {
-            chart.draw_series(DashedLineSeries::new(
-                points.clone(),
-                7,
-                5,
-                color.stroke_width(width),
-            ))?;
-        } else {
-            chart.draw_series(LineSeries::new(points.clone(), color.stroke_width(width)))?;
-        }
-        if !series.faint {
-            chart.draw_series(
-                points
-                    .iter()
-                    .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
-            )?;
-        }
-        chart.draw_series(
-            series
-                .points
-                .iter()
-                .filter(|p| p.hi > p.lo)
-                .map(|p| ErrorBar::new_vertical(p.x, p.lo, p.y, p.hi, color.stroke_width(1), 8)),
-        )?;
+        draw_line(chart, series)?;
     }
     // Marks sit just above the x axis; several at one x are stacked so their
     // numbers do not overlap.
@@ -547,6 +517,49 @@ where
                 + Text::new(format!("{}", i + 1), (9, 0), label),
         ))?;
     }
+    Ok(())
+}
+
+/// One series: its line (dashed or solid, faint or full), its points and their min–max bars.
+fn draw_line<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    series: &Series,
+) -> anyhow::Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let width = if series.faint { 1 } else { 2 };
+    let color = if series.faint {
+        series.color.mix(0.55)
+    } else {
+        series.color.mix(1.0)
+    };
+    let points: Vec<(f64, f64)> = series.points.iter().map(|p| (p.x, p.y)).collect();
+    if series.dashed {
+        chart.draw_series(DashedLineSeries::new(
+            points.clone(),
+            7,
+            5,
+            color.stroke_width(width),
+        ))?;
+    } else {
+        chart.draw_series(LineSeries::new(points.clone(), color.stroke_width(width)))?;
+    }
+    if !series.faint {
+        chart.draw_series(
+            points
+                .iter()
+                .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+        )?;
+    }
+    chart.draw_series(
+        series
+            .points
+            .iter()
+            .filter(|p| p.hi > p.lo)
+            .map(|p| ErrorBar::new_vertical(p.x, p.lo, p.y, p.hi, color.stroke_width(1), 8)),
+    )?;
     Ok(())
 }
 
