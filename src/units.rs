@@ -1,4 +1,5 @@
-//! Parsing of the byte sizes and durations the command line and scenarios take.
+//! Parsing of the byte sizes and durations the command line and scenarios take, and the
+//! formatting of byte counts for people.
 
 use std::time::Duration;
 
@@ -22,6 +23,18 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         return Err(format!("'{text}' is not a whole number of bytes"));
     }
     Ok(bytes as u64)
+}
+
+/// A measured byte count for people: `12 B`, `3.4 KiB`, `1.50 MiB` (1024-based, as
+/// [`parse_size`] reads sizes).
+pub fn fmt_bytes(b: f64) -> String {
+    if b >= 1024.0 * 1024.0 {
+        format!("{:.2} MiB", b / 1048576.0)
+    } else if b >= 1024.0 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{b:.0} B")
+    }
 }
 
 /// Parses a duration: `1.5` (seconds), `250ms`, `10s`, `2m`, `1h`, `500us`.
@@ -56,6 +69,13 @@ fn split_number(text: &str) -> Option<(f64, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn byte_counts_for_people() {
+        assert_eq!(fmt_bytes(1023.0), "1023 B");
+        assert_eq!(fmt_bytes(1536.0), "1.5 KiB");
+        assert_eq!(fmt_bytes(3.0 * 1048576.0), "3.00 MiB");
+    }
 
     #[test]
     fn sizes() {

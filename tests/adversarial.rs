@@ -98,13 +98,6 @@ adversarial! {
     tokio: "tokio" [],
 }
 
-/// A model and the server arguments every case of its module starts it with.
-pub struct Variant {
-    pub name: &'static str,
-    pub model: &'static str,
-    pub args: &'static [&'static str],
-}
-
 const VARIANTS: [&Variant; 8] = [
     &threads::VARIANT,
     &select::VARIANT,
@@ -125,15 +118,6 @@ fn baseline_fds(server: &Server) -> usize {
     drop(first);
     server.wait_accepted(Duration::from_secs(10));
     fd_count(server.pid())
-}
-
-fn start(variant: &Variant, extra: &[&str]) -> Server {
-    start_with(variant, extra, |_| {})
-}
-
-fn start_with(variant: &Variant, extra: &[&str], adjust: impl FnOnce(&mut Command)) -> Server {
-    let args: Vec<&str> = variant.args.iter().chain(extra).copied().collect();
-    Server::start_with(variant.model, &args, adjust)
 }
 
 /// The variant's server arguments without `--idle-timeout` and its value.
@@ -767,11 +751,6 @@ fn open_loop_overload(variant: &Variant) -> Measured {
     Measured::default()
 }
 
-/// Whether `pid` is a live process (not gone, not a zombie).
-fn is_alive(pid: u32) -> bool {
-    proc_stat(pid).is_some_and(|(state, _)| state != 'Z')
-}
-
 /// A command server whose real server is a grandchild that calls setsid and keeps the
 /// inherited stdout (a daemon escaping its process group): the step still ends on time,
 /// the grandchild is killed with its step (its cgroup), and nothing listens after the run.
@@ -809,10 +788,10 @@ fn escaping_server(variant: &Variant) -> Measured {
         .parse()
         .unwrap();
     let gone = Instant::now() + Duration::from_secs(5);
-    while is_alive(grandchild) && Instant::now() < gone {
+    while alive(grandchild) && Instant::now() < gone {
         std::thread::sleep(Duration::from_millis(20));
     }
-    if is_alive(grandchild) {
+    if alive(grandchild) {
         // SAFETY: kill has no memory preconditions; the pid is this test's grandchild.
         unsafe { libc::kill(grandchild as i32, libc::SIGKILL) };
         panic!("{model}: the setsid grandchild {grandchild} outlived the run: {stderr}");
@@ -991,41 +970,6 @@ fn table() {
     let _ = std::io::stdout().write_all(out.as_bytes());
 }
 
-/// The live (not zombie) descendants of `root`, found through /proc's parent links.
-fn descendants(root: u32) -> Vec<u32> {
-    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            let (state, ppid) = proc_stat(pid)?;
-            (state != 'Z').then_some((pid, ppid))
-        })
-        .collect();
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            parents
-                .iter()
-                .filter(|&&(_, p)| p == parent)
-                .map(|&(c, _)| c),
-        );
-        i += 1;
-    }
-    found.remove(0);
-    found
-}
-
-/// (state, ppid) from /proc/PID/stat.
-fn proc_stat(pid: u32) -> Option<(char, u32)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: the fields follow the last ')'.
-    let mut fields = text[text.rfind(')')? + 2..].split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    Some((state, fields.next()?.parse().ok()?))
-}
-
 /// Waits up to 5 s for every one of `pids` to be gone (or a zombie); kills and names
 /// those that are not.
 fn assert_all_gone(pids: &[u32], what: &str) {
@@ -1033,7 +977,7 @@ fn assert_all_gone(pids: &[u32], what: &str) {
     let mut left = pids.to_vec();
     while !left.is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
-        left.retain(|&pid| proc_stat(pid).is_some_and(|(state, _)| state != 'Z'));
+        left.retain(|&pid| alive(pid));
     }
     for &pid in &left {
         signal(pid as i32, libc::SIGKILL);

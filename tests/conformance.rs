@@ -21,6 +21,7 @@ macro_rules! conformance {
     ($($name:ident: $model:literal [$($arg:literal),* $(,)?]),* $(,)?) => {$(
         mod $name {
             pub(super) const VARIANT: super::Variant = super::Variant {
+                name: stringify!($name),
                 model: $model,
                 args: &[$($arg),*],
             };
@@ -115,26 +116,6 @@ conformance! {
     epoll_exclusive: "epoll" ["--accept", "exclusive"],
     uring: "uring" [],
     tokio: "tokio" [],
-}
-
-/// A model and the server arguments every test of its module starts it with.
-pub struct Variant {
-    pub model: &'static str,
-    pub args: &'static [&'static str],
-}
-
-/// Starts the variant's server with its own arguments plus `extra`.
-fn start(variant: &Variant, extra: &[&str]) -> Server {
-    start_with(variant, extra, |_| {})
-}
-
-fn start_with(
-    variant: &Variant,
-    extra: &[&str],
-    adjust: impl FnOnce(&mut std::process::Command),
-) -> Server {
-    let args: Vec<&str> = variant.args.iter().chain(extra).copied().collect();
-    Server::start_with(variant.model, &args, adjust)
 }
 
 /// Checks what every stopped server must show: exit status 0, the summary on stderr,

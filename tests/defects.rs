@@ -13,8 +13,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{
-    finish_within, heavy, limit_in_child, output_within, raise_fd_limit, signal, Server, BIN,
-    COMMAND_LIMIT,
+    finish_within, heavy, limit_in_child, out_dir, output_within, raise_fd_limit, read_json,
+    signal, Server, BIN, COMMAND_LIMIT,
 };
 use serde_json::Value;
 
@@ -26,17 +26,6 @@ fn echolab(args: &[&str]) -> Output {
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("echolab-defects-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_slice(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// A server that accepts and hands each connection to `serve` on its own thread.
@@ -159,7 +148,7 @@ fn uring_with_two_workers_at_the_fd_limit_answers_or_closes_every_connection() {
 
 /// `load` for 1 s against `addr`, with `extra` options; returns its output and summary.
 fn load_against(addr: SocketAddr, name: &str, extra: &[&str]) -> (Output, Value) {
-    let dir = temp_dir(name);
+    let dir = out_dir(name);
     let target = addr.to_string();
     let mut args = vec![
         "load",
@@ -387,7 +376,7 @@ fn out_of_bounds_inputs_are_usage_errors() {
 
 /// A load result directory for shard `shard` with `size`-byte messages.
 fn shard_dir(server: SocketAddr, name: &str, shard: &str, size: &str) -> PathBuf {
-    let dir = temp_dir(name);
+    let dir = out_dir(name);
     let target = server.to_string();
     let out = echolab(&[
         "load",
@@ -416,7 +405,7 @@ fn merge_refuses_what_would_double_count_or_mix() {
     let b = shard_dir(server.addr, "merge-b", "1/2", "64");
     let overlapping = shard_dir(server.addr, "merge-overlap", "1/3", "64");
     let other_size = shard_dir(server.addr, "merge-size", "1/2", "128");
-    let open_loop = temp_dir("merge-open");
+    let open_loop = out_dir("merge-open");
     let out = echolab(&[
         "load",
         "--target",
@@ -436,7 +425,7 @@ fn merge_refuses_what_would_double_count_or_mix() {
         open_loop.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let merged = temp_dir("merge-out");
+    let merged = out_dir("merge-out");
     let path = |p: &PathBuf| p.to_str().unwrap().to_string();
     let refused: [(&str, Vec<String>, &PathBuf); 5] = [
         ("twice", vec![path(&a), path(&a)], &merged),
@@ -471,7 +460,7 @@ fn merge_refuses_what_would_double_count_or_mix() {
 #[test]
 fn a_load_killed_at_once_leaves_a_summary_saying_it_is_incomplete() {
     let addr = fake_server(silent);
-    let dir = temp_dir("killed");
+    let dir = out_dir("killed");
     let target = addr.to_string();
     let mut child = Command::new(BIN)
         .args(["load", "--target", &target, "--duration", "30s", "--quiet"])
@@ -496,7 +485,7 @@ fn a_load_killed_at_once_leaves_a_summary_saying_it_is_incomplete() {
 #[test]
 fn a_full_disk_is_reported_with_the_file_it_hit() {
     let server = Server::start("epoll", &["--workers", "1"]);
-    let dir = temp_dir("full");
+    let dir = out_dir("full");
     std::fs::create_dir_all(&dir).unwrap();
     std::os::unix::fs::symlink("/dev/full", dir.join("connections.csv")).unwrap();
     let target = server.addr.to_string();

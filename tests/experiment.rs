@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{write_scenario, ResultsRow, QUIET_NO_REPORT, RUN_LIMIT};
+use common::{alive, descendants, write_scenario, ResultsRow, QUIET_NO_REPORT, RUN_LIMIT};
 
 const EXE: &str = env!("CARGO_BIN_EXE_echolab");
 
@@ -259,37 +259,6 @@ connections = [500, 1100, 1500]
         "at least as heavy as failed step c1100-s16"
     );
     assert!(!out.join("select/c1500-s16").exists());
-}
-
-/// The pids of a process's descendants (from /proc/*/stat parent links).
-fn descendants(root: u32) -> Vec<u32> {
-    let mut parents = Vec::new();
-    for entry in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let after = &stat[stat.rfind(')').unwrap() + 2..];
-        let ppid: u32 = after.split_whitespace().nth(1).unwrap().parse().unwrap();
-        parents.push((pid, ppid));
-    }
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let p = found[i];
-        found.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
-        i += 1;
-    }
-    found.remove(0);
-    found
-}
-
-fn alive(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
-        .unwrap_or(false)
 }
 
 fn cmdline(pid: u32) -> String {

@@ -9,19 +9,7 @@ use echolab::report::write_report;
 use echolab::results::{column, generator_bound};
 
 mod common;
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+use common::copy_dir;
 
 /// The small results fixture with the two self-check columns appended: every row gets
 /// `load_cpu` and `bound`; epoll's two repetitions at 4000 connections get 54,600 and

@@ -13,10 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 const EXE: &str = env!("CARGO_BIN_EXE_echolab");
 use common::NETNS_NEEDS as NEEDS;
+use common::{alive, read_json, write_scenario};
 
 /// The names of the namespaces starting with `prefix`.
 fn namespaces(prefix: &str) -> Vec<String> {
@@ -31,11 +30,11 @@ fn namespaces(prefix: &str) -> Vec<String> {
     names
 }
 
-fn write_scenario(dir: &Path, load: &str) -> PathBuf {
-    let path = dir.join("hosts.toml");
-    fs::write(
-        &path,
-        format!(
+/// The two-client-hosts scenario with `load` added to its [load] table.
+fn two_hosts_scenario(dir: &Path, load: &str) -> PathBuf {
+    write_scenario(
+        dir,
+        &format!(
             r#"
 name = "two-hosts"
 models = ["epoll"]
@@ -52,8 +51,6 @@ connections = [5]
 "#
         ),
     )
-    .unwrap();
-    path
 }
 
 fn start_run(scenario: &Path, out: &Path) -> Child {
@@ -67,11 +64,6 @@ fn start_run(scenario: &Path, out: &Path) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// results.csv's rows by column name.
@@ -112,12 +104,6 @@ fn wait_exit(child: &mut Child) -> Option<i32> {
     }
 }
 
-fn alive(pid: u32) -> bool {
-    fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| !s[s.rfind(')').unwrap() + 2..].starts_with('Z'))
-        .unwrap_or(false)
-}
-
 /// The server's pid from its `listening on ... pid=N` line.
 fn server_pid(step: &Path) -> u32 {
     let stdout = fs::read_to_string(step.join("server-stdout.txt")).unwrap();
@@ -134,7 +120,7 @@ fn two_client_hosts_run_end_to_end() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = write_scenario(tmp.path(), "requests = 20\nhold = \"300ms\"");
+    let scenario = two_hosts_scenario(tmp.path(), "requests = 20\nhold = \"300ms\"");
     let out = tmp.path().join("out");
     let child = start_run(&scenario, &out);
     let prefix = format!("elab{}-", child.id());
@@ -221,7 +207,7 @@ fn sigterm_mid_run_removes_the_namespaces() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = write_scenario(tmp.path(), "duration = \"30s\"");
+    let scenario = two_hosts_scenario(tmp.path(), "duration = \"30s\"");
     let out = tmp.path().join("out");
     let mut child = start_run(&scenario, &out);
     let prefix = format!("elab{}-", child.id());
@@ -256,7 +242,7 @@ fn a_run_killed_outright_is_cleaned_up_by_the_next() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = write_scenario(tmp.path(), "duration = \"30s\"");
+    let scenario = two_hosts_scenario(tmp.path(), "duration = \"30s\"");
     let out = tmp.path().join("killed");
     let mut child = start_run(&scenario, &out);
     let prefix = format!("elab{}-", child.id());
@@ -266,7 +252,7 @@ fn a_run_killed_outright_is_cleaned_up_by_the_next() {
     child.wait().unwrap();
     // SIGKILL leaves no chance to clean up; the next multi-host run removes the dead
     // run's namespaces (its children died with it through PR_SET_PDEATHSIG).
-    let short = write_scenario(tmp.path(), "requests = 1");
+    let short = two_hosts_scenario(tmp.path(), "requests = 1");
     let next = start_run(&short, &tmp.path().join("next"));
     let output = common::finish_within(next, "the run after a killed one", common::RUN_LIMIT);
     assert!(
@@ -286,7 +272,7 @@ fn without_root_the_run_says_what_it_needs() {
     let tmp = tempfile::tempdir().unwrap();
     // The unprivileged run must be able to read the scenario.
     fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
-    let scenario = write_scenario(tmp.path(), "requests = 1");
+    let scenario = two_hosts_scenario(tmp.path(), "requests = 1");
     let out = tmp.path().join("out");
     let mut command = Command::new(EXE);
     command.arg("run").arg(&scenario).arg("--out").arg(&out);

@@ -6,18 +6,18 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use echolab::load::measurements::{LoadConnRecord, LoadSummary, TimelineRow};
 use echolab::load::merge::read_hlog;
-use echolab::load::record::{LoadConnRecord, LoadSummary, TimelineRow};
 
 mod common;
 
-use common::{load_within, output_within, COMMAND_LIMIT};
+use common::{load_within, out_dir, output_within, COMMAND_LIMIT};
 
 const ECHOLAB: &str = env!("CARGO_BIN_EXE_echolab");
 
@@ -235,12 +235,6 @@ fn assert_exit_ok(out: &Output) {
 
 /// The load's event-loop engines: the tests that name them pass on both.
 const ENGINES: [&str; 2] = ["epoll", "uring"];
-
-fn out_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("echolab-test-load-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 fn summary(dir: &Path) -> LoadSummary {
     serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap()

@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{count, finish_within, reason_count, LogRow, Server, Stopped, BIN, LOAD_LIMIT};
-use echolab::load::record::{LoadConnRecord, LoadSummary};
+use common::{
+    count, finish_within, out_dir, reason_count, LogRow, Server, Stopped, BIN, LOAD_LIMIT,
+};
+use echolab::load::measurements::{LoadConnRecord, LoadSummary};
 
 /// Result files of one `echolab load` run.
 struct Run {
@@ -20,15 +22,6 @@ struct Run {
     output: Output,
     summary: LoadSummary,
     rows: Vec<LoadConnRecord>,
-}
-
-fn out_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "echolab-test-load-serve-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
 }
 
 fn load_command(addr: SocketAddr, dir: &Path, args: &[&str]) -> Command {

@@ -11,6 +11,7 @@ use std::time::Duration;
 use echolab::report::write_report;
 
 mod common;
+use common::copy_dir;
 
 const MODELS: [&str; 6] = ["threads", "select", "poll", "epoll", "uring", "tokio"];
 
@@ -52,19 +53,6 @@ const STEP_COLUMNS: [&str; 18] = [
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-small")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// A fresh copy of the fixture: the report writes into the results directory.

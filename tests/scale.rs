@@ -7,22 +7,14 @@
 
 mod common;
 
-use common::number;
+use common::{number, read_json};
 
 use std::fs;
-use std::path::Path;
 use std::time::Duration;
-
-use serde_json::Value;
 
 const CONNECTIONS: u64 = 50_000;
 const HOSTS: u64 = 2;
 const SIZE: u64 = 64;
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
 
 #[test]
 fn fifty_thousand_connections_through_the_lab() {

@@ -7,7 +7,7 @@ use super::cost::KernelWatch;
 use super::netstat::{NetCounters, Scope};
 use super::probe::Sample;
 use super::scenario::{ms, trim_float, FailureRule, Step};
-use crate::load::record::LoadSummary;
+use crate::load::measurements::LoadSummary;
 use crate::results::{generator_bound, Row, DISTURBED_PCT};
 use crate::server::stats::ServerSummary;
 
@@ -288,7 +288,7 @@ fn round(v: f64, digits: i32) -> f64 {
 mod tests {
     use super::*;
     use crate::experiment::scenario::{Dur, Fraction};
-    use crate::load::record::LatencyStats;
+    use crate::load::measurements::LatencyStats;
     use crate::results::Row;
     use std::time::Duration;
 

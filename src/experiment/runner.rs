@@ -464,7 +464,7 @@ mod tests {
     use super::*;
     use crate::experiment::probe;
     use crate::experiment::scenario;
-    use crate::load::record::{LatencyStats, LoadSummary};
+    use crate::load::measurements::{LatencyStats, LoadSummary};
     use crate::results::RESULTS_HEADER;
     use crate::server::stats::ServerSummary;
     use std::fs;

@@ -9,7 +9,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, Type};
 
 use super::check::EchoCursor;
-use super::record::LoadConnRecord;
+use super::measurements::LoadConnRecord;
 use crate::syscall;
 
 /// `to_release` of a run bounded by time rather than by a request count.

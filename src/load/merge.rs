@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use hdrhistogram::Histogram;
 
-use super::record::{
+use super::measurements::{
     new_histogram, round3, Counters, LoadConnRecord, LoadSummary, Outputs, TimelineRow,
 };
 
@@ -110,6 +110,15 @@ struct MergedSecond {
     raw: Histogram<u64>,
 }
 
+/// What the parts' files hold, gathered: seconds on the merged clock, the whole run's
+/// histograms and every connection record.
+struct Gathered {
+    seconds: BTreeMap<u64, MergedSecond>,
+    total: Histogram<u64>,
+    total_raw: Histogram<u64>,
+    records: Vec<LoadConnRecord>,
+}
+
 /// Merges result directories into `out` exactly and returns the merged summary.
 pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
     let parts: Vec<LoadSummary> = dirs
@@ -123,47 +132,21 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
     let ended = parts.iter().map(|s| s.ended_unix).fold(0.0, f64::max);
     let open_loop = parts.iter().any(|s| s.latency_raw_us.is_some());
 
-    let mut seconds: BTreeMap<u64, MergedSecond> = BTreeMap::new();
-    let mut total = new_histogram();
-    let mut total_raw = new_histogram();
-    let mut records: Vec<LoadConnRecord> = Vec::new();
+    let mut gathered = Gathered {
+        seconds: BTreeMap::new(),
+        total: new_histogram(),
+        total_raw: new_histogram(),
+        records: Vec::new(),
+    };
     for (dir, part) in dirs.iter().zip(&parts) {
-        let (hlog_start, intervals) = read_hlog(&dir.join("latency.hlog"))?;
-        let offset = hlog_start.unwrap_or(part.started_unix) - started;
-        let shift = |second: f64| (second + offset).round().max(0.0) as u64;
-        let mut reader = csv::Reader::from_path(dir.join("timeline.csv"))
-            .with_context(|| format!("reading {}/timeline.csv", dir.display()))?;
-        for row in reader.deserialize::<TimelineRow>() {
-            let row = row?;
-            let entry = seconds
-                .entry(shift(row.second as f64))
-                .or_insert_with(empty_second);
-            let r = &mut entry.row;
-            r.active_connections += row.active_connections;
-            r.new_connections += row.new_connections;
-            r.requests += row.requests;
-            r.bytes += row.bytes;
-            r.errors += row.errors;
-        }
-        for interval in intervals {
-            let entry = seconds
-                .entry(shift(interval.start_s))
-                .or_insert_with(empty_second);
-            entry.length = entry.length.max(interval.length_s);
-            let (into, sum) = if interval.raw {
-                (&mut entry.raw, &mut total_raw)
-            } else {
-                (&mut entry.latency, &mut total)
-            };
-            into.add(&interval.histogram)?;
-            sum.add(&interval.histogram)?;
-        }
-        let mut reader = csv::Reader::from_path(dir.join("connections.csv"))
-            .with_context(|| format!("reading {}/connections.csv", dir.display()))?;
-        for rec in reader.deserialize::<LoadConnRecord>() {
-            records.push(rec?);
-        }
+        gather_part(dir, part, started, &mut gathered)?;
     }
+    let Gathered {
+        seconds,
+        total,
+        total_raw,
+        mut records,
+    } = gathered;
     records.sort_by_key(|r| (r.conn_id, r.attempt));
 
     let in_progress = LoadSummary {
@@ -172,6 +155,77 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
     };
     let mut outputs = Outputs::create(out, started, &in_progress)?;
     outputs.write_records(&records)?;
+    write_seconds(&mut outputs, seconds, open_loop)?;
+
+    let (mut summary, counters) = merged_summary(dirs, &parts, started, ended);
+    summary.set_totals(&counters, &total, open_loop.then_some(&total_raw));
+    if total.len() != counters.requests {
+        summary.warnings.push(format!(
+            "the latency logs hold {} requests but the summaries count {}: a part was cut off \
+             before it finished writing",
+            total.len(),
+            counters.requests
+        ));
+    }
+    outputs.write_percentiles(&total, open_loop.then_some(&total_raw))?;
+    outputs.write_summary(&summary)?;
+    Ok(summary)
+}
+
+/// Adds one part's timeline, latency log and connection records, its seconds shifted onto
+/// the merged clock (which starts with the earliest part).
+fn gather_part(
+    dir: &Path,
+    part: &LoadSummary,
+    started: f64,
+    gathered: &mut Gathered,
+) -> anyhow::Result<()> {
+    let seconds = &mut gathered.seconds;
+    let (hlog_start, intervals) = read_hlog(&dir.join("latency.hlog"))?;
+    let offset = hlog_start.unwrap_or(part.started_unix) - started;
+    let shift = |second: f64| (second + offset).round().max(0.0) as u64;
+    let mut reader = csv::Reader::from_path(dir.join("timeline.csv"))
+        .with_context(|| format!("reading {}/timeline.csv", dir.display()))?;
+    for row in reader.deserialize::<TimelineRow>() {
+        let row = row?;
+        let entry = seconds
+            .entry(shift(row.second as f64))
+            .or_insert_with(empty_second);
+        let r = &mut entry.row;
+        r.active_connections += row.active_connections;
+        r.new_connections += row.new_connections;
+        r.requests += row.requests;
+        r.bytes += row.bytes;
+        r.errors += row.errors;
+    }
+    for interval in intervals {
+        let entry = seconds
+            .entry(shift(interval.start_s))
+            .or_insert_with(empty_second);
+        entry.length = entry.length.max(interval.length_s);
+        let (into, sum) = if interval.raw {
+            (&mut entry.raw, &mut gathered.total_raw)
+        } else {
+            (&mut entry.latency, &mut gathered.total)
+        };
+        into.add(&interval.histogram)?;
+        sum.add(&interval.histogram)?;
+    }
+    let mut reader = csv::Reader::from_path(dir.join("connections.csv"))
+        .with_context(|| format!("reading {}/connections.csv", dir.display()))?;
+    for rec in reader.deserialize::<LoadConnRecord>() {
+        gathered.records.push(rec?);
+    }
+    Ok(())
+}
+
+/// Writes the merged seconds: timeline rows (percentiles from the merged histogram) and the
+/// interval log.
+fn write_seconds(
+    outputs: &mut Outputs,
+    seconds: BTreeMap<u64, MergedSecond>,
+    open_loop: bool,
+) -> anyhow::Result<()> {
     for (second, mut merged) in seconds {
         merged.row.second = second;
         let h = &merged.latency;
@@ -197,7 +251,17 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
             open_loop.then_some(&merged.raw),
         )?;
     }
+    Ok(())
+}
 
+/// The merged summary from the parts' summaries (without its latency totals), and the
+/// parts' counters added up.
+fn merged_summary(
+    dirs: &[PathBuf],
+    parts: &[LoadSummary],
+    started: f64,
+    ended: f64,
+) -> (LoadSummary, Counters) {
     let mut counters = Counters::default();
     let mut summary = LoadSummary {
         echolab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -215,28 +279,8 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
         ..LoadSummary::default()
     };
     let mut reasons = Vec::new();
-    for (dir, p) in dirs.iter().zip(&parts) {
-        counters.add(&Counters {
-            requests: p.requests_completed,
-            bytes_sent: p.bytes_sent,
-            bytes_received: p.bytes_received,
-            bytes_verified: p.bytes_verified,
-            mismatches: p.mismatches,
-            short_echoes: p.short_echoes,
-            unexpected_closes: p.unexpected_closes,
-            errors: p.errors,
-            connect_attempts: p.connect_attempts,
-            established: p.connections_established,
-            failed: p.connections_failed,
-            ended_early: p.connections_ended_early,
-            releases: p.requests_planned.unwrap_or(0),
-            sends: p.requests_sent.unwrap_or(0),
-            // The part's last finish, measured from the merged start.
-            last_finished_ns: p.completion_s.map_or(0, |c| {
-                ((p.started_unix + c - started).max(0.0) * 1e9).round() as u64
-            }),
-            ..Counters::default()
-        });
+    for (dir, p) in dirs.iter().zip(parts) {
+        counters.add(&part_counters(p, started));
         if p.target != summary.target && !summary.target.split(',').any(|t| t == p.target) {
             summary.target = format!("{},{}", summary.target, p.target);
         }
@@ -269,18 +313,32 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
     summary.client_cpu_user_s = round3(summary.client_cpu_user_s);
     summary.client_cpu_sys_s = round3(summary.client_cpu_sys_s);
     summary.cut_short_reason = (!reasons.is_empty()).then(|| reasons.join("; "));
-    summary.set_totals(&counters, &total, open_loop.then_some(&total_raw));
-    if total.len() != counters.requests {
-        summary.warnings.push(format!(
-            "the latency logs hold {} requests but the summaries count {}: a part was cut off \
-             before it finished writing",
-            total.len(),
-            counters.requests
-        ));
+    (summary, counters)
+}
+
+/// A part's counters as its summary recorded them.
+fn part_counters(p: &LoadSummary, started: f64) -> Counters {
+    Counters {
+        requests: p.requests_completed,
+        bytes_sent: p.bytes_sent,
+        bytes_received: p.bytes_received,
+        bytes_verified: p.bytes_verified,
+        mismatches: p.mismatches,
+        short_echoes: p.short_echoes,
+        unexpected_closes: p.unexpected_closes,
+        errors: p.errors,
+        connect_attempts: p.connect_attempts,
+        established: p.connections_established,
+        failed: p.connections_failed,
+        ended_early: p.connections_ended_early,
+        releases: p.requests_planned.unwrap_or(0),
+        sends: p.requests_sent.unwrap_or(0),
+        // The part's last finish, measured from the merged start.
+        last_finished_ns: p.completion_s.map_or(0, |c| {
+            ((p.started_unix + c - started).max(0.0) * 1e9).round() as u64
+        }),
+        ..Counters::default()
     }
-    outputs.write_percentiles(&total, open_loop.then_some(&total_raw))?;
-    outputs.write_summary(&summary)?;
-    Ok(summary)
 }
 
 fn empty_second() -> MergedSecond {

@@ -2,21 +2,21 @@
 //!
 //! - [`schedule`]: the validated plan (connections, payload, closed/open loop, ramp, shards);
 //! - [`preflight`]: checks the limits that cap the connection count before anything is opened;
-//! - [`recorder`]: runs a plan in this process: starts the engine, records each second;
+//! - [`in_process`]: the recorder: runs a plan in this process, starts the engine, records each second;
 //! - [`engine`]: one epoll event loop per thread driving the connections ([`conn`]);
 //! - [`check`]: the echo check, pure;
-//! - [`record`]: histograms, counters and the output files, written as the run goes;
+//! - [`measurements`]: histograms, counters and the output files, written as the run goes;
 //! - [`multi`]: `--processes` children, run as shards and merged;
 //! - [`merge`]: exact merging of result directories (`--processes` and `echolab merge`).
 
 pub mod check;
 pub mod conn;
 pub mod engine;
+pub mod in_process;
+pub mod measurements;
 pub mod merge;
 pub mod multi;
 pub mod preflight;
-pub mod record;
-pub mod recorder;
 pub mod schedule;
 
 use std::io::IsTerminal;
@@ -243,12 +243,12 @@ pub fn main(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let outcome = if args.processes > 1 {
         multi::run_processes(&args, &plan, show_progress)?
     } else {
-        recorder::run(&plan, args.out.as_deref(), show_progress)?
+        in_process::run(&plan, args.out.as_deref(), show_progress)?
     };
     let Some(summary) = outcome else {
         return Ok(ExitCode::from(EXIT_FAILED));
     };
-    crate::outln!("{}", record::human_summary(&summary));
+    crate::outln!("{}", measurements::human_summary(&summary));
     Ok(exit_code(&summary, args.max_error_rate))
 }
 
@@ -273,14 +273,14 @@ pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
         return Ok(usage_error("merge", &message));
     }
     let summary = merge::merge_dirs(&args.dirs, &args.out)?;
-    crate::outln!("{}", record::human_summary(&summary));
+    crate::outln!("{}", measurements::human_summary(&summary));
     Ok(exit_code(&summary, args.max_error_rate))
 }
 
 /// 1 when the run measured nothing or found the server wrong, else 0: no connection
 /// established, no request completed (when requests were asked for), a mismatched echo
 /// (unless `--max-error-rate` tolerates it), or an error rate over `--max-error-rate`.
-fn exit_code(summary: &record::LoadSummary, max_error_rate: Option<f64>) -> ExitCode {
+fn exit_code(summary: &measurements::LoadSummary, max_error_rate: Option<f64>) -> ExitCode {
     match failure(summary, max_error_rate) {
         Some(why) => {
             crate::errln!("echolab load: {why}");
@@ -291,7 +291,7 @@ fn exit_code(summary: &record::LoadSummary, max_error_rate: Option<f64>) -> Exit
 }
 
 /// Why this summary is a failed run, if it is one.
-fn failure(summary: &record::LoadSummary, max_error_rate: Option<f64>) -> Option<String> {
+fn failure(summary: &measurements::LoadSummary, max_error_rate: Option<f64>) -> Option<String> {
     if summary.connections_target == 0 {
         return None;
     }

@@ -3,15 +3,15 @@
 //! [merges](super::merge) their results when all have ended. Children are supervised: killed
 //! with SIGKILL, the parent takes them with it (they get SIGTERM and write what they measured).
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 use anyhow::Context;
 
+use super::measurements::{LoadSummary, Outputs};
 use super::merge::{merge_dirs, read_summary};
 use super::preflight;
-use super::record::{LoadSummary, Outputs};
 use super::schedule::Plan;
 use super::LoadArgs;
 use crate::sys::signal;
@@ -67,6 +67,35 @@ pub fn run_processes(
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     signal::install().context("installing the SIGINT/SIGTERM handlers")?;
     write_in_progress(&out, processes, &[])?;
+    let (dirs, mut children) = spawn_children(args, plan, &out, processes)?;
+    let statuses = supervise(&mut children, &dirs, &out, processes, show_progress)?;
+    for (dir, status) in dirs.iter().zip(&statuses) {
+        if !dir.join("summary.json").is_file() {
+            anyhow::bail!(
+                "load process for {} ended ({}) without results",
+                dir.display(),
+                status.map_or("unknown".into(), |s| s.to_string())
+            );
+        }
+    }
+    let mut summary = merge_dirs(&dirs, &out)?;
+    summary.processes = processes;
+    summary.merged_from.clear();
+    if temporary {
+        let _ = std::fs::remove_dir_all(&out);
+    } else {
+        Outputs::rewrite_summary(&out, &summary)?;
+    }
+    Ok(Some(summary))
+}
+
+/// Starts the children, each in its own group, writing into `out`/process-N.
+fn spawn_children(
+    args: &LoadArgs,
+    plan: &Plan,
+    out: &Path,
+    processes: u64,
+) -> anyhow::Result<(Vec<PathBuf>, Vec<Child>)> {
     let exe = std::env::current_exe().context("finding the echolab executable")?;
     let mut dirs = Vec::new();
     let mut children: Vec<Child> = Vec::new();
@@ -89,6 +118,18 @@ pub fn run_processes(
         dirs.push(dir);
         children.push(child);
     }
+    Ok((dirs, children))
+}
+
+/// Waits for every child, passing stop signals on and keeping the in-progress summary
+/// and the progress line; returns how each ended.
+fn supervise(
+    children: &mut [Child],
+    dirs: &[PathBuf],
+    out: &Path,
+    processes: u64,
+    show_progress: bool,
+) -> anyhow::Result<Vec<Option<ExitStatus>>> {
     let progress = if show_progress {
         indicatif::ProgressBar::new_spinner()
     } else {
@@ -108,7 +149,7 @@ pub fn run_processes(
         let received = signal::signal_count();
         if received > forwarded {
             let signal = signal::stop_signal().unwrap_or(libc::SIGTERM);
-            for child in &children {
+            for child in children.iter() {
                 let _ = syscall!(kill(child.id() as libc::pid_t, signal));
             }
             forwarded = received;
@@ -117,7 +158,7 @@ pub fn run_processes(
             last_progress = std::time::Instant::now();
             let parts: Vec<LoadSummary> =
                 dirs.iter().filter_map(|d| read_summary(d).ok()).collect();
-            write_in_progress(&out, processes, &parts)?;
+            write_in_progress(out, processes, &parts)?;
             progress.set_message(format!(
                 "{} processes: connections {}  requests {}  errors {}",
                 processes,
@@ -129,24 +170,7 @@ pub fn run_processes(
         std::thread::sleep(Duration::from_millis(50));
     }
     progress.finish_and_clear();
-    for (dir, status) in dirs.iter().zip(&statuses) {
-        if !dir.join("summary.json").is_file() {
-            anyhow::bail!(
-                "load process for {} ended ({}) without results",
-                dir.display(),
-                status.map_or("unknown".into(), |s| s.to_string())
-            );
-        }
-    }
-    let mut summary = merge_dirs(&dirs, &out)?;
-    summary.processes = processes;
-    summary.merged_from.clear();
-    if temporary {
-        let _ = std::fs::remove_dir_all(&out);
-    } else {
-        Outputs::rewrite_summary(&out, &summary)?;
-    }
-    Ok(Some(summary))
+    Ok(statuses)
 }
 
 /// Keeps a summary.json in the parent's directory while the children run: `"complete":

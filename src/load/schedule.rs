@@ -114,114 +114,21 @@ pub fn default_threads(target: SocketAddr) -> usize {
 impl Plan {
     /// Validates the arguments; an `Err` is a usage error (exit 2).
     pub fn from_args(args: &LoadArgs) -> Result<Plan, String> {
-        let target = args
-            .target
-            .to_socket_addrs()
-            .map_err(|e| format!("--target '{}' is not HOST:PORT: {e}", args.target))?
-            .next()
-            .ok_or_else(|| format!("--target '{}' resolves to no address", args.target))?;
-        if target.port() == 0 {
-            return Err("--target needs a port other than 0".into());
-        }
+        let target = target_of(args)?;
         if args.connections == 0 {
             return Err("--connections must be at least 1".into());
         }
-        let payload_flags = [
-            args.message.is_some(),
-            args.size.is_some(),
-            args.payload_file.is_some(),
-        ];
-        if payload_flags.iter().filter(|&&given| given).count() > 1 {
-            return Err("give only one of --message, --size and --payload-file".into());
-        }
-        let message = if let Some(text) = &args.message {
-            text.as_bytes().to_vec()
-        } else if let Some(path) = &args.payload_file {
-            read_payload_file(path)?
-        } else {
-            let size = args.size.unwrap_or(64);
-            if size == 0 || size > MAX_MESSAGE {
-                return Err(format!("--size must be 1 B to 16 MiB, not {size}"));
-            }
-            Payload::random(size as usize, args.seed).message
-        };
-        if message.is_empty() || message.len() as u64 > MAX_MESSAGE {
-            return Err(format!(
-                "the message must be 1 B to 16 MiB, not {} B",
-                message.len()
-            ));
-        }
-        if !(args.connect_rate >= 0.0 && args.connect_rate.is_finite()) {
-            return Err("--connect-rate must be a number >= 0".into());
-        }
-        if args.connect_timeout.is_zero() || args.response_timeout.is_zero() {
-            return Err("--connect-timeout and --response-timeout must be above 0".into());
-        }
-        if args.pipeline == 0 {
-            return Err("--pipeline must be at least 1".into());
-        }
-        if args.duration.is_some_and(|d| d.is_zero()) {
-            return Err("--duration must be above 0".into());
-        }
-        if args.requests == Some(0) && args.hold.is_none() {
-            return Err("--requests 0 only makes sense with --hold".into());
-        }
-        let mode = match args.rate {
-            None => Mode::Closed,
-            Some(rate) if rate > 0.0 && rate.is_finite() => {
-                if !args.delay.is_zero() {
-                    return Err("--delay is for the closed loop; --rate sets the pace".into());
-                }
-                Mode::Open { rate }
-            }
-            Some(rate) => return Err(format!("--rate must be above 0, not {rate}")),
-        };
+        let message = message_of(args)?;
+        check_pacing(args)?;
+        let mode = mode_of(args)?;
         let threads = match args.threads {
             Some(0) => return Err("--threads must be at least 1".into()),
             Some(n) => n,
             None => default_threads(target),
         };
-        if args.processes == 0 {
-            return Err("--processes must be at least 1".into());
-        }
-        let shard = match &args.shard {
-            None => (0, 1),
-            Some(text) => parse_shard(text)?,
-        };
-        let shard_connections = connections_of_shard(args.connections, shard);
-        if shard_connections < u64::from(args.processes) {
-            return Err(format!(
-                "--processes {} is more than the {shard_connections} connections to split",
-                args.processes
-            ));
-        }
-        let source_addrs = match &args.source_addrs {
-            None => Vec::new(),
-            Some(text) => parse_source_addrs(text)?,
-        };
-        if source_addrs
-            .iter()
-            .any(|a| a.is_ipv4() != target.ip().is_ipv4())
-        {
-            return Err("--source-addrs must be of the same family as --target".into());
-        }
-        if let Some(bound) = args.max_error_rate {
-            if !(0.0..=1.0).contains(&bound) {
-                return Err("--max-error-rate must be between 0 and 1".into());
-            }
-        }
-        if let Some(at) = args.start_at {
-            if !(at.is_finite() && at >= 0.0) {
-                return Err("--start-at must be a Unix time in seconds".into());
-            }
-            let ahead = at - super::record::unix_now();
-            if ahead > MAX_START_AHEAD.as_secs_f64() {
-                return Err(format!(
-                    "--start-at {at} is {:.0} s from now: at most one day ahead",
-                    ahead
-                ));
-            }
-        }
+        let shard = shard_of(args)?;
+        let source_addrs = source_addrs_of(args, target)?;
+        check_error_rate_and_start(args)?;
         let (requests, duration) = match (args.requests, args.duration, args.hold) {
             (None, None, Some(_)) => (Some(1), None),
             (None, None, None) => (None, Some(DEFAULT_DURATION)),
@@ -297,6 +204,140 @@ impl Plan {
             Mode::Open { .. } => "open",
         }
     }
+}
+
+/// The --target address.
+fn target_of(args: &LoadArgs) -> Result<SocketAddr, String> {
+    let target = args
+        .target
+        .to_socket_addrs()
+        .map_err(|e| format!("--target '{}' is not HOST:PORT: {e}", args.target))?
+        .next()
+        .ok_or_else(|| format!("--target '{}' resolves to no address", args.target))?;
+    if target.port() == 0 {
+        return Err("--target needs a port other than 0".into());
+    }
+    Ok(target)
+}
+
+/// The message from --message, --payload-file or --size (only one of them).
+fn message_of(args: &LoadArgs) -> Result<Vec<u8>, String> {
+    let payload_flags = [
+        args.message.is_some(),
+        args.size.is_some(),
+        args.payload_file.is_some(),
+    ];
+    if payload_flags.iter().filter(|&&given| given).count() > 1 {
+        return Err("give only one of --message, --size and --payload-file".into());
+    }
+    let message = if let Some(text) = &args.message {
+        text.as_bytes().to_vec()
+    } else if let Some(path) = &args.payload_file {
+        read_payload_file(path)?
+    } else {
+        let size = args.size.unwrap_or(64);
+        if size == 0 || size > MAX_MESSAGE {
+            return Err(format!("--size must be 1 B to 16 MiB, not {size}"));
+        }
+        Payload::random(size as usize, args.seed).message
+    };
+    if message.is_empty() || message.len() as u64 > MAX_MESSAGE {
+        return Err(format!(
+            "the message must be 1 B to 16 MiB, not {} B",
+            message.len()
+        ));
+    }
+    Ok(message)
+}
+
+/// The connect rate, timeouts, pipeline depth, duration and request count make sense.
+fn check_pacing(args: &LoadArgs) -> Result<(), String> {
+    if !(args.connect_rate >= 0.0 && args.connect_rate.is_finite()) {
+        return Err("--connect-rate must be a number >= 0".into());
+    }
+    if args.connect_timeout.is_zero() || args.response_timeout.is_zero() {
+        return Err("--connect-timeout and --response-timeout must be above 0".into());
+    }
+    if args.pipeline == 0 {
+        return Err("--pipeline must be at least 1".into());
+    }
+    if args.duration.is_some_and(|d| d.is_zero()) {
+        return Err("--duration must be above 0".into());
+    }
+    if args.requests == Some(0) && args.hold.is_none() {
+        return Err("--requests 0 only makes sense with --hold".into());
+    }
+    Ok(())
+}
+
+/// Closed loop, or open at --rate.
+fn mode_of(args: &LoadArgs) -> Result<Mode, String> {
+    match args.rate {
+        None => Ok(Mode::Closed),
+        Some(rate) if rate > 0.0 && rate.is_finite() => {
+            if !args.delay.is_zero() {
+                return Err("--delay is for the closed loop; --rate sets the pace".into());
+            }
+            Ok(Mode::Open { rate })
+        }
+        Some(rate) => Err(format!("--rate must be above 0, not {rate}")),
+    }
+}
+
+/// This process's shard, which must have a connection for each of --processes.
+fn shard_of(args: &LoadArgs) -> Result<(u64, u64), String> {
+    if args.processes == 0 {
+        return Err("--processes must be at least 1".into());
+    }
+    let shard = match &args.shard {
+        None => (0, 1),
+        Some(text) => parse_shard(text)?,
+    };
+    let shard_connections = connections_of_shard(args.connections, shard);
+    if shard_connections < u64::from(args.processes) {
+        return Err(format!(
+            "--processes {} is more than the {shard_connections} connections to split",
+            args.processes
+        ));
+    }
+    Ok(shard)
+}
+
+/// The --source-addrs, of the target's family.
+fn source_addrs_of(args: &LoadArgs, target: SocketAddr) -> Result<Vec<IpAddr>, String> {
+    let source_addrs = match &args.source_addrs {
+        None => Vec::new(),
+        Some(text) => parse_source_addrs(text)?,
+    };
+    if source_addrs
+        .iter()
+        .any(|a| a.is_ipv4() != target.ip().is_ipv4())
+    {
+        return Err("--source-addrs must be of the same family as --target".into());
+    }
+    Ok(source_addrs)
+}
+
+/// --max-error-rate is a fraction and --start-at a Unix time at most a day ahead.
+fn check_error_rate_and_start(args: &LoadArgs) -> Result<(), String> {
+    if let Some(bound) = args.max_error_rate {
+        if !(0.0..=1.0).contains(&bound) {
+            return Err("--max-error-rate must be between 0 and 1".into());
+        }
+    }
+    if let Some(at) = args.start_at {
+        if !(at.is_finite() && at >= 0.0) {
+            return Err("--start-at must be a Unix time in seconds".into());
+        }
+        let ahead = at - super::measurements::unix_now();
+        if ahead > MAX_START_AHEAD.as_secs_f64() {
+            return Err(format!(
+                "--start-at {at} is {:.0} s from now: at most one day ahead",
+                ahead
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// How far ahead `--start-at` may be: agents start together within minutes, and a

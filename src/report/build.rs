@@ -2,12 +2,14 @@
 //! sweep (its figures from figures.rs, its timelines from timelines.rs), and
 //! every step as results.csv has it.
 
+use super::claims::Limits;
 use super::data::{Results, Status};
 use super::document::{Block, Document, Section, Table};
-use super::sweep;
+use super::sweep::{self, Sweep};
 use super::verdict::{self, fmt_count, fmt_ratio_interval, Decision, BASELINE};
-use super::{claims, figures, parts, per_host, timelines};
+use super::{claims, figures, per_host, timelines};
 use crate::results::column;
+use crate::results::Manifest;
 
 pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     let sweeps = sweep::sweeps(results);
@@ -21,60 +23,11 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         .scenario_name
         .clone()
         .unwrap_or_else(|| "unnamed scenario".into());
-    let multi = sweeps.len() > 1;
-    let models = sweep::models(results);
-    let mut verdict_blocks = vec![Block::Paragraph(format!(
-        "Compared: {} over {} repetition(s) per step. Each figure is compared at the heaviest \
-         point of the sweep that at least two models completed. A winner is named only when a \
-         Mann–Whitney U test finds it better than every other model, each pair with p < {} \
-         (otherwise: no difference, with the largest p and the repetitions n); a winner must \
-         stay one with each generator-bound or disturbed repetition left out in turn. A ratio is the ratio of the \
-         repetitions' medians, how many times better the winner is, with its 95 % bootstrap \
-         interval; latency values are percentiles of the repetitions' histograms added. The \
-         baseline is {BASELINE}.",
-        models.join(", "),
-        repetitions(results),
-        crate::stats::ALPHA
-    ))];
-    let mut all_verdicts = Vec::new();
-    for s in &sweeps {
-        if multi {
-            verdict_blocks.push(Block::Paragraph(s.title()));
-        }
-        let verdicts = verdict::verdicts(results, s);
-        verdict_blocks.push(Block::Table(verdict_table(&verdicts)));
-        verdict_blocks.push(Block::List(verdict::findings(results, s, &verdicts)));
-        all_verdicts.extend(verdicts);
-        verdict_blocks.extend(super::request_cost::findings_block(results, s));
-    }
-    let tally = verdict::tally(results, &all_verdicts);
-    if !tally.is_empty() {
-        verdict_blocks.push(Block::Paragraph(
-            "Overall tally: figures won per model over every table above (a figure without a \
-             significant winner counts for nobody)."
-                .into(),
-        ));
-        let n = tally.len();
-        verdict_blocks.push(Block::Table(Table {
-            headers: vec!["Model".into(), "Figures won".into()],
-            rows: tally
-                .into_iter()
-                .map(|(m, wins)| vec![m, wins.to_string()])
-                .collect(),
-            numeric: vec![false, true],
-            flagged: vec![false; n],
-        }));
-    }
     // The answer first: the verdict, then the setup and the full tables.
-    let mut sections = vec![Section {
-        heading: "Verdict and findings".into(),
-        level: 2,
-        id: "verdict".into(),
-        blocks: verdict_blocks,
-    }];
+    let mut sections = vec![verdict_section(results, &sweeps)];
     sections.push(setup_section(results));
     if let Some(number) = claims::claim_of(&scenario) {
-        let claim = claims::judge(number, &results.rows, parts::limits(&results.manifest));
+        let claim = claims::judge(number, &results.rows, limits(&results.manifest));
         let test = claims::test_of(
             results
                 .manifest
@@ -228,13 +181,97 @@ fn utc(unix: f64) -> String {
     )
 }
 
+/// The verdict of every sweep, its findings and the overall tally.
+fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
+    let multi = sweeps.len() > 1;
+    let models = sweep::models(results);
+    let mut verdict_blocks = vec![Block::Paragraph(format!(
+        "Compared: {} over {} repetition(s) per step. Each figure is compared at the heaviest \
+         point of the sweep that at least two models completed. A winner is named only when a \
+         Mann–Whitney U test finds it better than every other model, each pair with p < {} \
+         (otherwise: no difference, with the largest p and the repetitions n); a winner must \
+         stay one with each generator-bound or disturbed repetition left out in turn. A ratio is the ratio of the \
+         repetitions' medians, how many times better the winner is, with its 95 % bootstrap \
+         interval; latency values are percentiles of the repetitions' histograms added. The \
+         baseline is {BASELINE}.",
+        models.join(", "),
+        repetitions(results),
+        crate::stats::ALPHA
+    ))];
+    let mut all_verdicts = Vec::new();
+    for s in sweeps {
+        if multi {
+            verdict_blocks.push(Block::Paragraph(s.title()));
+        }
+        let verdicts = verdict::verdicts(results, s);
+        verdict_blocks.push(Block::Table(verdict_table(&verdicts)));
+        verdict_blocks.push(Block::List(verdict::findings(results, s, &verdicts)));
+        all_verdicts.extend(verdicts);
+        verdict_blocks.extend(super::request_cost::findings_block(results, s));
+    }
+    let tally = verdict::tally(results, &all_verdicts);
+    if !tally.is_empty() {
+        verdict_blocks.push(Block::Paragraph(
+            "Overall tally: figures won per model over every table above (a figure without a \
+             significant winner counts for nobody)."
+                .into(),
+        ));
+        let n = tally.len();
+        verdict_blocks.push(Block::Table(Table {
+            headers: vec!["Model".into(), "Figures won".into()],
+            rows: tally
+                .into_iter()
+                .map(|(m, wins)| vec![m, wins.to_string()])
+                .collect(),
+            numeric: vec![false, true],
+            flagged: vec![false; n],
+        }));
+    }
+    Section {
+        heading: "Verdict and findings".into(),
+        level: 2,
+        id: "verdict".into(),
+        blocks: verdict_blocks,
+    }
+}
+
 pub(super) fn setup_section(results: &Results) -> Section {
     let m = &results.manifest;
+    let repetitions = results.rows.iter().map(|r| r.repetition).max().unwrap_or(0);
+    let mut rows = run_and_machine_rows(m);
+    rows.extend(condition_rows(results));
+    rows.push(vec!["Models".into(), sweep::models(results).join(", ")]);
+    rows.push(vec!["Swept".into(), sweep::swept_axes(results).join(", ")]);
+    rows.push(vec!["Repetitions per step".into(), repetitions.to_string()]);
+    rows.push(vec![
+        "Rows in results.csv".into(),
+        results.rows.len().to_string(),
+    ]);
+    let n = rows.len();
+    let mut blocks = vec![Block::Table(Table {
+        headers: vec!["Setting".into(), "Value".into()],
+        rows,
+        numeric: vec![false, false],
+        flagged: vec![false; n],
+    })];
+    if let Some(toml) = m.scenario_toml.as_ref().filter(|t| !t.trim().is_empty()) {
+        blocks.push(Block::Paragraph("The scenario as run:".into()));
+        blocks.push(Block::Code(toml.trim_end().to_string()));
+    }
+    Section {
+        heading: "Setup".into(),
+        level: 2,
+        id: "setup".into(),
+        blocks,
+    }
+}
+
+/// What ran, when, and on which machine, as the manifest recorded it.
+fn run_and_machine_rows(m: &Manifest) -> Vec<Vec<String>> {
     let unknown = || "unknown".to_string();
     let opt = |v: &Option<String>| v.clone().filter(|s| !s.is_empty()).unwrap_or_else(unknown);
     let num = |v: Option<u64>| v.map(|n| fmt_count(n as f64)).unwrap_or_else(unknown);
-    let repetitions = results.rows.iter().map(|r| r.repetition).max().unwrap_or(0);
-    let mut rows = vec![
+    vec![
         vec!["Scenario".into(), opt(&m.scenario_name)],
         vec!["Command".into(), opt(&m.command)],
         vec![
@@ -276,7 +313,14 @@ pub(super) fn setup_section(results: &Results) -> Section {
                 num(m.fd_limit_hard)
             ),
         ],
-    ];
+    ]
+}
+
+/// The conditions the run set (sysctls, server limits, client links) and what the
+/// servers could not count.
+fn condition_rows(results: &Results) -> Vec<Vec<String>> {
+    let m = &results.manifest;
+    let mut rows = Vec::new();
     for (name, value) in &m.sysctls {
         let value = match value {
             serde_json::Value::String(s) => s.split_whitespace().collect::<Vec<_>>().join(" "),
@@ -317,30 +361,7 @@ pub(super) fn setup_section(results: &Results) -> Section {
             ),
         ]);
     }
-    rows.push(vec!["Models".into(), sweep::models(results).join(", ")]);
-    rows.push(vec!["Swept".into(), sweep::swept_axes(results).join(", ")]);
-    rows.push(vec!["Repetitions per step".into(), repetitions.to_string()]);
-    rows.push(vec![
-        "Rows in results.csv".into(),
-        results.rows.len().to_string(),
-    ]);
-    let n = rows.len();
-    let mut blocks = vec![Block::Table(Table {
-        headers: vec!["Setting".into(), "Value".into()],
-        rows,
-        numeric: vec![false, false],
-        flagged: vec![false; n],
-    })];
-    if let Some(toml) = m.scenario_toml.as_ref().filter(|t| !t.trim().is_empty()) {
-        blocks.push(Block::Paragraph("The scenario as run:".into()));
-        blocks.push(Block::Code(toml.trim_end().to_string()));
-    }
-    Section {
-        heading: "Setup".into(),
-        level: 2,
-        id: "setup".into(),
-        blocks,
-    }
+    rows
 }
 
 fn verdict_table(verdicts: &[verdict::Verdict]) -> Table {
@@ -498,5 +519,23 @@ fn steps_section(results: &Results) -> Section {
                 flagged,
             }),
         ],
+    }
+}
+
+/// The limits claim 2 is judged against, as the manifest recorded them.
+pub fn limits(manifest: &Manifest) -> Limits {
+    let sysctl = |name: &str| -> Option<u64> {
+        match manifest.sysctls.get(name)? {
+            serde_json::Value::String(s) => s.trim().parse().ok(),
+            v => v.as_u64(),
+        }
+    };
+    let threads = match (sysctl("kernel.threads-max"), sysctl("kernel.pid_max")) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    Limits {
+        threads,
+        fds: manifest.fd_limit_hard.filter(|&f| f > 0),
     }
 }

@@ -7,6 +7,8 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::document::{Block, Chart};
+
 const WIDTH: u32 = 960;
 const PLOT_HEIGHT: u32 = 440;
 const LEGEND_WIDTH: u32 = 200;
@@ -303,8 +305,16 @@ fn draw_legend(area: &Area<'_>, entries: &[LegendEntry]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Renders an x/y line chart to a responsive SVG string.
-pub fn xy_chart(spec: &XySpec) -> anyhow::Result<String> {
+/// The axes of an xy chart: log or linear (as the spec says, else as the data spans), and
+/// their padded ranges.
+struct Axes {
+    x_log: bool,
+    y_log: bool,
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+fn axes(spec: &XySpec) -> Axes {
     let all_points = || spec.series.iter().flat_map(|s| s.points.iter());
     let x_log = spec.x_log.unwrap_or_else(|| {
         wants_log(
@@ -330,6 +340,56 @@ pub fn xy_chart(spec: &XySpec) -> anyhow::Result<String> {
         padded(x_lo, x_hi, x_log, false)
     };
     let (y_lo, y_hi) = padded(y_lo, y_hi, y_log, true);
+    Axes {
+        x_log,
+        y_log,
+        x: (x_lo, x_hi),
+        y: (y_lo, y_hi),
+    }
+}
+
+/// The legend: each solid series, then the range bars and failure marks when drawn.
+fn legend_entries(spec: &XySpec) -> Vec<LegendEntry> {
+    let mut entries: Vec<LegendEntry> = spec
+        .series
+        .iter()
+        .filter(|s| !s.faint)
+        .map(|s| LegendEntry {
+            label: s.label.clone(),
+            color: s.color,
+            kind: LegendKind::Line { dashed: s.dashed },
+        })
+        .collect();
+    if spec
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .any(|p| p.hi > p.lo)
+    {
+        entries.push(LegendEntry {
+            label: "min–max of reps".into(),
+            color: RGBColor(0x55, 0x55, 0x55),
+            kind: LegendKind::Range,
+        });
+    }
+    if !spec.marks.is_empty() {
+        entries.push(LegendEntry {
+            label: "failed step (notes)".into(),
+            color: RGBColor(0x55, 0x55, 0x55),
+            kind: LegendKind::Cross,
+        });
+    }
+    entries
+}
+
+/// Renders an x/y line chart to a responsive SVG string.
+pub fn xy_chart(spec: &XySpec) -> anyhow::Result<String> {
+    let Axes {
+        x_log,
+        y_log,
+        x: (x_lo, x_hi),
+        y: (y_lo, y_hi),
+    } = axes(spec);
 
     let notes = notes_lines(&spec.marks, &spec.notes);
     let footer = if notes.is_empty() {
@@ -376,30 +436,7 @@ pub fn xy_chart(spec: &XySpec) -> anyhow::Result<String> {
                 fill_xy(&mut chart, spec, &y_at)?;
             }
         }
-        let mut entries: Vec<LegendEntry> = spec
-            .series
-            .iter()
-            .filter(|s| !s.faint)
-            .map(|s| LegendEntry {
-                label: s.label.clone(),
-                color: s.color,
-                kind: LegendKind::Line { dashed: s.dashed },
-            })
-            .collect();
-        if all_points().any(|p| p.hi > p.lo) {
-            entries.push(LegendEntry {
-                label: "min–max of reps".into(),
-                color: RGBColor(0x55, 0x55, 0x55),
-                kind: LegendKind::Range,
-            });
-        }
-        if !spec.marks.is_empty() {
-            entries.push(LegendEntry {
-                label: "failed step (notes)".into(),
-                color: RGBColor(0x55, 0x55, 0x55),
-                kind: LegendKind::Cross,
-            });
-        }
+        let entries = legend_entries(spec);
         draw_legend(&legend, &entries)?;
         let scale_note = match (x_log, y_log) {
             (true, true) => "log x and y axes",
@@ -462,37 +499,7 @@ where
         )?;
     }
     for series in &spec.series {
-        let width = if series.faint { 1 } else { 2 };
-        let color = if series.faint {
-            series.color.mix(0.55)
-        } else {
-            series.color.mix(1.0)
-        };
-        let points: Vec<(f64, f64)> = series.points.iter().map(|p| (p.x, p.y)).collect();
-        if series.dashed {
-            chart.draw_series(DashedLineSeries::new(
-                points.clone(),
-                7,
-                5,
-                color.stroke_width(width),
-            ))?;
-        } else {
-            chart.draw_series(LineSeries::new(points.clone(), color.stroke_width(width)))?;
-        }
-        if !series.faint {
-            chart.draw_series(
-                points
-                    .iter()
-                    .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
-            )?;
-        }
-        chart.draw_series(
-            series
-                .points
-                .iter()
-                .filter(|p| p.hi > p.lo)
-                .map(|p| ErrorBar::new_vertical(p.x, p.lo, p.y, p.hi, color.stroke_width(1), 8)),
-        )?;
+        draw_line(chart, series)?;
     }
     // Marks sit just above the x axis; several at one x are stacked so their
     // numbers do not overlap.
@@ -510,6 +517,49 @@ where
                 + Text::new(format!("{}", i + 1), (9, 0), label),
         ))?;
     }
+    Ok(())
+}
+
+/// One series: its line (dashed or solid, faint or full), its points and their min–max bars.
+fn draw_line<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    series: &Series,
+) -> anyhow::Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let width = if series.faint { 1 } else { 2 };
+    let color = if series.faint {
+        series.color.mix(0.55)
+    } else {
+        series.color.mix(1.0)
+    };
+    let points: Vec<(f64, f64)> = series.points.iter().map(|p| (p.x, p.y)).collect();
+    if series.dashed {
+        chart.draw_series(DashedLineSeries::new(
+            points.clone(),
+            7,
+            5,
+            color.stroke_width(width),
+        ))?;
+    } else {
+        chart.draw_series(LineSeries::new(points.clone(), color.stroke_width(width)))?;
+    }
+    if !series.faint {
+        chart.draw_series(
+            points
+                .iter()
+                .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+        )?;
+    }
+    chart.draw_series(
+        series
+            .points
+            .iter()
+            .filter(|p| p.hi > p.lo)
+            .map(|p| ErrorBar::new_vertical(p.x, p.lo, p.y, p.hi, color.stroke_width(1), 8)),
+    )?;
     Ok(())
 }
 
@@ -591,6 +641,27 @@ pub fn bar_chart(spec: &BarSpec) -> anyhow::Result<String> {
         root.present()?;
     }
     Ok(responsive(svg))
+}
+
+/// Chooses a time unit so that tick labels stay short.
+pub(super) fn time_unit(max_us: f64) -> (&'static str, f64) {
+    if max_us >= 2e6 {
+        ("s", 1e6)
+    } else if max_us >= 2e3 {
+        ("ms", 1e3)
+    } else {
+        ("µs", 1.0)
+    }
+}
+
+/// A chart block of the document: the spec drawn, under its title, over its caption.
+pub(super) fn chart(file: String, spec: &XySpec, caption: String) -> anyhow::Result<Block> {
+    Ok(Block::Chart(Chart {
+        file,
+        title: spec.title.clone(),
+        svg: xy_chart(spec)?,
+        caption,
+    }))
 }
 
 #[cfg(test)]

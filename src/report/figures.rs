@@ -2,13 +2,16 @@
 //! one entry per chart), the capacity bars, the latency percentile plot at each
 //! model's heaviest step, and the per-point summary table.
 
-use super::charts::{self, model_color, Bar, BarSpec, Mark, Pt, Series, XFormat, XySpec};
+use super::charts::{
+    self, chart, model_color, time_unit, Bar, BarSpec, Mark, Pt, Series, XFormat, XySpec,
+};
 use super::data::{Results, Row, Status};
 use super::document::{Block, Chart, Section, Table};
 use super::sweep::{self, aggregate, at, axis_desc, problems, Sweep};
 use super::timelines::{self, HeavyStep};
-use super::verdict::{fmt_bytes, fmt_count, fmt_latency};
+use super::verdict::{fmt_count, fmt_latency};
 use crate::results::column;
+use crate::units::fmt_bytes;
 
 /// How a metric's values are shown on the y axis.
 #[derive(Clone, Copy)]
@@ -250,17 +253,6 @@ fn metric_chart(results: &Results, s: &Sweep, metric: &MetricChart) -> anyhow::R
     )
 }
 
-/// Chooses a time unit so that tick labels stay short.
-pub(super) fn time_unit(max_us: f64) -> (&'static str, f64) {
-    if max_us >= 2e6 {
-        ("s", 1e6)
-    } else if max_us >= 2e3 {
-        ("ms", 1e3)
-    } else {
-        ("µs", 1.0)
-    }
-}
-
 fn failure_marks(results: &Results, s: &Sweep) -> Vec<Mark> {
     let mut marks = Vec::new();
     for model in sweep::models(results) {
@@ -328,15 +320,6 @@ fn max_of(results: &Results, s: &Sweep, columns: &[&str]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-pub(super) fn chart(file: String, spec: &XySpec, caption: String) -> anyhow::Result<Block> {
-    Ok(Block::Chart(Chart {
-        file,
-        title: spec.title.clone(),
-        svg: charts::xy_chart(spec)?,
-        caption,
-    }))
-}
-
 const SPREAD: &str =
     "Points are the mean of the repetitions that finished ok; bars show their min–max.";
 
@@ -345,7 +328,6 @@ pub(super) fn sweep_sections(
     s: &Sweep,
     heavy: &[HeavyStep],
 ) -> anyhow::Result<Vec<Section>> {
-    let models = sweep::models(results);
     let slug = s.slug();
     let name = sweep::axis_name(&s.axis);
     let mut blocks = Vec::new();
@@ -359,8 +341,32 @@ pub(super) fn sweep_sections(
         }
         blocks.push(metric_chart(results, s, metric)?);
     }
+    blocks.push(capacity_chart(results, s)?);
+    blocks.push(percentiles_chart(s, heavy)?);
+    blocks.push(Block::Paragraph(format!(
+        "Per {name} and model: mean of the repetitions that finished ok, with [min–max] when they differ."
+    )));
+    blocks.push(Block::Table(summary_table(results, s)));
 
-    // Capacity bars.
+    let mut sections = vec![Section {
+        heading: s.title(),
+        level: 2,
+        id: format!("sweep-{slug}"),
+        blocks,
+    }];
+    sections.push(Section {
+        heading: format!("Timelines at the heaviest step ({})", s.title()),
+        level: 3,
+        id: format!("timelines-{slug}"),
+        blocks: timelines::blocks(&slug, heavy)?,
+    });
+    Ok(sections)
+}
+
+/// Capacity bars: the most connections each server held at once, with where it broke.
+fn capacity_chart(results: &Results, s: &Sweep) -> anyhow::Result<Block> {
+    let models = sweep::models(results);
+    let slug = s.slug();
     let mut bars = Vec::new();
     let mut bar_notes = Vec::new();
     for m in &models {
@@ -391,7 +397,7 @@ pub(super) fn sweep_sections(
         bars,
         notes: bar_notes,
     };
-    blocks.push(Block::Chart(Chart {
+    Ok(Block::Chart(Chart {
         file: format!("{slug}-max-connections"),
         title: bar_spec.title.clone(),
         svg: charts::bar_chart(&bar_spec)?,
@@ -399,9 +405,13 @@ pub(super) fn sweep_sections(
             "The most connections each server held at once (max_concurrent_server) in any step \
                   it ran, failed steps included; notes say where a model broke."
                 .into(),
-    }));
+    }))
+}
 
-    // Percentile distribution at each model's heaviest step.
+/// Percentile distribution at each model's heaviest step.
+fn percentiles_chart(s: &Sweep, heavy: &[HeavyStep]) -> anyhow::Result<Block> {
+    let slug = s.slug();
+    let name = sweep::axis_name(&s.axis);
     let mut pct_series = Vec::new();
     let mut pct_max: f64 = 0.0;
     for h in heavy {
@@ -454,7 +464,7 @@ pub(super) fn sweep_sections(
             }
         }
     }
-    blocks.push(chart(
+    chart(
         format!("{slug}-latency-percentiles"),
         &XySpec {
             title: "Latency percentile distribution".into(),
@@ -472,26 +482,7 @@ pub(super) fn sweep_sections(
              step (its {name} in brackets in the legend); the first repetition solid, others \
              faint; open-loop runs also show the uncorrected latency dashed."
         ),
-    )?);
-
-    blocks.push(Block::Paragraph(format!(
-        "Per {name} and model: mean of the repetitions that finished ok, with [min–max] when they differ."
-    )));
-    blocks.push(Block::Table(summary_table(results, s)));
-
-    let mut sections = vec![Section {
-        heading: s.title(),
-        level: 2,
-        id: format!("sweep-{slug}"),
-        blocks,
-    }];
-    sections.push(Section {
-        heading: format!("Timelines at the heaviest step ({})", s.title()),
-        level: 3,
-        id: format!("timelines-{slug}"),
-        blocks: timelines::blocks(&slug, heavy)?,
-    });
-    Ok(sections)
+    )
 }
 
 /// A column of a sweep's summary table.

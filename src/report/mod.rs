@@ -7,19 +7,19 @@
 //! of each sweep (figures.rs, driven by a table of metrics) and its timelines
 //! (timelines.rs), charts.rs draws the SVGs, and html.rs and markdown.rs render
 //! that one document twice. claims.rs judges the classic studies' claims, and
-//! parts.rs lays out the report of a scenario made of parts (`classic`);
+//! composite.rs lays out the report of a scenario made of parts (`classic`);
 //! per_host.rs shows each client host's figures when the load was split over hosts.
 
 mod build;
 mod charts;
 mod claims;
+mod composite;
 mod data;
 mod document;
 mod figures;
 mod html;
 mod latency;
 mod markdown;
-mod parts;
 mod per_host;
 mod request_cost;
 mod sweep;
@@ -87,7 +87,7 @@ fn write_all(results_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let doc = if results.manifest.parts.is_empty() {
         build::document(&mut results)?
     } else {
-        parts::document(&results)
+        composite::document(&results)
     };
     let charts_dir = results_dir.join("charts");
     fs::create_dir_all(&charts_dir)

@@ -8,7 +8,7 @@ use std::path::Path;
 use super::data::{Results, Row, Status};
 use super::document::{Block, Section, Table};
 use super::verdict::{fmt_count, fmt_latency};
-use crate::load::record::LoadSummary;
+use crate::load::measurements::LoadSummary;
 use crate::results::{column, LOAD_HOSTS};
 use crate::server::stats::ServerSummary;
 

@@ -44,64 +44,10 @@ pub fn findings(results: &Results, s: &Sweep) -> Vec<String> {
     // (model, x, syscalls per request) at each model's heaviest counted point.
     let mut counted: Vec<(String, f64, f64)> = Vec::new();
     for model in sweep::models(results) {
-        let mean_at = |col: &str| {
-            aggregate(results, s, &model, &|r| r.num(col))
-                .into_iter()
-                .map(|a| (a.x, a.mean))
-                .collect::<Vec<_>>()
-        };
-        // Switches are counted in every run; every system call only when asked for.
-        let Some(&(x, _)) = mean_at(column::SERVER_VOLUNTARY_SWITCHES_PER_REQ).last() else {
+        let Some((text, x, syscalls)) = model_finding(results, s, &model) else {
             continue;
         };
-        let value = |col: &str| {
-            mean_at(col)
-                .into_iter()
-                .find(|(at_x, _)| *at_x == x)
-                .map(|(_, v)| v)
-        };
-        let syscalls = value(column::SERVER_SYSCALLS_PER_REQ);
-        let mut text = format!("{model} at {}:", at(&s.axis, x));
-        if let Some(n) = syscalls {
-            text += &format!(" {} system calls per request,", per_request(n));
-        }
-        let call = wait_call(&model);
-        match value(column::SERVER_WAIT_CALLS_PER_REQ) {
-            Some(w) if w >= 1.0 => {
-                text += &format!(" {} {call} calls per request,", per_request(w))
-            }
-            Some(w) if w > 0.0 => {
-                text += &format!(" one {call} call per {:.0} requests", 1.0 / w);
-                // select and poll hand the kernel every connection at each call.
-                let held = value(column::MAX_CONCURRENT_SERVER);
-                if let (true, Some(held)) = (matches!(model.as_str(), "select" | "poll"), held) {
-                    text += &format!(" handing it all {held:.0} connections each time");
-                }
-                text += ",";
-            }
-            _ => {}
-        }
-        if let (Some(r), Some(w)) = (
-            value(column::SERVER_READ_CALLS_PER_REQ),
-            value(column::SERVER_WRITE_CALLS_PER_REQ),
-        ) {
-            text += &format!(
-                " {} reads and {} writes per request",
-                per_request(r),
-                per_request(w)
-            );
-        }
-        if let (Some(v), Some(i)) = (
-            value(column::SERVER_VOLUNTARY_SWITCHES_PER_REQ),
-            value(column::SERVER_INVOLUNTARY_SWITCHES_PER_REQ),
-        ) {
-            text += &format!(
-                "; {} voluntary and {} involuntary context switches per request",
-                per_request(v),
-                per_request(i)
-            );
-        }
-        out.push(text + ".");
+        out.push(text);
         if let Some(n) = syscalls {
             counted.push((model, x, n));
         }
@@ -121,6 +67,65 @@ pub fn findings(results: &Results, s: &Sweep) -> Vec<String> {
         }
     }
     out
+}
+
+/// What a request costs `model` at its heaviest counted point: the sentence, the point
+/// and its system calls per request when they were counted.
+fn model_finding(results: &Results, s: &Sweep, model: &str) -> Option<(String, f64, Option<f64>)> {
+    let mean_at = |col: &str| {
+        aggregate(results, s, model, &|r| r.num(col))
+            .into_iter()
+            .map(|a| (a.x, a.mean))
+            .collect::<Vec<_>>()
+    };
+    // Switches are counted in every run; every system call only when asked for.
+    let &(x, _) = mean_at(column::SERVER_VOLUNTARY_SWITCHES_PER_REQ).last()?;
+    let value = |col: &str| {
+        mean_at(col)
+            .into_iter()
+            .find(|(at_x, _)| *at_x == x)
+            .map(|(_, v)| v)
+    };
+    let syscalls = value(column::SERVER_SYSCALLS_PER_REQ);
+    let mut text = format!("{model} at {}:", at(&s.axis, x));
+    if let Some(n) = syscalls {
+        text += &format!(" {} system calls per request,", per_request(n));
+    }
+    let call = wait_call(model);
+    match value(column::SERVER_WAIT_CALLS_PER_REQ) {
+        Some(w) if w >= 1.0 => text += &format!(" {} {call} calls per request,", per_request(w)),
+        Some(w) if w > 0.0 => {
+            text += &format!(" one {call} call per {:.0} requests", 1.0 / w);
+            // select and poll hand the kernel every connection at each call.
+            let held = value(column::MAX_CONCURRENT_SERVER);
+            if let (true, Some(held)) = (matches!(model, "select" | "poll"), held) {
+                text += &format!(" handing it all {held:.0} connections each time");
+            }
+            text += ",";
+        }
+        _ => {}
+    }
+    if let (Some(r), Some(w)) = (
+        value(column::SERVER_READ_CALLS_PER_REQ),
+        value(column::SERVER_WRITE_CALLS_PER_REQ),
+    ) {
+        text += &format!(
+            " {} reads and {} writes per request",
+            per_request(r),
+            per_request(w)
+        );
+    }
+    if let (Some(v), Some(i)) = (
+        value(column::SERVER_VOLUNTARY_SWITCHES_PER_REQ),
+        value(column::SERVER_INVOLUNTARY_SWITCHES_PER_REQ),
+    ) {
+        text += &format!(
+            "; {} voluntary and {} involuntary context switches per request",
+            per_request(v),
+            per_request(i)
+        );
+    }
+    Some((text + ".", x, syscalls))
 }
 
 #[cfg(test)]

@@ -4,10 +4,9 @@
 
 use std::path::Path;
 
-use super::charts::{model_color, Pt, Series, XFormat, XySpec};
+use super::charts::{chart, model_color, time_unit, Pt, Series, XFormat, XySpec};
 use super::data::{self, Results, Row, Status, Table as DataTable};
 use super::document::Block;
-use super::figures::{chart, time_unit};
 use super::sweep::{self, at, Sweep};
 
 /// The step files of one model's heaviest step in a sweep.
@@ -112,7 +111,15 @@ pub(super) fn blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Bloc
             .collect::<Vec<_>>()
             .join(", ")
     ))];
-    let line = |h: &HeavyStep, points: Vec<(f64, f64)>| Series {
+    blocks.extend(load_blocks(slug, heavy)?);
+    blocks.extend(server_blocks(slug, heavy)?);
+    blocks.extend(segments_block(slug, heavy)?);
+    Ok(blocks)
+}
+
+/// One model's line through `points`.
+fn line(h: &HeavyStep, points: Vec<(f64, f64)>) -> Series {
+    Series {
         label: h.model.clone(),
         color: model_color(&h.model),
         dashed: false,
@@ -121,22 +128,12 @@ pub(super) fn blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Bloc
             .into_iter()
             .map(|(x, y)| Pt { x, y, lo: y, hi: y })
             .collect(),
-    };
-    let timeline = |column: &str, scale: f64| -> Vec<Series> {
-        heavy
-            .iter()
-            .filter_map(|h| {
-                let t = h.timeline.as_ref()?;
-                let points = t
-                    .pairs("second", column)
-                    .into_iter()
-                    .map(|(x, y)| (x, y / scale))
-                    .collect();
-                Some(line(h, points))
-            })
-            .collect()
-    };
-    let spec = |title: &str, y_desc: String, series: Vec<Series>, y_log: Option<bool>| XySpec {
+    }
+}
+
+/// A timeline chart: time since the step started on x.
+fn spec(title: &str, y_desc: String, series: Vec<Series>, y_log: Option<bool>) -> XySpec {
+    XySpec {
         title: title.into(),
         x_desc: "time since the step started (s)".into(),
         y_desc,
@@ -146,137 +143,171 @@ pub(super) fn blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Bloc
         x_log: Some(false),
         y_log,
         notes: vec![],
-    };
+    }
+}
+
+/// Each model's line through a column of load/timeline.csv, divided by `scale`.
+fn load_series(heavy: &[HeavyStep], column: &str, scale: f64) -> Vec<Series> {
+    heavy
+        .iter()
+        .filter_map(|h| {
+            let t = h.timeline.as_ref()?;
+            let points = t
+                .pairs("second", column)
+                .into_iter()
+                .map(|(x, y)| (x, y / scale))
+                .collect();
+            Some(line(h, points))
+        })
+        .collect()
+}
+
+/// The load generator's timelines (throughput, p99, connections), or why they are left out.
+fn load_blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Block>> {
     let seconds = heavy
         .iter()
         .filter_map(|h| Some(h.timeline.as_ref()?.rows.len()))
         .max()
         .unwrap_or(0);
     if seconds < MIN_TIMELINE_POINTS {
-        blocks.push(Block::Paragraph(format!(
+        return Ok(vec![Block::Paragraph(format!(
             "The steps lasted {seconds} second(s): per-second timelines (throughput, p99, \
              connections) of fewer than {MIN_TIMELINE_POINTS} points are left out, as their \
              points would be noise; the server's CPU and memory below are sampled every 100 ms."
-        )));
-    } else {
-        blocks.push(chart(
-            format!("{slug}-timeline-throughput"),
-            &spec(
-                "Timeline: throughput",
-                "requests completed per second".into(),
-                timeline("requests", 1.0),
-                Some(false),
-            ),
-            "From load/timeline.csv.".into(),
-        )?);
-        let p99_max = heavy
-            .iter()
-            .filter_map(|h| h.timeline.as_ref())
-            .flat_map(|t| t.pairs("second", "p99_us"))
-            .map(|(_, v)| v)
-            .fold(0.0, f64::max);
-        let (unit, scale) = time_unit(p99_max);
-        blocks.push(chart(
-            format!("{slug}-timeline-p99"),
-            &spec(
-                "Timeline: p99 response time",
-                format!("p99 response time ({unit})"),
-                timeline("p99_us", scale),
-                None,
-            ),
-            "p99 of the requests completed in each second, from load/timeline.csv.".into(),
-        )?);
-        blocks.push(chart(
-            format!("{slug}-timeline-connections"),
-            &spec(
-                "Timeline: active connections",
-                "open client connections".into(),
-                timeline("active_connections", 1.0),
-                Some(false),
-            ),
-            "Connections the load generator held open, from load/timeline.csv.".into(),
-        )?);
+        ))]);
     }
-    let probe_series = |f: &dyn Fn(&DataTable) -> Vec<(f64, f64)>| -> Vec<Series> {
-        heavy
-            .iter()
-            .filter_map(|h| Some(line(h, f(h.probe.as_ref()?))))
-            .collect()
-    };
-    // probe.csv holds cumulative CPU seconds: the rate between samples is the load.
-    let cpu = |t: &DataTable| -> Vec<(f64, f64)> {
-        let mut out = Vec::new();
-        let mut prev: Option<(f64, f64)> = None;
-        for row in &t.rows {
-            let (Some(&ts), Some(&u), Some(&sy)) =
-                (row.get("t_s"), row.get("cpu_user_s"), row.get("cpu_sys_s"))
-            else {
-                continue;
-            };
-            if let Some((pt, pc)) = prev {
-                if ts > pt {
-                    out.push((ts, ((u + sy - pc) / (ts - pt) * 100.0).max(0.0)));
-                }
-            }
-            prev = Some((ts, u + sy));
-        }
-        out
-    };
-    blocks.push(chart(
-        format!("{slug}-timeline-cpu"),
+    let mut blocks = vec![chart(
+        format!("{slug}-timeline-throughput"),
         &spec(
-            "Timeline: server CPU",
-            "server CPU (% of one core)".into(),
-            probe_series(&cpu),
+            "Timeline: throughput",
+            "requests completed per second".into(),
+            load_series(heavy, "requests", 1.0),
             Some(false),
         ),
-        "CPU used between consecutive /proc samples (probe.csv, every 100 ms).".into(),
-    )?);
-    let rss = |t: &DataTable| -> Vec<(f64, f64)> {
-        t.pairs("t_s", "rss_bytes")
-            .into_iter()
-            .map(|(x, b)| (x, b / 1048576.0))
-            .collect()
-    };
+        "From load/timeline.csv.".into(),
+    )?];
+    let p99_max = heavy
+        .iter()
+        .filter_map(|h| h.timeline.as_ref())
+        .flat_map(|t| t.pairs("second", "p99_us"))
+        .map(|(_, v)| v)
+        .fold(0.0, f64::max);
+    let (unit, scale) = time_unit(p99_max);
     blocks.push(chart(
-        format!("{slug}-timeline-memory"),
+        format!("{slug}-timeline-p99"),
         &spec(
-            "Timeline: server memory",
-            "server RSS (MiB)".into(),
-            probe_series(&rss),
+            "Timeline: p99 response time",
+            format!("p99 response time ({unit})"),
+            load_series(heavy, "p99_us", scale),
+            None,
+        ),
+        "p99 of the requests completed in each second, from load/timeline.csv.".into(),
+    )?);
+    blocks.push(chart(
+        format!("{slug}-timeline-connections"),
+        &spec(
+            "Timeline: active connections",
+            "open client connections".into(),
+            load_series(heavy, "active_connections", 1.0),
             Some(false),
         ),
-        "Resident memory of the server process, from probe.csv.".into(),
+        "Connections the load generator held open, from load/timeline.csv.".into(),
     )?);
-    if heavy.iter().any(|h| h.net.is_some()) {
-        let segments: Vec<Series> = heavy
-            .iter()
-            .filter_map(|h| {
-                let t = h.net.as_ref()?;
-                let inbound = t.pairs("t_s", "segs_in_per_s");
-                let outbound = t.pairs("t_s", "segs_out_per_s");
-                let mut out = line(h, outbound);
-                out.label = format!("{} out", h.model);
-                let mut inn = line(h, inbound);
-                inn.label = format!("{} in", h.model);
-                inn.dashed = true;
-                Some([out, inn])
-            })
-            .flatten()
-            .collect();
-        blocks.push(chart(
-            format!("{slug}-timeline-segments"),
-            &spec(
-                "Timeline: TCP segments per second",
-                "TCP segments per second".into(),
-                segments,
-                Some(false),
-            ),
-            "Segments sent (solid) and received (dashed) each second, from the kernel's \
-             counters (net-timeline.csv, /proc/net/snmp of the server's network namespace; \
-             results.csv's net_scope says whether other traffic is included)."
-                .into(),
-        )?);
-    }
     Ok(blocks)
+}
+
+/// Each model's line from its probe.csv, as `f` reads it.
+fn probe_series(heavy: &[HeavyStep], f: &dyn Fn(&DataTable) -> Vec<(f64, f64)>) -> Vec<Series> {
+    heavy
+        .iter()
+        .filter_map(|h| Some(line(h, f(h.probe.as_ref()?))))
+        .collect()
+}
+
+/// probe.csv holds cumulative CPU seconds: the rate between samples is the load.
+fn cpu_percent(t: &DataTable) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut prev: Option<(f64, f64)> = None;
+    for row in &t.rows {
+        let (Some(&ts), Some(&u), Some(&sy)) =
+            (row.get("t_s"), row.get("cpu_user_s"), row.get("cpu_sys_s"))
+        else {
+            continue;
+        };
+        if let Some((pt, pc)) = prev {
+            if ts > pt {
+                out.push((ts, ((u + sy - pc) / (ts - pt) * 100.0).max(0.0)));
+            }
+        }
+        prev = Some((ts, u + sy));
+    }
+    out
+}
+
+fn rss_mib(t: &DataTable) -> Vec<(f64, f64)> {
+    t.pairs("t_s", "rss_bytes")
+        .into_iter()
+        .map(|(x, b)| (x, b / 1048576.0))
+        .collect()
+}
+
+/// The server's CPU and memory, sampled every 100 ms by the probe.
+fn server_blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Block>> {
+    Ok(vec![
+        chart(
+            format!("{slug}-timeline-cpu"),
+            &spec(
+                "Timeline: server CPU",
+                "server CPU (% of one core)".into(),
+                probe_series(heavy, &cpu_percent),
+                Some(false),
+            ),
+            "CPU used between consecutive /proc samples (probe.csv, every 100 ms).".into(),
+        )?,
+        chart(
+            format!("{slug}-timeline-memory"),
+            &spec(
+                "Timeline: server memory",
+                "server RSS (MiB)".into(),
+                probe_series(heavy, &rss_mib),
+                Some(false),
+            ),
+            "Resident memory of the server process, from probe.csv.".into(),
+        )?,
+    ])
+}
+
+/// TCP segments in and out per second, when the kernel's counters were sampled.
+fn segments_block(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Option<Block>> {
+    if !heavy.iter().any(|h| h.net.is_some()) {
+        return Ok(None);
+    }
+    let segments: Vec<Series> = heavy
+        .iter()
+        .filter_map(|h| {
+            let t = h.net.as_ref()?;
+            let inbound = t.pairs("t_s", "segs_in_per_s");
+            let outbound = t.pairs("t_s", "segs_out_per_s");
+            let mut out = line(h, outbound);
+            out.label = format!("{} out", h.model);
+            let mut inn = line(h, inbound);
+            inn.label = format!("{} in", h.model);
+            inn.dashed = true;
+            Some([out, inn])
+        })
+        .flatten()
+        .collect();
+    Ok(Some(chart(
+        format!("{slug}-timeline-segments"),
+        &spec(
+            "Timeline: TCP segments per second",
+            "TCP segments per second".into(),
+            segments,
+            Some(false),
+        ),
+        "Segments sent (solid) and received (dashed) each second, from the kernel's \
+         counters (net-timeline.csv, /proc/net/snmp of the server's network namespace; \
+         results.csv's net_scope says whether other traffic is included)."
+            .into(),
+    )?))
 }

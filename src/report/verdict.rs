@@ -6,6 +6,7 @@ use super::latency;
 use super::sweep::{self, aggregate, at, problems, Sweep};
 use crate::results::column;
 use crate::stats::{self, Comparison};
+use crate::units::fmt_bytes;
 
 pub const BASELINE: &str = "tokio";
 
@@ -121,16 +122,6 @@ pub fn fmt_cpu(pct: f64) -> String {
 
 pub fn fmt_cpu_per_request(us: f64) -> String {
     format!("{us:.2} µs CPU/req")
-}
-
-pub fn fmt_bytes(b: f64) -> String {
-    if b >= 1024.0 * 1024.0 {
-        format!("{:.2} MiB", b / 1048576.0)
-    } else if b >= 1024.0 {
-        format!("{:.1} KiB", b / 1024.0)
-    } else {
-        format!("{b:.0} B")
-    }
 }
 
 /// "×1.10"; the ratio is always ≥ 1 and reads "this many times better".
@@ -340,79 +331,93 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
         .iter()
         .map(|m| (m.clone(), sweep.by_x(results, m)))
         .collect();
-    let mut out = Vec::new();
-    for figure in &FIGURES {
-        // A model is compared at a point it completed: a repetition that failed or was
-        // interrupted there says it broke, and its one lucky repetition is no sample.
-        let has = |rows: &[&Row]| {
-            rows.iter()
-                .any(|r| r.status == Status::Ok && r.num(figure.column).is_some())
-                && !rows
-                    .iter()
-                    .any(|r| matches!(r.status, Status::Failed | Status::Interrupted))
-        };
-        let count_at = |x: f64| {
-            by_x.iter()
-                .filter(|(_, groups)| groups.iter().any(|(gx, rows)| *gx == x && has(rows)))
-                .count()
-        };
-        let x = sweep
-            .xs
-            .iter()
-            .rev()
-            .find(|&&x| count_at(x) >= 2)
-            .or_else(|| sweep.xs.iter().rev().find(|&&x| count_at(x) >= 1));
-        let Some(&x) = x else { continue };
-        let mut names = Vec::new();
-        let mut values = Vec::new();
-        let mut samples = Vec::new();
-        let mut flagged = Vec::new();
-        let mut left_out = (0, 0);
-        for (m, groups) in &by_x {
-            let Some((_, rows)) = groups.iter().find(|(gx, rows)| *gx == x && has(rows)) else {
-                continue;
-            };
-            let ok: Vec<&Row> = rows
+    let mut out: Vec<Verdict> = FIGURES
+        .iter()
+        .filter_map(|figure| figure_verdict(results, sweep, &by_x, figure))
+        .collect();
+    out.extend(capacity_verdict(&by_x));
+    out
+}
+
+/// One figure compared at the heaviest point where at least two models (else one) completed.
+fn figure_verdict(
+    results: &Results,
+    sweep: &Sweep,
+    by_x: &[(String, sweep::Points)],
+    figure: &Figure,
+) -> Option<Verdict> {
+    // A model is compared at a point it completed: a repetition that failed or was
+    // interrupted there says it broke, and its one lucky repetition is no sample.
+    let has = |rows: &[&Row]| {
+        rows.iter()
+            .any(|r| r.status == Status::Ok && r.num(figure.column).is_some())
+            && !rows
                 .iter()
-                .copied()
-                .filter(|r| r.status == Status::Ok)
-                .filter(|r| r.num(figure.column).is_some_and(f64::is_finite))
-                .collect();
-            let sample: Vec<f64> = ok.iter().filter_map(|r| r.num(figure.column)).collect();
-            let flags: Vec<bool> = ok
-                .iter()
-                .map(|r| {
-                    let (bound, disturbed) = flag(r);
-                    left_out.0 += usize::from(bound);
-                    left_out.1 += usize::from(disturbed);
-                    bound || disturbed
-                })
-                .collect();
-            let value =
-                latency::merged(results, &ok, figure.column).or_else(|| stats::median(&sample));
-            let Some(value) = value else { continue };
-            names.push(m.clone());
-            values.push(value);
-            samples.push(sample);
-            flagged.push(flags);
-        }
-        out.push(ranked(
-            at(&sweep.axis, x),
-            names,
-            values,
-            samples,
-            flagged,
-            figure,
-            left_out,
-        ));
-    }
-    // Capacity: per repetition, the most connections its server held at once in any
-    // step that ran, failed ones included (a failing step still shows the ceiling).
+                .any(|r| matches!(r.status, Status::Failed | Status::Interrupted))
+    };
+    let count_at = |x: f64| {
+        by_x.iter()
+            .filter(|(_, groups)| groups.iter().any(|(gx, rows)| *gx == x && has(rows)))
+            .count()
+    };
+    let x = sweep
+        .xs
+        .iter()
+        .rev()
+        .find(|&&x| count_at(x) >= 2)
+        .or_else(|| sweep.xs.iter().rev().find(|&&x| count_at(x) >= 1));
+    let &x = x?;
     let mut names = Vec::new();
     let mut values = Vec::new();
     let mut samples = Vec::new();
     let mut flagged = Vec::new();
-    for (m, groups) in &by_x {
+    let mut left_out = (0, 0);
+    for (m, groups) in by_x {
+        let Some((_, rows)) = groups.iter().find(|(gx, rows)| *gx == x && has(rows)) else {
+            continue;
+        };
+        let ok: Vec<&Row> = rows
+            .iter()
+            .copied()
+            .filter(|r| r.status == Status::Ok)
+            .filter(|r| r.num(figure.column).is_some_and(f64::is_finite))
+            .collect();
+        let sample: Vec<f64> = ok.iter().filter_map(|r| r.num(figure.column)).collect();
+        let flags: Vec<bool> = ok
+            .iter()
+            .map(|r| {
+                let (bound, disturbed) = flag(r);
+                left_out.0 += usize::from(bound);
+                left_out.1 += usize::from(disturbed);
+                bound || disturbed
+            })
+            .collect();
+        let value = latency::merged(results, &ok, figure.column).or_else(|| stats::median(&sample));
+        let Some(value) = value else { continue };
+        names.push(m.clone());
+        values.push(value);
+        samples.push(sample);
+        flagged.push(flags);
+    }
+    Some(ranked(
+        at(&sweep.axis, x),
+        names,
+        values,
+        samples,
+        flagged,
+        figure,
+        left_out,
+    ))
+}
+
+/// Capacity: per repetition, the most connections its server held at once in any
+/// step that ran, failed ones included (a failing step still shows the ceiling).
+fn capacity_verdict(by_x: &[(String, sweep::Points)]) -> Option<Verdict> {
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    let mut samples = Vec::new();
+    let mut flagged = Vec::new();
+    for (m, groups) in by_x {
         let mut per_rep: std::collections::BTreeMap<u32, f64> = Default::default();
         for row in groups.iter().flat_map(|(_, rows)| rows) {
             if row.status == Status::Skipped {
@@ -432,14 +437,17 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
         flagged.push(vec![false; sample.len()]);
         samples.push(sample);
     }
-    if !names.is_empty() {
+    if names.is_empty() {
+        return None;
+    }
+    {
         const HELD: Figure = Figure {
             name: "Max connections held",
             column: column::MAX_CONCURRENT_SERVER,
             higher_is_better: true,
             format: fmt_count,
         };
-        out.push(ranked(
+        Some(ranked(
             "whole sweep".into(),
             names,
             values,
@@ -447,9 +455,8 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
             flagged,
             &HELD,
             (0, 0),
-        ));
+        ))
     }
-    out
 }
 
 fn ranked(
@@ -500,10 +507,28 @@ pub fn tally(results: &Results, verdicts: &[Verdict]) -> Vec<(String, usize)> {
 /// Plain-language statements, each one derived from the rows of this sweep.
 pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<String> {
     let models = sweep::models(results);
-    let mut out = Vec::new();
     let axis = sweep.axis.as_str();
+    let mut out = Vec::new();
+    out.extend(failures_findings(results, sweep, &models, axis));
+    out.extend(memory_findings(results, sweep, &models, axis));
+    out.extend(throughput_findings(verdicts));
+    out.extend(p99_growth_findings(results, sweep, &models, axis));
+    out.extend(byte_accounting_findings(results, sweep));
+    out.extend(generator_bound_findings(results, sweep));
+    out.extend(disturbed_findings(results, sweep));
+    out.extend(spread_findings(results, sweep, &models, axis));
+    out
+}
 
-    for model in &models {
+/// Where each model failed or was skipped (only the first failure says where it broke).
+fn failures_findings(
+    results: &Results,
+    sweep: &Sweep,
+    models: &[String],
+    axis: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for model in models {
         // Only the first failure says where the model broke.
         if let Some(p) = problems(
             results,
@@ -549,8 +574,12 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             ));
         }
     }
+    out
+}
 
-    // Memory per 1000 connections at the heaviest point each model passed.
+/// Memory per 1000 connections at the heaviest point each model passed.
+fn memory_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let mut memory: Vec<(String, f64, f64)> = models
         .iter()
         .filter_map(|m| {
@@ -579,8 +608,12 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             out.push(text);
         }
     }
+    out
+}
 
-    // Throughput at the comparison point: a winner only when the test names one.
+/// Throughput at the comparison point: a winner only when the test names one.
+fn throughput_findings(verdicts: &[Verdict]) -> Vec<String> {
+    let mut out = Vec::new();
     if let Some(v) = verdicts.iter().find(|v| v.figure == "Throughput") {
         let note = v
             .left_out_note()
@@ -611,8 +644,17 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             ));
         }
     }
+    out
+}
 
-    // How p99 grew across the sweep, for the models with the most and least growth.
+/// How p99 grew across the sweep, for the models with the most and least growth.
+fn p99_growth_findings(
+    results: &Results,
+    sweep: &Sweep,
+    models: &[String],
+    axis: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
     let mut growth: Vec<(String, sweep::Agg, sweep::Agg)> = models
         .iter()
         .filter_map(|m| {
@@ -637,8 +679,12 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             fmt_ratio(last.mean / first.mean)
         ));
     }
+    out
+}
 
-    // Byte accounting and errors in the steps that counted.
+/// Byte accounting and errors in the steps that counted.
+fn byte_accounting_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
+    let mut out = Vec::new();
     let completed: Vec<&Row> = sweep
         .rows(results)
         .filter(|r| r.status == Status::Ok)
@@ -691,8 +737,12 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             errors.join(", ")
         ));
     }
+    out
+}
 
-    // Steps whose load generator was saturated: their differences may be the generator's.
+/// Steps whose load generator was saturated: their differences may be the generator's.
+fn generator_bound_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
+    let mut out = Vec::new();
     let bound: Vec<String> = sweep
         .rows(results)
         .filter(|r| r.raw(column::GENERATOR_BOUND) == "true")
@@ -706,8 +756,12 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             bound.join(", ")
         ));
     }
+    out
+}
 
-    // Steps the machine did other work during: shown, never deciding alone.
+/// Steps the machine did other work during: shown, never deciding alone.
+fn disturbed_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
+    let mut out = Vec::new();
     let disturbed: Vec<String> = sweep
         .rows(results)
         .filter(|r| r.raw(column::DISTURBED) == "true")
@@ -730,10 +784,14 @@ pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<S
             disturbed.join(", ")
         ));
     }
+    out
+}
 
-    // How far apart repetitions were: the largest throughput spread.
+/// How far apart repetitions were: the largest throughput spread.
+fn spread_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let mut widest: Option<(String, f64, f64)> = None;
-    for model in &models {
+    for model in models {
         for a in aggregate(results, sweep, model, &|r: &Row| {
             r.num(column::THROUGHPUT_RPS)
         }) {

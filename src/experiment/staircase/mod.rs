@@ -29,7 +29,7 @@ use super::step::{
     died_now, load_cores, own_namespace, placement, start_load, start_server, stop_agents,
     stop_server, Agent, StartError, Started, PROBE_INTERVAL,
 };
-use crate::load::record::unix_now;
+use crate::load::measurements::unix_now;
 use crate::results::{Row, Status};
 use crate::server::stats::ServerSummary;
 use generators::Generators;

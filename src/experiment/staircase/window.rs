@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 
-use crate::load::merge::read_hlog;
-use crate::load::record::{
+use crate::load::measurements::{
     new_histogram, round3, LatencyStats, LoadConnRecord, LoadSummary, TimelineRow,
 };
+use crate::load::merge::read_hlog;
 
 /// The result directories one load run writes as it goes: each generator's own
 /// (client hosts' `host-N`, `--processes` children's `process-N`), else `root` itself.
@@ -231,7 +231,7 @@ pub fn started_unix(dirs: &[PathBuf]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::record::{record_us, Outputs};
+    use crate::load::measurements::{record_us, Outputs};
 
     /// A load directory as a live load leaves it: `seconds` timeline rows and intervals,
     /// each second with `requests` requests of `us` microseconds and one error.

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use super::{ns, Io, Worker};
 use crate::load::conn::{State, NO_TIMER, UNLIMITED};
-use crate::load::record::{round3, ErrorKind};
+use crate::load::measurements::{round3, ErrorKind};
 
 impl<I: Io> Worker<'_, I> {
     pub(super) fn on_eof(&mut self, idx: usize, now: u64) {

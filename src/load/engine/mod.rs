@@ -12,16 +12,18 @@
 //!
 //! Sends come straight out of the shared payload (a repeated copy makes a run of pipelined
 //! messages one slice); echoes are checked against the payload ([`super::check`]) in one
-//! buffer per thread. Each thread hands its measurements to the [recorder](super::recorder)
+//! buffer per thread. Each thread hands its measurements to the [recorder](super::in_process)
 //! (the main thread) every 100 ms through its [`Shared`]. How connections end (done, failed,
 //! drained, timed out) is in [`ending`].
 
 mod ending;
 mod epoll;
 mod interface;
+mod shared;
 mod uring;
 
 use interface::{Io, IoEvent, Sent};
+pub use shared::{Shared, Stop};
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -36,8 +38,7 @@ use super::check::EchoCursor;
 use super::conn::{
     connect_socket, local_addr, socket_error, Conn, Drain, State, NO_TIMER, UNLIMITED,
 };
-use super::record::{record_us, round3, ErrorKind, Interval, LoadConnRecord};
-use super::recorder::{Shared, Stop};
+use super::measurements::{record_us, round3, ErrorKind, Interval, LoadConnRecord};
 use super::schedule::{Payload, Plan};
 use super::Engine;
 use crate::syscall;
@@ -163,7 +164,7 @@ impl<'a, I: Io> Worker<'a, I> {
         let mut next_sweep = 1_000_000_000;
         loop {
             let now = self.now();
-            let stop = self.shared.stop_asked();
+            let stop = self.shared.stop_requested();
             if !self.drain.active() && (stop.is_some() || now >= self.deadline) {
                 self.begin_drain(now);
             }

@@ -6,8 +6,9 @@
 //! to reach ALPHA).
 
 use super::{column, num, ran, values_of, Judged, Row, Status, Verdict};
-use crate::report::verdict::{fmt_bytes, fmt_count, fmt_cpu, fmt_latency, fmt_rate};
+use crate::report::verdict::{fmt_count, fmt_cpu, fmt_latency, fmt_rate};
 use crate::stats::{self, Comparison};
+use crate::units::fmt_bytes;
 
 /// One side of a comparison: its name and its samples (one per repetition).
 pub(super) struct Side {

@@ -5,28 +5,10 @@
 use std::path::Path;
 
 use super::build;
-use super::claims::{self, Claim, Limits};
+use super::claims::{self, Claim};
 use super::data::{self, Results};
 use super::document::{Block, Document, Section};
 use crate::results::Manifest;
-
-/// The limits claim 2 is judged against, as the manifest recorded them.
-pub fn limits(manifest: &Manifest) -> Limits {
-    let sysctl = |name: &str| -> Option<u64> {
-        match manifest.sysctls.get(name)? {
-            serde_json::Value::String(s) => s.trim().parse().ok(),
-            v => v.as_u64(),
-        }
-    };
-    let threads = match (sysctl("kernel.threads-max"), sysctl("kernel.pid_max")) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
-    Limits {
-        threads,
-        fds: manifest.fd_limit_hard.filter(|&f| f > 0),
-    }
-}
 
 /// One part as the composite report sees it: its results, or why there are none.
 fn load_part(dir: &Path, part: &str, manifest: &Manifest) -> Result<Results, String> {
@@ -43,7 +25,16 @@ fn load_part(dir: &Path, part: &str, manifest: &Manifest) -> Result<Results, Str
     data::load(&dir.join(part)).map_err(|e| format!("its results cannot be read: {e:#}"))
 }
 
-pub fn document(results: &Results) -> Document {
+/// What the composite report says of its parts: the claims judged from their rows, each
+/// claim's test and link to its part's report, and one line per part.
+struct Parts {
+    claims_judged: Vec<Claim>,
+    tests: Vec<(usize, Option<String>)>,
+    links: Vec<(usize, String)>,
+    part_lines: Vec<String>,
+}
+
+fn read_parts(results: &Results) -> Parts {
     let mut claims_judged: Vec<Claim> = Vec::new();
     let mut tests = Vec::new();
     let mut links = Vec::new();
@@ -71,13 +62,28 @@ pub fn document(results: &Results) -> Document {
                     number,
                     claims::test_of(r.manifest.scenario_description.as_deref().unwrap_or("")),
                 ));
-                claims::judge(number, &r.rows, limits(&r.manifest))
+                claims::judge(number, &r.rows, build::limits(&r.manifest))
             }
             Err(why) => Claim::not_run(number, why.clone()),
         };
         links.push((number, format!("{part}/report.html ({part}/report.md)")));
         claims_judged.push(claim);
     }
+    Parts {
+        claims_judged,
+        tests,
+        links,
+        part_lines,
+    }
+}
+
+pub fn document(results: &Results) -> Document {
+    let Parts {
+        claims_judged,
+        tests,
+        links,
+        part_lines,
+    } = read_parts(results);
     let lookup = |list: &[(usize, Option<String>)], n: usize| {
         list.iter()
             .find(|(m, _)| *m == n)

@@ -4,86 +4,20 @@
 //! leaves valid results; at the end it writes the final summary and says why a run fell short.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::engine;
+use super::engine::{self, Shared, Stop};
+use super::measurements::{self, round3, unix_now, Interval, LoadSummary, Outputs};
 use super::preflight;
-use super::record::{self, round3, unix_now, Interval, LoadSummary, Outputs};
 use super::schedule::{Mode, Plan};
 use super::Engine;
 use crate::sys::signal;
 use crate::syscall;
-
-/// How the run is asked to stop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stop {
-    /// Stop sending and let in-flight echoes arrive (the first signal).
-    Drain = 1,
-    /// Stop at once (a second signal).
-    Now = 2,
-}
-
-/// State shared by the event-loop threads and the recorder.
-pub struct Shared {
-    /// 0 running, else a [`Stop`].
-    stop: AtomicU8,
-    pub active: AtomicU64,
-    pub max_active: AtomicU64,
-    /// What each thread measured since the recorder last took it.
-    intervals: Vec<Mutex<Interval>>,
-}
-
-impl Shared {
-    pub fn new(threads: usize) -> Shared {
-        Shared {
-            stop: AtomicU8::new(0),
-            active: AtomicU64::new(0),
-            max_active: AtomicU64::new(0),
-            intervals: (0..threads)
-                .map(|_| Mutex::new(Interval::default()))
-                .collect(),
-        }
-    }
-
-    /// Asks every thread to stop (a stop already asked is never softened).
-    pub fn stop(&self, how: Stop) {
-        self.stop.fetch_max(how as u8, Ordering::SeqCst);
-    }
-
-    pub fn threads(&self) -> usize {
-        self.intervals.len()
-    }
-
-    /// The stop asked for, if any (read by the threads on every turn).
-    pub fn stop_asked(&self) -> Option<Stop> {
-        match self.stop.load(Ordering::Relaxed) {
-            0 => None,
-            1 => Some(Stop::Drain),
-            _ => Some(Stop::Now),
-        }
-    }
-
-    /// Thread `index` hands over what it measured, leaving `measured` empty.
-    pub fn hand_over(&self, index: usize, measured: &mut Interval) {
-        let mut slot = self.intervals[index].lock().expect("interval lock");
-        slot.add(measured);
-        measured.reset();
-    }
-
-    /// Takes what every thread handed over since the last call.
-    pub fn take_interval(&self) -> Interval {
-        let mut interval = Interval::default();
-        for slot in &self.intervals {
-            let mut taken = std::mem::take(&mut *slot.lock().expect("interval lock"));
-            interval.add(&mut taken);
-        }
-        interval
-    }
-}
 
 /// Runs the plan in this process. `None` when preflight found the run cannot fit (explained on
 /// stderr).
@@ -100,6 +34,50 @@ pub fn run(
         }
     };
     signal::install().context("installing the SIGINT/SIGTERM handlers")?;
+    wait_for_start(plan, &mut warnings);
+    let threads = plan.threads.min(plan.connections() as usize).max(1);
+    let shared = Arc::new(Shared::new(threads));
+    let started_unix = unix_now();
+    let clock = Instant::now();
+    let cpu_start = cpu_times();
+    let base = summary_base(plan, threads, started_unix);
+    let outputs = match out {
+        Some(dir) => Some(Outputs::create(
+            dir,
+            started_unix,
+            &in_progress(&base, 0.0),
+        )?),
+        None => None,
+    };
+    let handles = engine::start(plan, &shared, clock, started_unix)?;
+
+    let mut recorder = Recorder {
+        plan,
+        shared: &shared,
+        clock,
+        base,
+        outputs,
+        progress: progress_bar(show_progress),
+        totals: Interval::default(),
+        second: 0,
+        cpu_busy_seconds: 0,
+        last_cpu: cpu_start,
+        cores: std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(threads) as f64,
+    };
+    recorder.record_until_finished(&handles)?;
+    recorder.progress.finish_and_clear();
+    for handle in handles {
+        handle
+            .join()
+            .map_err(|_| anyhow::anyhow!("a load thread panicked"))??;
+    }
+    recorder.finish(started_unix, cpu_start, warnings).map(Some)
+}
+
+/// Waits for `--start-at` (or a signal); a start more than a second late is a warning.
+fn wait_for_start(plan: &Plan, warnings: &mut Vec<String>) {
     if let Some(at) = plan.start_at {
         let wait = at - unix_now();
         if wait > 1.0 {
@@ -111,59 +89,71 @@ pub fn run(
             warnings.push(format!("started {:.1} s after --start-at", -wait));
         }
     }
-    let threads = plan.threads.min(plan.connections() as usize).max(1);
-    let shared = Arc::new(Shared::new(threads));
-    let started_unix = unix_now();
-    let clock = Instant::now();
-    let cpu_start = cpu_times();
-    let mut base = summary_base(plan, threads, started_unix);
-    let mut outputs = match out {
-        Some(dir) => Some(Outputs::create(
-            dir,
-            started_unix,
-            &in_progress(&base, 0.0),
-        )?),
-        None => None,
-    };
-    let handles = engine::start(plan, &shared, clock, started_unix)?;
+}
 
-    let progress = progress_bar(show_progress);
-    let mut totals = Interval::default();
-    let mut second = 0u64;
-    let mut cpu_busy_seconds = 0u64;
-    let mut last_cpu = cpu_start;
-    let cores = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(threads) as f64;
-    loop {
-        let finished = handles.iter().all(|h| h.is_finished());
-        if !finished {
-            // Wake often enough to pass signals on promptly; write once per second.
-            std::thread::sleep(Duration::from_millis(20));
-            match signal::signal_count() {
-                0 => {}
-                1 => shared.stop(Stop::Drain),
-                _ => shared.stop(Stop::Now),
+/// The recorder's state while the threads run: what it has gathered and where it writes.
+struct Recorder<'a> {
+    plan: &'a Plan,
+    shared: &'a Shared,
+    clock: Instant,
+    base: LoadSummary,
+    outputs: Option<Outputs>,
+    progress: indicatif::ProgressBar,
+    totals: Interval,
+    second: u64,
+    cpu_busy_seconds: u64,
+    last_cpu: (f64, f64),
+    cores: f64,
+}
+
+impl Recorder<'_> {
+    /// Passes signals on to the threads and records each second until every thread ended.
+    fn record_until_finished<T>(&mut self, handles: &[JoinHandle<T>]) -> anyhow::Result<()> {
+        loop {
+            let finished = handles.iter().all(|h| h.is_finished());
+            if !finished {
+                // Wake often enough to pass signals on promptly; write once per second.
+                std::thread::sleep(Duration::from_millis(20));
+                match signal::signal_count() {
+                    0 => {}
+                    1 => self.shared.request_stop(Stop::Drain),
+                    _ => self.shared.request_stop(Stop::Now),
+                }
+                if self.clock.elapsed() < Duration::from_secs(self.second + 1) {
+                    continue;
+                }
             }
-            if clock.elapsed() < Duration::from_secs(second + 1) {
-                continue;
+            let elapsed = self.clock.elapsed().as_secs_f64();
+            self.record_second(elapsed, finished)?;
+            if finished {
+                return Ok(());
             }
+            self.write_partial_summary(elapsed)?;
+            self.second += 1;
         }
-        let elapsed = clock.elapsed().as_secs_f64();
-        let mut interval = shared.take_interval();
+    }
+
+    /// Takes what the threads measured this second (the last one may be shorter): its
+    /// timeline row, interval histogram and connection records, the busy-CPU count and the
+    /// progress line.
+    fn record_second(&mut self, elapsed: f64, finished: bool) -> anyhow::Result<()> {
+        let plan = self.plan;
+        let second = self.second;
+        let mut interval = self.shared.take_interval();
         let length = if finished {
             elapsed - second as f64
         } else {
             1.0
         };
-        let active = shared.active.load(Ordering::Relaxed);
-        let row = record::timeline_row(second, active, &interval);
+        let active = self.shared.active.load(Ordering::Relaxed);
+        let row = measurements::timeline_row(second, active, &interval);
         let cpu = cpu_times();
-        if (cpu.0 + cpu.1 - last_cpu.0 - last_cpu.1) / length.max(1e-3) >= 0.9 * cores {
-            cpu_busy_seconds += 1;
+        let last_cpu = self.last_cpu;
+        if (cpu.0 + cpu.1 - last_cpu.0 - last_cpu.1) / length.max(1e-3) >= 0.9 * self.cores {
+            self.cpu_busy_seconds += 1;
         }
-        last_cpu = cpu;
-        if let Some(o) = outputs.as_mut() {
+        self.last_cpu = cpu;
+        if let Some(o) = self.outputs.as_mut() {
             o.write_records(&interval.records)?;
             o.write_second(
                 &row,
@@ -173,10 +163,11 @@ pub fn run(
                 raw_of(plan, &interval),
             )?;
         }
+        let totals = &mut self.totals;
         totals.add(&mut interval);
         totals.records.clear();
         let c = &totals.counters;
-        progress.set_message(format!(
+        self.progress.set_message(format!(
             "connections {}/{}  req/s {}  p50 {} us  p99 {} us  errors {}",
             active,
             plan.connections(),
@@ -185,45 +176,64 @@ pub fn run(
             row.p99_us,
             c.errors_total()
         ));
-        progress.tick();
-        if finished {
-            break;
-        }
-        if let Some(o) = outputs.as_ref() {
-            let mut partial = in_progress(&base, elapsed);
-            partial.max_concurrent = shared.max_active.load(Ordering::Relaxed);
-            partial.set_totals(&totals.counters, &totals.latency, raw_of(plan, &totals));
+        self.progress.tick();
+        Ok(())
+    }
+
+    /// Rewrites summary.json with the totals so far (and percentiles.csv every 5 s), so a
+    /// run cut short still leaves valid results.
+    fn write_partial_summary(&self, elapsed: f64) -> anyhow::Result<()> {
+        let (plan, totals) = (self.plan, &self.totals);
+        if let Some(o) = self.outputs.as_ref() {
+            let mut partial = in_progress(&self.base, elapsed);
+            partial.max_concurrent = self.shared.max_active.load(Ordering::Relaxed);
+            partial.set_totals(&totals.counters, &totals.latency, raw_of(plan, totals));
             o.write_summary(&partial)?;
-            if second.is_multiple_of(5) {
-                o.write_percentiles(&totals.latency, raw_of(plan, &totals))?;
+            if self.second.is_multiple_of(5) {
+                o.write_percentiles(&totals.latency, raw_of(plan, totals))?;
             }
         }
-        second += 1;
+        Ok(())
     }
-    progress.finish_and_clear();
-    for handle in handles {
-        handle
-            .join()
-            .map_err(|_| anyhow::anyhow!("a load thread panicked"))??;
+
+    /// The final summary, with why the run ended and its warnings, written last.
+    fn finish(
+        self,
+        started_unix: f64,
+        cpu_start: (f64, f64),
+        mut warnings: Vec<String>,
+    ) -> anyhow::Result<LoadSummary> {
+        let Recorder {
+            plan,
+            shared,
+            clock,
+            mut base,
+            outputs,
+            totals,
+            second,
+            cpu_busy_seconds,
+            cores,
+            ..
+        } = self;
+        let elapsed = clock.elapsed().as_secs_f64();
+        let cpu = cpu_times();
+        base.ended_unix = started_unix + elapsed;
+        base.duration_s = round3(elapsed);
+        base.max_concurrent = shared.max_active.load(Ordering::Relaxed);
+        base.client_cpu_user_s = round3(cpu.0 - cpu_start.0);
+        base.client_cpu_sys_s = round3(cpu.1 - cpu_start.1);
+        base.set_totals(&totals.counters, &totals.latency, raw_of(plan, &totals));
+        let c = &totals.counters;
+        describe_end(&mut base, plan, c);
+        warnings.extend(run_warnings(plan, c, cpu_busy_seconds, second + 1, cores));
+        base.warnings = warnings;
+        base.complete = true;
+        if let Some(o) = outputs.as_ref() {
+            o.write_percentiles(&totals.latency, raw_of(plan, &totals))?;
+            o.write_summary(&base)?;
+        }
+        Ok(base)
     }
-    let elapsed = clock.elapsed().as_secs_f64();
-    let cpu = cpu_times();
-    base.ended_unix = started_unix + elapsed;
-    base.duration_s = round3(elapsed);
-    base.max_concurrent = shared.max_active.load(Ordering::Relaxed);
-    base.client_cpu_user_s = round3(cpu.0 - cpu_start.0);
-    base.client_cpu_sys_s = round3(cpu.1 - cpu_start.1);
-    base.set_totals(&totals.counters, &totals.latency, raw_of(plan, &totals));
-    let c = &totals.counters;
-    describe_end(&mut base, plan, c);
-    warnings.extend(run_warnings(plan, c, cpu_busy_seconds, second + 1, cores));
-    base.warnings = warnings;
-    base.complete = true;
-    if let Some(o) = outputs.as_ref() {
-        o.write_percentiles(&totals.latency, raw_of(plan, &totals))?;
-        o.write_summary(&base)?;
-    }
-    Ok(Some(base))
 }
 
 fn raw_of<'a>(plan: &Plan, interval: &'a Interval) -> Option<&'a hdrhistogram::Histogram<u64>> {
@@ -281,7 +291,7 @@ fn summary_base(plan: &Plan, threads: usize, started_unix: f64) -> LoadSummary {
 }
 
 /// Says whether and why the run was cut short.
-fn describe_end(summary: &mut LoadSummary, plan: &Plan, c: &record::Counters) {
+fn describe_end(summary: &mut LoadSummary, plan: &Plan, c: &measurements::Counters) {
     if let Some(received) = signal::stop_signal() {
         summary.interrupted = true;
         summary.cut_short_reason = Some(format!(
@@ -320,7 +330,7 @@ fn describe_end(summary: &mut LoadSummary, plan: &Plan, c: &record::Counters) {
 
 fn run_warnings(
     plan: &Plan,
-    c: &record::Counters,
+    c: &measurements::Counters,
     cpu_busy_seconds: u64,
     seconds: u64,
     cores: f64,

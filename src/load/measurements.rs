@@ -620,9 +620,8 @@ pub fn timeline_row(second: u64, active: u64, interval: &Interval) -> TimelineRo
     }
 }
 
-/// The final table printed on stdout.
-pub fn human_summary(s: &LoadSummary) -> String {
-    let mut out = String::new();
+/// The final table's rows: name, then value.
+fn summary_rows(s: &LoadSummary) -> Vec<(&'static str, String)> {
     let status = match (&s.cut_short_reason, s.interrupted) {
         (Some(reason), true) => format!("cut short: {reason}"),
         (Some(reason), false) => format!("completed ({reason})"),
@@ -705,7 +704,13 @@ pub fn human_summary(s: &LoadSummary) -> String {
     for w in &s.warnings {
         rows.push(("warning", w.clone()));
     }
-    for (name, value) in rows {
+    rows
+}
+
+/// The final table printed on stdout.
+pub fn human_summary(s: &LoadSummary) -> String {
+    let mut out = String::new();
+    for (name, value) in summary_rows(s) {
         out.push_str(&format!("{name:>18}  {value}\n"));
     }
     out.pop();
