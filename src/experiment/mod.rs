@@ -28,6 +28,7 @@ pub mod request_cost;
 pub mod results;
 pub mod runner;
 pub mod scenario;
+pub mod session;
 pub mod staircase;
 pub mod step;
 

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use super::conditions::{self, Limits};
@@ -17,20 +17,9 @@ use super::judge::{judge, measure};
 use super::process;
 use super::results::{ResultsCsv, Row, Status};
 use super::scenario::{trim_float, ModelEntry, ModelKind, Scenario, Step};
+pub use super::session::RunConfig;
 use super::staircase::run_staircase;
 use super::step::{run_step, StepOutcome};
-
-/// Where and how to run.
-#[derive(Debug, Clone)]
-pub struct RunConfig {
-    /// The echolab binary the servers and load generators are started from.
-    pub exe: PathBuf,
-    pub out: PathBuf,
-    /// Show an indicatif bar (a terminal) or print plain lines.
-    pub progress_bar: bool,
-    /// Print progress at all.
-    pub quiet: bool,
-}
 
 /// What a run produced.
 pub struct RunOutcome {

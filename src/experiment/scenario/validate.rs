@@ -11,7 +11,7 @@ use toml::Spanned;
 use super::file::{LoadOptions, NetworkFile, ScenarioFile};
 use super::{ErrAt, ModelEntry, ModelKind, Step};
 use crate::experiment::hosts::{parse_port_range, LabSysctls};
-use crate::experiment::step::load_config;
+use crate::experiment::session::load_config;
 use crate::load::schedule::Plan;
 use crate::server::Model;
 

@@ -24,9 +24,10 @@ use super::netstat;
 use super::probe::{self, Probe, Sample};
 use super::process;
 use super::results::{Row, Status};
-use super::runner::{base_row, RunConfig};
+use super::runner::base_row;
 use super::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
-use super::step::{
+use super::session::RunConfig;
+use super::session::{
     died_now, load_cores, own_namespace, placement, start_load, start_server, stop_agents,
     stop_server, Agent, StartError, Started, PROBE_INTERVAL,
 };

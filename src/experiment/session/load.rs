@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::server::{command_line, wrap_in_host};
+use super::RunConfig;
 use super::{processes_for, read_summary, tail};
 use crate::experiment::hosts::Host;
 use crate::experiment::judge::LoadSide;
 use crate::experiment::process::{self, Guard};
-use crate::experiment::runner::RunConfig;
 use crate::experiment::scenario::{LoadOptions, Scenario, Step};
 use crate::load::LoadArgs;
 
@@ -105,7 +105,7 @@ pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Path
 }
 
 /// The wall-clock bound of one load run: the scenario's, or one derived from the load shape.
-pub(super) fn step_timeout(scenario: &Scenario, step: &Step) -> Duration {
+pub(in crate::experiment) fn step_timeout(scenario: &Scenario, step: &Step) -> Duration {
     if let Some(t) = scenario.step_timeout {
         return t;
     }
@@ -286,7 +286,7 @@ pub(in crate::experiment) fn stop_agents(agents: &mut [Agent], connections: u64)
 
 /// The step's load summary: the one generator's, or the client hosts' merged with
 /// `echolab merge` into STEPDIR/load. Sets `exit` when there is none.
-pub(super) fn collect_load(
+pub(in crate::experiment) fn collect_load(
     config: &RunConfig,
     dir: &Path,
     agents: &[Agent],

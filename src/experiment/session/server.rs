@@ -13,12 +13,12 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::RunConfig;
 use super::{processes_for, tail};
 use crate::experiment::conditions::{Cgroup, Limits};
 use crate::experiment::hosts::Host;
 use crate::experiment::probe;
 use crate::experiment::process::{self, Guard};
-use crate::experiment::runner::RunConfig;
 use crate::experiment::scenario::{trim_float, ModelEntry, ModelKind, Step};
 use crate::server::{Listening, ServerConfig};
 
