@@ -22,6 +22,7 @@ pub mod judge;
 pub mod manifest;
 pub mod netstat;
 mod parts;
+mod placement;
 pub mod probe;
 pub mod process;
 pub mod request_cost;

@@ -3,21 +3,17 @@
 //! (the two summaries, read into the crate's own types, and the server's /proc
 //! samples) handed to the judge.
 
-use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::cost::{self, KernelWatch};
 use super::hosts::Hosts;
 use super::judge::{LoadSide, ServerSide};
-use super::netstat;
 use super::probe::{self, Probe};
 use super::process;
-use super::request_cost::Counting;
 use super::scenario::{ModelEntry, Scenario, Step};
 use super::session::{
-    collect_load, died_now, load_cores, own_namespace, placement, start_load, start_server,
-    step_timeout, stop_agents, stop_server, RunConfig, StartError, Started, PROBE_INTERVAL,
+    collect_load, load_cores, step_timeout, RunConfig, Session, StartError, Unstarted,
+    PROBE_INTERVAL,
 };
 
 pub use super::session::{load_args, load_config, server_args, substitute, LOAD_HOSTS};
@@ -57,56 +53,40 @@ pub fn run_step(
     dir: &Path,
     hosts: Option<&Hosts>,
 ) -> StepOutcome {
-    let outcome = |server, load, interrupted| StepOutcome {
-        server,
-        load,
-        interrupted,
-    };
-    let mut server_side = ServerSide::default();
     let mut load_side = LoadSide::default();
-    if let Err(e) = fs::create_dir_all(dir) {
-        server_side.start_error = Some(format!("cannot create {}: {e}", dir.display()));
-        return outcome(server_side, load_side, false);
-    }
-    let own = own_namespace(scenario, hosts, &mut server_side);
-    let (server_host, clients, scope) = placement(own.as_ref(), hosts, step);
-    server_side.net_scope = Some(scope);
-    server_side.kernel_ends = scope.connection_ends();
-    let started = match start_server(config, entry, step, dir, server_host) {
-        Ok(started) => started,
-        Err(StartError::Interrupted) => return outcome(server_side, load_side, true),
-        Err(StartError::Failed(reason)) => {
-            server_side.start_error = Some(reason);
-            return outcome(server_side, load_side, false);
+    let mut session = match Session::start(config, scenario, entry, step, dir, hosts) {
+        Ok(session) => session,
+        Err(unstarted) => {
+            let Unstarted { mut side, error } = *unstarted;
+            let interrupted = error == StartError::Interrupted;
+            if let StartError::Failed(reason) = error {
+                side.start_error = Some(reason);
+            }
+            return StepOutcome {
+                server: side,
+                load: load_side,
+                interrupted,
+            };
         }
     };
-    let Started {
-        guard: mut server,
-        addr,
-        pid,
-        reader,
-        cgroup,
-    } = started;
-    let probe = Probe::start(pid, PROBE_INTERVAL, &dir.join("probe.csv")).ok();
-    let net_timeline = netstat::Timeline::start(pid, &dir.join("net-timeline.csv")).ok();
-    let now = |p: &Option<Probe>| p.as_ref().map_or(0.0, |p| p.elapsed());
     // The idle server before the load: sampled when the load starts, which on client
     // hosts is the common --start-at instant.
-    let mut kernel = KernelWatch::default();
-    let mut counting = None;
-    let mark_load_start = |server_side: &mut ServerSide, kernel: &mut KernelWatch| {
-        server_side.at_load_start = probe::sample(pid, now(&probe));
-        server_side.machine_busy_at_load_start = probe::machine_busy_s();
-        server_side.net_at_load_start = netstat::read(pid);
-        kernel.before = cost::read_kernel(pid);
-        Counting::start(pid).ok()
+    let mark_load_start = |session: &mut Session| {
+        session.side.at_load_start = session.sample().0;
+        session.side.machine_busy_at_load_start = session.machine_busy_s();
+        session.side.net_at_load_start = session.net();
+        session.side.kernel.before = session.kernel();
+        session.count_calls()
     };
-    if clients.is_empty() {
-        counting = mark_load_start(&mut server_side, &mut kernel);
+    let on_clients = !session.clients().is_empty();
+    let mut counting = None;
+    if !on_clients {
+        counting = mark_load_start(&mut session);
     }
-    let (mut agents, load_start) = start_load(config, scenario, step, dir, addr, clients);
+    let (_, load_start) = session.start_load(scenario, step, dir, |clients| clients);
     // The generators are probed like the server, to tell a saturated generator from a slow server.
-    let load_probes: Vec<Probe> = agents
+    let load_probes: Vec<Probe> = session
+        .agents
         .iter()
         .enumerate()
         .filter_map(|(i, agent)| {
@@ -115,16 +95,41 @@ pub fn run_step(
         })
         .collect();
     load_side.cores = load_cores(scenario);
-    if !clients.is_empty() {
-        counting = mark_load_start(&mut server_side, &mut kernel);
+    if on_clients {
+        counting = mark_load_start(&mut session);
     }
+    let interrupted = watch_load(&mut session, scenario, step, load_start, &mut load_side);
+    session.end_load();
+    session.side.load_wall_s = load_start.elapsed().as_secs_f64();
+    session.side.at_load_end = session.sample().0;
+    session.side.machine_busy_at_load_end = session.machine_busy_s();
+    session.side.calls = counting.and_then(|c| c.read().ok());
+    load_side.samples = load_probes.into_iter().map(Probe::finish).collect();
+    load_side.cpu_pct = load_cpu_pct(load_side.samples.iter().cloned());
+    session.side.net_at_load_end = session.net();
+    collect_load(config, dir, &session.agents, &mut load_side);
+    StepOutcome {
+        server: session.stop(),
+        load: load_side,
+        interrupted,
+    }
+}
+
+/// Waits for the load to end, reading the kernel's memory as it goes, and stops it at
+/// the step's deadline, on a stop signal, or when its server has been dead too long.
+/// Returns whether a stop signal cut it short.
+fn watch_load(
+    session: &mut Session,
+    scenario: &Scenario,
+    step: &Step,
+    load_start: Instant,
+    load_side: &mut LoadSide,
+) -> bool {
     let mut next_kernel_read = Instant::now();
     let deadline = load_start + step_timeout(scenario, step);
-    let mut server_died_at: Option<Instant> = None;
-    let mut interrupted = false;
     loop {
         let mut running = 0;
-        for agent in &mut agents {
+        for agent in &mut session.agents {
             if let Some(guard) = &mut agent.guard {
                 match guard.try_wait() {
                     Some(status) if agent.exit.is_none() => agent.exit = Some(status.to_string()),
@@ -135,67 +140,33 @@ pub fn run_step(
         }
         // Checked before the load's end: a load that ends because its server died
         // must fail the step for that reason, not for the errors it then saw.
-        if server_died_at.is_none() {
-            server_died_at = died_now(&mut server, &mut server_side, dir);
-        }
+        session.dead();
         if running == 0 {
-            break;
+            return false;
         }
         // The kernel's memory at the hold: the snapshot with the most sockets in use.
         if Instant::now() >= next_kernel_read {
-            kernel.observe(cost::read_kernel(pid));
+            let now = session.kernel();
+            session.side.kernel.observe(now);
             next_kernel_read = Instant::now() + KERNEL_READ_INTERVAL;
         }
         // With its server gone the load may wait on timeouts; let it finish briefly.
-        let dead_too_long = server_died_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10));
+        let dead_too_long = session
+            .died_at()
+            .is_some_and(|t| t.elapsed() > Duration::from_secs(10));
         if process::stop_requested() || Instant::now() >= deadline || dead_too_long {
-            interrupted = process::stop_requested();
+            let interrupted = process::stop_requested();
             load_side.timed_out = !interrupted && !dead_too_long;
-            stop_agents(&mut agents, step.connections);
-            for agent in &mut agents {
+            session.stop_agents(step.connections);
+            for agent in &mut session.agents {
                 if let (Some(guard), None) = (&mut agent.guard, &agent.exit) {
                     agent.exit = guard.try_wait().map(|s| s.to_string());
                 }
             }
-            break;
+            return interrupted;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    // Forked load processes (--processes) go with their leaders.
-    for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
-        guard.signal_group(libc::SIGKILL);
-    }
-    server_side.load_wall_s = load_start.elapsed().as_secs_f64();
-    server_side.at_load_end = probe::sample(pid, now(&probe));
-    server_side.machine_busy_at_load_end = probe::machine_busy_s();
-    server_side.calls = counting.and_then(|c| c.read().ok());
-    load_side.samples = load_probes.into_iter().map(Probe::finish).collect();
-    load_side.cpu_pct = load_cpu_pct(load_side.samples.iter().cloned());
-    server_side.kernel = kernel;
-    server_side.net_at_load_end = netstat::read(pid);
-    if let Some(timeline) = net_timeline {
-        timeline.finish();
-    }
-    collect_load(config, dir, &agents, &mut load_side);
-    drop(agents);
-
-    let running = Started {
-        guard: server,
-        addr,
-        pid,
-        reader,
-        cgroup,
-    };
-    stop_server(
-        entry,
-        dir,
-        running,
-        probe,
-        server_died_at.is_some(),
-        &mut server_side,
-    );
-    drop(own);
-    outcome(server_side, load_side, interrupted)
 }
 
 #[cfg(test)]

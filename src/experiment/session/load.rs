@@ -7,11 +7,12 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::server::{command_line, wrap_in_host};
+use super::server::command_line;
 use super::RunConfig;
 use super::{processes_for, read_summary, tail};
 use crate::experiment::hosts::Host;
 use crate::experiment::judge::LoadSide;
+use crate::experiment::placement::{Placement, ThisMachine};
 use crate::experiment::process::{self, Guard};
 use crate::experiment::scenario::{LoadOptions, Scenario, Step};
 use crate::load::LoadArgs;
@@ -142,7 +143,7 @@ pub const LOAD_HOSTS: &str = "load-hosts.txt";
 struct Planned<'a> {
     name: String,
     args: Vec<String>,
-    host: Option<&'a Host>,
+    host: &'a dyn Placement,
     out: PathBuf,
     /// The beginning of its stdout/stderr file names.
     files: String,
@@ -167,7 +168,7 @@ pub(in crate::experiment) fn start_load(
         planned.push(Planned {
             name: "load".into(),
             args,
-            host: None,
+            host: &ThisMachine,
             out,
             files: "load".into(),
         });
@@ -211,7 +212,7 @@ pub(in crate::experiment) fn start_load(
             planned.push(Planned {
                 name,
                 args,
-                host: Some(host),
+                host,
                 out,
                 files: format!("load-{file}"),
             });
@@ -227,7 +228,7 @@ pub(in crate::experiment) fn start_load(
         files,
     } in planned
     {
-        let (program, args) = wrap_in_host(&config.exe, args, host);
+        let (program, args) = host.command(&config.exe, args);
         commands += &command_line(&program, &args);
         let stderr = dir.join(format!("{files}-stderr.txt"));
         let spawned = match (

@@ -6,7 +6,6 @@
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -16,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::RunConfig;
 use super::{processes_for, tail};
 use crate::experiment::conditions::{Cgroup, Limits};
-use crate::experiment::hosts::Host;
+use crate::experiment::placement::Placement;
 use crate::experiment::probe;
 use crate::experiment::process::{self, Guard};
 use crate::experiment::scenario::{trim_float, ModelEntry, ModelKind, Step};
@@ -166,30 +165,6 @@ fn free_port() -> Result<u16, String> {
         .map_err(|e| format!("cannot find a free port: {e}"))
 }
 
-/// Whether `addr` accepts a TCP connection, tried from inside `host` when given (a
-/// thread of its own joins the host's network namespace, so the runner stays outside).
-fn accepts(addr: SocketAddr, host: Option<&Host>) -> bool {
-    let connect =
-        move || std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok();
-    let Some(host) = host else {
-        return connect();
-    };
-    let path = format!("/run/netns/{}", host.namespace);
-    std::thread::spawn(move || {
-        let Ok(ns) = File::open(path) else {
-            return false;
-        };
-        // SAFETY: setns on an open namespace fd; it changes only this thread's network
-        // namespace, and the thread ends right after the connection attempt.
-        if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-            return false;
-        }
-        connect()
-    })
-    .join()
-    .unwrap_or(false)
-}
-
 /// A started server: its guard, address, the pid to probe, its stdout copier and its cgroup.
 pub(in crate::experiment) struct Started {
     pub guard: Guard,
@@ -200,7 +175,7 @@ pub(in crate::experiment) struct Started {
     pub cgroup: Option<Cgroup>,
 }
 
-/// Starts the server (inside `host` when given, in a cgroup of its own when the entry
+/// Starts the server at `host` (in a cgroup of its own when the entry
 /// has limits) and waits until it is ready: its `listening on ADDR` line for echolab's
 /// own servers, a connection accepted on its port for a command.
 pub(in crate::experiment) fn start_server(
@@ -208,16 +183,15 @@ pub(in crate::experiment) fn start_server(
     entry: &ModelEntry,
     step: &Step,
     dir: &Path,
-    host: Option<&Host>,
+    host: &dyn Placement,
 ) -> Result<Started, StartError> {
-    let bind = host.map_or(IpAddr::V4(Ipv4Addr::LOCALHOST), |h| IpAddr::V4(h.addr));
-    let launch = Launch::of(entry, step, dir, bind)?;
+    let launch = Launch::of(entry, step, dir, host.ip())?;
     let (program, args) = launch.program(&config.exe);
     let line = match &launch {
         Launch::Builtin(_) => command_line(&program, &args),
         Launch::Command { argv, .. } => argv.join(" ") + "\n",
     };
-    let (program, args) = wrap_in_host(&program, args, host);
+    let (program, args) = host.command(&program, args);
     fs::write(dir.join("server-command.txt"), line).ok();
     let stderr_path = dir.join("server-stderr.txt");
     let stderr = File::create(&stderr_path).map_err(|e| e.to_string())?;
@@ -274,7 +248,7 @@ pub(in crate::experiment) fn start_server(
                 Err(_) => None,
             },
             Launch::Command { addr, .. } => {
-                let ready = accepts(*addr, host).then(|| (*addr, guard.pid()));
+                let ready = host.accepts(*addr).then(|| (*addr, guard.pid()));
                 if ready.is_none() {
                     std::thread::sleep(Duration::from_millis(50));
                 }
@@ -341,21 +315,6 @@ fn contain_or_warn() -> Option<Cgroup> {
             })
         })
         .ok()
-}
-
-/// `program args`, or `ip netns exec NS program args` to run inside `host`.
-pub(super) fn wrap_in_host(
-    program: &Path,
-    args: Vec<String>,
-    host: Option<&Host>,
-) -> (PathBuf, Vec<String>) {
-    match host {
-        None => (program.to_path_buf(), args),
-        Some(h) => (
-            PathBuf::from("ip"),
-            h.exec_args(&program.display().to_string(), &args),
-        ),
-    }
 }
 
 /// A command as one line for the *-command.txt files (the echolab binary itself is implied).
