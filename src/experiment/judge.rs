@@ -7,9 +7,10 @@ use super::cost::KernelWatch;
 use super::netstat::{NetCounters, Scope};
 use super::probe::Sample;
 use super::results::{generator_bound, Row, DISTURBED_PCT};
-use super::scenario::{ms, trim_float, FailureRule, Step};
+use super::scenario::{FailureRule, ModelEntry, Scenario, Step};
 use crate::load::record::LoadSummary;
 use crate::server::stats::ServerSummary;
+use crate::units::{ms, trim_float};
 
 /// What the server side of a step left behind.
 #[derive(Debug, Default)]
@@ -55,6 +56,23 @@ pub struct LoadSide {
     pub cores: usize,
     /// Each generator's /proc samples (load-probe-N.csv).
     pub samples: Vec<Vec<Sample>>,
+}
+
+/// A row's columns that say what ran: the model, the step's values and the repetition.
+pub fn base_row(scenario: &Scenario, entry: &ModelEntry, step: &Step, rep: u32) -> Row {
+    Row {
+        model: entry.label.clone(),
+        step: step.name.clone(),
+        repetition: rep,
+        connections: step.connections,
+        size: step.size,
+        delay_ms: step.delay.map_or(0.0, |d| d.as_secs_f64() * 1e3),
+        rate: step.rate,
+        workers: step.workers.or(entry.options.workers.map(|w| w.0)),
+        requests_per_conn: step.requests.or(scenario.load.requests.map(|r| r.0)),
+        client_hosts: step.hosts.or(scenario.client_hosts),
+        ..Row::default()
+    }
 }
 
 /// Applies the failure rule; None when the step passed.
@@ -254,8 +272,14 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
             row.server_rss_per_conn_bytes = Some(rss_max.saturating_sub(idle.rss_bytes) / held);
         }
     }
-    super::cost::measure(row, server, load);
-    super::request_cost::measure(row, server);
+    super::cost::measure(
+        row,
+        &server.samples,
+        &server.kernel,
+        server.kernel_ends,
+        &load.samples,
+    );
+    super::request_cost::measure(row, server.calls);
     if let (Some(a), Some(b)) = (server.net_at_load_start, server.net_at_load_end) {
         let d = b.since(&a);
         if server.load_wall_s > 0.0 {

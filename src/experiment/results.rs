@@ -10,7 +10,7 @@ use std::str::FromStr;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use super::scenario::trim_float;
+use crate::units::trim_float;
 
 /// The name of every results.csv column, written by [`ResultsCsv`] and read by the report.
 /// Each is the name of the [`Row`] field that fills it (a unit test holds them together).

@@ -13,13 +13,14 @@ use std::time::Instant;
 
 use super::conditions::{self, Limits};
 use super::hosts::{self, Hosts, Shaping};
-use super::judge::{judge, measure};
+use super::judge::{base_row, judge, measure};
 use super::process;
 use super::results::{ResultsCsv, Row, Status};
-use super::scenario::{trim_float, ModelEntry, ModelKind, Scenario, Step};
+use super::scenario::{ModelEntry, ModelKind, Scenario, Step};
 pub use super::session::RunConfig;
 use super::staircase::run_staircase;
 use super::step::{run_step, StepOutcome};
+use crate::units::trim_float;
 
 /// What a run produced.
 pub struct RunOutcome {
@@ -132,23 +133,6 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
-    }
-}
-
-/// A row's columns that say what ran: the model, the step's values and the repetition.
-pub(super) fn base_row(scenario: &Scenario, entry: &ModelEntry, step: &Step, rep: u32) -> Row {
-    Row {
-        model: entry.label.clone(),
-        step: step.name.clone(),
-        repetition: rep,
-        connections: step.connections,
-        size: step.size,
-        delay_ms: step.delay.map_or(0.0, |d| d.as_secs_f64() * 1e3),
-        rate: step.rate,
-        workers: step.workers.or(entry.options.workers.map(|w| w.0)),
-        requests_per_conn: step.requests.or(scenario.load.requests.map(|r| r.0)),
-        client_hosts: step.hosts.or(scenario.client_hosts),
-        ..Row::default()
     }
 }
 

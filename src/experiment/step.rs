@@ -16,7 +16,8 @@ use super::session::{
     PROBE_INTERVAL,
 };
 
-pub use super::session::{load_args, load_config, server_args, substitute, LOAD_HOSTS};
+pub use super::scenario::{load_args, load_config, server_args};
+pub use super::session::{substitute, LOAD_HOSTS};
 
 /// How often the kernel's socket and slab memory is read during a step.
 const KERNEL_READ_INTERVAL: Duration = Duration::from_millis(250);

@@ -6,7 +6,8 @@ use std::time::Duration;
 use toml::Spanned;
 
 use super::file::{Axis, Bytes, Count, Dur, LoadOptions, Rate, ScenarioFile};
-use super::{trim_float, ErrAt, Staircase, Step};
+use super::{ErrAt, Staircase, Step};
+use crate::units::trim_float;
 
 const DEFAULT_CONNECTIONS: u64 = 10;
 const DEFAULT_SIZE: u64 = 64;

@@ -164,7 +164,7 @@ pub struct ScenarioFile {
     pub failure: FailureRule,
     pub hosts: Option<Spanned<HostsFile>>,
     pub network: Option<Spanned<NetworkFile>>,
-    pub staircase: Option<Spanned<super::stairs::StaircaseFile>>,
+    pub staircase: Option<Spanned<StaircaseFile>>,
     /// Built-in scenarios run one after the other into folders of one results
     /// directory, judged together (`classic`); such a file has nothing else to run.
     pub parts: Option<Spanned<Vec<String>>>,
@@ -482,4 +482,19 @@ impl Default for FailureRule {
             rerun_disturbed: 0,
         }
     }
+}
+
+/// `[staircase]` as written: every key optional here, so a missing one gets an error
+/// that names it instead of serde's.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct StaircaseFile {
+    /// Connections added per stair.
+    pub batch: Option<Count>,
+    /// Each stair's measuring window, from the moment its batch is established.
+    pub every: Option<Dur>,
+    /// The top: stairs go up to and including this many connections.
+    pub to: Option<Count>,
+    /// After the last stair, every connection held together this long (one more row).
+    pub hold: Option<Dur>,
 }

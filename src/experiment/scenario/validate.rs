@@ -8,10 +8,10 @@ use std::path::Path;
 
 use toml::Spanned;
 
+use super::configs::load_config;
 use super::file::{LoadOptions, NetworkFile, ScenarioFile};
+use super::lab_sysctls::{parse_port_range, LabSysctls};
 use super::{ErrAt, ModelEntry, ModelKind, Step};
-use crate::experiment::hosts::{parse_port_range, LabSysctls};
-use crate::experiment::session::load_config;
 use crate::load::schedule::Plan;
 use crate::server::Model;
 

@@ -31,8 +31,8 @@ use load::{start_load, stop_agents};
 pub(in crate::experiment) use server::StartError;
 use server::{start_server, Started, STOP_GRACE};
 
-pub use load::{load_args, load_config, LOAD_HOSTS};
-pub use server::{server_args, substitute};
+pub use load::LOAD_HOSTS;
+pub use server::substitute;
 
 /// How often a server (and a load generator) is sampled from /proc.
 pub(in crate::experiment) const PROBE_INTERVAL: Duration = Duration::from_millis(100);
@@ -66,12 +66,6 @@ pub(in crate::experiment) fn tail(path: &Path) -> String {
                 .map(str::to_string)
         })
         .unwrap_or_default()
-}
-
-/// Processes needed so no process holds more than `per` connections.
-pub(in crate::experiment) fn processes_for(connections: u64, per: Option<u64>) -> Option<u64> {
-    per.filter(|per| connections > *per)
-        .map(|per| connections.div_ceil(per))
 }
 
 /// The cores a step's load generator may use: its `cpus` pinning or every CPU, and no

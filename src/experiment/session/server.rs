@@ -12,14 +12,15 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::tail;
 use super::RunConfig;
-use super::{processes_for, tail};
 use crate::experiment::conditions::{Cgroup, Limits};
 use crate::experiment::placement::Placement;
 use crate::experiment::probe;
 use crate::experiment::process::{self, Guard};
-use crate::experiment::scenario::{trim_float, ModelEntry, ModelKind, Step};
+use crate::experiment::scenario::{server_config, ModelEntry, ModelKind, Step};
 use crate::server::{Listening, ServerConfig};
+use crate::units::trim_float;
 
 /// How long a server may take to be ready, unless the scenario says (`start_timeout`).
 const START_TIMEOUT: Duration = Duration::from_secs(15);
@@ -39,65 +40,6 @@ impl From<String> for StartError {
     fn from(reason: String) -> StartError {
         StartError::Failed(reason)
     }
-}
-
-/// The server configuration of one step: `serve --model M` with the scenario's `args`
-/// (checked when the scenario was parsed), then the scenario's options and the step's values.
-pub fn server_config(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) -> ServerConfig {
-    let o = &entry.options;
-    let mut config = entry
-        .base_config()
-        .expect("a scenario's server args are checked when it is parsed");
-    config.addr = SocketAddr::new(bind, 0);
-    config.log = Some(dir.join("server-log.csv"));
-    config.summary_json = Some(dir.join("server-summary.json"));
-    if let Some(w) = step.workers.or(o.workers.map(|w| w.0)) {
-        config.workers = Some(w as usize);
-    }
-    if let Some(t) = o.trigger {
-        config.trigger = t;
-    }
-    if let Some(m) = o.accept {
-        config.accept = m;
-    }
-    let processes = o.processes.map(|p| p.0).or_else(|| {
-        config
-            .model
-            .supports_processes()
-            .then(|| processes_for(step.connections, o.conns_per_process.map(|c| c.0)))
-            .flatten()
-    });
-    if let Some(p) = processes {
-        config.processes = p as usize;
-    }
-    if let Some(m) = o.max_conns {
-        config.max_conns = Some(m.0 as usize);
-    }
-    if let Some(d) = o.idle_timeout {
-        config.idle_timeout = Some(d.0);
-    }
-    if let Some(b) = o.max_pending {
-        config.max_pending = b.0 as usize;
-    }
-    if let Some(b) = o.thread_stack {
-        config.thread_stack = b.0 as usize;
-    }
-    if let Some(b) = o.backlog {
-        config.backlog = b.0.min(i32::MAX as u64) as i32;
-    }
-    if let Some(s) = o.sqpoll {
-        config.sqpoll = s;
-    }
-    config
-}
-
-/// `echolab serve` arguments for one step.
-pub fn server_args(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) -> Vec<String> {
-    server_config(entry, step, dir, bind)
-        .to_args()
-        .into_iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect()
 }
 
 /// How a step's server is started and known to be ready: one flow for both kinds.

@@ -19,11 +19,10 @@ use std::time::{Duration, Instant};
 
 use super::cost::KernelWatch;
 use super::hosts::{Host, Hosts};
-use super::judge::{judge, measure, LoadSide, ServerSide};
+use super::judge::{base_row, judge, measure, LoadSide, ServerSide};
 use super::probe::Sample;
 use super::process;
 use super::results::{Row, Status};
-use super::runner::base_row;
 use super::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
 use super::session::{load_cores, RunConfig, Session, StartError, Unstarted};
 use crate::load::record::unix_now;
