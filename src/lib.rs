@@ -10,6 +10,7 @@ pub mod console;
 pub mod experiment;
 pub mod load;
 pub mod report;
+pub mod run;
 pub mod server;
 pub mod stats;
 pub mod sys;
