@@ -29,12 +29,7 @@ pub fn server_config(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) 
     if let Some(w) = step.workers.or(o.workers.map(|w| w.0)) {
         config.workers = Some(w as usize);
     }
-    if let Some(t) = o.trigger {
-        config.trigger = t;
-    }
-    if let Some(m) = o.accept {
-        config.accept = m;
-    }
+    o.apply_to(&mut config);
     let processes = o.processes.map(|p| p.0).or_else(|| {
         config
             .model
@@ -44,24 +39,6 @@ pub fn server_config(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) 
     });
     if let Some(p) = processes {
         config.processes = p as usize;
-    }
-    if let Some(m) = o.max_conns {
-        config.max_conns = Some(m.0 as usize);
-    }
-    if let Some(d) = o.idle_timeout {
-        config.idle_timeout = Some(d.0);
-    }
-    if let Some(b) = o.max_pending {
-        config.max_pending = b.0 as usize;
-    }
-    if let Some(b) = o.thread_stack {
-        config.thread_stack = b.0 as usize;
-    }
-    if let Some(b) = o.backlog {
-        config.backlog = b.0.min(i32::MAX as u64) as i32;
-    }
-    if let Some(s) = o.sqpoll {
-        config.sqpoll = s;
     }
     config
 }
@@ -98,39 +75,16 @@ pub fn load_config(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Pa
     if let Some(r) = step.requests.or(load.requests.map(|r| r.0)) {
         a.requests = Some(r);
     }
-    if let Some(d) = load.duration {
-        a.duration = Some(d.0);
-    }
+    load.apply_to(&mut a);
     if let Some(d) = step.delay {
         a.delay = d;
     }
     if let Some(r) = step.rate {
         a.rate = Some(r);
     }
-    if let Some(r) = load.connect_rate {
-        a.connect_rate = r.0;
-    }
-    if let Some(d) = load.connect_timeout {
-        a.connect_timeout = d.0;
-    }
-    if let Some(d) = load.response_timeout {
-        a.response_timeout = d.0;
-    }
-    if let Some(p) = load.pipeline {
-        a.pipeline = p.0.min(u32::MAX as u64) as u32;
-    }
-    if let Some(d) = load.hold {
-        a.hold = Some(d.0);
-    }
     if let (Some(d), Some(r)) = (load.hold_together, load.connect_rate) {
         // Twice the nominal ramp: a busy machine opens connections slower than asked.
         a.hold = Some(d.0 + ramp_time(step.connections, r.0) * 2);
-    }
-    if let Some(t) = load.threads {
-        a.threads = Some(t.0 as usize);
-    }
-    if let Some(engine) = load.engine {
-        a.engine = engine;
     }
     let processes = load
         .processes
@@ -138,15 +92,6 @@ pub fn load_config(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Pa
         .or_else(|| processes_for(step.connections, load.conns_per_process.map(|c| c.0)));
     if let Some(p) = processes {
         a.processes = p.min(u32::MAX as u64) as u32;
-    }
-    if let Some(s) = &load.source_addrs {
-        a.source_addrs = Some(s.clone());
-    }
-    if let Some(s) = load.seed {
-        a.seed = s;
-    }
-    if let Some(r) = load.reconnect {
-        a.reconnect = r;
     }
     a.out = Some(out.to_path_buf());
     a.quiet = true;
