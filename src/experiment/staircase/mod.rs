@@ -258,14 +258,7 @@ pub fn run_staircase(
     };
     let idle = server.sample().0;
     server.side.kernel.before = server.kernel();
-    let lifetime = lifetime(scenario, staircase, stairs.len());
-    let live = live_scenario(scenario, stairs, lifetime);
-    let connect_timeout = scenario
-        .load
-        .connect_timeout
-        .map_or(Duration::from_secs(10), |d| d.0);
-    let mut generators = Generators::default();
-    let mut load_dirs: Vec<PathBuf> = Vec::new();
+    let mut climb = Climb::new(scenario, staircase, stairs);
     let mut interrupted = false;
     for (i, stair) in stairs.iter().enumerate() {
         if process::stop_requested() {
@@ -285,40 +278,7 @@ pub fn run_staircase(
             done.push(record);
             break;
         }
-        let batch = Step {
-            connections: batch_of(stairs, i),
-            ..stair.clone()
-        };
-        let (first_agent, load_start) = server.start_load(&live, &batch, &dir, |clients| {
-            stair_hosts(clients, stairs, i)
-        });
-        generators.add(&server.agents[first_agent..], load_start);
-        record.started_unix = unix_now();
-        record.load_dir = Some(dir.join("load"));
-        load_dirs.push(dir.join("load"));
-        let ramp = live.load.connect_rate.map_or(Duration::ZERO, |r| {
-            Duration::from_secs_f64(batch.connections as f64 / r.0)
-        });
-        let deadline = load_start + connect_timeout + ramp * 2 + Duration::from_secs(2);
-        let established = wait_established(
-            &dir.join("load"),
-            batch.connections,
-            deadline,
-            &mut server,
-            first_agent,
-        );
-        let dirs: Vec<PathBuf> = load_dirs.iter().flat_map(|d| live_dirs(d)).collect();
-        let measured = established.ok().and_then(|()| {
-            measure_window(
-                &mut server,
-                scenario,
-                &dirs,
-                record.started_unix,
-                staircase.every,
-                &generators,
-            )
-        });
-        let ended = judge_stair(&scenario.failure, &mut record, measured, &mut server);
+        let ended = climb.stair(&mut server, i, &dir, &mut record);
         done.push(record);
         if ended {
             interrupted = process::stop_requested();
@@ -328,18 +288,9 @@ pub fn run_staircase(
     let climbed = done.len() == stairs.len() && done.iter().all(|s| s.status == Status::Ok);
     if let (Some(hold), true) = (staircase.hold, climbed) {
         starting(&format!("{label} {}-hold rep {rep}", top.name));
-        let dirs: Vec<PathBuf> = load_dirs.iter().flat_map(|d| live_dirs(d)).collect();
         let mut record = stair_of(stairs.len() - 1, Status::Ok, String::new());
         record.step.name = format!("{}-hold", top.name);
-        let measured = measure_window(
-            &mut server,
-            scenario,
-            &dirs,
-            record.started_unix,
-            hold,
-            &generators,
-        );
-        judge_stair(&scenario.failure, &mut record, measured, &mut server);
+        climb.hold(&mut server, hold, &mut record);
         interrupted |= record.status == Status::Interrupted;
         done.push(record);
     }
@@ -348,12 +299,11 @@ pub fn run_staircase(
     server.end_load();
     server.dead();
     let side = server.stop();
-    let totals: Vec<PathBuf> = load_dirs.iter().flat_map(|d| live_dirs(d)).collect();
     // Only a staircase that passed every row so far can still fail on what the end shows:
     // after a failure, the refusals and differences belong to the stair that failed.
     if done.iter().all(|s| s.status == Status::Ok) {
         if let (Some(reason), Some(last)) = (
-            end_problem(&scenario.failure, &side, &totals),
+            end_problem(&scenario.failure, &side, &climb.dirs()),
             done.last_mut(),
         ) {
             last.status = Status::Failed;
@@ -370,6 +320,95 @@ pub fn run_staircase(
         Some(server),
         interrupted,
     )
+}
+
+/// The stairs climbed so far: the scenario their loads run (long enough to outlive the
+/// staircase), and every batch's generators and load folder.
+struct Climb<'s> {
+    scenario: &'s Scenario,
+    staircase: &'s Staircase,
+    stairs: &'s [Step],
+    live: Scenario,
+    connect_timeout: Duration,
+    generators: Generators,
+    load_dirs: Vec<PathBuf>,
+}
+
+impl<'s> Climb<'s> {
+    fn new(scenario: &'s Scenario, staircase: &'s Staircase, stairs: &'s [Step]) -> Climb<'s> {
+        let lifetime = lifetime(scenario, staircase, stairs.len());
+        Climb {
+            scenario,
+            staircase,
+            stairs,
+            live: live_scenario(scenario, stairs, lifetime),
+            connect_timeout: scenario
+                .load
+                .connect_timeout
+                .map_or(Duration::from_secs(10), |d| d.0),
+            generators: Generators::default(),
+            load_dirs: Vec::new(),
+        }
+    }
+
+    /// The folders every live load writes into.
+    fn dirs(&self) -> Vec<PathBuf> {
+        self.load_dirs.iter().flat_map(|d| live_dirs(d)).collect()
+    }
+
+    /// Stair `i`: its batch started into `dir`, waited for until established, its
+    /// window measured and judged into `record`. True when the staircase ends here.
+    fn stair(&mut self, server: &mut Session, i: usize, dir: &Path, record: &mut Stair) -> bool {
+        let stairs = self.stairs;
+        let batch = Step {
+            connections: batch_of(stairs, i),
+            ..stairs[i].clone()
+        };
+        let (first_agent, load_start) = server.start_load(&self.live, &batch, dir, |clients| {
+            stair_hosts(clients, stairs, i)
+        });
+        self.generators
+            .add(&server.agents[first_agent..], load_start);
+        record.started_unix = unix_now();
+        record.load_dir = Some(dir.join("load"));
+        self.load_dirs.push(dir.join("load"));
+        let ramp = self.live.load.connect_rate.map_or(Duration::ZERO, |r| {
+            Duration::from_secs_f64(batch.connections as f64 / r.0)
+        });
+        let deadline = load_start + self.connect_timeout + ramp * 2 + Duration::from_secs(2);
+        let established = wait_established(
+            &dir.join("load"),
+            batch.connections,
+            deadline,
+            server,
+            first_agent,
+        );
+        let dirs = self.dirs();
+        let measured = established.ok().and_then(|()| {
+            measure_window(
+                server,
+                self.scenario,
+                &dirs,
+                record.started_unix,
+                self.staircase.every,
+                &self.generators,
+            )
+        });
+        judge_stair(&self.scenario.failure, record, measured, server)
+    }
+
+    /// The hold: every connection held together for `hold`, measured and judged.
+    fn hold(&self, server: &mut Session, hold: Duration, record: &mut Stair) {
+        let measured = measure_window(
+            server,
+            self.scenario,
+            &self.dirs(),
+            record.started_unix,
+            hold,
+            &self.generators,
+        );
+        judge_stair(&self.scenario.failure, record, measured, server);
+    }
 }
 
 fn interrupted_reason() -> String {
