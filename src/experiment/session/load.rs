@@ -68,17 +68,15 @@ struct Planned<'a> {
     files: String,
 }
 
-/// Starts the step's load generators: one, or one per client host with `--shard` and a
-/// common `--start-at`. Returns them and the instant they start loading.
-pub(in crate::experiment) fn start_load(
-    config: &RunConfig,
+/// The step's load generators to start: one, or one per client host with `--shard`
+/// and a common `--start-at` (returned as the instant it names).
+fn plan<'a>(
     scenario: &Scenario,
     step: &Step,
     dir: &Path,
     target: SocketAddr,
-    clients: &[Host],
-) -> (Vec<Agent>, Instant) {
-    let cpus = scenario.load.cpus.as_deref().and_then(process::cpu_set);
+    clients: &'a [Host],
+) -> (Vec<Planned<'a>>, Option<Instant>) {
     let mut planned: Vec<Planned> = Vec::new();
     let mut start_at = None;
     if clients.is_empty() {
@@ -137,6 +135,21 @@ pub(in crate::experiment) fn start_load(
             });
         }
     }
+    (planned, start_at)
+}
+
+/// Starts the step's load generators: one, or one per client host with `--shard` and a
+/// common `--start-at`. Returns them and the instant they start loading.
+pub(in crate::experiment) fn start_load(
+    config: &RunConfig,
+    scenario: &Scenario,
+    step: &Step,
+    dir: &Path,
+    target: SocketAddr,
+    clients: &[Host],
+) -> (Vec<Agent>, Instant) {
+    let cpus = scenario.load.cpus.as_deref().and_then(process::cpu_set);
+    let (planned, start_at) = plan(scenario, step, dir, target, clients);
     let mut commands = String::new();
     let mut agents = Vec::new();
     for Planned {

@@ -294,22 +294,7 @@ pub fn run_staircase(
         interrupted |= record.status == Status::Interrupted;
         done.push(record);
     }
-    // The end: every load stops (and writes its summary and connections), then the server.
-    server.stop_agents(top.connections);
-    server.end_load();
-    server.dead();
-    let side = server.stop();
-    // Only a staircase that passed every row so far can still fail on what the end shows:
-    // after a failure, the refusals and differences belong to the stair that failed.
-    if done.iter().all(|s| s.status == Status::Ok) {
-        if let (Some(reason), Some(last)) = (
-            end_problem(&scenario.failure, &side, &climb.dirs()),
-            done.last_mut(),
-        ) {
-            last.status = Status::Failed;
-            last.reason = reason;
-        }
-    }
+    let side = end(server, top, &scenario.failure, &climb, &mut done);
     let server = Finished { side, idle };
     finish(
         scenario,
@@ -409,6 +394,32 @@ impl<'s> Climb<'s> {
         );
         judge_stair(&self.scenario.failure, record, measured, server);
     }
+}
+
+/// The end: every load stops (and writes its summary and connections), then the
+/// server. Only a staircase that passed every row so far can still fail on what the
+/// end shows: after a failure, the refusals and differences belong to the stair that
+/// failed. Returns the server's side.
+fn end(
+    mut server: Session,
+    top: &Step,
+    rule: &FailureRule,
+    climb: &Climb,
+    done: &mut [Stair],
+) -> ServerSide {
+    server.stop_agents(top.connections);
+    server.end_load();
+    server.dead();
+    let side = server.stop();
+    if done.iter().all(|s| s.status == Status::Ok) {
+        if let (Some(reason), Some(last)) =
+            (end_problem(rule, &side, &climb.dirs()), done.last_mut())
+        {
+            last.status = Status::Failed;
+            last.reason = reason;
+        }
+    }
+    side
 }
 
 fn interrupted_reason() -> String {
