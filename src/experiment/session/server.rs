@@ -170,10 +170,40 @@ pub(in crate::experiment) fn start_server(
         }
     });
     let timeout = entry.options.start_timeout.map_or(START_TIMEOUT, |t| t.0);
+    let (addr, pid) = wait_ready(
+        &launch,
+        &mut guard,
+        &rx,
+        host,
+        &cgroup,
+        &stderr_path,
+        timeout,
+    )?;
+    Ok(Started {
+        guard,
+        addr,
+        pid,
+        reader,
+        cgroup,
+    })
+}
+
+/// Waits until the server is ready (its listening line, or its port accepting), and
+/// returns its address and the pid to probe; why not when it exits, a stop signal
+/// comes or `timeout` passes first.
+fn wait_ready(
+    launch: &Launch,
+    guard: &mut Guard,
+    listening: &mpsc::Receiver<String>,
+    host: &dyn Placement,
+    cgroup: &Option<Cgroup>,
+    stderr_path: &Path,
+    timeout: Duration,
+) -> Result<(SocketAddr, u32), StartError> {
     let deadline = Instant::now() + timeout;
     loop {
-        let ready = match &launch {
-            Launch::Builtin(_) => match rx.recv_timeout(Duration::from_millis(50)) {
+        let ready = match launch {
+            Launch::Builtin(_) => match listening.recv_timeout(Duration::from_millis(50)) {
                 Ok(line) => {
                     let listening: Listening = line
                         .parse()
@@ -197,14 +227,8 @@ pub(in crate::experiment) fn start_server(
                 ready
             }
         };
-        if let Some((addr, pid)) = ready {
-            return Ok(Started {
-                guard,
-                addr,
-                pid,
-                reader,
-                cgroup,
-            });
+        if let Some(ready) = ready {
+            return Ok(ready);
         }
         if let Some(status) = guard.try_wait() {
             let oom = cgroup
@@ -214,7 +238,7 @@ pub(in crate::experiment) fn start_server(
                 format!(
                     "{} exited before listening ({status}): {}",
                     launch.describe(),
-                    tail(&stderr_path)
+                    tail(stderr_path)
                 )
             })));
         }
@@ -222,13 +246,13 @@ pub(in crate::experiment) fn start_server(
             return Err(StartError::Interrupted);
         }
         if Instant::now() >= deadline {
-            let stderr = tail(&stderr_path);
+            let stderr = tail(stderr_path);
             let stderr = if stderr.is_empty() {
                 "its stderr is empty".to_string()
             } else {
                 format!("its stderr ends: {stderr}")
             };
-            return Err(StartError::Failed(match &launch {
+            return Err(StartError::Failed(match launch {
                 Launch::Builtin(_) => format!(
                     "server did not print `listening on` within {} s; {stderr}",
                     trim_float(timeout.as_secs_f64())
