@@ -96,26 +96,41 @@ for a, b in sel:
     graph.setdefault(a, set()).add(b)
     graph.setdefault(b, set())
 
-# Tarjan SCC
-index, low, stack, on, sccs, i = {}, {}, [], set(), [], [0]
 sys.setrecursionlimit(10000)
-def strong(v):
-    index[v] = low[v] = i[0]; i[0] += 1; stack.append(v); on.add(v)
-    for w in graph[v]:
-        if w not in index:
-            strong(w); low[v] = min(low[v], low[w])
-        elif w in on:
-            low[v] = min(low[v], index[w])
-    if low[v] == index[v]:
-        comp = []
-        while True:
-            w = stack.pop(); on.discard(w); comp.append(w)
-            if w == v: break
-        if len(comp) > 1:
-            sccs.append(sorted(comp))
-for v in sorted(graph):
-    if v not in index:
-        strong(v)
+def cycles(graph):
+    """Tarjan: the strongly connected components of more than one node."""
+    index, low, stack, on, sccs, i = {}, {}, [], set(), [], [0]
+    def strong(v):
+        index[v] = low[v] = i[0]; i[0] += 1; stack.append(v); on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                strong(w); low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop(); on.discard(w); comp.append(w)
+                if w == v: break
+            if len(comp) > 1:
+                sccs.append(sorted(comp))
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return sccs
+sccs = cycles(graph)
+
+# The same with every module folded into its top-level module below the root (a
+# folder counts as one module): catches a file that reaches its own parent's file
+# through another module (a -> b -> a/c, with a/mod.rs using a/c).
+def top(m):
+    return m[: len(rootsegs) + 1]
+folded = {}
+for a, b in sel:
+    if top(a) != top(b):
+        folded.setdefault(top(a), set()).add(top(b))
+        folded.setdefault(top(b), set())
+sccs += [c for c in cycles(folded) if c not in sccs]
 
 if mode in ("all", "--edges"):
     for a, b in sel:

@@ -45,14 +45,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use super::scenario::{LabSysctls, NetworkFile};
+use super::scenario::{LabSysctls, NetworkFile, MAX_CLIENTS};
 use crate::units::trim_float;
 
 mod sysctl;
 
-/// At most this many client hosts (198.18.0.11 to 198.18.1.4 of the /16; a Linux
-/// bridge takes up to 1024 ports).
-pub const MAX_CLIENTS: u32 = 250;
 /// The message for a machine where namespaces cannot be made.
 pub const NEEDS: &str = "multi-host scenarios need root and iproute2 (`ip netns`)";
 /// The beginning of every namespace name this module makes: `elab<pid>-`.

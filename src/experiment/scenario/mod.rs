@@ -164,7 +164,7 @@ pub struct Scenario {
     pub parts: Vec<Part>,
 }
 
-pub use validate::{MAX_REPETITIONS, MAX_ROWS};
+pub use validate::{MAX_CLIENTS, MAX_REPETITIONS, MAX_ROWS};
 
 /// Builds an error pointing at a place in the scenario being parsed.
 type ErrAt<'a> = &'a dyn Fn(Option<Range<usize>>, String) -> anyhow::Error;
