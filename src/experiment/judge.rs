@@ -183,6 +183,31 @@ pub fn judge(
 
 /// Fills a row's measured columns from a step's summaries and samples.
 pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
+    measure_summaries(row, server, load);
+    measure_cpu(row, server, load);
+    measure_memory(row, server);
+    super::cost::measure(
+        row,
+        &server.samples,
+        &server.kernel,
+        server.kernel_ends,
+        &load.samples,
+    );
+    super::request_cost::measure(row, server.calls);
+    measure_net(row, server);
+    if let (Some(cs), Some(cr), Some(si), Some(so)) = (
+        row.client_bytes_sent,
+        row.client_bytes_received,
+        row.server_bytes_in,
+        row.server_bytes_out,
+    ) {
+        row.bytes_match = Some(cs == si && cr == so);
+    }
+}
+
+/// The two summaries' figures: the load's throughput, latency, errors and bytes, the
+/// server's connections and bytes.
+fn measure_summaries(row: &mut Row, server: &ServerSide, load: &LoadSide) {
     if let Some(l) = &load.summary {
         row.duration_s = Some(l.duration_s);
         row.connections_established = Some(l.connections_established);
@@ -210,6 +235,11 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
             row.workers = Some(s.workers as u64);
         }
     }
+}
+
+/// CPU: the generators', the server's, what the machine did besides them, and the
+/// server's CPU per request.
+fn measure_cpu(row: &mut Row, server: &ServerSide, load: &LoadSide) {
     if let Some(pct) = load.cpu_pct {
         // Judged on the figure written, so the two columns never disagree at the threshold.
         let pct = round(pct, 1);
@@ -252,6 +282,10 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
             row.server_cpu_us_per_request = Some(round((user + sys) / requests as f64 * 1e6, 3));
         }
     }
+}
+
+/// The server's memory, threads and fds at their most, and its memory per connection.
+fn measure_memory(row: &mut Row, server: &ServerSide) {
     let window: Vec<&Sample> = server
         .samples
         .iter()
@@ -272,14 +306,10 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
             row.server_rss_per_conn_bytes = Some(rss_max.saturating_sub(idle.rss_bytes) / held);
         }
     }
-    super::cost::measure(
-        row,
-        &server.samples,
-        &server.kernel,
-        server.kernel_ends,
-        &load.samples,
-    );
-    super::request_cost::measure(row, server.calls);
+}
+
+/// The TCP counters of the server's namespace over the load.
+fn measure_net(row: &mut Row, server: &ServerSide) {
     if let (Some(a), Some(b)) = (server.net_at_load_start, server.net_at_load_end) {
         let d = b.since(&a);
         if server.load_wall_s > 0.0 {
@@ -292,14 +322,6 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         row.net_listen_overflows = Some(d.listen_overflows);
         row.net_syn_retrans = Some(d.syn_retrans);
         row.net_scope = server.net_scope.map(|s| s.name().to_string());
-    }
-    if let (Some(cs), Some(cr), Some(si), Some(so)) = (
-        row.client_bytes_sent,
-        row.client_bytes_received,
-        row.server_bytes_in,
-        row.server_bytes_out,
-    ) {
-        row.bytes_match = Some(cs == si && cr == so);
     }
 }
 
