@@ -12,6 +12,7 @@ pub mod experiment;
 pub mod load;
 pub mod report;
 pub mod results;
+pub mod run;
 pub mod server;
 pub mod stats;
 pub mod sys;

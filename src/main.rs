@@ -24,7 +24,7 @@ enum Command {
     /// Generate load against any echo server, verify every byte and measure latency
     Load(Box<echolab::load::LoadArgs>),
     /// Run an experiment (servers x load steps) and write its report; default: the quick comparison
-    Run(echolab::experiment::RunArgs),
+    Run(echolab::run::RunArgs),
     /// Write report.html and report.md into a results directory
     Report(echolab::report::ReportArgs),
     /// Combine the results of distributed load agents exactly (histograms added, counts summed)
@@ -36,7 +36,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(config) => echolab::server::main(config),
         Command::Load(args) => echolab::load::main(*args),
-        Command::Run(args) => echolab::experiment::main(args),
+        Command::Run(args) => echolab::run::main(args),
         Command::Report(args) => echolab::report::main(args),
         Command::Merge(args) => echolab::load::merge_main(args),
     };

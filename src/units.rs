@@ -1,5 +1,5 @@
-//! Parsing of the byte sizes and durations the command line and scenarios take, and the
-//! formatting of byte counts for people.
+//! Parsing of the byte sizes and durations the command line and scenarios take, and
+//! the formatting of byte counts, numbers and durations for people.
 
 use std::time::Duration;
 
@@ -64,6 +64,20 @@ fn split_number(text: &str) -> Option<(f64, &str)> {
         .unwrap_or(trimmed.len());
     let (number, unit) = trimmed.split_at(split);
     Some((number.parse().ok()?, unit.trim()))
+}
+
+/// Formats a number without a trailing `.0` (for step names).
+pub fn trim_float(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A duration in milliseconds as flags and messages write it (`250ms`, `1.5ms`).
+pub fn ms(d: Duration) -> String {
+    format!("{}ms", trim_float(d.as_secs_f64() * 1e3))
 }
 
 #[cfg(test)]

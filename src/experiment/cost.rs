@@ -10,7 +10,6 @@
 
 use std::fs;
 
-use super::judge::{LoadSide, ServerSide};
 use super::probe::Sample;
 use crate::results::Row;
 
@@ -203,10 +202,18 @@ fn page_bytes() -> u64 {
     u64::try_from(size).ok().filter(|s| *s > 0).unwrap_or(4096)
 }
 
-/// Fills a row's cost-per-connection columns from what the step left behind.
-pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
+/// Fills a row's cost-per-connection columns from what the step left behind: the
+/// server's samples, the kernel's memory (whose sockets hold `kernel_ends` ends of each
+/// connection) and the generators' samples.
+pub fn measure(
+    row: &mut Row,
+    server_samples: &[Sample],
+    kernel: &KernelWatch,
+    kernel_ends: u64,
+    load_samples: &[Vec<Sample>],
+) {
     let round = |v: f64| v.round();
-    if let Some(held) = Held::find(&server.samples) {
+    if let Some(held) = Held::find(server_samples) {
         row.held_connections = Some(held.connections());
         row.server_rss_hold_per_conn_bytes = Some(round(held.rss_per_connection()));
         row.server_cpu_hold_pct = held.cpu_pct().map(|p| (p * 10.0).round() / 10.0);
@@ -216,9 +223,9 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
             row.establish_per_s = Some(round(held.connections() as f64 / establish));
         }
     }
-    row.load_rss_per_conn_bytes = generators_rss_per_connection(&load.samples).map(round);
-    if let (Some(before), Some(during)) = (server.kernel.before, server.kernel.at_peak) {
-        if let Some(cost) = kernel_cost(&before, &during, server.kernel_ends, page_bytes()) {
+    row.load_rss_per_conn_bytes = generators_rss_per_connection(load_samples).map(round);
+    if let (Some(before), Some(during)) = (kernel.before, kernel.at_peak) {
+        if let Some(cost) = kernel_cost(&before, &during, kernel_ends, page_bytes()) {
             row.kernel_slab_per_conn_bytes = Some(round(cost.slab_bytes));
             row.kernel_unreclaimable_per_conn_bytes = Some(round(cost.unreclaimable_bytes));
             row.kernel_tcp_mem_per_conn_bytes = Some(round(cost.tcp_mem_bytes));

@@ -44,15 +44,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
 
-use super::scenario::NetworkFile;
+use super::scenario::{LabSysctls, NetworkFile, MAX_CLIENTS};
 use crate::results::Shaping;
+use crate::units::trim_float;
 
 mod sysctl;
-pub use sysctl::{parse_port_range, LabSysctls};
 
-/// At most this many client hosts (198.18.0.11 to 198.18.1.4 of the /16; a Linux
-/// bridge takes up to 1024 ports).
-pub const MAX_CLIENTS: u32 = 250;
 /// The message for a machine where namespaces cannot be made.
 pub const NEEDS: &str = "multi-host scenarios need root and iproute2 (`ip netns`)";
 /// The beginning of every namespace name this module makes: `elab<pid>-`.
@@ -204,22 +201,16 @@ impl Shaping {
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
         if let Some(r) = self.rate_bit_s {
-            parts.push(format!(
-                "{} Mbit/s",
-                super::scenario::trim_float(r as f64 / 1e6)
-            ));
+            parts.push(format!("{} Mbit/s", trim_float(r as f64 / 1e6)));
         }
         if let Some(d) = self.delay_ms {
-            let jitter = self.jitter_ms.map_or(String::new(), |j| {
-                format!(" ± {} ms", super::scenario::trim_float(j))
-            });
-            parts.push(format!(
-                "delay {} ms{jitter}",
-                super::scenario::trim_float(d)
-            ));
+            let jitter = self
+                .jitter_ms
+                .map_or(String::new(), |j| format!(" ± {} ms", trim_float(j)));
+            parts.push(format!("delay {} ms{jitter}", trim_float(d)));
         }
         if let Some(l) = self.loss_pct {
-            parts.push(format!("loss {}%", super::scenario::trim_float(l)));
+            parts.push(format!("loss {}%", trim_float(l)));
         }
         let mut text = parts.join(", ");
         if let Some(q) = &self.qdisc {

@@ -6,10 +6,11 @@
 use super::cost::KernelWatch;
 use super::netstat::{NetCounters, Scope};
 use super::probe::Sample;
-use super::scenario::{ms, trim_float, FailureRule, Step};
+use super::scenario::{FailureRule, ModelEntry, Scenario, Step};
 use crate::load::measurements::LoadSummary;
 use crate::results::{generator_bound, Row, DISTURBED_PCT};
 use crate::server::stats::ServerSummary;
+use crate::units::{ms, trim_float};
 
 /// What the server side of a step left behind.
 #[derive(Debug, Default)]
@@ -55,6 +56,23 @@ pub struct LoadSide {
     pub cores: usize,
     /// Each generator's /proc samples (load-probe-N.csv).
     pub samples: Vec<Vec<Sample>>,
+}
+
+/// A row's columns that say what ran: the model, the step's values and the repetition.
+pub fn base_row(scenario: &Scenario, entry: &ModelEntry, step: &Step, rep: u32) -> Row {
+    Row {
+        model: entry.label.clone(),
+        step: step.name.clone(),
+        repetition: rep,
+        connections: step.connections,
+        size: step.size,
+        delay_ms: step.delay.map_or(0.0, |d| d.as_secs_f64() * 1e3),
+        rate: step.rate,
+        workers: step.workers.or(entry.options.workers.map(|w| w.0)),
+        requests_per_conn: step.requests.or(scenario.load.requests.map(|r| r.0)),
+        client_hosts: step.hosts.or(scenario.client_hosts),
+        ..Row::default()
+    }
 }
 
 /// Applies the failure rule; None when the step passed.
@@ -165,6 +183,31 @@ pub fn judge(
 
 /// Fills a row's measured columns from a step's summaries and samples.
 pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
+    measure_summaries(row, server, load);
+    measure_cpu(row, server, load);
+    measure_memory(row, server);
+    super::cost::measure(
+        row,
+        &server.samples,
+        &server.kernel,
+        server.kernel_ends,
+        &load.samples,
+    );
+    super::request_cost::measure(row, server.calls);
+    measure_net(row, server);
+    if let (Some(cs), Some(cr), Some(si), Some(so)) = (
+        row.client_bytes_sent,
+        row.client_bytes_received,
+        row.server_bytes_in,
+        row.server_bytes_out,
+    ) {
+        row.bytes_match = Some(cs == si && cr == so);
+    }
+}
+
+/// The two summaries' figures: the load's throughput, latency, errors and bytes, the
+/// server's connections and bytes.
+fn measure_summaries(row: &mut Row, server: &ServerSide, load: &LoadSide) {
     if let Some(l) = &load.summary {
         row.duration_s = Some(l.duration_s);
         row.connections_established = Some(l.connections_established);
@@ -192,6 +235,11 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
             row.workers = Some(s.workers as u64);
         }
     }
+}
+
+/// CPU: the generators', the server's, what the machine did besides them, and the
+/// server's CPU per request.
+fn measure_cpu(row: &mut Row, server: &ServerSide, load: &LoadSide) {
     if let Some(pct) = load.cpu_pct {
         // Judged on the figure written, so the two columns never disagree at the threshold.
         let pct = round(pct, 1);
@@ -234,6 +282,10 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
             row.server_cpu_us_per_request = Some(round((user + sys) / requests as f64 * 1e6, 3));
         }
     }
+}
+
+/// The server's memory, threads and fds at their most, and its memory per connection.
+fn measure_memory(row: &mut Row, server: &ServerSide) {
     let window: Vec<&Sample> = server
         .samples
         .iter()
@@ -254,8 +306,10 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
             row.server_rss_per_conn_bytes = Some(rss_max.saturating_sub(idle.rss_bytes) / held);
         }
     }
-    super::cost::measure(row, server, load);
-    super::request_cost::measure(row, server);
+}
+
+/// The TCP counters of the server's namespace over the load.
+fn measure_net(row: &mut Row, server: &ServerSide) {
     if let (Some(a), Some(b)) = (server.net_at_load_start, server.net_at_load_end) {
         let d = b.since(&a);
         if server.load_wall_s > 0.0 {
@@ -268,14 +322,6 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         row.net_listen_overflows = Some(d.listen_overflows);
         row.net_syn_retrans = Some(d.syn_retrans);
         row.net_scope = server.net_scope.map(|s| s.name().to_string());
-    }
-    if let (Some(cs), Some(cr), Some(si), Some(so)) = (
-        row.client_bytes_sent,
-        row.client_bytes_received,
-        row.server_bytes_in,
-        row.server_bytes_out,
-    ) {
-        row.bytes_match = Some(cs == si && cr == so);
     }
 }
 

@@ -15,7 +15,6 @@
 use std::io;
 use std::sync::OnceLock;
 
-use super::judge::ServerSide;
 use super::probe::process_tree;
 use crate::results::Row;
 use crate::sys::perf::{tracepoint_ids, Counter};
@@ -198,8 +197,8 @@ impl Counting {
 }
 
 /// Fills a row's per-request columns from the counts over its load.
-pub fn measure(row: &mut Row, server: &ServerSide) {
-    let (Some(calls), Some(requests)) = (server.calls, row.requests.filter(|r| *r > 0)) else {
+pub fn measure(row: &mut Row, calls: Option<Calls>) {
+    let (Some(calls), Some(requests)) = (calls, row.requests.filter(|r| *r > 0)) else {
         return;
     };
     let per = |n: u64| Some((n as f64 / requests as f64 * 10_000.0).round() / 10_000.0);
@@ -227,23 +226,20 @@ mod tests {
 
     #[test]
     fn per_request_divides_the_counts() {
-        let server = ServerSide {
-            calls: Some(Calls {
-                syscalls: 3_000,
-                wait: 27,
-                read: 1_000,
-                write: 1_000,
-                switches: 50,
-                involuntary: 10,
-                every_call: true,
-            }),
-            ..ServerSide::default()
-        };
+        let calls = Some(Calls {
+            syscalls: 3_000,
+            wait: 27,
+            read: 1_000,
+            write: 1_000,
+            switches: 50,
+            involuntary: 10,
+            every_call: true,
+        });
         let mut row = Row {
             requests: Some(1_000),
             ..Row::default()
         };
-        measure(&mut row, &server);
+        measure(&mut row, calls);
         assert_eq!(row.server_syscalls_per_req, Some(3.0));
         assert_eq!(row.server_wait_calls_per_req, Some(0.027));
         assert_eq!(row.server_read_calls_per_req, Some(1.0));
@@ -253,7 +249,7 @@ mod tests {
             requests: Some(0),
             ..Row::default()
         };
-        measure(&mut none, &server);
+        measure(&mut none, calls);
         assert_eq!(none.server_syscalls_per_req, None);
     }
 

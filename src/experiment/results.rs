@@ -6,8 +6,8 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
-use super::scenario::trim_float;
 use crate::results::{Row, Status, RESULTS_HEADER};
+use crate::units::trim_float;
 
 /// results.csv, flushed after every row so an interrupted run keeps what it finished.
 pub struct ResultsCsv {

@@ -8,30 +8,20 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use super::conditions;
 use super::hosts::{self, Hosts};
-use super::judge::{judge, measure};
+use super::judge::{base_row, judge, measure};
 use super::process;
 use super::results::ResultsCsv;
-use super::scenario::{trim_float, ModelEntry, ModelKind, Scenario, Step};
+use super::scenario::{ModelEntry, ModelKind, Scenario, Step};
+pub use super::session::RunConfig;
 use super::staircase::run_staircase;
 use super::step::{run_step, StepOutcome};
 use crate::results::{Limits, Row, Shaping, Status};
-
-/// Where and how to run.
-#[derive(Debug, Clone)]
-pub struct RunConfig {
-    /// The echolab binary the servers and load generators are started from.
-    pub exe: PathBuf,
-    pub out: PathBuf,
-    /// Show an indicatif bar (a terminal) or print plain lines.
-    pub progress_bar: bool,
-    /// Print progress at all.
-    pub quiet: bool,
-}
+use crate::units::trim_float;
 
 /// What a run produced.
 pub struct RunOutcome {
@@ -147,59 +137,12 @@ impl Progress {
     }
 }
 
-/// A row's columns that say what ran: the model, the step's values and the repetition.
-pub(super) fn base_row(scenario: &Scenario, entry: &ModelEntry, step: &Step, rep: u32) -> Row {
-    Row {
-        model: entry.label.clone(),
-        step: step.name.clone(),
-        repetition: rep,
-        connections: step.connections,
-        size: step.size,
-        delay_ms: step.delay.map_or(0.0, |d| d.as_secs_f64() * 1e3),
-        rate: step.rate,
-        workers: step.workers.or(entry.options.workers.map(|w| w.0)),
-        requests_per_conn: step.requests.or(scenario.load.requests.map(|r| r.0)),
-        client_hosts: step.hosts.or(scenario.client_hosts),
-        ..Row::default()
-    }
-}
-
 /// Runs every model over every step and repetition, writing into `config.out`.
 pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome> {
-    let mut csv = ResultsCsv::create(&config.out.join("results.csv"))?;
-    let reps = scenario.repetitions;
-    let holds = scenario
-        .staircase
-        .filter(|s| s.hold.is_some())
-        .map_or(0, |s| scenario.steps.len() / s.stairs().len());
-    let total = (scenario.models.len() * (scenario.steps.len() + holds)) as u64 * reps as u64;
+    let csv = ResultsCsv::create(&config.out.join("results.csv"))?;
     // One set of emulated hosts for the whole run; dropping it (on every way out of
     // this function, an interrupt included) deletes the namespaces.
-    let hosts = match scenario.client_hosts {
-        None => None,
-        Some(clients) => {
-            hosts::check_available()?;
-            let removed = hosts::remove_leftovers()?;
-            if !removed.is_empty() && !config.quiet {
-                crate::errln!(
-                    "removed namespaces left by runs that died: {}",
-                    removed.join(" ")
-                );
-            }
-            let hosts = Hosts::create(clients, &scenario.lab_sysctls)?;
-            if !config.quiet {
-                let clients: Vec<String> =
-                    hosts.clients().iter().map(|c| c.addr.to_string()).collect();
-                crate::errln!(
-                    "hosts: server {}, clients {} (network namespaces {}*)",
-                    hosts.server().addr,
-                    clients.join(" "),
-                    hosts.prefix()
-                );
-            }
-            Some(hosts)
-        }
-    };
+    let hosts = create_hosts(scenario, config.quiet)?;
     let network = match (&hosts, &scenario.network) {
         (Some(hosts), Some(network)) => {
             let shaping = hosts.shape(network)?;
@@ -211,39 +154,129 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         _ => None,
     };
     let lab_sysctls = hosts.as_ref().map(|h| h.sysctls().clone());
+    remove_leftover_cgroups(scenario, config.quiet);
+    let mut sweep = Sweep {
+        scenario,
+        config,
+        hosts: hosts.as_ref(),
+        csv,
+        progress: Progress::new(total_rows(scenario), config.progress_bar, config.quiet),
+        rows: Vec::new(),
+    };
+    let mut interrupted = sweep.staircases()?;
+    if !interrupted {
+        interrupted = sweep.rounds()?;
+    }
+    sweep.progress.close();
+    Ok(RunOutcome {
+        rows: sweep.rows,
+        interrupted,
+        network,
+        lab_sysctls,
+    })
+}
+
+/// The rows a run writes: every step of every model and repetition, and a staircase's
+/// hold row.
+fn total_rows(scenario: &Scenario) -> u64 {
+    let holds = scenario
+        .staircase
+        .filter(|s| s.hold.is_some())
+        .map_or(0, |s| scenario.steps.len() / s.stairs().len());
+    (scenario.models.len() * (scenario.steps.len() + holds)) as u64 * scenario.repetitions as u64
+}
+
+/// The namespace lab of `[hosts]` (None without it), after removing the namespaces of
+/// runs that died.
+fn create_hosts(scenario: &Scenario, quiet: bool) -> anyhow::Result<Option<Hosts>> {
+    let Some(clients) = scenario.client_hosts else {
+        return Ok(None);
+    };
+    hosts::check_available()?;
+    let removed = hosts::remove_leftovers()?;
+    if !removed.is_empty() && !quiet {
+        crate::errln!(
+            "removed namespaces left by runs that died: {}",
+            removed.join(" ")
+        );
+    }
+    let hosts = Hosts::create(clients, &scenario.lab_sysctls)?;
+    if !quiet {
+        let clients: Vec<String> = hosts.clients().iter().map(|c| c.addr.to_string()).collect();
+        crate::errln!(
+            "hosts: server {}, clients {} (network namespaces {}*)",
+            hosts.server().addr,
+            clients.join(" "),
+            hosts.prefix()
+        );
+    }
+    Ok(Some(hosts))
+}
+
+/// Removes the cgroups of runs that died, when this run limits a server.
+fn remove_leftover_cgroups(scenario: &Scenario, quiet: bool) {
     if scenario
         .models
         .iter()
         .any(|m| Limits::of(&m.options).is_some())
     {
         let removed = conditions::remove_leftovers();
-        if !removed.is_empty() && !config.quiet {
+        if !removed.is_empty() && !quiet {
             crate::errln!("removed cgroups left by runs that died: {removed:?}");
         }
     }
-    let mut progress = Progress::new(total, config.progress_bar, config.quiet);
-    let mut rows = Vec::new();
-    let mut interrupted = false;
-    // Staircases: each model's on its own live server, as before.
-    'staircases: for entry in &scenario.models {
-        let missing = missing_program(entry);
-        if let (Some(staircase), None) = (&scenario.staircase, &missing) {
+}
+
+/// A run in progress: where its rows go as they finish.
+struct Sweep<'a> {
+    scenario: &'a Scenario,
+    config: &'a RunConfig,
+    hosts: Option<&'a Hosts>,
+    csv: ResultsCsv,
+    progress: Progress,
+    rows: Vec<Row>,
+}
+
+/// Why a sweep stops early: a stop signal.
+type Interrupted = bool;
+
+impl Sweep<'_> {
+    /// Writes a finished row.
+    fn record(&mut self, what: &str, row: Row) -> anyhow::Result<()> {
+        self.csv.append(&row)?;
+        self.progress.finished(what, &row);
+        self.rows.push(row);
+        Ok(())
+    }
+
+    /// Staircases: each model's on its own live server, as before.
+    fn staircases(&mut self) -> anyhow::Result<Interrupted> {
+        let scenario = self.scenario;
+        let Some(staircase) = &scenario.staircase else {
+            return Ok(false);
+        };
+        let reps = scenario.repetitions;
+        for entry in scenario
+            .models
+            .iter()
+            .filter(|m| missing_program(m).is_none())
+        {
             // Consecutive steps that differ only in connections are one staircase.
             for stairs in scenario.steps.chunks(staircase.stairs().len()) {
                 for rep in 1..=reps {
                     if process::stop_requested() {
-                        interrupted = true;
-                        break 'staircases;
+                        return Ok(true);
                     }
                     let mut stair = 0;
+                    let progress = &self.progress;
                     let outcome = run_staircase(
-                        config,
+                        self.config,
                         scenario,
                         staircase,
                         entry,
                         stairs,
                         rep,
-                        hosts.as_ref(),
+                        self.hosts,
                         &mut |what| {
                             // The server's start is the first stair's.
                             stair += u64::from(!what.ends_with(": server"));
@@ -251,142 +284,151 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
                         },
                     );
                     for row in outcome.rows {
-                        csv.append(&row)?;
                         let what = format!("{} {} rep {rep}/{reps}", entry.label, row.step);
-                        progress.finished(&what, &row);
-                        rows.push(row);
+                        self.record(&what, row)?;
                     }
                     if outcome.interrupted {
-                        interrupted = true;
-                        break 'staircases;
+                        return Ok(true);
                     }
                 }
             }
         }
+        Ok(false)
     }
-    // Fresh servers: round r of a step runs every model's repetition r, in an order
-    // shuffled per round, so a slow minute of the machine falls on every model alike.
-    let stepped: Vec<&ModelEntry> = scenario
-        .models
-        .iter()
-        .filter(|m| scenario.staircase.is_none() || missing_program(m).is_some())
-        .collect();
-    let missing: Vec<Option<String>> = stepped.iter().map(|m| missing_program(m)).collect();
-    let mut failed: Vec<Option<&Step>> = vec![None; stepped.len()];
-    let mut order_csv = (!interrupted && !stepped.is_empty())
-        .then(|| RoundOrder::create(&config.out.join(ORDER_FILE)))
-        .transpose()?;
-    'rounds: for step in &scenario.steps {
-        for rep in 1..=reps {
-            if interrupted {
-                break 'rounds;
-            }
-            let order = round_order(&scenario.name, &step.name, rep, stepped.len());
-            if let Some(o) = &mut order_csv {
-                o.append(
-                    &step.name,
-                    rep,
-                    order.iter().map(|&i| stepped[i].label.as_str()),
-                )?;
-            }
-            for i in order {
-                let entry = stepped[i];
-                let mut row = base_row(scenario, entry, step, rep);
-                let what = format!("{} {} rep {rep}/{reps}", entry.label, step.name);
-                // Checked before every row, skipped and not-run rows too: a stream of
-                // rows that start nothing still stops within a second of SIGINT.
-                if process::stop_requested() {
-                    interrupted = true;
-                    break 'rounds;
+
+    /// Fresh servers: round r of a step runs every model's repetition r, in an order
+    /// shuffled per round, so a slow minute of the machine falls on every model alike.
+    fn rounds(&mut self) -> anyhow::Result<Interrupted> {
+        let scenario = self.scenario;
+        let stepped: Vec<&ModelEntry> = scenario
+            .models
+            .iter()
+            .filter(|m| scenario.staircase.is_none() || missing_program(m).is_some())
+            .collect();
+        let missing: Vec<Option<String>> = stepped.iter().map(|m| missing_program(m)).collect();
+        let mut failed: Vec<Option<&Step>> = vec![None; stepped.len()];
+        let mut order_csv = (!stepped.is_empty())
+            .then(|| RoundOrder::create(&self.config.out.join(ORDER_FILE)))
+            .transpose()?;
+        let reps = scenario.repetitions;
+        for step in &scenario.steps {
+            for rep in 1..=reps {
+                let order = round_order(&scenario.name, &step.name, rep, stepped.len());
+                if let Some(o) = &mut order_csv {
+                    o.append(
+                        &step.name,
+                        rep,
+                        order.iter().map(|&i| stepped[i].label.as_str()),
+                    )?;
                 }
-                if let Some(why) = &missing[i] {
-                    row.status = Status::NotRun;
-                    row.failure_reason = why.clone();
-                } else if let Some(f) = failed[i].filter(|f| step.at_least_as_heavy_as(f)) {
-                    row.status = Status::Skipped;
-                    row.failure_reason = if f.name == step.name {
-                        "step failed in an earlier repetition".to_string()
-                    } else {
-                        format!("at least as heavy as failed step {}", f.name)
-                    };
-                } else {
-                    // A disturbed repetition is run again, up to `rerun_disturbed` times;
-                    // the last attempt's row is the one kept.
-                    let mut attempt = 0;
-                    loop {
-                        if process::stop_requested() {
-                            interrupted = true;
-                            break 'rounds;
-                        }
-                        progress.starting(&what);
-                        row = base_row(scenario, entry, step, rep);
-                        let dir = config
-                            .out
-                            .join(&entry.label)
-                            .join(&step.name)
-                            .join(format!("rep-{rep}"));
-                        if attempt > 0 {
-                            let _ = std::fs::remove_dir_all(&dir);
-                        }
-                        let StepOutcome {
-                            server,
-                            load,
-                            interrupted: stopped,
-                        } = run_step(config, scenario, entry, step, &dir, hosts.as_ref());
-                        measure(&mut row, &server, &load);
-                        if let (Some(note), false) = (&server.net_note, config.quiet) {
-                            eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
-                        }
-                        if stopped || process::stop_requested() {
-                            row.status = Status::Interrupted;
-                            row.failure_reason = format!(
-                                "run interrupted by signal {}",
-                                process::stop_signal().unwrap_or(0)
-                            );
-                            interrupted = true;
-                        } else if let Some(reason) = judge(&scenario.failure, step, &server, &load)
-                        {
-                            row.status = Status::Failed;
-                            row.failure_reason = reason;
-                            failed[i] = Some(step);
+                for i in order {
+                    let entry = stepped[i];
+                    // Checked before every row, skipped and not-run rows too: a stream of
+                    // rows that start nothing still stops within a second of SIGINT.
+                    if process::stop_requested() {
+                        return Ok(true);
+                    }
+                    let mut row = base_row(scenario, entry, step, rep);
+                    let what = format!("{} {} rep {rep}/{reps}", entry.label, step.name);
+                    let mut interrupted = false;
+                    if let Some(why) = &missing[i] {
+                        row.status = Status::NotRun;
+                        row.failure_reason = why.clone();
+                    } else if let Some(f) = failed[i].filter(|f| step.at_least_as_heavy_as(f)) {
+                        row.status = Status::Skipped;
+                        row.failure_reason = if f.name == step.name {
+                            "step failed in an earlier repetition".to_string()
                         } else {
-                            row.status = Status::Ok;
-                        }
-                        if !scenario.pause.is_zero() && !interrupted {
-                            pause_unless_stopped(scenario.pause);
-                        }
-                        let again = row.status == Status::Ok
-                            && row.disturbed == Some(true)
-                            && attempt < scenario.failure.rerun_disturbed;
-                        if !again {
-                            break;
-                        }
-                        attempt += 1;
-                        if !config.quiet {
-                            crate::errln!(
-                                "{what}: disturbed ({}% of a core went to other work): run again ({attempt} of {})",
-                                row.interference_pct.unwrap_or(0.0),
-                                scenario.failure.rerun_disturbed
-                            );
+                            format!("at least as heavy as failed step {}", f.name)
+                        };
+                    } else {
+                        let Some((ran, stopped)) = self.fresh(entry, step, rep, &what) else {
+                            return Ok(true);
+                        };
+                        row = ran;
+                        interrupted = stopped;
+                        if row.status == Status::Failed {
+                            failed[i] = Some(step);
                         }
                     }
-                }
-                csv.append(&row)?;
-                progress.finished(&what, &row);
-                rows.push(row);
-                if interrupted {
-                    break 'rounds;
+                    self.record(&what, row)?;
+                    if interrupted {
+                        return Ok(true);
+                    }
                 }
             }
         }
+        Ok(false)
     }
-    progress.close();
-    Ok(RunOutcome {
-        rows,
-        interrupted,
-        network,
-        lab_sysctls,
-    })
+
+    /// One repetition of one step on a fresh server, judged: its row and whether a
+    /// stop signal came. A disturbed repetition is run again, up to `rerun_disturbed`
+    /// times; the last attempt's row is the one kept. None: stopped before it started.
+    fn fresh(
+        &mut self,
+        entry: &ModelEntry,
+        step: &Step,
+        rep: u32,
+        what: &str,
+    ) -> Option<(Row, Interrupted)> {
+        let (scenario, config) = (self.scenario, self.config);
+        let mut attempt = 0;
+        loop {
+            if process::stop_requested() {
+                return None;
+            }
+            self.progress.starting(what);
+            let mut row = base_row(scenario, entry, step, rep);
+            let dir = config
+                .out
+                .join(&entry.label)
+                .join(&step.name)
+                .join(format!("rep-{rep}"));
+            if attempt > 0 {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+            let StepOutcome {
+                server,
+                load,
+                interrupted: stopped,
+            } = run_step(config, scenario, entry, step, &dir, self.hosts);
+            measure(&mut row, &server, &load);
+            if let (Some(note), false) = (&server.net_note, config.quiet) {
+                eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
+            }
+            let mut interrupted = false;
+            if stopped || process::stop_requested() {
+                row.status = Status::Interrupted;
+                row.failure_reason = format!(
+                    "run interrupted by signal {}",
+                    process::stop_signal().unwrap_or(0)
+                );
+                interrupted = true;
+            } else if let Some(reason) = judge(&scenario.failure, step, &server, &load) {
+                row.status = Status::Failed;
+                row.failure_reason = reason;
+            } else {
+                row.status = Status::Ok;
+            }
+            if !scenario.pause.is_zero() && !interrupted {
+                pause_unless_stopped(scenario.pause);
+            }
+            let again = row.status == Status::Ok
+                && row.disturbed == Some(true)
+                && attempt < scenario.failure.rerun_disturbed;
+            if !again {
+                return Some((row, interrupted));
+            }
+            attempt += 1;
+            if !config.quiet {
+                crate::errln!(
+                    "{what}: disturbed ({}% of a core went to other work): run again ({attempt} of {})",
+                    row.interference_pct.unwrap_or(0.0),
+                    scenario.failure.rerun_disturbed
+                );
+            }
+        }
+    }
 }
 
 /// The file recording each round's model order (`step,repetition,order`).

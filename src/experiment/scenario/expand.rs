@@ -6,7 +6,8 @@ use std::time::Duration;
 use toml::Spanned;
 
 use super::file::{Axis, Bytes, Count, Dur, LoadOptions, Rate, ScenarioFile};
-use super::{trim_float, ErrAt, Staircase, Step};
+use super::{ErrAt, Staircase, Step};
+use crate::units::trim_float;
 
 const DEFAULT_CONNECTIONS: u64 = 10;
 const DEFAULT_SIZE: u64 = 64;
@@ -21,7 +22,6 @@ pub(super) fn steps(
     err: ErrAt,
 ) -> anyhow::Result<(Vec<Step>, Vec<&'static str>)> {
     // Sweep axes, expanded outermost first: workers, size, delay, rate, connections.
-    let mut axes = Vec::new();
     // A staircase's stairs are its steps' connections, innermost: consecutive steps
     // that differ only in connections are one staircase.
     let connections = match staircase {
@@ -29,56 +29,9 @@ pub(super) fn steps(
         None => expand_counts(&file.sweep.connections, "connections", err)?
             .unwrap_or_else(|| vec![load.connections.map_or(DEFAULT_CONNECTIONS, |c| c.0)]),
     };
-    let message_len = load.message.as_ref().map(|m| m.len() as u64);
-    let sizes = match &file.sweep.size {
-        Some(axis) => expand(
-            axis,
-            "size",
-            err,
-            |b: &Bytes| b.0 as f64,
-            |v| Bytes(v.round() as u64),
-        )?
-        .into_iter()
-        .map(|b| b.0)
-        .collect(),
-        None => vec![load
-            .size
-            .map(|b| b.0)
-            .or(message_len)
-            .unwrap_or(DEFAULT_SIZE)],
-    };
-    if let Some(zero) = sizes.iter().position(|s| *s == 0) {
-        return Err(err(
-            file.sweep.size.as_ref().map(|s| s.span()),
-            format!("size {} is 0: messages need at least 1 byte", zero + 1),
-        ));
-    }
-    let delays: Vec<Option<Duration>> = match &file.sweep.delay {
-        Some(axis) => expand(
-            axis,
-            "delay",
-            err,
-            |d: &Dur| d.0.as_secs_f64(),
-            |v| Dur(Duration::from_secs_f64(v.max(0.0))),
-        )?
-        .into_iter()
-        .map(|d| Some(d.0))
-        .collect(),
-        None => vec![load.delay.map(|d| d.0)],
-    };
-    let rates: Vec<Option<f64>> = match &file.sweep.rate {
-        Some(axis) => expand(axis, "rate", &err, |r: &Rate| r.0, Rate)?
-            .into_iter()
-            .map(|r| Some(r.0))
-            .collect(),
-        None => vec![load.rate.map(|r| r.0)],
-    };
-    if file.sweep.rate.is_some() && (load.delay.is_some() || file.sweep.delay.is_some()) {
-        return Err(err(
-            None,
-            "a rate sweep (open loop) cannot have a delay".into(),
-        ));
-    }
+    let sizes = sizes_axis(file, load, err)?;
+    let delays = delays_axis(file, load, err)?;
+    let rates = rates_axis(file, load, err)?;
     let workers: Vec<Option<u64>> = match expand_counts(&file.sweep.workers, "workers", err)? {
         Some(list) => list.into_iter().map(Some).collect(),
         None => vec![None],
@@ -88,22 +41,7 @@ pub(super) fn steps(
         None => vec![None],
     };
     let hosts = client_hosts_axis(file, err)?;
-    for (name, present) in [
-        (
-            "connections",
-            file.sweep.connections.is_some() || staircase.is_some(),
-        ),
-        ("size", file.sweep.size.is_some()),
-        ("delay", file.sweep.delay.is_some()),
-        ("rate", file.sweep.rate.is_some()),
-        ("workers", file.sweep.workers.is_some()),
-        ("requests", file.sweep.requests.is_some()),
-        ("hosts", file.sweep.hosts.is_some()),
-    ] {
-        if present {
-            axes.push(name);
-        }
-    }
+    let axes = swept_axes(file, staircase);
     let total = connections.len()
         * sizes.len()
         * delays.len()
@@ -134,6 +72,102 @@ pub(super) fn steps(
         }
     }
     Ok((steps, axes))
+}
+
+/// The message sizes: the `size` sweep, or the one size of `[load]` (or its message).
+fn sizes_axis(file: &ScenarioFile, load: &LoadOptions, err: ErrAt) -> anyhow::Result<Vec<u64>> {
+    let message_len = load.message.as_ref().map(|m| m.len() as u64);
+    let sizes = match &file.sweep.size {
+        Some(axis) => expand(
+            axis,
+            "size",
+            err,
+            |b: &Bytes| b.0 as f64,
+            |v| Bytes(v.round() as u64),
+        )?
+        .into_iter()
+        .map(|b| b.0)
+        .collect(),
+        None => vec![load
+            .size
+            .map(|b| b.0)
+            .or(message_len)
+            .unwrap_or(DEFAULT_SIZE)],
+    };
+    if let Some(zero) = sizes.iter().position(|s| *s == 0) {
+        return Err(err(
+            file.sweep.size.as_ref().map(|s| s.span()),
+            format!("size {} is 0: messages need at least 1 byte", zero + 1),
+        ));
+    }
+    Ok(sizes)
+}
+
+/// The think times: the `delay` sweep, or the one delay of `[load]`.
+fn delays_axis(
+    file: &ScenarioFile,
+    load: &LoadOptions,
+    err: ErrAt,
+) -> anyhow::Result<Vec<Option<Duration>>> {
+    let delays: Vec<Option<Duration>> = match &file.sweep.delay {
+        Some(axis) => expand(
+            axis,
+            "delay",
+            err,
+            |d: &Dur| d.0.as_secs_f64(),
+            |v| Dur(Duration::from_secs_f64(v.max(0.0))),
+        )?
+        .into_iter()
+        .map(|d| Some(d.0))
+        .collect(),
+        None => vec![load.delay.map(|d| d.0)],
+    };
+    Ok(delays)
+}
+
+/// The open-loop rates: the `rate` sweep, or the one rate of `[load]` (a rate sweep has
+/// no delay).
+fn rates_axis(
+    file: &ScenarioFile,
+    load: &LoadOptions,
+    err: ErrAt,
+) -> anyhow::Result<Vec<Option<f64>>> {
+    let rates: Vec<Option<f64>> = match &file.sweep.rate {
+        Some(axis) => expand(axis, "rate", &err, |r: &Rate| r.0, Rate)?
+            .into_iter()
+            .map(|r| Some(r.0))
+            .collect(),
+        None => vec![load.rate.map(|r| r.0)],
+    };
+    if file.sweep.rate.is_some() && (load.delay.is_some() || file.sweep.delay.is_some()) {
+        return Err(err(
+            None,
+            "a rate sweep (open loop) cannot have a delay".into(),
+        ));
+    }
+    Ok(rates)
+}
+
+/// The names of the axes the scenario sweeps, in the order of the steps' names.
+fn swept_axes(file: &ScenarioFile, staircase: Option<&Staircase>) -> Vec<&'static str> {
+    let mut axes = Vec::new();
+    for (name, present) in [
+        (
+            "connections",
+            file.sweep.connections.is_some() || staircase.is_some(),
+        ),
+        ("size", file.sweep.size.is_some()),
+        ("delay", file.sweep.delay.is_some()),
+        ("rate", file.sweep.rate.is_some()),
+        ("workers", file.sweep.workers.is_some()),
+        ("requests", file.sweep.requests.is_some()),
+        ("hosts", file.sweep.hosts.is_some()),
+    ] {
+        if present {
+            axes.push(name);
+        }
+    }
+    axes
 }
 
 /// One step, named after its values: `c100-s64`, then `-d10ms`, `-r5000`, `-w4`,

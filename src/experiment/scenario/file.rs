@@ -164,7 +164,7 @@ pub struct ScenarioFile {
     pub failure: FailureRule,
     pub hosts: Option<Spanned<HostsFile>>,
     pub network: Option<Spanned<NetworkFile>>,
-    pub staircase: Option<Spanned<super::stairs::StaircaseFile>>,
+    pub staircase: Option<Spanned<StaircaseFile>>,
     /// Built-in scenarios run one after the other into folders of one results
     /// directory, judged together (`classic`); such a file has nothing else to run.
     pub parts: Option<Spanned<Vec<String>>>,
@@ -237,35 +237,95 @@ pub struct HostsFile {
     pub ip_local_port_range: Option<Spanned<String>>,
 }
 
-/// Server options: `[server]` for every model, `[model.NAME]` for one entry of `models`.
-#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ServerOptions {
-    /// Only in `[model.NAME]`: the model a named variant runs (`base = "epoll"`).
-    pub base: Option<Model>,
-    pub workers: Option<Count>,
-    pub trigger: Option<Trigger>,
-    pub accept: Option<AcceptMode>,
-    pub processes: Option<Count>,
-    pub conns_per_process: Option<Count>,
-    pub max_conns: Option<Count>,
-    pub idle_timeout: Option<Dur>,
-    pub max_pending: Option<Bytes>,
-    pub thread_stack: Option<Bytes>,
-    pub backlog: Option<Count>,
-    pub sqpoll: Option<bool>,
-    pub cpus: Option<Vec<usize>>,
-    pub args: Option<Vec<String>>,
-    /// Only in `[model.NAME]`: any echo server as a command, `{port}` and `{addr}` substituted.
-    pub command: Option<Vec<String>>,
-    /// How long the server may take to listen (default 15 s).
-    pub start_timeout: Option<Dur>,
-    /// The server's CPU cap, in cores (`0.5` = half of one core), via its own cgroup.
-    pub cpu_quota: Option<Cores>,
-    /// The server's memory cap via its own cgroup; past it the kernel's OOM killer acts.
-    pub memory_max: Option<Bytes>,
-    /// The most processes and threads the server may have at once (cgroup pids.max).
-    pub tasks_max: Option<Count>,
+/// Declares a table of scenario options once: each key with its type, `[builtin]`
+/// when only echolab's own servers take it (a command server cannot), and how it sets
+/// the configuration it becomes (`=> |config, value| ...`; keys without one are read
+/// where they are used). From that one list come the struct serde reads, the keys a
+/// command cannot take ([`ServerOptions::builtin_only`]), the overlay of `[model.NAME]`
+/// on `[server]`, and `apply_to`, which sets every such key on the configuration.
+macro_rules! options {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident => $target:ty {
+            $(
+                $(#[$field_attr:meta])*
+                $key:ident: $ty:ty $([$only:ident])? $(=> |$config:ident, $value:ident| $set:expr)?,
+            )*
+        }
+    ) => {
+        $(#[$attr])*
+        pub struct $name {
+            $(
+                $(#[$field_attr])*
+                pub $key: Option<$ty>,
+            )*
+        }
+
+        impl $name {
+            /// The set keys only echolab's own servers take, in declaration order.
+            pub fn builtin_only(&self) -> Vec<&'static str> {
+                let keys: Vec<(&'static str, bool)> = vec![$($(
+                    (stringify!($key), stringify!($only) == "builtin" && self.$key.is_some()),
+                )?)*];
+                keys.into_iter()
+                    .filter_map(|(key, set)| set.then_some(key))
+                    .collect()
+            }
+
+            /// These options with `over`'s set values taking precedence.
+            #[allow(clippy::clone_on_copy)]
+            pub fn overlaid(&self, over: &$name) -> $name {
+                $name {
+                    $($key: over.$key.clone().or_else(|| self.$key.clone()),)*
+                }
+            }
+
+            /// Sets every set key that has a setter on `config`.
+            pub fn apply_to(&self, config: &mut $target) {
+                $($(
+                    if let Some($value) = &self.$key {
+                        let $config = &mut *config;
+                        $set;
+                    }
+                )?)*
+            }
+        }
+    };
+}
+
+options! {
+    /// Server options: `[server]` for every model, `[model.NAME]` for one entry of `models`.
+    #[derive(Deserialize, Debug, Clone, Default, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct ServerOptions => crate::server::ServerConfig {
+        /// Only in `[model.NAME]`: the model a named variant runs (`base = "epoll"`).
+        base: Model [builtin],
+        /// Set with the step's `workers`, which comes first.
+        workers: Count [builtin],
+        trigger: Trigger [builtin] => |c, v| c.trigger = *v,
+        accept: AcceptMode [builtin] => |c, v| c.accept = *v,
+        /// Set with `conns_per_process` and the model's support for processes.
+        processes: Count [builtin],
+        conns_per_process: Count [builtin],
+        max_conns: Count [builtin] => |c, v| c.max_conns = Some(v.0 as usize),
+        idle_timeout: Dur [builtin] => |c, v| c.idle_timeout = Some(v.0),
+        max_pending: Bytes [builtin] => |c, v| c.max_pending = v.0 as usize,
+        thread_stack: Bytes [builtin] => |c, v| c.thread_stack = v.0 as usize,
+        backlog: Count [builtin] => |c, v| c.backlog = v.0.min(i32::MAX as u64) as i32,
+        sqpoll: bool [builtin] => |c, v| c.sqpoll = *v,
+        cpus: Vec<usize>,
+        args: Vec<String> [builtin],
+        /// Only in `[model.NAME]`: any echo server as a command, `{port}` and `{addr}` substituted.
+        command: Vec<String>,
+        /// How long the server may take to listen (default 15 s).
+        start_timeout: Dur,
+        /// The server's CPU cap, in cores (`0.5` = half of one core), via its own cgroup.
+        cpu_quota: Cores,
+        /// The server's memory cap via its own cgroup; past it the kernel's OOM killer acts.
+        memory_max: Bytes,
+        /// The most processes and threads the server may have at once (cgroup pids.max).
+        tasks_max: Count,
+    }
 }
 
 /// A positive number of CPU cores (a CPU quota).
@@ -284,88 +344,47 @@ impl<'de> Deserialize<'de> for Cores {
     }
 }
 
-impl ServerOptions {
-    /// The options a built-in model takes and a command cannot (set ones, by key name).
-    pub fn builtin_only(&self) -> Vec<&'static str> {
-        [
-            ("base", self.base.is_some()),
-            ("workers", self.workers.is_some()),
-            ("trigger", self.trigger.is_some()),
-            ("accept", self.accept.is_some()),
-            ("processes", self.processes.is_some()),
-            ("conns_per_process", self.conns_per_process.is_some()),
-            ("max_conns", self.max_conns.is_some()),
-            ("idle_timeout", self.idle_timeout.is_some()),
-            ("max_pending", self.max_pending.is_some()),
-            ("thread_stack", self.thread_stack.is_some()),
-            ("backlog", self.backlog.is_some()),
-            ("sqpoll", self.sqpoll.is_some()),
-            ("args", self.args.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(key, set)| set.then_some(key))
-        .collect()
+options! {
+    /// `[load]`: the load shape of every step (sweep axes replace single values).
+    #[derive(Deserialize, Debug, Clone, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct LoadOptions => crate::load::LoadArgs {
+        /// A sweep axis too: the step's.
+        connections: Count,
+        /// The step's (or the message's or payload file's).
+        #[serde(default, deserialize_with = "message_size")]
+        size: Bytes,
+        #[serde(default, deserialize_with = "message")]
+        message: String,
+        payload_file: String,
+        /// The step's, else this.
+        requests: Count,
+        duration: Dur => |a, v| a.duration = Some(v.0),
+        /// A sweep axis too: the step's.
+        delay: Dur,
+        /// A sweep axis too: the step's.
+        rate: Rate,
+        connect_rate: Rate => |a, v| a.connect_rate = v.0,
+        connect_timeout: Dur => |a, v| a.connect_timeout = v.0,
+        response_timeout: Dur => |a, v| a.response_timeout = v.0,
+        /// Messages in flight per connection (`--pipeline`).
+        pipeline: Count => |a, v| a.pipeline = v.0.min(u32::MAX as u64) as u32,
+        hold: Dur => |a, v| a.hold = Some(v.0),
+        /// Hold long enough that every connection is open together for this long:
+        /// `--hold` = this + connections / connect_rate (max-clients studies).
+        hold_together: Dur,
+        threads: Count => |a, v| a.threads = Some(v.0 as usize),
+        /// The load's event-loop engine (`--engine`): "epoll" or "uring".
+        engine: crate::load::Engine => |a, v| a.engine = *v,
+        /// Set with `conns_per_process`.
+        processes: Count,
+        conns_per_process: Count,
+        source_addrs: String => |a, v| a.source_addrs = Some(v.clone()),
+        seed: u64 => |a, v| a.seed = *v,
+        reconnect: bool => |a, v| a.reconnect = *v,
+        cpus: Vec<usize>,
+        args: Vec<String>,
     }
-
-    /// These options with `over`'s set values taking precedence.
-    pub(super) fn overlaid(&self, over: &ServerOptions) -> ServerOptions {
-        ServerOptions {
-            base: over.base.or(self.base),
-            workers: over.workers.or(self.workers),
-            trigger: over.trigger.or(self.trigger),
-            accept: over.accept.or(self.accept),
-            processes: over.processes.or(self.processes),
-            conns_per_process: over.conns_per_process.or(self.conns_per_process),
-            max_conns: over.max_conns.or(self.max_conns),
-            idle_timeout: over.idle_timeout.or(self.idle_timeout),
-            max_pending: over.max_pending.or(self.max_pending),
-            thread_stack: over.thread_stack.or(self.thread_stack),
-            backlog: over.backlog.or(self.backlog),
-            sqpoll: over.sqpoll.or(self.sqpoll),
-            cpus: over.cpus.clone().or_else(|| self.cpus.clone()),
-            args: over.args.clone().or_else(|| self.args.clone()),
-            command: over.command.clone().or_else(|| self.command.clone()),
-            start_timeout: over.start_timeout.or(self.start_timeout),
-            cpu_quota: over.cpu_quota.or(self.cpu_quota),
-            memory_max: over.memory_max.or(self.memory_max),
-            tasks_max: over.tasks_max.or(self.tasks_max),
-        }
-    }
-}
-
-/// `[load]`: the load shape of every step (sweep axes replace single values).
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct LoadOptions {
-    pub connections: Option<Count>,
-    #[serde(default, deserialize_with = "message_size")]
-    pub size: Option<Bytes>,
-    #[serde(default, deserialize_with = "message")]
-    pub message: Option<String>,
-    pub payload_file: Option<String>,
-    pub requests: Option<Count>,
-    pub duration: Option<Dur>,
-    pub delay: Option<Dur>,
-    pub rate: Option<Rate>,
-    pub connect_rate: Option<Rate>,
-    pub connect_timeout: Option<Dur>,
-    pub response_timeout: Option<Dur>,
-    /// Messages in flight per connection (`--pipeline`).
-    pub pipeline: Option<Count>,
-    pub hold: Option<Dur>,
-    /// Hold long enough that every connection is open together for this long:
-    /// `--hold` = this + connections / connect_rate (max-clients studies).
-    pub hold_together: Option<Dur>,
-    pub threads: Option<Count>,
-    /// The load's event-loop engine (`--engine`): "epoll" or "uring".
-    pub engine: Option<crate::load::Engine>,
-    pub processes: Option<Count>,
-    pub conns_per_process: Option<Count>,
-    pub source_addrs: Option<String>,
-    pub seed: Option<u64>,
-    pub reconnect: Option<bool>,
-    pub cpus: Option<Vec<usize>>,
-    pub args: Option<Vec<String>>,
 }
 
 /// One sweep axis: a list of values or a range.
@@ -482,4 +501,19 @@ impl Default for FailureRule {
             rerun_disturbed: 0,
         }
     }
+}
+
+/// `[staircase]` as written: every key optional here, so a missing one gets an error
+/// that names it instead of serde's.
+#[derive(Deserialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct StaircaseFile {
+    /// Connections added per stair.
+    pub batch: Option<Count>,
+    /// Each stair's measuring window, from the moment its batch is established.
+    pub every: Option<Dur>,
+    /// The top: stairs go up to and including this many connections.
+    pub to: Option<Count>,
+    /// After the last stair, every connection held together this long (one more row).
+    pub hold: Option<Dur>,
 }

@@ -8,8 +8,10 @@
 //! every key.
 
 mod builtin;
+mod configs;
 mod expand;
 mod file;
+mod lab_sysctls;
 mod parts;
 mod stairs;
 mod validate;
@@ -22,14 +24,15 @@ use std::time::Duration;
 
 use clap::Parser as _;
 
-use crate::experiment::hosts::LabSysctls;
 use crate::load::LoadArgs;
 use crate::server::{Model, ServerConfig};
 
+pub use configs::{load_args, load_config, processes_for, ramp_time, server_args, server_config};
 pub use file::{
     Axis, AxisRange, BitRate, Bytes, Cores, Count, Dur, FailureRule, Fraction, HostsFile,
     LoadOptions, NetworkFile, Rate, ScenarioFile, ServerOptions, SweepFile,
 };
+pub use lab_sysctls::LabSysctls;
 pub use stairs::Staircase;
 
 pub use builtin::BUILTIN;
@@ -161,7 +164,7 @@ pub struct Scenario {
     pub parts: Vec<Part>,
 }
 
-pub use validate::{MAX_REPETITIONS, MAX_ROWS};
+pub use validate::{MAX_CLIENTS, MAX_REPETITIONS, MAX_ROWS};
 
 /// Builds an error pointing at a place in the scenario being parsed.
 type ErrAt<'a> = &'a dyn Fn(Option<Range<usize>>, String) -> anyhow::Error;
@@ -279,20 +282,6 @@ impl Scenario {
             parts: Vec::new(),
         }
     }
-}
-
-/// Formats a number without a trailing `.0` (for step names).
-pub fn trim_float(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v}")
-    }
-}
-
-/// A duration in milliseconds as flags and messages write it (`250ms`, `1.5ms`).
-pub fn ms(d: Duration) -> String {
-    format!("{}ms", trim_float(d.as_secs_f64() * 1e3))
 }
 
 #[cfg(test)]

@@ -4,25 +4,9 @@
 
 use std::time::Duration;
 
-use serde::Deserialize;
-
-use super::file::{Count, Dur, ScenarioFile};
-use super::{trim_float, ErrAt};
-
-/// `[staircase]` as written: every key optional here, so a missing one gets an error
-/// that names it instead of serde's.
-#[derive(Deserialize, Debug, Clone, Default)]
-#[serde(deny_unknown_fields)]
-pub struct StaircaseFile {
-    /// Connections added per stair.
-    pub batch: Option<Count>,
-    /// Each stair's measuring window, from the moment its batch is established.
-    pub every: Option<Dur>,
-    /// The top: stairs go up to and including this many connections.
-    pub to: Option<Count>,
-    /// After the last stair, every connection held together this long (one more row).
-    pub hold: Option<Dur>,
-}
+use super::file::ScenarioFile;
+use super::ErrAt;
+use crate::units::trim_float;
 
 /// A validated staircase.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use toml::Spanned;
 
+use super::configs::load_config;
 use super::file::{LoadOptions, NetworkFile, ScenarioFile};
+use super::lab_sysctls::{parse_port_range, LabSysctls};
 use super::{ErrAt, ModelEntry, ModelKind, Step};
-use crate::experiment::hosts::{parse_port_range, LabSysctls};
-use crate::experiment::step::load_config;
 use crate::load::schedule::Plan;
 use crate::server::Model;
 
@@ -261,7 +261,7 @@ pub(super) fn client_hosts(
         None => None,
         Some(hosts) => {
             let clients = &hosts.get_ref().clients;
-            let max = crate::experiment::hosts::MAX_CLIENTS;
+            let max = MAX_CLIENTS;
             let n = *clients.get_ref();
             if !(1..=i64::from(max)).contains(&n) {
                 return Err(err(
@@ -353,6 +353,10 @@ pub(super) fn value_span(source: &str, path: &[&str]) -> Option<Range<usize>> {
     }
     table.get(last)?.span()
 }
+
+/// At most this many client hosts (198.18.0.11 to 198.18.1.4 of the /16; a Linux
+/// bridge takes up to 1024 ports).
+pub const MAX_CLIENTS: u32 = 250;
 
 /// Repetitions a scenario may ask for: far beyond any study, far below a typo's millions.
 pub const MAX_REPETITIONS: u64 = 1000;

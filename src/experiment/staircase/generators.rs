@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::experiment::probe;
-use crate::experiment::step::Agent;
+use crate::experiment::session::Agent;
 
 /// The load generators of the stairs so far: their process trees and the RSS they had
 /// before their batches connected.

@@ -17,18 +17,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::cost::{self, KernelWatch};
+use super::cost::KernelWatch;
 use super::hosts::{Host, Hosts};
-use super::judge::{judge, measure, LoadSide, ServerSide};
-use super::netstat;
-use super::probe::{self, Probe, Sample};
+use super::judge::{base_row, judge, measure, LoadSide, ServerSide};
+use super::probe::Sample;
 use super::process;
-use super::runner::{base_row, RunConfig};
 use super::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
-use super::step::{
-    died_now, load_cores, own_namespace, placement, start_load, start_server, stop_agents,
-    stop_server, Agent, StartError, Started, PROBE_INTERVAL,
-};
+use super::session::{load_cores, RunConfig, Session, StartError, Unstarted};
 use crate::load::measurements::unix_now;
 use crate::results::{Row, Status};
 use crate::server::stats::ServerSummary;
@@ -123,32 +118,8 @@ fn live_scenario(scenario: &Scenario, stairs: &[Step], lifetime: Duration) -> Sc
     live
 }
 
-/// The running server of a staircase and what watches it.
-struct Server {
-    started: Started,
-    probe: Option<Probe>,
-    died: bool,
-    side: ServerSide,
-    dir: PathBuf,
-}
-
-impl Server {
-    /// Whether the server has exited on its own (recorded in `side.died`).
-    fn dead(&mut self) -> bool {
-        if !self.died {
-            self.died = died_now(&mut self.started.guard, &mut self.side, &self.dir).is_some();
-        }
-        self.died
-    }
-
-    fn sample(&self) -> (Option<Sample>, f64) {
-        let t = self.probe.as_ref().map_or(0.0, |p| p.elapsed());
-        (probe::sample(self.started.pid, t), t)
-    }
-}
-
 /// Waits until `until`, or until the server dies or a stop signal comes; Err(()) then.
-fn wait_until(until: Instant, server: &mut Server) -> Result<(), ()> {
+fn wait_until(until: Instant, server: &mut Session) -> Result<(), ()> {
     while Instant::now() < until {
         if process::stop_requested() || server.dead() {
             return Err(());
@@ -161,7 +132,7 @@ fn wait_until(until: Instant, server: &mut Server) -> Result<(), ()> {
 /// Measures the window starting now for `length` over the loads writing into `dirs`
 /// (errors counted from `errors_from`, the stair's start). None when cut short.
 fn measure_window(
-    server: &mut Server,
+    server: &mut Session,
     scenario: &Scenario,
     dirs: &[PathBuf],
     errors_from: f64,
@@ -169,14 +140,14 @@ fn measure_window(
     loads: &Generators,
 ) -> Option<Measured> {
     let (cpu_from, probe_from) = server.sample();
-    let net_from = netstat::read(server.started.pid);
+    let net_from = server.net();
     let loads_from = loads.usage();
     let from = unix_now();
     let end = Instant::now() + length;
     wait_until(end, server).ok()?;
     let (cpu_to, probe_to) = server.sample();
-    let net_to = netstat::read(server.started.pid);
-    let kernel_to = cost::read_kernel(server.started.pid);
+    let net_to = server.net();
+    let kernel_to = server.kernel();
     let loads_to = loads.usage();
     let to = unix_now();
     wait_until(Instant::now() + WRITE_LAG, server).ok()?;
@@ -217,8 +188,8 @@ fn wait_established(
     dir: &Path,
     batch: u64,
     deadline: Instant,
-    server: &mut Server,
-    agents: &mut [Agent],
+    server: &mut Session,
+    first_agent: usize,
 ) -> Result<(), ()> {
     let mut next_look = Instant::now();
     while Instant::now() < deadline {
@@ -226,7 +197,7 @@ fn wait_established(
             return Err(());
         }
         // A load that ended already cannot add more connections.
-        let ended = agents
+        let ended = server.agents[first_agent..]
             .iter_mut()
             .all(|a| a.guard.as_mut().is_none_or(|g| g.try_wait().is_some()));
         if Instant::now() >= next_look || ended {
@@ -272,52 +243,22 @@ pub fn run_staircase(
         status,
         reason,
     };
-    let mut side = ServerSide::default();
-    if let Err(e) = fs::create_dir_all(&server_dir) {
-        done.push(stair_of(
-            0,
-            Status::Failed,
-            format!("cannot create {}: {e}", server_dir.display()),
-        ));
-        return finish(scenario, entry, rep, stairs, done, None, false);
-    }
-    let own = own_namespace(scenario, hosts, &mut side);
-    let (server_host, clients, scope) = placement(own.as_ref(), hosts, top);
-    side.net_scope = Some(scope);
     starting(&format!("{label} {} rep {rep}: server", top.name));
-    let started = match start_server(config, entry, top, &server_dir, server_host) {
-        Ok(started) => started,
-        Err(StartError::Interrupted) => {
-            done.push(stair_of(0, Status::Interrupted, interrupted_reason()));
-            return finish(scenario, entry, rep, stairs, done, None, true);
+    let mut server = match Session::start(config, scenario, entry, top, &server_dir, hosts) {
+        Ok(session) => session,
+        Err(unstarted) => {
+            let Unstarted { error, .. } = *unstarted;
+            let interrupted = error == StartError::Interrupted;
+            done.push(match error {
+                StartError::Interrupted => stair_of(0, Status::Interrupted, interrupted_reason()),
+                StartError::Failed(reason) => stair_of(0, Status::Failed, reason),
+            });
+            return finish(scenario, entry, rep, stairs, done, None, interrupted);
         }
-        Err(StartError::Failed(reason)) => {
-            done.push(stair_of(0, Status::Failed, reason));
-            return finish(scenario, entry, rep, stairs, done, None, false);
-        }
-    };
-    let pid = started.pid;
-    let probe = Probe::start(pid, PROBE_INTERVAL, &server_dir.join("probe.csv")).ok();
-    let net_timeline = netstat::Timeline::start(pid, &server_dir.join("net-timeline.csv")).ok();
-    let mut server = Server {
-        started,
-        probe,
-        died: false,
-        side,
-        dir: server_dir.clone(),
     };
     let idle = server.sample().0;
-    server.side.kernel.before = cost::read_kernel(pid);
-    server.side.kernel_ends = scope.connection_ends();
-    let lifetime = lifetime(scenario, staircase, stairs.len());
-    let live = live_scenario(scenario, stairs, lifetime);
-    let connect_timeout = scenario
-        .load
-        .connect_timeout
-        .map_or(Duration::from_secs(10), |d| d.0);
-    let mut agents: Vec<Agent> = Vec::new();
-    let mut generators = Generators::default();
-    let mut load_dirs: Vec<PathBuf> = Vec::new();
+    server.side.kernel.before = server.kernel();
+    let mut climb = Climb::new(scenario, staircase, stairs);
     let mut interrupted = false;
     for (i, stair) in stairs.iter().enumerate() {
         if process::stop_requested() {
@@ -337,47 +278,7 @@ pub fn run_staircase(
             done.push(record);
             break;
         }
-        let batch = Step {
-            connections: batch_of(stairs, i),
-            ..stair.clone()
-        };
-        let batch_hosts = stair_hosts(clients, stairs, i);
-        let (mut batch_agents, load_start) = start_load(
-            config,
-            &live,
-            &batch,
-            &dir,
-            server.started.addr,
-            batch_hosts,
-        );
-        generators.add(&batch_agents, load_start);
-        record.started_unix = unix_now();
-        record.load_dir = Some(dir.join("load"));
-        load_dirs.push(dir.join("load"));
-        let ramp = live.load.connect_rate.map_or(Duration::ZERO, |r| {
-            Duration::from_secs_f64(batch.connections as f64 / r.0)
-        });
-        let deadline = load_start + connect_timeout + ramp * 2 + Duration::from_secs(2);
-        let established = wait_established(
-            &dir.join("load"),
-            batch.connections,
-            deadline,
-            &mut server,
-            &mut batch_agents,
-        );
-        agents.append(&mut batch_agents);
-        let dirs: Vec<PathBuf> = load_dirs.iter().flat_map(|d| live_dirs(d)).collect();
-        let measured = established.ok().and_then(|()| {
-            measure_window(
-                &mut server,
-                scenario,
-                &dirs,
-                record.started_unix,
-                staircase.every,
-                &generators,
-            )
-        });
-        let ended = judge_stair(&scenario.failure, &mut record, measured, &mut server);
+        let ended = climb.stair(&mut server, i, &dir, &mut record);
         done.push(record);
         if ended {
             interrupted = process::stop_requested();
@@ -387,51 +288,13 @@ pub fn run_staircase(
     let climbed = done.len() == stairs.len() && done.iter().all(|s| s.status == Status::Ok);
     if let (Some(hold), true) = (staircase.hold, climbed) {
         starting(&format!("{label} {}-hold rep {rep}", top.name));
-        let dirs: Vec<PathBuf> = load_dirs.iter().flat_map(|d| live_dirs(d)).collect();
         let mut record = stair_of(stairs.len() - 1, Status::Ok, String::new());
         record.step.name = format!("{}-hold", top.name);
-        let measured = measure_window(
-            &mut server,
-            scenario,
-            &dirs,
-            record.started_unix,
-            hold,
-            &generators,
-        );
-        judge_stair(&scenario.failure, &mut record, measured, &mut server);
+        climb.hold(&mut server, hold, &mut record);
         interrupted |= record.status == Status::Interrupted;
         done.push(record);
     }
-    // The end: every load stops (and writes its summary and connections), then the server.
-    stop_agents(&mut agents, top.connections);
-    for guard in agents.iter().filter_map(|a| a.guard.as_ref()) {
-        guard.signal_group(libc::SIGKILL);
-    }
-    drop(agents);
-    if let Some(timeline) = net_timeline {
-        timeline.finish();
-    }
-    let died = server.dead();
-    let Server {
-        started,
-        probe,
-        mut side,
-        ..
-    } = server;
-    stop_server(entry, &server_dir, started, probe, died, &mut side);
-    drop(own);
-    let totals: Vec<PathBuf> = load_dirs.iter().flat_map(|d| live_dirs(d)).collect();
-    // Only a staircase that passed every row so far can still fail on what the end shows:
-    // after a failure, the refusals and differences belong to the stair that failed.
-    if done.iter().all(|s| s.status == Status::Ok) {
-        if let (Some(reason), Some(last)) = (
-            end_problem(&scenario.failure, &side, &totals),
-            done.last_mut(),
-        ) {
-            last.status = Status::Failed;
-            last.reason = reason;
-        }
-    }
+    let side = end(server, top, &scenario.failure, &climb, &mut done);
     let server = Finished { side, idle };
     finish(
         scenario,
@@ -442,6 +305,121 @@ pub fn run_staircase(
         Some(server),
         interrupted,
     )
+}
+
+/// The stairs climbed so far: the scenario their loads run (long enough to outlive the
+/// staircase), and every batch's generators and load folder.
+struct Climb<'s> {
+    scenario: &'s Scenario,
+    staircase: &'s Staircase,
+    stairs: &'s [Step],
+    live: Scenario,
+    connect_timeout: Duration,
+    generators: Generators,
+    load_dirs: Vec<PathBuf>,
+}
+
+impl<'s> Climb<'s> {
+    fn new(scenario: &'s Scenario, staircase: &'s Staircase, stairs: &'s [Step]) -> Climb<'s> {
+        let lifetime = lifetime(scenario, staircase, stairs.len());
+        Climb {
+            scenario,
+            staircase,
+            stairs,
+            live: live_scenario(scenario, stairs, lifetime),
+            connect_timeout: scenario
+                .load
+                .connect_timeout
+                .map_or(Duration::from_secs(10), |d| d.0),
+            generators: Generators::default(),
+            load_dirs: Vec::new(),
+        }
+    }
+
+    /// The folders every live load writes into.
+    fn dirs(&self) -> Vec<PathBuf> {
+        self.load_dirs.iter().flat_map(|d| live_dirs(d)).collect()
+    }
+
+    /// Stair `i`: its batch started into `dir`, waited for until established, its
+    /// window measured and judged into `record`. True when the staircase ends here.
+    fn stair(&mut self, server: &mut Session, i: usize, dir: &Path, record: &mut Stair) -> bool {
+        let stairs = self.stairs;
+        let batch = Step {
+            connections: batch_of(stairs, i),
+            ..stairs[i].clone()
+        };
+        let (first_agent, load_start) = server.start_load(&self.live, &batch, dir, |clients| {
+            stair_hosts(clients, stairs, i)
+        });
+        self.generators
+            .add(&server.agents[first_agent..], load_start);
+        record.started_unix = unix_now();
+        record.load_dir = Some(dir.join("load"));
+        self.load_dirs.push(dir.join("load"));
+        let ramp = self.live.load.connect_rate.map_or(Duration::ZERO, |r| {
+            Duration::from_secs_f64(batch.connections as f64 / r.0)
+        });
+        let deadline = load_start + self.connect_timeout + ramp * 2 + Duration::from_secs(2);
+        let established = wait_established(
+            &dir.join("load"),
+            batch.connections,
+            deadline,
+            server,
+            first_agent,
+        );
+        let dirs = self.dirs();
+        let measured = established.ok().and_then(|()| {
+            measure_window(
+                server,
+                self.scenario,
+                &dirs,
+                record.started_unix,
+                self.staircase.every,
+                &self.generators,
+            )
+        });
+        judge_stair(&self.scenario.failure, record, measured, server)
+    }
+
+    /// The hold: every connection held together for `hold`, measured and judged.
+    fn hold(&self, server: &mut Session, hold: Duration, record: &mut Stair) {
+        let measured = measure_window(
+            server,
+            self.scenario,
+            &self.dirs(),
+            record.started_unix,
+            hold,
+            &self.generators,
+        );
+        judge_stair(&self.scenario.failure, record, measured, server);
+    }
+}
+
+/// The end: every load stops (and writes its summary and connections), then the
+/// server. Only a staircase that passed every row so far can still fail on what the
+/// end shows: after a failure, the refusals and differences belong to the stair that
+/// failed. Returns the server's side.
+fn end(
+    mut server: Session,
+    top: &Step,
+    rule: &FailureRule,
+    climb: &Climb,
+    done: &mut [Stair],
+) -> ServerSide {
+    server.stop_agents(top.connections);
+    server.end_load();
+    server.dead();
+    let side = server.stop();
+    if done.iter().all(|s| s.status == Status::Ok) {
+        if let (Some(reason), Some(last)) =
+            (end_problem(rule, &side, &climb.dirs()), done.last_mut())
+        {
+            last.status = Status::Failed;
+            last.reason = reason;
+        }
+    }
+    side
 }
 
 fn interrupted_reason() -> String {
@@ -457,7 +435,7 @@ fn judge_stair(
     rule: &FailureRule,
     stair: &mut Stair,
     measured: Option<Measured>,
-    server: &mut Server,
+    server: &mut Session,
 ) -> bool {
     if process::stop_requested() {
         stair.status = Status::Interrupted;

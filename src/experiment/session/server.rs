@@ -6,22 +6,22 @@
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::{processes_for, tail};
+use super::tail;
+use super::RunConfig;
 use crate::experiment::conditions::Cgroup;
-use crate::experiment::hosts::Host;
+use crate::experiment::placement::Placement;
 use crate::experiment::probe;
 use crate::experiment::process::{self, Guard};
-use crate::experiment::runner::RunConfig;
-use crate::experiment::scenario::{trim_float, ModelEntry, ModelKind, Step};
+use crate::experiment::scenario::{server_config, ModelEntry, ModelKind, Step};
 use crate::results::Limits;
 use crate::server::{Listening, ServerConfig};
+use crate::units::trim_float;
 
 /// How long a server may take to be ready, unless the scenario says (`start_timeout`).
 const START_TIMEOUT: Duration = Duration::from_secs(15);
@@ -41,65 +41,6 @@ impl From<String> for StartError {
     fn from(reason: String) -> StartError {
         StartError::Failed(reason)
     }
-}
-
-/// The server configuration of one step: `serve --model M` with the scenario's `args`
-/// (checked when the scenario was parsed), then the scenario's options and the step's values.
-pub fn server_config(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) -> ServerConfig {
-    let o = &entry.options;
-    let mut config = entry
-        .base_config()
-        .expect("a scenario's server args are checked when it is parsed");
-    config.addr = SocketAddr::new(bind, 0);
-    config.log = Some(dir.join("server-log.csv"));
-    config.summary_json = Some(dir.join("server-summary.json"));
-    if let Some(w) = step.workers.or(o.workers.map(|w| w.0)) {
-        config.workers = Some(w as usize);
-    }
-    if let Some(t) = o.trigger {
-        config.trigger = t;
-    }
-    if let Some(m) = o.accept {
-        config.accept = m;
-    }
-    let processes = o.processes.map(|p| p.0).or_else(|| {
-        config
-            .model
-            .supports_processes()
-            .then(|| processes_for(step.connections, o.conns_per_process.map(|c| c.0)))
-            .flatten()
-    });
-    if let Some(p) = processes {
-        config.processes = p as usize;
-    }
-    if let Some(m) = o.max_conns {
-        config.max_conns = Some(m.0 as usize);
-    }
-    if let Some(d) = o.idle_timeout {
-        config.idle_timeout = Some(d.0);
-    }
-    if let Some(b) = o.max_pending {
-        config.max_pending = b.0 as usize;
-    }
-    if let Some(b) = o.thread_stack {
-        config.thread_stack = b.0 as usize;
-    }
-    if let Some(b) = o.backlog {
-        config.backlog = b.0.min(i32::MAX as u64) as i32;
-    }
-    if let Some(s) = o.sqpoll {
-        config.sqpoll = s;
-    }
-    config
-}
-
-/// `echolab serve` arguments for one step.
-pub fn server_args(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) -> Vec<String> {
-    server_config(entry, step, dir, bind)
-        .to_args()
-        .into_iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect()
 }
 
 /// How a step's server is started and known to be ready: one flow for both kinds.
@@ -167,30 +108,6 @@ fn free_port() -> Result<u16, String> {
         .map_err(|e| format!("cannot find a free port: {e}"))
 }
 
-/// Whether `addr` accepts a TCP connection, tried from inside `host` when given (a
-/// thread of its own joins the host's network namespace, so the runner stays outside).
-fn accepts(addr: SocketAddr, host: Option<&Host>) -> bool {
-    let connect =
-        move || std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok();
-    let Some(host) = host else {
-        return connect();
-    };
-    let path = format!("/run/netns/{}", host.namespace);
-    std::thread::spawn(move || {
-        let Ok(ns) = File::open(path) else {
-            return false;
-        };
-        // SAFETY: setns on an open namespace fd; it changes only this thread's network
-        // namespace, and the thread ends right after the connection attempt.
-        if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-            return false;
-        }
-        connect()
-    })
-    .join()
-    .unwrap_or(false)
-}
-
 /// A started server: its guard, address, the pid to probe, its stdout copier and its cgroup.
 pub(in crate::experiment) struct Started {
     pub guard: Guard,
@@ -201,7 +118,7 @@ pub(in crate::experiment) struct Started {
     pub cgroup: Option<Cgroup>,
 }
 
-/// Starts the server (inside `host` when given, in a cgroup of its own when the entry
+/// Starts the server at `host` (in a cgroup of its own when the entry
 /// has limits) and waits until it is ready: its `listening on ADDR` line for echolab's
 /// own servers, a connection accepted on its port for a command.
 pub(in crate::experiment) fn start_server(
@@ -209,16 +126,15 @@ pub(in crate::experiment) fn start_server(
     entry: &ModelEntry,
     step: &Step,
     dir: &Path,
-    host: Option<&Host>,
+    host: &dyn Placement,
 ) -> Result<Started, StartError> {
-    let bind = host.map_or(IpAddr::V4(Ipv4Addr::LOCALHOST), |h| IpAddr::V4(h.addr));
-    let launch = Launch::of(entry, step, dir, bind)?;
+    let launch = Launch::of(entry, step, dir, host.ip())?;
     let (program, args) = launch.program(&config.exe);
     let line = match &launch {
         Launch::Builtin(_) => command_line(&program, &args),
         Launch::Command { argv, .. } => argv.join(" ") + "\n",
     };
-    let (program, args) = wrap_in_host(&program, args, host);
+    let (program, args) = host.command(&program, args);
     fs::write(dir.join("server-command.txt"), line).ok();
     let stderr_path = dir.join("server-stderr.txt");
     let stderr = File::create(&stderr_path).map_err(|e| e.to_string())?;
@@ -255,10 +171,40 @@ pub(in crate::experiment) fn start_server(
         }
     });
     let timeout = entry.options.start_timeout.map_or(START_TIMEOUT, |t| t.0);
+    let (addr, pid) = wait_ready(
+        &launch,
+        &mut guard,
+        &rx,
+        host,
+        &cgroup,
+        &stderr_path,
+        timeout,
+    )?;
+    Ok(Started {
+        guard,
+        addr,
+        pid,
+        reader,
+        cgroup,
+    })
+}
+
+/// Waits until the server is ready (its listening line, or its port accepting), and
+/// returns its address and the pid to probe; why not when it exits, a stop signal
+/// comes or `timeout` passes first.
+fn wait_ready(
+    launch: &Launch,
+    guard: &mut Guard,
+    listening: &mpsc::Receiver<String>,
+    host: &dyn Placement,
+    cgroup: &Option<Cgroup>,
+    stderr_path: &Path,
+    timeout: Duration,
+) -> Result<(SocketAddr, u32), StartError> {
     let deadline = Instant::now() + timeout;
     loop {
-        let ready = match &launch {
-            Launch::Builtin(_) => match rx.recv_timeout(Duration::from_millis(50)) {
+        let ready = match launch {
+            Launch::Builtin(_) => match listening.recv_timeout(Duration::from_millis(50)) {
                 Ok(line) => {
                     let listening: Listening = line
                         .parse()
@@ -275,21 +221,15 @@ pub(in crate::experiment) fn start_server(
                 Err(_) => None,
             },
             Launch::Command { addr, .. } => {
-                let ready = accepts(*addr, host).then(|| (*addr, guard.pid()));
+                let ready = host.accepts(*addr).then(|| (*addr, guard.pid()));
                 if ready.is_none() {
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 ready
             }
         };
-        if let Some((addr, pid)) = ready {
-            return Ok(Started {
-                guard,
-                addr,
-                pid,
-                reader,
-                cgroup,
-            });
+        if let Some(ready) = ready {
+            return Ok(ready);
         }
         if let Some(status) = guard.try_wait() {
             let oom = cgroup
@@ -299,7 +239,7 @@ pub(in crate::experiment) fn start_server(
                 format!(
                     "{} exited before listening ({status}): {}",
                     launch.describe(),
-                    tail(&stderr_path)
+                    tail(stderr_path)
                 )
             })));
         }
@@ -307,13 +247,13 @@ pub(in crate::experiment) fn start_server(
             return Err(StartError::Interrupted);
         }
         if Instant::now() >= deadline {
-            let stderr = tail(&stderr_path);
+            let stderr = tail(stderr_path);
             let stderr = if stderr.is_empty() {
                 "its stderr is empty".to_string()
             } else {
                 format!("its stderr ends: {stderr}")
             };
-            return Err(StartError::Failed(match &launch {
+            return Err(StartError::Failed(match launch {
                 Launch::Builtin(_) => format!(
                     "server did not print `listening on` within {} s; {stderr}",
                     trim_float(timeout.as_secs_f64())
@@ -342,21 +282,6 @@ fn contain_or_warn() -> Option<Cgroup> {
             })
         })
         .ok()
-}
-
-/// `program args`, or `ip netns exec NS program args` to run inside `host`.
-pub(super) fn wrap_in_host(
-    program: &Path,
-    args: Vec<String>,
-    host: Option<&Host>,
-) -> (PathBuf, Vec<String>) {
-    match host {
-        None => (program.to_path_buf(), args),
-        Some(h) => (
-            PathBuf::from("ip"),
-            h.exec_args(&program.display().to_string(), &args),
-        ),
-    }
 }
 
 /// A command as one line for the *-command.txt files (the echolab binary itself is implied).

@@ -8,9 +8,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::results::ResultsCsv;
-use super::scenario::{self, Scenario};
-use super::{default_out, process, run_into, RunArgs};
+use super::{default_out, run_into, write_report, RunArgs};
+use crate::experiment::process;
+use crate::experiment::results::ResultsCsv;
+use crate::experiment::scenario::{self, Scenario};
 
 pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
@@ -71,13 +72,7 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     manifest.finish(interrupted);
     manifest.write(&out)?;
     if !args.no_report {
-        match crate::report::write_report(&out) {
-            Ok(path) => crate::outln!("report: {}", path.display()),
-            Err(e) => crate::errln!(
-                "warning: the report could not be written ({e:#}); the results are in {}",
-                out.display()
-            ),
-        }
+        write_report(&out);
     }
     crate::outln!("results: {}", out.display());
     if interrupted {

@@ -7,13 +7,16 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::server::{command_line, wrap_in_host};
-use super::{processes_for, read_summary, tail};
+use super::server::command_line;
+use super::RunConfig;
+use super::{read_summary, tail};
 use crate::experiment::hosts::Host;
 use crate::experiment::judge::LoadSide;
+use crate::experiment::placement::{Placement, ThisMachine};
 use crate::experiment::process::{self, Guard};
-use crate::experiment::runner::RunConfig;
-use crate::experiment::scenario::{LoadOptions, Scenario, Step};
+use crate::experiment::scenario::{
+    load_args, load_config, processes_for, ramp_time, Scenario, Step,
+};
 use crate::load::LoadArgs;
 use crate::results::LOAD_HOSTS;
 
@@ -22,91 +25,8 @@ const LOAD_GRACE: Duration = Duration::from_secs(10);
 /// How long `echolab merge` may take to combine the client hosts' results.
 const MERGE_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// How long opening `connections` at `rate` per second takes.
-fn ramp_time(connections: u64, rate: f64) -> Duration {
-    Duration::from_secs_f64(connections as f64 / rate)
-}
-
-/// The load of one step, writing its results into `out`: `load --target ADDR` with the
-/// scenario's `args` (checked when the scenario was parsed), then the scenario's load
-/// options and the step's values.
-pub fn load_config(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Path) -> LoadArgs {
-    let mut a = load
-        .base_args(target)
-        .expect("a scenario's load args are checked when it is parsed");
-    a.connections = step.connections;
-    if let Some(m) = &load.message {
-        a.message = Some(m.clone());
-    } else if let Some(p) = &load.payload_file {
-        a.payload_file = Some(PathBuf::from(p));
-    } else {
-        a.size = Some(step.size);
-    }
-    if let Some(r) = step.requests.or(load.requests.map(|r| r.0)) {
-        a.requests = Some(r);
-    }
-    if let Some(d) = load.duration {
-        a.duration = Some(d.0);
-    }
-    if let Some(d) = step.delay {
-        a.delay = d;
-    }
-    if let Some(r) = step.rate {
-        a.rate = Some(r);
-    }
-    if let Some(r) = load.connect_rate {
-        a.connect_rate = r.0;
-    }
-    if let Some(d) = load.connect_timeout {
-        a.connect_timeout = d.0;
-    }
-    if let Some(d) = load.response_timeout {
-        a.response_timeout = d.0;
-    }
-    if let Some(p) = load.pipeline {
-        a.pipeline = p.0.min(u32::MAX as u64) as u32;
-    }
-    if let Some(d) = load.hold {
-        a.hold = Some(d.0);
-    }
-    if let (Some(d), Some(r)) = (load.hold_together, load.connect_rate) {
-        // Twice the nominal ramp: a busy machine opens connections slower than asked.
-        a.hold = Some(d.0 + ramp_time(step.connections, r.0) * 2);
-    }
-    if let Some(t) = load.threads {
-        a.threads = Some(t.0 as usize);
-    }
-    if let Some(engine) = load.engine {
-        a.engine = engine;
-    }
-    let processes = load
-        .processes
-        .map(|p| p.0)
-        .or_else(|| processes_for(step.connections, load.conns_per_process.map(|c| c.0)));
-    if let Some(p) = processes {
-        a.processes = p.min(u32::MAX as u64) as u32;
-    }
-    if let Some(s) = &load.source_addrs {
-        a.source_addrs = Some(s.clone());
-    }
-    if let Some(s) = load.seed {
-        a.seed = s;
-    }
-    if let Some(r) = load.reconnect {
-        a.reconnect = r;
-    }
-    a.out = Some(out.to_path_buf());
-    a.quiet = true;
-    a
-}
-
-/// `echolab load` arguments for one step, writing its results into `out`.
-pub fn load_args(load: &LoadOptions, step: &Step, target: SocketAddr, out: &Path) -> Vec<String> {
-    load_config(load, step, target, out).to_args()
-}
-
 /// The wall-clock bound of one load run: the scenario's, or one derived from the load shape.
-pub(super) fn step_timeout(scenario: &Scenario, step: &Step) -> Duration {
+pub(in crate::experiment) fn step_timeout(scenario: &Scenario, step: &Step) -> Duration {
     if let Some(t) = scenario.step_timeout {
         return t;
     }
@@ -140,23 +60,21 @@ pub(in crate::experiment) struct Agent {
 struct Planned<'a> {
     name: String,
     args: Vec<String>,
-    host: Option<&'a Host>,
+    host: &'a dyn Placement,
     out: PathBuf,
     /// The beginning of its stdout/stderr file names.
     files: String,
 }
 
-/// Starts the step's load generators: one, or one per client host with `--shard` and a
-/// common `--start-at`. Returns them and the instant they start loading.
-pub(in crate::experiment) fn start_load(
-    config: &RunConfig,
+/// The step's load generators to start: one, or one per client host with `--shard`
+/// and a common `--start-at` (returned as the instant it names).
+fn plan<'a>(
     scenario: &Scenario,
     step: &Step,
     dir: &Path,
     target: SocketAddr,
-    clients: &[Host],
-) -> (Vec<Agent>, Instant) {
-    let cpus = scenario.load.cpus.as_deref().and_then(process::cpu_set);
+    clients: &'a [Host],
+) -> (Vec<Planned<'a>>, Option<Instant>) {
     let mut planned: Vec<Planned> = Vec::new();
     let mut start_at = None;
     if clients.is_empty() {
@@ -165,7 +83,7 @@ pub(in crate::experiment) fn start_load(
         planned.push(Planned {
             name: "load".into(),
             args,
-            host: None,
+            host: &ThisMachine,
             out,
             files: "load".into(),
         });
@@ -209,12 +127,27 @@ pub(in crate::experiment) fn start_load(
             planned.push(Planned {
                 name,
                 args,
-                host: Some(host),
+                host,
                 out,
                 files: format!("load-{file}"),
             });
         }
     }
+    (planned, start_at)
+}
+
+/// Starts the step's load generators: one, or one per client host with `--shard` and a
+/// common `--start-at`. Returns them and the instant they start loading.
+pub(in crate::experiment) fn start_load(
+    config: &RunConfig,
+    scenario: &Scenario,
+    step: &Step,
+    dir: &Path,
+    target: SocketAddr,
+    clients: &[Host],
+) -> (Vec<Agent>, Instant) {
+    let cpus = scenario.load.cpus.as_deref().and_then(process::cpu_set);
+    let (planned, start_at) = plan(scenario, step, dir, target, clients);
     let mut commands = String::new();
     let mut agents = Vec::new();
     for Planned {
@@ -225,7 +158,7 @@ pub(in crate::experiment) fn start_load(
         files,
     } in planned
     {
-        let (program, args) = wrap_in_host(&config.exe, args, host);
+        let (program, args) = host.command(&config.exe, args);
         commands += &command_line(&program, &args);
         let stderr = dir.join(format!("{files}-stderr.txt"));
         let spawned = match (
@@ -284,7 +217,7 @@ pub(in crate::experiment) fn stop_agents(agents: &mut [Agent], connections: u64)
 
 /// The step's load summary: the one generator's, or the client hosts' merged with
 /// `echolab merge` into STEPDIR/load. Sets `exit` when there is none.
-pub(super) fn collect_load(
+pub(in crate::experiment) fn collect_load(
     config: &RunConfig,
     dir: &Path,
     agents: &[Agent],

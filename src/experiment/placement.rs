@@ -1,0 +1,119 @@
+//! Where a process of an experiment runs: this machine, or a host of the namespace lab
+//! (and next, a machine reached over ssh). One interface the session uses to start a
+//! process there, to reach a server from there, and to read the counters of a process
+//! and of the host it runs on; a new kind of host is one more implementation.
+
+use std::fs::File;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::cost::{self, KernelSnapshot};
+use super::hosts::Host;
+use super::netstat::{self, NetCounters, Timeline};
+use super::probe::{self, Probe, Sample};
+use super::request_cost::Counting;
+
+/// A place processes run: how to start one there, and how to read what it and its host
+/// count. The readers default to this machine's /proc, which also sees the processes
+/// of its namespaces (by pid, in the namespace each one is in).
+pub trait Placement {
+    /// The address a server there binds to.
+    fn ip(&self) -> IpAddr;
+
+    /// `program args` as the command that runs them there.
+    fn command(&self, program: &Path, args: Vec<String>) -> (PathBuf, Vec<String>);
+
+    /// Whether `addr` accepts a TCP connection made from there.
+    fn accepts(&self, addr: SocketAddr) -> bool;
+
+    /// One CPU and memory sample of process `pid` (and its descendants) at `t_s`.
+    fn sample(&self, pid: u32, t_s: f64) -> Option<Sample> {
+        probe::sample(pid, t_s)
+    }
+
+    /// Samples process `pid` every `interval` into the CSV at `path` until finished.
+    fn probe(&self, pid: u32, interval: Duration, path: &Path) -> Option<Probe> {
+        Probe::start(pid, interval, path).ok()
+    }
+
+    /// Writes the TCP counters of `pid`'s network namespace each second to `path`.
+    fn net_timeline(&self, pid: u32, path: &Path) -> Option<Timeline> {
+        Timeline::start(pid, path).ok()
+    }
+
+    /// The TCP counters of the network namespace process `pid` is in.
+    fn net(&self, pid: u32) -> Option<NetCounters> {
+        netstat::read(pid)
+    }
+
+    /// The kernel's socket and slab memory as `pid` sees it.
+    fn kernel(&self, pid: u32) -> Option<KernelSnapshot> {
+        cost::read_kernel(pid)
+    }
+
+    /// The host's CPU time spent busy, all cores together, in seconds.
+    fn machine_busy_s(&self) -> Option<f64> {
+        probe::machine_busy_s()
+    }
+
+    /// Counts the context switches (and system calls) of process `pid` from now.
+    fn count_calls(&self, pid: u32) -> Option<Counting> {
+        Counting::start(pid).ok()
+    }
+}
+
+/// The machine the runner runs on, on its loopback.
+pub struct ThisMachine;
+
+impl Placement for ThisMachine {
+    fn ip(&self) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    }
+
+    fn command(&self, program: &Path, args: Vec<String>) -> (PathBuf, Vec<String>) {
+        (program.to_path_buf(), args)
+    }
+
+    fn accepts(&self, addr: SocketAddr) -> bool {
+        connects(addr)
+    }
+}
+
+/// A host of the namespace lab: `ip netns exec` runs a command in it.
+impl Placement for Host {
+    fn ip(&self) -> IpAddr {
+        IpAddr::V4(self.addr)
+    }
+
+    fn command(&self, program: &Path, args: Vec<String>) -> (PathBuf, Vec<String>) {
+        (
+            PathBuf::from("ip"),
+            self.exec_args(&program.display().to_string(), &args),
+        )
+    }
+
+    /// Tried from a thread of its own that joins the host's network namespace, so the
+    /// runner stays outside.
+    fn accepts(&self, addr: SocketAddr) -> bool {
+        let path = format!("/run/netns/{}", self.namespace);
+        std::thread::spawn(move || {
+            let Ok(ns) = File::open(path) else {
+                return false;
+            };
+            // SAFETY: setns on an open namespace fd; it changes only this thread's network
+            // namespace, and the thread ends right after the connection attempt.
+            if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                return false;
+            }
+            connects(addr)
+        })
+        .join()
+        .unwrap_or(false)
+    }
+}
+
+fn connects(addr: SocketAddr) -> bool {
+    std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+}

@@ -1,0 +1,345 @@
+//! `echolab run`: the verb that runs an experiment ([`experiment`]) and then writes
+//! its report ([`report`]); the two compose here, neither calls the other.
+//!
+//! - [`composite`]: a scenario made of parts, each run into a folder of its own.
+
+mod composite;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::experiment::runner::RunOutcome;
+use crate::experiment::{self, results, scenario};
+
+/// `echolab run`: an experiment.
+#[derive(clap::Args, Debug)]
+#[command(
+    about = "Run an experiment: every model of a scenario over its load steps",
+    after_help = "Load shapes: a fresh server per step (a [sweep]), or a staircase on one live \
+                  server ([staircase] batch, every, to, hold: connections added in batches and \
+                  never closed until a stair fails); --list shows each scenario's shape."
+)]
+pub struct RunArgs {
+    /// A built-in scenario name (see --list) or a path to a scenario TOML file
+    #[arg(default_value = "quick")]
+    pub scenario: String,
+
+    /// Results directory (default: results/NAME-YYYYmmdd-HHMMSS)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+
+    /// List the built-in scenarios and exit
+    #[arg(long)]
+    pub list: bool,
+
+    /// Run only these models (comma-separated labels from the scenario)
+    #[arg(long, value_delimiter = ',')]
+    pub models: Vec<String>,
+
+    /// Override the scenario's repetitions
+    #[arg(long)]
+    pub repetitions: Option<u32>,
+
+    /// Run into an existing results directory (--out): its old run's files are removed
+    /// first, so two runs are never mixed. Without it such a directory is refused.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Do not write report.html/report.md at the end
+    #[arg(long)]
+    pub no_report: bool,
+
+    /// No progress output (the comparison table is still printed)
+    #[arg(long)]
+    pub quiet: bool,
+
+    /// Add any echo server, given as a command with `{port}` (and `{addr}`), to the
+    /// scenario's models: e.g. --server-cmd "node examples/servers/node-net.js {port}".
+    /// Relative paths are resolved against the current directory
+    #[arg(long, value_name = "CMD")]
+    pub server_cmd: Option<String>,
+
+    /// The label of the --server-cmd server (default: its script's or program's name)
+    #[arg(long, value_name = "LABEL", requires = "server_cmd")]
+    pub server_name: Option<String>,
+}
+
+/// Splits a command line into words: whitespace separates, single and double quotes group.
+fn split_command(line: &str) -> anyhow::Result<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_with(String::new).push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                word.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, c) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    anyhow::ensure!(quote.is_none(), "--server-cmd: unclosed quote in {line:?}");
+    words.extend(word);
+    Ok(words)
+}
+
+/// A label for a command: the name of the script it runs (the first argument that
+/// names an existing file or has an extension), else the program's name.
+fn command_label(argv: &[String]) -> String {
+    let stem = |a: &str| {
+        std::path::Path::new(a)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+    };
+    argv.iter()
+        .skip(1)
+        .filter(|a| !a.starts_with('-') && !a.contains('{'))
+        .find(|a| std::path::Path::new(a).is_file() || a.contains('.') && !a.contains(':'))
+        .and_then(|a| stem(a))
+        .or_else(|| stem(&argv[0]))
+        .unwrap_or_else(|| "server".into())
+}
+
+/// The scenario's models with the --server-cmd entry added.
+fn add_server_cmd(
+    scenario: &mut scenario::Scenario,
+    line: &str,
+    name: Option<&str>,
+) -> anyhow::Result<()> {
+    let argv = split_command(line)?;
+    anyhow::ensure!(!argv.is_empty(), "--server-cmd is empty: name a program");
+    anyhow::ensure!(
+        argv.iter().any(|a| a.contains("{port}")),
+        "--server-cmd must contain {{port}}, where the runner puts the port it picked: {line:?}"
+    );
+    let label = name.map_or_else(|| command_label(&argv), str::to_string);
+    anyhow::ensure!(
+        !scenario.models.iter().any(|m| m.label == label),
+        "--server-cmd: scenario '{}' already has a model '{label}'; name it with --server-name",
+        scenario.name
+    );
+    let general = scenario.models.first().map(|m| m.options.clone());
+    scenario.models.push(scenario::ModelEntry {
+        label,
+        kind: scenario::ModelKind::Command(argv.clone()),
+        options: scenario::ServerOptions {
+            // Same CPUs as the scenario's other servers, for a fair comparison.
+            cpus: general.and_then(|o| o.cpus),
+            command: Some(argv),
+            ..Default::default()
+        },
+    });
+    Ok(())
+}
+
+/// The local time as YYYYmmdd-HHMMSS, for results directory names.
+fn local_timestamp() -> String {
+    // SAFETY: time(NULL) has no preconditions; localtime_r writes only into `tm`,
+    // which is a plain-data struct for which all-zero is valid.
+    unsafe {
+        let now = libc::time(std::ptr::null_mut());
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&now, &mut tm);
+        format!(
+            "{:04}{:02}{:02}-{:02}{:02}{:02}",
+            tm.tm_year + 1900,
+            tm.tm_mon + 1,
+            tm.tm_mday,
+            tm.tm_hour,
+            tm.tm_min,
+            tm.tm_sec
+        )
+    }
+}
+
+/// The built-in scenarios with their descriptions, for `--list`.
+pub fn list_builtin() -> anyhow::Result<String> {
+    let mut out = String::new();
+    for (name, text) in scenario::BUILTIN {
+        let s = scenario::parse(name, name, text)?;
+        let size = if s.parts.is_empty() {
+            format!("{} steps x {} models", s.steps.len(), s.models.len())
+        } else {
+            format!("{} parts", s.parts.len())
+        };
+        out += &format!(
+            "{name:<18} {size}, {}\n{:18} {}\n",
+            s.expected_duration.as_deref().unwrap_or("duration unknown"),
+            "",
+            first_sentence(&s.description)
+        );
+        if let Some(staircase) = &s.staircase {
+            out += &format!("{:18} {}\n", "", staircase.describe());
+        }
+    }
+    Ok(out)
+}
+
+fn first_sentence(text: &str) -> &str {
+    match text.find(". ") {
+        Some(i) => &text[..=i],
+        None => text,
+    }
+}
+
+/// A fresh results directory: `results/NAME-STAMP`, with a suffix if that already exists.
+fn default_out(name: &str) -> PathBuf {
+    let base = PathBuf::from("results").join(format!("{name}-{}", local_timestamp()));
+    let mut dir = base.clone();
+    let mut n = 2;
+    while dir.exists() {
+        dir = PathBuf::from(format!("{}-{n}", base.display()));
+        n += 1;
+    }
+    dir
+}
+
+pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
+    if args.list {
+        crate::out!("{}", list_builtin()?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (origin, default_name, text) = scenario::locate(&args.scenario)?;
+    let mut scenario = scenario::parse(&origin, &default_name, &text)?;
+    if !scenario.parts.is_empty() {
+        return composite::run(&args, &scenario);
+    }
+    if let Some(line) = &args.server_cmd {
+        add_server_cmd(&mut scenario, line, args.server_name.as_deref())?;
+    }
+    if !args.models.is_empty() {
+        for m in &args.models {
+            if !scenario.models.iter().any(|e| &e.label == m) {
+                anyhow::bail!(
+                    "--models: '{m}' is not a model of scenario '{}'",
+                    scenario.name
+                );
+            }
+        }
+        scenario.models.retain(|e| args.models.contains(&e.label));
+    }
+    if let Some(r) = args.repetitions {
+        let most = scenario::MAX_REPETITIONS;
+        if r < 1 || u64::from(r) > most {
+            let message = format!("--repetitions must be 1 to {most}, not {r}");
+            return Ok(crate::load::usage_error("run", &message));
+        }
+        scenario.repetitions = r;
+    }
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out(&scenario.name));
+    if let Err(message) = clear_old_run(&out, args.force) {
+        return Ok(crate::load::usage_error("run", &message));
+    }
+    let outcome = run_into(&scenario, &out, &args)?;
+    let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
+    crate::outln!();
+    crate::out!("{}", results::comparison_table(&outcome.rows, &labels));
+    // The verdict with its significance: a winner only where the test names one.
+    if let Ok(lines) = crate::report::verdict_lines(&out) {
+        if !lines.is_empty() {
+            crate::outln!(
+                "\nverdict (Mann-Whitney U, a winner only when p < {} against every other model):",
+                crate::stats::ALPHA
+            );
+            for line in lines {
+                crate::outln!("  {line}");
+            }
+        }
+    }
+    crate::outln!("results: {}", out.display());
+    if outcome.interrupted {
+        crate::errln!(
+            "interrupted: the finished steps are kept in {}",
+            out.display()
+        );
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs one (ordinary) scenario into `out`, then writes its report unless told not to.
+fn run_into(
+    scenario: &scenario::Scenario,
+    out: &Path,
+    args: &RunArgs,
+) -> anyhow::Result<RunOutcome> {
+    let outcome = experiment::run_into(scenario, out, args.quiet)?;
+    if !args.no_report {
+        write_report(out);
+    }
+    Ok(outcome)
+}
+
+/// Writes the report of the results in `out`; a report that cannot be written is a
+/// warning, never a lost run.
+fn write_report(out: &Path) {
+    match crate::report::write_report(out) {
+        Ok(path) => crate::outln!("report: {}", path.display()),
+        Err(e) => crate::errln!(
+            "warning: the report could not be written ({e:#}); the results are in {}",
+            out.display()
+        ),
+    }
+}
+
+/// Refuses a results directory an earlier run wrote (it has a manifest.json or a
+/// results.csv) unless `force`, which removes it whole first: a report must never
+/// describe files of two runs.
+fn clear_old_run(out: &std::path::Path, force: bool) -> Result<(), String> {
+    let written = ["manifest.json", "results.csv"]
+        .iter()
+        .any(|f| out.join(f).exists());
+    if !written {
+        return Ok(());
+    }
+    if !force {
+        return Err(format!(
+            "--out {} holds an earlier run's results: choose another directory, or add \
+             --force to remove them first",
+            out.display()
+        ));
+    }
+    std::fs::remove_dir_all(out).map_err(|e| {
+        format!(
+            "--force: cannot remove the earlier run in {}: {e}",
+            out.display()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_cmd_words_and_labels() {
+        assert_eq!(
+            split_command("node  'my dir/x.js' \"{port}\" --x").unwrap(),
+            ["node", "my dir/x.js", "{port}", "--x"]
+        );
+        assert!(split_command("node 'x").is_err());
+        let words = |l: &str| split_command(l).unwrap();
+        assert_eq!(
+            command_label(&words("node examples/servers/node-net.js {port}")),
+            "node-net"
+        );
+        assert_eq!(
+            command_label(&words("/usr/bin/my-echo --port {port}")),
+            "my-echo"
+        );
+        let mut s = scenario::parse("quick", "quick", scenario::BUILTIN[0].1).unwrap();
+        add_server_cmd(&mut s, "python3 srv.py {port}", None).unwrap();
+        let last = s.models.last().unwrap();
+        assert_eq!(last.label, "srv");
+        assert_eq!(last.options.cpus, Some(vec![0]));
+        assert!(add_server_cmd(&mut s, "python3 srv.py 7000", Some("x")).is_err());
+        assert!(add_server_cmd(&mut s, "python3 srv.py {port}", None).is_err());
+        add_server_cmd(&mut s, "python3 srv.py {port}", Some("srv2")).unwrap();
+    }
+}
