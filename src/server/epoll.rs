@@ -64,8 +64,8 @@ use anyhow::Context as _;
 
 use super::accept::{Accepted, Acceptor};
 use super::echo::{EchoConn, ReadStop, Ready, Scratch};
-use super::shutdown::{request_shutdown, shutdown_fd, shutdown_requested};
 use super::stats::{CloseReason, ServerConnRecord, Stats};
+use super::stop::{request_stop, stop_fd, stop_requested};
 use super::{timeout_ms, wake_up, AcceptMode, IdleScan, Setup, Trigger};
 use crate::sys::epoll::{Epoll, Event, Events, Interest};
 use crate::syscall;
@@ -159,7 +159,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
         }
         if spawn_error.is_some() {
             // Stop the threads that did start, then report why.
-            request_shutdown();
+            request_stop();
         }
 
         let mut first_error: Option<anyhow::Error> =
@@ -251,7 +251,7 @@ impl<'a> Worker<'a> {
     /// Creates the worker's epoll set with the shutdown eventfd and the connection source in it.
     fn new(setup: &'a Setup, source: &Source) -> io::Result<Worker<'a>> {
         let epoll = Epoll::new()?;
-        epoll.add(shutdown_fd(), SHUTDOWN_TOKEN, IN)?;
+        epoll.add(stop_fd(), SHUTDOWN_TOKEN, IN)?;
         match source {
             Source::Inbox(inbox) => epoll.add(inbox.wake_fd(), INBOX_TOKEN, IN)?,
             Source::Listener {
@@ -281,7 +281,7 @@ impl<'a> Worker<'a> {
         let result = self.run(&mut source);
         if result.is_err() {
             // Without this worker the server cannot serve everyone: stop the others too.
-            request_shutdown();
+            request_stop();
         }
         // Whatever ended the loop, every connection is closed and counted exactly once.
         self.close_all(CloseReason::Shutdown);
@@ -294,7 +294,7 @@ impl<'a> Worker<'a> {
     fn run(&mut self, source: &mut Source) -> io::Result<()> {
         let mut events = Events::with_capacity(EVENTS_PER_WAIT);
 
-        while !shutdown_requested() {
+        while !stop_requested() {
             // 1. Take the listener back after an fd-exhaustion pause.
             if let Source::Listener {
                 listener,
@@ -536,7 +536,7 @@ impl<'a> Dispatcher<'a> {
     fn new(setup: &Setup, inboxes: &'a [Inbox]) -> io::Result<Dispatcher<'a>> {
         let epoll = Epoll::new()?;
         let listener = setup.listener.as_raw_fd();
-        epoll.add(shutdown_fd(), SHUTDOWN_TOKEN, IN)?;
+        epoll.add(stop_fd(), SHUTDOWN_TOKEN, IN)?;
         epoll.add(listener, LISTENER_TOKEN, IN)?;
         Ok(Dispatcher {
             epoll,
@@ -552,7 +552,7 @@ impl<'a> Dispatcher<'a> {
         let mut next_worker = 0;
         let mut events = Events::with_capacity(2);
 
-        while !shutdown_requested() {
+        while !stop_requested() {
             if !listening && !self.acceptor.paused() {
                 self.epoll.add(listener, LISTENER_TOKEN, IN)?;
                 listening = true;

@@ -9,7 +9,7 @@
 //! - [`config`]: the `serve` flags ([`ServerConfig`]) and their way back to flags;
 //! - [`listening`]: the `listening on ADDR ... pid=N` line, printed and parsed;
 //! - [`accept`]: the accept policy (`--max-conns`, EMFILE shedding with a spare fd);
-//! - [`shutdown`]: the flag and eventfd that SIGINT/SIGTERM set;
+//! - [`stop`]: the flag and eventfd that SIGINT/SIGTERM set;
 //! - [`echo`]: the per-connection echo state of the readiness models (select, poll, epoll);
 //! - [`stats`]: the counters, the connection log and the summary.
 
@@ -19,7 +19,7 @@ pub mod stats;
 mod accept;
 mod config;
 mod listening;
-mod shutdown;
+mod stop;
 
 mod epoll;
 mod poll;
@@ -42,8 +42,8 @@ use socket2::{Domain, Protocol, Socket, Type};
 pub use accept::{Accepted, Acceptor};
 pub use config::{AcceptMode, Model, ServerConfig, Trigger};
 pub use listening::Listening;
-pub use shutdown::{install_shutdown_handler, request_shutdown, shutdown_fd, shutdown_requested};
 use stats::{ServerSummary, Stats};
+pub use stop::{install_stop_handler, request_stop, stop_fd, stop_requested};
 
 /// What a model's `serve` function is given: the bound listener and the shared counters.
 pub struct Setup {
@@ -147,7 +147,7 @@ pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
     }
     crate::sys::ignore_sigpipe();
     let fd_limit = crate::sys::raise_fd_limit().context("reading the fd limit")?;
-    install_shutdown_handler().context("installing the SIGINT/SIGTERM handler")?;
+    install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
     if config.processes > 1 {
         return processes::main(config, fd_limit.soft);
     }

@@ -11,8 +11,8 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use super::accept::Acceptor;
 use super::echo::{accept_all, close_all, close_idle, ConnTable, Ready, Scratch};
-use super::shutdown::{shutdown_fd, shutdown_requested};
 use super::stats::CloseReason;
+use super::stop::{stop_fd, stop_requested};
 use super::{timeout_ms, wake_up, IdleScan, Setup};
 use crate::syscall;
 
@@ -26,10 +26,10 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let mut scratch = Scratch::new();
     setup.announce()?;
 
-    while !shutdown_requested() {
+    while !stop_requested() {
         // 1. Build the interest set.
         pollfds.clear();
-        pollfds.push(pollfd(shutdown_fd(), libc::POLLIN));
+        pollfds.push(pollfd(stop_fd(), libc::POLLIN));
         let accepting = !acceptor.paused();
         if accepting {
             pollfds.push(pollfd(listener_fd, libc::POLLIN));

@@ -22,8 +22,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::shutdown::shutdown_requested;
 use super::stats::{unix_now, ServerSummary, Stats};
+use super::stop::stop_requested;
 use super::{bind_first_listener, finish, Listening, ServerConfig};
 use crate::sys::spawn::Supervision;
 
@@ -116,7 +116,7 @@ fn run(
     // Wait for SIGINT/SIGTERM (forwarded) or for every child to exit.
     let mut forwarded = false;
     while processes.iter().any(|p| !p.exited) {
-        if shutdown_requested() && !forwarded {
+        if stop_requested() && !forwarded {
             for process in processes.iter().filter(|p| !p.exited) {
                 signal(&process.child, libc::SIGTERM);
             }

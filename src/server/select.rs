@@ -18,8 +18,8 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use super::accept::Acceptor;
 use super::echo::{accept_all, close_all, close_idle, ConnTable, Ready, Scratch};
-use super::shutdown::{shutdown_fd, shutdown_requested};
 use super::stats::CloseReason;
+use super::stop::{stop_fd, stop_requested};
 use super::{wake_up, IdleScan, Setup};
 use crate::syscall;
 /// The first fd number an `fd_set` cannot hold.
@@ -28,7 +28,7 @@ const FD_LIMIT: RawFd = libc::FD_SETSIZE as RawFd;
 pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let listener_fd = setup.listener.as_raw_fd();
     anyhow::ensure!(
-        listener_fd < FD_LIMIT && shutdown_fd() < FD_LIMIT,
+        listener_fd < FD_LIMIT && stop_fd() < FD_LIMIT,
         "select(2) cannot watch the listener or shutdown fd: fd number is FD_SETSIZE or more"
     );
     // The acceptor closes, before admitting, every connection whose fd is FD_SETSIZE or more.
@@ -42,11 +42,11 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     let mut scratch = Scratch::new();
     setup.announce()?;
 
-    while !shutdown_requested() {
+    while !stop_requested() {
         // 1. Build the interest sets; every fd here is known to be below FD_SETSIZE.
         read_set.clear();
         write_set.clear();
-        read_set.insert(shutdown_fd());
+        read_set.insert(stop_fd());
         let accepting = !acceptor.paused();
         if accepting {
             read_set.insert(listener_fd);

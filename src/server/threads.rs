@@ -30,8 +30,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::accept::{Accepted, Acceptor};
-use super::shutdown::{shutdown_fd, shutdown_requested};
 use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
+use super::stop::{stop_fd, stop_requested};
 use super::{timeout_ms, wake_up, Setup};
 use crate::syscall;
 
@@ -51,10 +51,10 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     };
     setup.announce()?;
 
-    while !shutdown_requested() {
+    while !stop_requested() {
         // 1. Wait for a connection or shutdown; leave the listener out while accepting is paused.
         let accepting = !acceptor.paused();
-        let mut pollfds = vec![pollfd(shutdown_fd())];
+        let mut pollfds = vec![pollfd(stop_fd())];
         if accepting {
             pollfds.push(pollfd(listener_fd));
         }
@@ -68,7 +68,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e.into()),
         }
-        if shutdown_requested() || !accepting || pollfds[1].revents == 0 {
+        if stop_requested() || !accepting || pollfds[1].revents == 0 {
             continue;
         }
 
@@ -198,7 +198,7 @@ fn echo_until_closed(fd: &OwnedFd, record: &mut ServerConnRecord) -> CloseReason
         }
     };
     // Woken by the acceptor's shutdown(2): whatever read or send said, that is why it ended.
-    if shutdown_requested() {
+    if stop_requested() {
         CloseReason::Shutdown
     } else {
         reason

@@ -25,8 +25,8 @@ use ::tokio::task::JoinSet;
 use anyhow::Context as _;
 
 use super::accept::{is_fd_exhaustion, reserve_spare_fd, shed_connection, Acceptor};
-use super::shutdown::shutdown_fd;
 use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
+use super::stop::stop_fd;
 use super::Setup;
 
 /// Each connection's read buffer, allocated when the connection opens.
@@ -48,7 +48,7 @@ struct ShutdownFd;
 
 impl AsRawFd for ShutdownFd {
     fn as_raw_fd(&self) -> RawFd {
-        shutdown_fd()
+        stop_fd()
     }
 }
 

@@ -52,8 +52,8 @@ use anyhow::Context as _;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use super::accept::{keep_spare_fd, peer_addr, Accepted, Acceptor};
-use super::shutdown::{request_shutdown, shutdown_fd, shutdown_requested};
 use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
+use super::stop::{request_stop, stop_fd, stop_requested};
 use super::{wake_up, IdleScan, Setup};
 use crate::sys::uring::{BufRing, BUFFER_GROUP};
 use conn::{AcceptState, Conn, Gather, RecvState, GATHER};
@@ -97,7 +97,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
                     let result = worker.run();
                     if result.is_err() {
                         // One ring failing stops the server, rather than serving on with fewer.
-                        request_shutdown();
+                        request_stop();
                     }
                     result
                 })
@@ -186,14 +186,14 @@ impl Worker {
     }
 
     fn run(&mut self) -> io::Result<()> {
-        let watch_shutdown = opcode::PollAdd::new(types::Fd(shutdown_fd()), libc::POLLIN as u32)
+        let watch_stop = opcode::PollAdd::new(types::Fd(stop_fd()), libc::POLLIN as u32)
             .build()
             .user_data(user_data(SHUTDOWN, 0));
-        self.push(watch_shutdown)?;
+        self.push(watch_stop)?;
         self.arm_accept()?;
         self.arm_timer()?;
 
-        while !self.stopping && !shutdown_requested() {
+        while !self.stopping && !stop_requested() {
             // 1. Submit what the last turn queued and wait for at least one completion.
             match self.ring.submit_and_wait(1) {
                 Ok(_) => {}
