@@ -25,6 +25,18 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     Ok(bytes as u64)
 }
 
+/// An exact byte size as a scenario writes it, the inverse of [`parse_size`]: the largest
+/// unit that divides it (`256 MiB`, `1536 KiB`, `100 B`).
+pub fn format_size(b: u64) -> String {
+    let units = [(30, "GiB"), (20, "MiB"), (10, "KiB")];
+    units
+        .iter()
+        .find(|(shift, _)| b >= 1 << shift && b.is_multiple_of(1 << shift))
+        .map_or(format!("{b} B"), |(shift, unit)| {
+            format!("{} {unit}", b >> shift)
+        })
+}
+
 /// A measured byte count for people: `12 B`, `3.4 KiB`, `1.50 MiB` (1024-based, as
 /// [`parse_size`] reads sizes).
 pub fn fmt_bytes(b: f64) -> String {

@@ -24,6 +24,7 @@ use anyhow::Context as _;
 
 use super::scenario::ServerOptions;
 use crate::results::{Conditions, Limits, Shaping};
+use crate::units::format_size;
 
 /// The message for a machine where the runner cannot make cgroups.
 pub const NEEDS: &str = "cpu_quota, memory_max and tasks_max need root and cgroups \
@@ -45,21 +46,6 @@ impl Limits {
             tasks_max: options.tasks_max.map(|t| t.0),
         };
         (limits != Limits::default()).then_some(limits)
-    }
-
-    /// `cpu 0.5 core, memory 256 MiB, tasks 2000`, for the report and messages.
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(c) = self.cpu_quota {
-            parts.push(format!("cpu {c} core"));
-        }
-        if let Some(m) = self.memory_max_bytes {
-            parts.push(format!("memory {}", human_bytes(m)));
-        }
-        if let Some(t) = self.tasks_max {
-            parts.push(format!("tasks {t}"));
-        }
-        parts.join(", ")
     }
 
     /// The CFS quota for a period of [`CPU_PERIOD_US`].
@@ -405,19 +391,8 @@ impl Cgroup {
     pub fn oom_reason(&self, killed: bool) -> Option<String> {
         let cap = self.limits.memory_max_bytes?;
         (self.oom_kills() > 0 || (killed && self.memory_cap_hit()))
-            .then(|| format!("oom-killed at {}", human_bytes(cap)))
+            .then(|| format!("oom-killed at {}", format_size(cap)))
     }
-}
-
-/// A memory cap as a scenario writes it: `256 MiB`, `1 GiB`, `1536 KiB`, `1000 B`.
-pub fn human_bytes(b: u64) -> String {
-    let units = [(30, "GiB"), (20, "MiB"), (10, "KiB")];
-    units
-        .iter()
-        .find(|(shift, _)| b >= 1 << shift && b.is_multiple_of(1 << shift))
-        .map_or(format!("{b} B"), |(shift, unit)| {
-            format!("{} {unit}", b >> shift)
-        })
 }
 
 /// The value of `key N` in a flat-keyed cgroup file.

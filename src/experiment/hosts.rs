@@ -46,7 +46,6 @@ use anyhow::Context as _;
 
 use super::scenario::{LabSysctls, NetworkFile, MAX_CLIENTS};
 use crate::results::Shaping;
-use crate::units::trim_float;
 
 mod sysctl;
 
@@ -195,31 +194,6 @@ impl Shaping {
             qdisc: None,
             note: None,
         }
-    }
-
-    /// `100 Mbit/s, delay 0.2 ms (tbf)`, for the report and the console.
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(r) = self.rate_bit_s {
-            parts.push(format!("{} Mbit/s", trim_float(r as f64 / 1e6)));
-        }
-        if let Some(d) = self.delay_ms {
-            let jitter = self
-                .jitter_ms
-                .map_or(String::new(), |j| format!(" ± {} ms", trim_float(j)));
-            parts.push(format!("delay {} ms{jitter}", trim_float(d)));
-        }
-        if let Some(l) = self.loss_pct {
-            parts.push(format!("loss {}%", trim_float(l)));
-        }
-        let mut text = parts.join(", ");
-        if let Some(q) = &self.qdisc {
-            text += &format!(" ({q})");
-        }
-        if let Some(n) = &self.note {
-            text += &format!("; {n}");
-        }
-        text
     }
 
     fn needs_netem(&self) -> bool {

@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use super::column;
+use crate::units::{format_size, trim_float};
 
 /// manifest.json, as the runner writes it and the report reads it back. The runner
 /// fills every field; the reader takes a default for any that is absent (a manifest
@@ -131,6 +132,50 @@ pub struct Shaping {
     pub qdisc: Option<String>,
     /// What was not applied and why (netem_optional on a kernel without netem).
     pub note: Option<String>,
+}
+
+impl Limits {
+    /// `cpu 0.5 core, memory 256 MiB, tasks 2000`, for the report and messages.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(c) = self.cpu_quota {
+            parts.push(format!("cpu {c} core"));
+        }
+        if let Some(m) = self.memory_max_bytes {
+            parts.push(format!("memory {}", format_size(m)));
+        }
+        if let Some(t) = self.tasks_max {
+            parts.push(format!("tasks {t}"));
+        }
+        parts.join(", ")
+    }
+}
+
+impl Shaping {
+    /// `100 Mbit/s, delay 0.2 ms (tbf)`, for the report and the console.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(r) = self.rate_bit_s {
+            parts.push(format!("{} Mbit/s", trim_float(r as f64 / 1e6)));
+        }
+        if let Some(d) = self.delay_ms {
+            let jitter = self
+                .jitter_ms
+                .map_or(String::new(), |j| format!(" ± {} ms", trim_float(j)));
+            parts.push(format!("delay {} ms{jitter}", trim_float(d)));
+        }
+        if let Some(l) = self.loss_pct {
+            parts.push(format!("loss {}%", trim_float(l)));
+        }
+        let mut text = parts.join(", ");
+        if let Some(q) = &self.qdisc {
+            text += &format!(" ({q})");
+        }
+        if let Some(n) = &self.note {
+            text += &format!("; {n}");
+        }
+        text
+    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use super::{
     column, models, num, ok_spread, outcome, ran, spread, values_of, Judged, Limits, Row, Verdict,
 };
 use crate::report::verdict::fmt_count;
+use crate::units::format_size;
 
 fn held_line(rows: &[Row], model: &str, c: f64) -> String {
     let at = |r: &Row| num(r, column::CONNECTIONS) == c;
@@ -295,7 +296,7 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
             let (ok, failed, reason) = outcome(rows, model, |r| num(r, column::SIZE) == size);
             numbers.push(format!(
                 "{model} at {}: ok in {ok} of {}{}",
-                fmt_size(size),
+                format_size(size as u64),
                 ok + failed,
                 failed_note(&reason)
             ));
@@ -364,14 +365,6 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
         (Verdict::Inconclusive, why)
     };
     (verdict, why, numbers)
-}
-
-fn fmt_size(bytes: f64) -> String {
-    match bytes {
-        b if b >= 1_048_576.0 => format!("{} MiB", b / 1_048_576.0),
-        b if b >= 1024.0 => format!("{} KiB", b / 1024.0),
-        b => format!("{b} B"),
-    }
 }
 
 /// Claim 16 (002, Test Cases 10 and 11): epoll finishes 40 000 and 45 000 clients of
