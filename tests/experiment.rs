@@ -702,7 +702,7 @@ fn the_default_run_is_the_quick_scenario() {
         .lines()
         .find(|l| l.trim_start().starts_with("model"))
         .unwrap_or_else(|| panic!("no comparison table: {stdout}"));
-    for column in ["best req/s", "p99 (heaviest ok)", "max conns", "status"] {
+    for column in ["req/s", "p99 (median rep)", "max conns", "status"] {
         assert!(header.contains(column), "{header}");
     }
     assert!(

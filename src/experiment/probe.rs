@@ -34,6 +34,19 @@ impl Sample {
 /// The header of probe.csv.
 pub const CSV_HEADER: &str = "t_s,cpu_user_s,cpu_sys_s,rss_bytes,threads,fds";
 
+/// The CPU seconds of every child this process has reaped, and of the children they
+/// reaped in turn (getrusage RUSAGE_CHILDREN, to the microsecond): across a window in
+/// which only the load generators exit, their whole CPU, start-up and exit included,
+/// which their own probe's 100 ms samples miss.
+pub fn reaped_children_cpu_s() -> f64 {
+    // SAFETY: an all-zero rusage is a valid value for getrusage to overwrite.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: usage points to a rusage this function owns.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
 /// CPU seconds every core of the machine has spent on processes since boot: /proc/stat's
 /// first line, user + nice + system + steal (guest time is already inside user and nice;
 /// steal is time the hypervisor gave to another guest, which this machine's work had to

@@ -84,6 +84,7 @@ pub fn run_step(
     if !on_clients {
         counting = mark_load_start(&mut session);
     }
+    let reaped_before = probe::reaped_children_cpu_s();
     let (_, load_start) = session.start_load(scenario, step, dir, |clients| clients);
     // The generators are probed like the server, to tell a saturated generator from a slow server.
     let load_probes: Vec<Probe> = session
@@ -107,6 +108,13 @@ pub fn run_step(
     session.side.calls = counting.and_then(|c| c.read().ok());
     load_side.samples = load_probes.into_iter().map(Probe::finish).collect();
     load_side.cpu_pct = load_cpu_pct(load_side.samples.iter().cloned());
+    // Every generator reaped and the server alive: the runner's reaped children since the
+    // load began are exactly the generators, counted whole.
+    let all_reaped = session.agents.iter().all(|a| a.exit.is_some());
+    if all_reaped && session.died_at().is_none() && session.side.load_wall_s > 0.0 {
+        let cpu_s = probe::reaped_children_cpu_s() - reaped_before;
+        load_side.cpu_pct = Some(cpu_s / session.side.load_wall_s * 100.0);
+    }
     session.side.net_at_load_end = session.net();
     collect_load(config, dir, &session.agents, &mut load_side);
     StepOutcome {
