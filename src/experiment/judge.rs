@@ -82,21 +82,45 @@ pub fn judge(
     server: &ServerSide,
     load: &LoadSide,
 ) -> Option<String> {
+    let client = match finished_summary(server, load) {
+        Ok(client) => client,
+        Err(why) => return Some(why),
+    };
+    connections_failure(rule, step, server, client)
+        .or_else(|| traffic_failure(rule, server, client))
+        .or_else(|| server.stop_problem.clone())
+}
+
+/// The load's summary to judge, or why the step left none: the server did not start or
+/// died, or the generator timed out or wrote nothing.
+fn finished_summary<'a>(
+    server: &ServerSide,
+    load: &'a LoadSide,
+) -> Result<&'a LoadSummary, String> {
     if let Some(e) = &server.start_error {
-        return Some(e.clone());
+        return Err(e.clone());
     }
     if let Some(d) = &server.died {
-        return Some(d.clone());
+        return Err(d.clone());
     }
     if load.timed_out {
-        return Some("load generator did not finish within the step timeout".into());
+        return Err("load generator did not finish within the step timeout".into());
     }
-    let Some(client) = &load.summary else {
-        return Some(format!(
+    load.summary.as_ref().ok_or_else(|| {
+        format!(
             "load generator left no summary ({})",
             load.exit.as_deref().unwrap_or("no exit status")
-        ));
-    };
+        )
+    })
+}
+
+/// The rules on connections: how many were established, refused, and held open at once.
+fn connections_failure(
+    rule: &FailureRule,
+    step: &Step,
+    server: &ServerSide,
+    client: &LoadSummary,
+) -> Option<String> {
     let established = client.connections_established;
     let needed = (rule.min_established.0 * step.connections as f64).ceil() as u64;
     if established < needed {
@@ -144,6 +168,15 @@ pub fn judge(
             ));
         }
     }
+    None
+}
+
+/// The rules on traffic: errors, mismatched echoes, p99 and the two sides' byte counts.
+fn traffic_failure(
+    rule: &FailureRule,
+    server: &ServerSide,
+    client: &LoadSummary,
+) -> Option<String> {
     if client.error_rate > rule.max_error_rate.0 {
         return Some(format!(
             "error rate {:.4} above {} ({} errors)",
@@ -174,9 +207,6 @@ pub fn judge(
                 ));
             }
         }
-    }
-    if let Some(p) = &server.stop_problem {
-        return Some(p.clone());
     }
     None
 }
