@@ -233,62 +233,29 @@ pub fn run_staircase(
         .join(label)
         .join(format!("staircase-{}", top.name))
         .join(format!("rep-{rep}"));
-    let mut done: Vec<Stair> = Vec::new();
-    let stair_of = |i: usize, status: Status, reason: String| Stair {
-        index: i as u32 + 1,
-        step: stairs[i].clone(),
-        load_dir: None,
-        started_unix: unix_now(),
-        measured: None,
-        status,
-        reason,
-    };
     starting(&format!("{label} {} rep {rep}: server", top.name));
     let mut server = match Session::start(config, scenario, entry, top, &server_dir, hosts) {
         Ok(session) => session,
         Err(unstarted) => {
             let Unstarted { error, .. } = *unstarted;
             let interrupted = error == StartError::Interrupted;
-            done.push(match error {
-                StartError::Interrupted => stair_of(0, Status::Interrupted, interrupted_reason()),
-                StartError::Failed(reason) => stair_of(0, Status::Failed, reason),
-            });
-            return finish(scenario, entry, rep, stairs, done, None, interrupted);
+            let first = match error {
+                StartError::Interrupted => {
+                    stair_of(stairs, 0, Status::Interrupted, interrupted_reason())
+                }
+                StartError::Failed(reason) => stair_of(stairs, 0, Status::Failed, reason),
+            };
+            return finish(scenario, entry, rep, stairs, vec![first], None, interrupted);
         }
     };
     let idle = server.sample().0;
     server.side.kernel.before = server.kernel();
     let mut climb = Climb::new(scenario, staircase, stairs);
-    let mut interrupted = false;
-    for (i, stair) in stairs.iter().enumerate() {
-        if process::stop_requested() {
-            interrupted = true;
-            break;
-        }
-        starting(&format!("{label} {} rep {rep}", stair.name));
-        let dir = config
-            .out
-            .join(label)
-            .join(&stair.name)
-            .join(format!("rep-{rep}"));
-        let mut record = stair_of(i, Status::Ok, String::new());
-        if let Err(e) = fs::create_dir_all(&dir) {
-            record.status = Status::Failed;
-            record.reason = format!("cannot create {}: {e}", dir.display());
-            done.push(record);
-            break;
-        }
-        let ended = climb.stair(&mut server, i, &dir, &mut record);
-        done.push(record);
-        if ended {
-            interrupted = process::stop_requested();
-            break;
-        }
-    }
+    let (mut done, mut interrupted) = climb.climb_all(config, label, rep, &mut server, starting);
     let climbed = done.len() == stairs.len() && done.iter().all(|s| s.status == Status::Ok);
     if let (Some(hold), true) = (staircase.hold, climbed) {
         starting(&format!("{label} {}-hold rep {rep}", top.name));
-        let mut record = stair_of(stairs.len() - 1, Status::Ok, String::new());
+        let mut record = stair_of(stairs, stairs.len() - 1, Status::Ok, String::new());
         record.step.name = format!("{}-hold", top.name);
         climb.hold(&mut server, hold, &mut record);
         interrupted |= record.status == Status::Interrupted;
@@ -305,6 +272,19 @@ pub fn run_staircase(
         Some(server),
         interrupted,
     )
+}
+
+/// Stair `i`'s record before it runs, started now.
+fn stair_of(stairs: &[Step], i: usize, status: Status, reason: String) -> Stair {
+    Stair {
+        index: i as u32 + 1,
+        step: stairs[i].clone(),
+        load_dir: None,
+        started_unix: unix_now(),
+        measured: None,
+        status,
+        reason,
+    }
 }
 
 /// The stairs climbed so far: the scenario their loads run (long enough to outlive the
@@ -339,6 +319,47 @@ impl<'s> Climb<'s> {
     /// The folders every live load writes into.
     fn dirs(&self) -> Vec<PathBuf> {
         self.load_dirs.iter().flat_map(|d| live_dirs(d)).collect()
+    }
+
+    /// Every stair in turn, each into its own folder, until one ends the staircase or a
+    /// stop signal comes: their records, and whether a stop signal cut the climb short.
+    fn climb_all(
+        &mut self,
+        config: &RunConfig,
+        label: &str,
+        rep: u32,
+        server: &mut Session,
+        starting: &mut dyn FnMut(&str),
+    ) -> (Vec<Stair>, bool) {
+        let stairs = self.stairs;
+        let mut done: Vec<Stair> = Vec::new();
+        let mut interrupted = false;
+        for (i, stair) in stairs.iter().enumerate() {
+            if process::stop_requested() {
+                interrupted = true;
+                break;
+            }
+            starting(&format!("{label} {} rep {rep}", stair.name));
+            let dir = config
+                .out
+                .join(label)
+                .join(&stair.name)
+                .join(format!("rep-{rep}"));
+            let mut record = stair_of(stairs, i, Status::Ok, String::new());
+            if let Err(e) = fs::create_dir_all(&dir) {
+                record.status = Status::Failed;
+                record.reason = format!("cannot create {}: {e}", dir.display());
+                done.push(record);
+                break;
+            }
+            let ended = self.stair(server, i, &dir, &mut record);
+            done.push(record);
+            if ended {
+                interrupted = process::stop_requested();
+                break;
+            }
+        }
+        (done, interrupted)
     }
 
     /// Stair `i`: its batch started into `dir`, waited for until established, its
