@@ -18,26 +18,13 @@ use crate::server::Model;
 /// The model entries: plain model names, or variant labels defined by a
 /// `[model.LABEL]` table with `base`; every model when `models` is absent.
 pub(super) fn models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<ModelEntry>> {
-    let listed: Vec<Spanned<String>> = match &file.models {
-        Some(models) => models.clone(),
-        None => Model::ALL
-            .iter()
-            .map(|m| Spanned::new(0..0, m.name().to_string()))
-            .collect(),
-    };
-    if listed.is_empty() {
-        return Err(err(
-            None,
-            "`models` is empty: name at least one model".into(),
-        ));
-    }
+    let listed = listed_models(file, err)?;
     if let Some(base) = file.server.base {
         return Err(err(
             None,
             format!("[server] cannot have `base` (= {base}); it belongs in a [model.NAME] table"),
         ));
     }
-    let all_names: Vec<&str> = Model::ALL.iter().map(|m| m.name()).collect();
     let mut models = Vec::new();
     for entry in &listed {
         let label = entry.get_ref().as_str();
@@ -51,52 +38,7 @@ pub(super) fn models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Mode
             models.push(command_entry(file, label, table, command, err)?);
             continue;
         }
-        if file.server.command.is_some() {
-            return Err(err(
-                None,
-                "[server] cannot have `command`; it belongs in a [model.NAME] table".into(),
-            ));
-        }
-        let plain = Model::ALL.iter().copied().find(|m| m.name() == label);
-        let model = match (own.and_then(|o| o.get_ref().base), plain) {
-            (Some(base), Some(plain)) if base != plain => {
-                return Err(err(
-                    own.map(|o| o.span()),
-                    format!("[model.{label}] has base = \"{base}\", but '{label}' is itself a model"),
-                ))
-            }
-            (Some(base), _) => base,
-            (None, Some(plain)) => plain,
-            (None, None) => {
-                return Err(err(
-                    span,
-                    format!(
-                        "unknown model '{label}' (models: {}; or define a variant with [model.{label}] base = \"epoll\")",
-                        all_names.join(", ")
-                    ),
-                ))
-            }
-        };
-        let options = match own {
-            Some(o) => file.server.overlaid(o.get_ref()),
-            None => file.server.clone(),
-        };
-        if let Some(p) = options.processes {
-            if p.0 > 1 && !model.supports_processes() {
-                return Err(err(
-                    own.map(|o| o.span()),
-                    format!(
-                        "model '{label}' ({model}) cannot run with processes = {}",
-                        p.0
-                    ),
-                ));
-            }
-        }
-        models.push(ModelEntry {
-            label: label.to_string(),
-            kind: ModelKind::Builtin(model),
-            options,
-        });
+        models.push(builtin_entry(file, label, span, own, err)?);
     }
     for (label, table) in &file.model {
         if !models.iter().any(|m| &m.label == label) {
@@ -107,6 +49,94 @@ pub(super) fn models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Mode
         }
     }
     Ok(models)
+}
+
+/// The labels `models` lists, or every built-in model when it is absent; never none.
+fn listed_models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Spanned<String>>> {
+    let listed: Vec<Spanned<String>> = match &file.models {
+        Some(models) => models.clone(),
+        None => Model::ALL
+            .iter()
+            .map(|m| Spanned::new(0..0, m.name().to_string()))
+            .collect(),
+    };
+    if listed.is_empty() {
+        return Err(err(
+            None,
+            "`models` is empty: name at least one model".into(),
+        ));
+    }
+    Ok(listed)
+}
+
+/// An entry run by one of echolab's own models: a plain model name, or a variant with
+/// `base`, its options `[server]` overlaid with its own table.
+fn builtin_entry(
+    file: &ScenarioFile,
+    label: &str,
+    span: Option<Range<usize>>,
+    own: Option<&Spanned<super::ServerOptions>>,
+    err: ErrAt,
+) -> anyhow::Result<ModelEntry> {
+    if file.server.command.is_some() {
+        return Err(err(
+            None,
+            "[server] cannot have `command`; it belongs in a [model.NAME] table".into(),
+        ));
+    }
+    let model = builtin_model(label, span, own, err)?;
+    let options = match own {
+        Some(o) => file.server.overlaid(o.get_ref()),
+        None => file.server.clone(),
+    };
+    if let Some(p) = options.processes {
+        if p.0 > 1 && !model.supports_processes() {
+            return Err(err(
+                own.map(|o| o.span()),
+                format!(
+                    "model '{label}' ({model}) cannot run with processes = {}",
+                    p.0
+                ),
+            ));
+        }
+    }
+    Ok(ModelEntry {
+        label: label.to_string(),
+        kind: ModelKind::Builtin(model),
+        options,
+    })
+}
+
+/// The model a label runs: its table's `base`, or the label itself when it names a model
+/// (a variant may not rename a model into another).
+fn builtin_model(
+    label: &str,
+    span: Option<Range<usize>>,
+    own: Option<&Spanned<super::ServerOptions>>,
+    err: ErrAt,
+) -> anyhow::Result<Model> {
+    let all_names: Vec<&str> = Model::ALL.iter().map(|m| m.name()).collect();
+    let plain = Model::ALL.iter().copied().find(|m| m.name() == label);
+    let model = match (own.and_then(|o| o.get_ref().base), plain) {
+        (Some(base), Some(plain)) if base != plain => {
+            return Err(err(
+                own.map(|o| o.span()),
+                format!("[model.{label}] has base = \"{base}\", but '{label}' is itself a model"),
+            ))
+        }
+        (Some(base), _) => base,
+        (None, Some(plain)) => plain,
+        (None, None) => {
+            return Err(err(
+                span,
+                format!(
+                    "unknown model '{label}' (models: {}; or define a variant with [model.{label}] base = \"epoll\")",
+                    all_names.join(", ")
+                ),
+            ))
+        }
+    };
+    Ok(model)
 }
 
 /// A `[model.LABEL]` entry with `command`: the command must name `{port}`, and the
