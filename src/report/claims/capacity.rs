@@ -319,36 +319,7 @@ fn failed_note(reason: &str) -> String {
 pub(super) fn claim_7(rows: &[Row]) -> Judged {
     const MIB: f64 = 1_048_576.0;
     let big = |r: &Row| num(r, column::SIZE) >= MIB;
-    let mut numbers = Vec::new();
-    for model in ["threads", "select", "epoll"] {
-        for size in values_of(
-            rows.iter().filter(|r| r.model == model && ran(r)),
-            column::SIZE,
-        ) {
-            let (ok, failed, reason) = outcome(rows, model, |r| num(r, column::SIZE) == size);
-            numbers.push(format!(
-                "{model} at {}: ok in {ok} of {}{}",
-                format_size(size as u64),
-                ok + failed,
-                failed_note(&reason)
-            ));
-        }
-    }
-    // "automatically terminated by the system": the server itself was stopped (the OOM
-    // killer under the memory cap, a signal), not merely slow.
-    let terminated = |reason: &str| {
-        let reason = reason.to_lowercase();
-        [
-            "killed",
-            "signal",
-            "oom",
-            "memory",
-            "server exited",
-            "server died",
-        ]
-        .iter()
-        .any(|w| reason.contains(w))
-    };
+    let numbers = size_numbers(rows);
     let all = |_: &Row| true;
     let part = |model: &str, at: &dyn Fn(&Row) -> bool, holds: &dyn Fn(&str) -> bool| match outcome(
         rows, model, at,
@@ -359,7 +330,7 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
         _ => Some(false),
     };
     // select "Could not complete tests" at any size; the others at 1 MiB.
-    let threads = part("threads", &big, &terminated);
+    let threads = part("threads", &big, &terminated_by_the_system);
     let select = part("select", &all, &|_| true);
     let epoll = part("epoll", &big, &|_| true);
     let parts = [
@@ -397,6 +368,42 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
         (Verdict::Inconclusive, why)
     };
     (verdict, why, numbers)
+}
+
+/// Claim 7's numbers: each model's repetitions at each message size.
+fn size_numbers(rows: &[Row]) -> Vec<String> {
+    let mut numbers = Vec::new();
+    for model in ["threads", "select", "epoll"] {
+        for size in values_of(
+            rows.iter().filter(|r| r.model == model && ran(r)),
+            column::SIZE,
+        ) {
+            let (ok, failed, reason) = outcome(rows, model, |r| num(r, column::SIZE) == size);
+            numbers.push(format!(
+                "{model} at {}: ok in {ok} of {}{}",
+                format_size(size as u64),
+                ok + failed,
+                failed_note(&reason)
+            ));
+        }
+    }
+    numbers
+}
+
+/// "automatically terminated by the system": the server itself was stopped (the OOM
+/// killer under the memory cap, a signal), not merely slow.
+fn terminated_by_the_system(reason: &str) -> bool {
+    let reason = reason.to_lowercase();
+    [
+        "killed",
+        "signal",
+        "oom",
+        "memory",
+        "server exited",
+        "server died",
+    ]
+    .iter()
+    .any(|w| reason.contains(w))
 }
 
 /// Claim 16 (002, Test Cases 10 and 11): epoll finishes 40 000 and 45 000 clients of
