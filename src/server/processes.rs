@@ -85,22 +85,7 @@ fn run(
     fd_limit: u64,
 ) -> anyhow::Result<ExitCode> {
     let exe = std::env::current_exe().context("finding the echolab executable")?;
-    let mut processes = Vec::with_capacity(config.processes);
-    let mut workers = 1;
-    for index in 0..config.processes {
-        let mut process = spawn(&exe, config, addr, dir, index)?;
-        match wait_listening(&mut process) {
-            Ok(child_workers) => workers = child_workers,
-            Err(error) => {
-                for other in &mut processes {
-                    stop(other);
-                }
-                stop(&mut process);
-                return Err(error);
-            }
-        }
-        processes.push(process);
-    }
+    let (mut processes, workers) = start_all(&exe, config, addr, dir)?;
     // Every child listens on its own socket now; ours would only swallow connections.
     drop(listener);
     let listening = Listening {
@@ -113,35 +98,7 @@ fn run(
     };
     crate::outln!("{listening}");
 
-    // Wait for SIGINT/SIGTERM (forwarded) or for every child to exit.
-    let mut forwarded = false;
-    while processes.iter().any(|p| !p.exited) {
-        if stop_requested() && !forwarded {
-            for process in processes.iter().filter(|p| !p.exited) {
-                signal(&process.child, libc::SIGTERM);
-            }
-            forwarded = true;
-        }
-        for process in processes.iter_mut().filter(|p| !p.exited) {
-            if let Some(status) = process.child.try_wait()? {
-                process.exited = true;
-                if !forwarded || !status.success() {
-                    crate::errln!(
-                        "echolab serve: process {} (pid {}) exited with {}{}",
-                        process.index,
-                        process.child.id(),
-                        describe(status),
-                        if forwarded {
-                            ""
-                        } else {
-                            "; the others keep serving"
-                        }
-                    );
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_all(&mut processes)?;
 
     // Let the children's last messages out before the summary.
     for process in &mut processes {
@@ -178,6 +135,67 @@ fn run(
     let no_log = Stats::new(None, None)?;
     finish(config, &no_log, &summary)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts the children one by one, each listening before the next starts; returns them
+/// and the last one's worker count. On a failure, stops those already started.
+fn start_all(
+    exe: &Path,
+    config: &ServerConfig,
+    addr: std::net::SocketAddr,
+    dir: &Path,
+) -> anyhow::Result<(Vec<Process>, usize)> {
+    let mut processes = Vec::with_capacity(config.processes);
+    let mut workers = 1;
+    for index in 0..config.processes {
+        let mut process = spawn(exe, config, addr, dir, index)?;
+        match wait_listening(&mut process) {
+            Ok(child_workers) => workers = child_workers,
+            Err(error) => {
+                for other in &mut processes {
+                    stop(other);
+                }
+                stop(&mut process);
+                return Err(error);
+            }
+        }
+        processes.push(process);
+    }
+    Ok((processes, workers))
+}
+
+/// Waits for SIGINT/SIGTERM (forwarded) or for every child to exit, reporting a child
+/// that exits on its own or fails.
+fn wait_all(processes: &mut [Process]) -> anyhow::Result<()> {
+    let mut forwarded = false;
+    while processes.iter().any(|p| !p.exited) {
+        if stop_requested() && !forwarded {
+            for process in processes.iter().filter(|p| !p.exited) {
+                signal(&process.child, libc::SIGTERM);
+            }
+            forwarded = true;
+        }
+        for process in processes.iter_mut().filter(|p| !p.exited) {
+            if let Some(status) = process.child.try_wait()? {
+                process.exited = true;
+                if !forwarded || !status.success() {
+                    crate::errln!(
+                        "echolab serve: process {} (pid {}) exited with {}{}",
+                        process.index,
+                        process.child.id(),
+                        describe(status),
+                        if forwarded {
+                            ""
+                        } else {
+                            "; the others keep serving"
+                        }
+                    );
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
 }
 
 fn spawn(

@@ -93,31 +93,17 @@ pub(super) fn claim_1(rows: &[Row]) -> Judged {
     (Verdict::Confirmed, why, numbers)
 }
 
+/// At or above this many threads the report's "tens of thousands" held.
+const TENS_OF_THOUSANDS: f64 = 10_000.0;
+
 /// Claim 2: where the threads model failed, against the thread and fd limits.
 pub(super) fn claim_2(rows: &[Row], limits: Limits) -> Judged {
-    const TENS_OF_THOUSANDS: f64 = 10_000.0;
     let steps = values_of(
         rows.iter().filter(|r| r.model == "threads" && ran(r)),
         column::CONNECTIONS,
     );
-    let mut numbers: Vec<String> = steps
-        .iter()
-        .map(|&c| held_line(rows, "threads", c))
-        .collect();
-    if let Some(s) = spread(
-        rows.iter()
-            .filter(|r| r.model == "threads" && ran(r))
-            .filter_map(|r| r.num(column::SERVER_THREADS_MAX))
-            .collect(),
-    ) {
-        numbers.push(format!("server threads at most: {}", fmt_count(s.max)));
-    }
+    let numbers = threads_numbers(rows, &steps, limits);
     let limit = limits.threads.map(|l| l as f64);
-    numbers.push(format!(
-        "thread limit {}, fd limit per process {}",
-        limit.map_or("unknown".into(), fmt_count),
-        limits.fds.map_or("unknown".into(), |f| fmt_count(f as f64))
-    ));
     let held_at = |c: f64| outcome(rows, "threads", |r| num(r, column::CONNECTIONS) == c).0 > 0;
     let held = steps
         .iter()
@@ -125,72 +111,17 @@ pub(super) fn claim_2(rows: &[Row], limits: Limits) -> Judged {
         .filter(|&c| held_at(c))
         .fold(0.0, f64::max);
     let Some(failed) = steps.iter().copied().find(|&c| !held_at(c)) else {
-        return match limit {
-            Some(l) if held >= l => (
-                Verdict::Refuted,
-                format!(
-                    "threads held {} connections, beyond the thread limit {}",
-                    fmt_count(held),
-                    fmt_count(l)
-                ),
-                numbers,
-            ),
-            _ => (
-                Verdict::Inconclusive,
-                format!(
-                    "threads held every step up to {}: the sweep did not reach its limit",
-                    fmt_count(held)
-                ),
-                numbers,
-            ),
-        };
+        let (verdict, why) = threads_held_every_step(held, limit);
+        return (verdict, why, numbers);
     };
     let at_failed = |r: &Row| num(r, column::CONNECTIONS) == failed;
     let (_, _, reason) = outcome(rows, "threads", at_failed);
-    let reached = rows
-        .iter()
-        .filter(|r| r.model == "threads" && ran(r))
-        .filter_map(|r| r.num(column::SERVER_THREADS_MAX))
-        .fold(0.0, f64::max);
     // The server says why it refused connections: thread_spawn when no thread could start.
     if reason.contains("thread") {
-        let below = match limit {
-            Some(l) if reached < 0.9 * l => format!(
-                ", below kernel.pid_max/threads-max ({}): another limit (vm.max_map_count at \
-                 two maps per thread, memory, a cgroup's pids.max) came first",
-                fmt_count(l)
-            ),
-            _ => String::new(),
-        };
-        let verdict = if reached >= TENS_OF_THOUSANDS {
-            Verdict::Confirmed
-        } else {
-            Verdict::Refuted
-        };
-        // As observed: the error pthread_create returned, which the step's reason carries.
-        let kernel = reason
-            .split("thread_spawn: the kernel returned ")
-            .nth(1)
-            .map_or("no error recorded".to_string(), |e| {
-                e.split(';').next().unwrap_or(e).trim().to_string()
-            });
-        let why = format!(
-            "threads held {} connections and failed at {}: the kernel refused a thread: \
-             {kernel} (at {} threads; threads-max/pid_max {}, fd limit {}){below}",
-            fmt_count(held),
-            fmt_count(failed),
-            fmt_count(reached),
-            limit.map_or("unknown".into(), fmt_count),
-            limits.fds.map_or("unknown".into(), |f| fmt_count(f as f64))
-        );
+        let (verdict, why) = kernel_refused_a_thread(rows, &reason, held, failed, limits);
         return (verdict, why, numbers);
     }
-    let fd_first = match (limits.fds.map(|f| f as f64), limit) {
-        (Some(fds), Some(l)) => fds < l && failed >= fds * 0.9,
-        (Some(fds), None) => failed >= fds * 0.9,
-        _ => false,
-    };
-    if fd_first {
+    if fd_limit_came_first(limits, failed) {
         let why = format!(
             "threads held {} and failed at {} connections ({reason}), at the fd limit of one \
              process ({}), which is below the thread limit: the fd limit came first",
@@ -222,6 +153,107 @@ pub(super) fn claim_2(rows: &[Row], limits: Limits) -> Judged {
         ))
     );
     (Verdict::Refuted, why, numbers)
+}
+
+/// Claim 2's numbers: each threads step, the most server threads, the machine's limits.
+fn threads_numbers(rows: &[Row], steps: &[f64], limits: Limits) -> Vec<String> {
+    let mut numbers: Vec<String> = steps
+        .iter()
+        .map(|&c| held_line(rows, "threads", c))
+        .collect();
+    if let Some(s) = spread(
+        rows.iter()
+            .filter(|r| r.model == "threads" && ran(r))
+            .filter_map(|r| r.num(column::SERVER_THREADS_MAX))
+            .collect(),
+    ) {
+        numbers.push(format!("server threads at most: {}", fmt_count(s.max)));
+    }
+    let limit = limits.threads.map(|l| l as f64);
+    numbers.push(format!(
+        "thread limit {}, fd limit per process {}",
+        limit.map_or("unknown".into(), fmt_count),
+        limits.fds.map_or("unknown".into(), |f| fmt_count(f as f64))
+    ));
+    numbers
+}
+
+/// Claim 2 when threads held every step: refuted only if it held beyond the thread limit.
+fn threads_held_every_step(held: f64, limit: Option<f64>) -> (Verdict, String) {
+    match limit {
+        Some(l) if held >= l => (
+            Verdict::Refuted,
+            format!(
+                "threads held {} connections, beyond the thread limit {}",
+                fmt_count(held),
+                fmt_count(l)
+            ),
+        ),
+        _ => (
+            Verdict::Inconclusive,
+            format!(
+                "threads held every step up to {}: the sweep did not reach its limit",
+                fmt_count(held)
+            ),
+        ),
+    }
+}
+
+/// Claim 2 when the failed step's reason says no thread could start: confirmed when
+/// the server had reached tens of thousands of threads by then.
+fn kernel_refused_a_thread(
+    rows: &[Row],
+    reason: &str,
+    held: f64,
+    failed: f64,
+    limits: Limits,
+) -> (Verdict, String) {
+    let limit = limits.threads.map(|l| l as f64);
+    let reached = rows
+        .iter()
+        .filter(|r| r.model == "threads" && ran(r))
+        .filter_map(|r| r.num(column::SERVER_THREADS_MAX))
+        .fold(0.0, f64::max);
+    let below = match limit {
+        Some(l) if reached < 0.9 * l => format!(
+            ", below kernel.pid_max/threads-max ({}): another limit (vm.max_map_count at \
+             two maps per thread, memory, a cgroup's pids.max) came first",
+            fmt_count(l)
+        ),
+        _ => String::new(),
+    };
+    let verdict = if reached >= TENS_OF_THOUSANDS {
+        Verdict::Confirmed
+    } else {
+        Verdict::Refuted
+    };
+    // As observed: the error pthread_create returned, which the step's reason carries.
+    let kernel = reason
+        .split("thread_spawn: the kernel returned ")
+        .nth(1)
+        .map_or("no error recorded".to_string(), |e| {
+            e.split(';').next().unwrap_or(e).trim().to_string()
+        });
+    let why = format!(
+        "threads held {} connections and failed at {}: the kernel refused a thread: \
+         {kernel} (at {} threads; threads-max/pid_max {}, fd limit {}){below}",
+        fmt_count(held),
+        fmt_count(failed),
+        fmt_count(reached),
+        limit.map_or("unknown".into(), fmt_count),
+        limits.fds.map_or("unknown".into(), |f| fmt_count(f as f64))
+    );
+    (verdict, why)
+}
+
+/// Whether the threads failed at one process's fd limit, which is below the thread limit.
+fn fd_limit_came_first(limits: Limits, failed: f64) -> bool {
+    let limit = limits.threads.map(|l| l as f64);
+    match (limits.fds.map(|f| f as f64), limit) {
+        (Some(fds), Some(l)) => fds < l && failed >= fds * 0.9,
+        (Some(fds), None) => failed >= fds * 0.9,
+        _ => false,
+    }
 }
 
 /// Claim 3: epoll holds 100 000 connections in every repetition.
@@ -287,36 +319,7 @@ fn failed_note(reason: &str) -> String {
 pub(super) fn claim_7(rows: &[Row]) -> Judged {
     const MIB: f64 = 1_048_576.0;
     let big = |r: &Row| num(r, column::SIZE) >= MIB;
-    let mut numbers = Vec::new();
-    for model in ["threads", "select", "epoll"] {
-        for size in values_of(
-            rows.iter().filter(|r| r.model == model && ran(r)),
-            column::SIZE,
-        ) {
-            let (ok, failed, reason) = outcome(rows, model, |r| num(r, column::SIZE) == size);
-            numbers.push(format!(
-                "{model} at {}: ok in {ok} of {}{}",
-                format_size(size as u64),
-                ok + failed,
-                failed_note(&reason)
-            ));
-        }
-    }
-    // "automatically terminated by the system": the server itself was stopped (the OOM
-    // killer under the memory cap, a signal), not merely slow.
-    let terminated = |reason: &str| {
-        let reason = reason.to_lowercase();
-        [
-            "killed",
-            "signal",
-            "oom",
-            "memory",
-            "server exited",
-            "server died",
-        ]
-        .iter()
-        .any(|w| reason.contains(w))
-    };
+    let numbers = size_numbers(rows);
     let all = |_: &Row| true;
     let part = |model: &str, at: &dyn Fn(&Row) -> bool, holds: &dyn Fn(&str) -> bool| match outcome(
         rows, model, at,
@@ -327,7 +330,7 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
         _ => Some(false),
     };
     // select "Could not complete tests" at any size; the others at 1 MiB.
-    let threads = part("threads", &big, &terminated);
+    let threads = part("threads", &big, &terminated_by_the_system);
     let select = part("select", &all, &|_| true);
     let epoll = part("epoll", &big, &|_| true);
     let parts = [
@@ -365,6 +368,42 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
         (Verdict::Inconclusive, why)
     };
     (verdict, why, numbers)
+}
+
+/// Claim 7's numbers: each model's repetitions at each message size.
+fn size_numbers(rows: &[Row]) -> Vec<String> {
+    let mut numbers = Vec::new();
+    for model in ["threads", "select", "epoll"] {
+        for size in values_of(
+            rows.iter().filter(|r| r.model == model && ran(r)),
+            column::SIZE,
+        ) {
+            let (ok, failed, reason) = outcome(rows, model, |r| num(r, column::SIZE) == size);
+            numbers.push(format!(
+                "{model} at {}: ok in {ok} of {}{}",
+                format_size(size as u64),
+                ok + failed,
+                failed_note(&reason)
+            ));
+        }
+    }
+    numbers
+}
+
+/// "automatically terminated by the system": the server itself was stopped (the OOM
+/// killer under the memory cap, a signal), not merely slow.
+fn terminated_by_the_system(reason: &str) -> bool {
+    let reason = reason.to_lowercase();
+    [
+        "killed",
+        "signal",
+        "oom",
+        "memory",
+        "server exited",
+        "server died",
+    ]
+    .iter()
+    .any(|w| reason.contains(w))
 }
 
 /// Claim 16 (002, Test Cases 10 and 11): epoll finishes 40 000 and 45 000 clients of
