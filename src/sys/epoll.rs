@@ -105,6 +105,21 @@ impl Events {
         self.len == 0
     }
 
+    /// How many events one wait may write, as the kernel takes it.
+    fn room(&self) -> libc::c_int {
+        self.buffer.len().min(libc::c_int::MAX as usize) as libc::c_int
+    }
+
+    /// Takes a wait's result: its count of events, or none when a signal ended it.
+    fn filled(&mut self, waited: io::Result<libc::c_int>) -> io::Result<usize> {
+        self.len = match waited {
+            Ok(n) => n as usize,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+            Err(e) => return Err(e),
+        };
+        Ok(self.len)
+    }
+
     /// The events of the last wait.
     pub fn iter(&self) -> impl Iterator<Item = Event> + '_ {
         self.buffer[..self.len].iter().map(|e| Event {
@@ -152,53 +167,42 @@ impl Epoll {
     /// Waits up to `timeout_ms` milliseconds (-1: until an event) and returns how many
     /// events `events` now holds. A signal arriving during the wait ends it with none.
     pub fn wait(&self, events: &mut Events, timeout_ms: libc::c_int) -> io::Result<usize> {
-        let capacity = events.buffer.len().min(libc::c_int::MAX as usize) as libc::c_int;
-        events.len = match syscall!(epoll_wait(
+        let waited = syscall!(epoll_wait(
             self.fd.as_raw_fd(),
             events.buffer.as_mut_ptr(),
-            capacity,
+            events.room(),
             timeout_ms
-        )) {
-            Ok(n) => n as usize,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
-            Err(e) => return Err(e),
-        };
-        Ok(events.len)
+        ));
+        events.filled(waited)
     }
-}
 
-impl Epoll {
     /// As [`Epoll::wait`], with the timeout to the nanosecond (`epoll_pwait2`, Linux 5.11):
     /// `epoll_wait` rounds a wait up to whole milliseconds, which would make an open-loop
     /// generator send each request up to 1 ms late. On an older kernel (ENOSYS) it falls
     /// back to milliseconds, rounded up.
     pub fn wait_ns(&self, events: &mut Events, timeout_ns: u64) -> io::Result<usize> {
         static NO_PWAIT2: AtomicBool = AtomicBool::new(false);
-        if NO_PWAIT2.load(Ordering::Relaxed) {
-            let timeout_ms = timeout_ns.div_ceil(1_000_000).min(libc::c_int::MAX as u64);
-            return self.wait(events, timeout_ms as libc::c_int);
-        }
-        let timeout = libc::timespec {
-            tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
-        };
-        let capacity = events.buffer.len().min(libc::c_int::MAX as usize) as libc::c_int;
-        events.len = match syscall!(epoll_pwait2(
-            self.fd.as_raw_fd(),
-            events.buffer.as_mut_ptr(),
-            capacity,
-            &timeout,
-            std::ptr::null()
-        )) {
-            Ok(n) => n as usize,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
-            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
-                NO_PWAIT2.store(true, Ordering::Relaxed);
-                return self.wait_ns(events, timeout_ns);
+        if !NO_PWAIT2.load(Ordering::Relaxed) {
+            let timeout = libc::timespec {
+                tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+                tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+            };
+            let waited = syscall!(epoll_pwait2(
+                self.fd.as_raw_fd(),
+                events.buffer.as_mut_ptr(),
+                events.room(),
+                &timeout,
+                std::ptr::null()
+            ));
+            match waited {
+                Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                    NO_PWAIT2.store(true, Ordering::Relaxed)
+                }
+                waited => return events.filled(waited),
             }
-            Err(e) => return Err(e),
-        };
-        Ok(events.len)
+        }
+        let timeout_ms = timeout_ns.div_ceil(1_000_000).min(libc::c_int::MAX as u64);
+        self.wait(events, timeout_ms as libc::c_int)
     }
 }
 
