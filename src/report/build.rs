@@ -6,7 +6,7 @@ use super::claims::Limits;
 use super::data::{Results, Status};
 use super::document::{Block, Document, Section, Table};
 use super::sweep::{self, Sweep};
-use super::verdict::{self, fmt_count, fmt_ratio_interval, Decision, BASELINE};
+use super::verdict::{self, fmt_count, fmt_ratio_interval, BASELINE};
 use super::{claims, figures, per_host, timelines};
 use crate::results::column;
 use crate::results::Manifest;
@@ -212,8 +212,8 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
     let tally = verdict::tally(results, &all_verdicts);
     if !tally.is_empty() {
         verdict_blocks.push(Block::Paragraph(
-            "Overall tally: figures won per model over every table above (a figure without a \
-             significant winner counts for nobody)."
+            "Overall tally: figures won outright per model over every table above (a figure \
+             without a significant winner, or led by tied models, counts for nobody)."
                 .into(),
         ));
         let n = tally.len();
@@ -373,22 +373,30 @@ fn verdict_table(verdicts: &[verdict::Verdict]) -> Table {
             Some((m, value)) => (m.clone(), fmt(*value)),
             None => (dash(), dash()),
         };
-        let (mut winner, winner_value) = name_value(v.winner());
-        if v.winner().is_none() {
-            winner = v.significance();
-        }
-        let (runner, runner_value) = name_value(v.runner_up());
-        let vs_runner = match v.decision {
-            Decision::Winner(c) => fmt_ratio_interval(&c),
-            _ => dash(),
-        };
-        let mut significance = if v.winner().is_some() {
-            v.significance()
+        let leaders = v.winners();
+        let (winner, winner_value) = if leaders.len() > 1 {
+            (
+                format!("{} (tied)", leaders.join(", ")),
+                v.ranking[..leaders.len()]
+                    .iter()
+                    .map(|(_, value)| fmt(*value))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )
+        } else if v.winner().is_some() {
+            name_value(v.winner())
         } else {
-            dash()
+            (v.significance(), dash())
         };
+        let (runner, runner_value) = name_value(v.runner_up());
+        let vs_runner = v
+            .margin()
+            .map(|c| fmt_ratio_interval(&c))
+            .unwrap_or_else(dash);
+        let decided = !leaders.is_empty();
+        let mut significance = if decided { v.significance() } else { dash() };
         if let Some(note) = v.left_out_note() {
-            significance = if v.winner().is_some() {
+            significance = if decided {
                 format!("{significance}; {note}")
             } else {
                 note

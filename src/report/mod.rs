@@ -59,21 +59,22 @@ pub fn verdict_lines(results_dir: &Path) -> anyhow::Result<Vec<String>> {
     let mut lines = Vec::new();
     for s in sweep::sweeps(&results) {
         for v in verdict::verdicts(&results, &s) {
-            let answer = match v.winner() {
-                Some((m, value)) => format!(
-                    "{m} ({}){}, {}",
-                    (v.format)(*value),
-                    match v.decision {
-                        verdict::Decision::Winner(c) => format!(
-                            " {} over {}",
-                            verdict::fmt_ratio_interval(&c),
-                            v.ranking.get(1).map_or("", |r| r.0.as_str())
-                        ),
-                        _ => String::new(),
-                    },
-                    v.significance()
-                ),
-                None => v.significance(),
+            let leaders = v.winners();
+            let answer = match (leaders.as_slice(), v.margin(), v.runner_up()) {
+                ([], ..) | (_, None, _) | (_, _, None) => v.significance(),
+                (named, Some(margin), Some((runner, _))) => {
+                    let values: Vec<String> = v.ranking[..named.len()]
+                        .iter()
+                        .map(|(m, value)| format!("{m} ({})", (v.format)(*value)))
+                        .collect();
+                    format!(
+                        "{}{} {} over {runner}, {}",
+                        values.join(" and "),
+                        if named.len() > 1 { ", tied," } else { "" },
+                        verdict::fmt_ratio_interval(&margin),
+                        v.significance()
+                    )
+                }
             };
             lines.push(format!("{} at {}: {answer}", v.figure, v.compared_at));
         }

@@ -145,10 +145,32 @@ pub enum Decision {
     /// The best model is significantly better than every other model compared (each
     /// pair's p below [`stats::ALPHA`]); its comparison with the runner-up.
     Winner(Comparison),
+    /// No model alone beats all the others, but the best `count` (at most half of the
+    /// models) are each significantly better than every model ranked below them: they
+    /// lead together, and no test separates them. `ahead`: the narrowest margin, the
+    /// last leader against the first model behind, with the largest p of the pairs
+    /// across; `tie`: the largest p between the best model and the other leaders.
+    Leaders {
+        count: usize,
+        ahead: Comparison,
+        tie: Comparison,
+    },
     /// Some pair with the best model is not significant: the largest p of those pairs.
     NoDifference { comparison: Comparison },
     /// Fewer than two models had repetitions that count: nothing to compare.
     Alone,
+}
+
+impl Decision {
+    /// How many models the decision names best: 1 for a winner, the leaders' count,
+    /// or every model (`usize::MAX`) when nothing was decided. Larger is weaker.
+    fn named(&self) -> usize {
+        match self {
+            Decision::Winner(_) => 1,
+            Decision::Leaders { count, .. } => *count,
+            Decision::NoDifference { .. } | Decision::Alone => usize::MAX,
+        }
+    }
 }
 
 pub struct Verdict {
@@ -176,14 +198,35 @@ impl Verdict {
         }
     }
 
-    /// The winner (one model) or nobody.
+    /// The winner, the leaders best first, or nobody.
     pub fn winners(&self) -> Vec<&str> {
-        self.winner().map(|(m, _)| m.as_str()).into_iter().collect()
+        let named = match self.decision {
+            Decision::Winner(_) => 1,
+            Decision::Leaders { count, .. } => count,
+            _ => 0,
+        };
+        self.ranking[..named]
+            .iter()
+            .map(|(m, _)| m.as_str())
+            .collect()
     }
 
-    /// The best-ranked model after the winner.
+    /// The best-ranked model after the winner or the leaders.
     pub fn runner_up(&self) -> Option<&(String, f64)> {
-        self.winner().and(self.ranking.get(1))
+        match self.decision {
+            Decision::Winner(_) => self.ranking.get(1),
+            Decision::Leaders { count, .. } => self.ranking.get(count),
+            _ => None,
+        }
+    }
+
+    /// The margin the winner or the leaders hold over the runner-up.
+    pub fn margin(&self) -> Option<Comparison> {
+        match self.decision {
+            Decision::Winner(c) => Some(c),
+            Decision::Leaders { ahead, .. } => Some(ahead),
+            _ => None,
+        }
     }
 
     pub fn baseline(&self) -> Option<f64> {
@@ -202,8 +245,9 @@ impl Verdict {
             .flatten()
     }
 
-    /// "p < 0.001, n = 5" for a winner (its weakest pair), "no difference: p = 0.40,
-    /// n = 5" otherwise.
+    /// "p < 0.001, n = 5" for a winner (its weakest pair); for leaders, the tie
+    /// between them and the weakest pair across; "no difference: p = 0.40, n = 5"
+    /// otherwise.
     pub fn significance(&self) -> String {
         match &self.decision {
             Decision::Winner(_) => {
@@ -214,6 +258,11 @@ impl Verdict {
                     .max_by(|a, b| a.p.total_cmp(&b.p));
                 weakest.map(|c| c.describe_p()).unwrap_or_default()
             }
+            Decision::Leaders { ahead, tie, .. } => format!(
+                "leaders tie ({}); each ahead of every other model, {}",
+                stats::p_equals(tie.p),
+                ahead.describe_p()
+            ),
             Decision::NoDifference { comparison, .. } => {
                 format!("no difference: {}", comparison.describe_p())
             }
@@ -250,59 +299,90 @@ fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<Compa
 }
 
 /// [`decide`], and then again with each flagged (generator-bound or disturbed)
-/// repetition left out in turn: a winner stays one only when no single flagged
-/// repetition is what made it one. The weakest of those decisions is returned.
+/// repetition left out in turn: a winner (or a group of leaders) stays one only when
+/// no single flagged repetition is what made it one. The weakest of those decisions
+/// (the one naming the most models) is returned.
 pub fn decide_robustly(
     samples: &[Vec<f64>],
     flagged: &[Vec<bool>],
     higher_is_better: bool,
 ) -> Decision {
-    let all = decide(samples, higher_is_better);
-    if !matches!(all, Decision::Winner(_)) {
-        return all;
-    }
+    let mut weakest = decide(samples, higher_is_better);
     for (i, flags) in flagged.iter().enumerate() {
         for (j, _) in flags.iter().enumerate().filter(|(_, f)| **f) {
+            if weakest.named() == usize::MAX {
+                return weakest;
+            }
             let mut without = samples.to_vec();
             without[i].remove(j);
-            match decide(&without, higher_is_better) {
-                Decision::Winner(_) => {}
-                Decision::NoDifference { comparison } => {
-                    return Decision::NoDifference { comparison }
-                }
-                Decision::Alone => return Decision::Alone,
+            let d = decide(&without, higher_is_better);
+            if d.named() > weakest.named() {
+                weakest = d;
             }
         }
     }
-    all
+    weakest
 }
 
 /// The intersection-union rule: the best-ranked model wins only when it is
 /// significantly better than every other model, each pair tested on its own. Each pair
 /// must hold, so no multiple-comparison correction applies: the chance of naming a
 /// wrong winner is at most that of its weakest pair, below [`stats::ALPHA`].
+///
+/// When no model wins alone, the same rule names the smallest group of best-ranked
+/// models, at most half of them, each significantly better than every model ranked
+/// below the group: leaders that tie (epoll and uring at the same CPU per request,
+/// both far below select), rather than a "no difference" that would hide how far
+/// behind the others are.
 pub fn decide(samples: &[Vec<f64>], higher_is_better: bool) -> Decision {
     if samples.len() < 2 || samples.iter().any(|s| s.is_empty()) {
         return Decision::Alone;
     }
-    let mut weakest: Option<Comparison> = None;
-    for other in &samples[1..] {
-        let Some(c) = oriented(&samples[0], other, higher_is_better) else {
-            return Decision::Alone;
+    // The weakest of the pairs (leader, model behind) when the first `count` lead; a
+    // significant difference the wrong way round is no lead either.
+    let weakest_across = |count: usize| -> Option<Comparison> {
+        let mut weakest: Option<Comparison> = None;
+        for a in &samples[..count] {
+            for b in &samples[count..] {
+                let c = oriented(a, b, higher_is_better)?;
+                let p = if c.ratio > 1.0 { c.p } else { 1.0f64.max(c.p) };
+                if weakest.as_ref().is_none_or(|w| p > w.p) {
+                    weakest = Some(Comparison { p, ..c });
+                }
+            }
+        }
+        weakest
+    };
+    let Some(alone) = weakest_across(1) else {
+        return Decision::Alone;
+    };
+    if alone.significant() {
+        return Decision::Winner(
+            oriented(&samples[0], &samples[1], higher_is_better).unwrap_or(alone),
+        );
+    }
+    for count in 2..=samples.len() / 2 {
+        let Some(across) = weakest_across(count) else {
+            break;
         };
-        // A significant difference the wrong way round is no win either.
-        let p = if c.ratio > 1.0 { c.p } else { 1.0f64.max(c.p) };
-        if weakest.as_ref().is_none_or(|w| p > w.p) {
-            weakest = Some(Comparison { p, ..c });
+        if across.significant() {
+            let narrowest = oriented(&samples[count - 1], &samples[count], higher_is_better);
+            let tie = (1..count)
+                .filter_map(|i| oriented(&samples[0], &samples[i], higher_is_better))
+                .max_by(|a, b| a.p.total_cmp(&b.p));
+            if let (Some(narrowest), Some(tie)) = (narrowest, tie) {
+                return Decision::Leaders {
+                    count,
+                    ahead: Comparison {
+                        p: across.p,
+                        ..narrowest
+                    },
+                    tie,
+                };
+            }
         }
     }
-    match weakest {
-        Some(c) if c.significant() => {
-            Decision::Winner(oriented(&samples[0], &samples[1], higher_is_better).unwrap_or(c))
-        }
-        Some(comparison) => Decision::NoDifference { comparison },
-        None => Decision::Alone,
-    }
+    Decision::NoDifference { comparison: alone }
 }
 
 fn rank_by(order: &mut [usize], values: &[f64], higher_is_better: bool) {
@@ -488,13 +568,14 @@ fn ranked(
     }
 }
 
-/// Wins per model over every verdict given (a figure counts only when the test named
-/// a winner), most wins first, then by name; models that won nothing are listed with 0.
+/// Outright wins per model over every verdict given (a figure counts only when the
+/// test named one winner; leaders that tie count for none), most wins first, then by
+/// name; models that won nothing are listed with 0.
 pub fn tally(results: &Results, verdicts: &[Verdict]) -> Vec<(String, usize)> {
     let mut wins: Vec<(String, usize)> =
         sweep::models(results).into_iter().map(|m| (m, 0)).collect();
     for v in verdicts {
-        for winner in v.winners() {
+        if let Some((winner, _)) = v.winner() {
             if let Some(entry) = wins.iter_mut().find(|(m, _)| m == winner) {
                 entry.1 += 1;
             }
@@ -635,6 +716,16 @@ fn throughput_findings(verdicts: &[Verdict]) -> Vec<String> {
             }
             text.push('.');
             out.push(text);
+        } else if let (Decision::Leaders { .. }, Some(margin), Some((runner, _))) =
+            (v.decision, v.margin(), v.runner_up())
+        {
+            out.push(format!(
+                "At {}, {} served the most, tied ({}{note}): {} over {runner}.",
+                v.compared_at,
+                v.winners().join(" and "),
+                v.significance(),
+                fmt_ratio_interval(&margin)
+            ));
         } else if matches!(v.decision, Decision::NoDifference { .. }) {
             out.push(format!(
                 "At {}, no model served significantly more than every other ({}{note}): \
@@ -923,6 +1014,101 @@ mod tests {
             "{}",
             v.significance()
         );
+    }
+
+    /// Throughput verdict of models each given its repetitions.
+    fn throughputs(models: &[(&str, &[f64])]) -> Verdict {
+        let rows = models
+            .iter()
+            .flat_map(|(m, reps)| {
+                reps.iter()
+                    .enumerate()
+                    .map(|(i, rps)| row(m, i as u32 + 1, *rps, false))
+            })
+            .collect();
+        let results = Results {
+            dir: std::env::temp_dir().join("echolab-no-such-dir"),
+            manifest: Manifest::default(),
+            rows,
+            columns: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let sweeps = sweep::sweeps(&results);
+        verdicts(&results, &sweeps[0]).remove(0)
+    }
+
+    #[test]
+    fn two_best_that_overlap_lead_together_when_both_beat_the_rest() {
+        let v = throughputs(&[
+            ("epoll", &[20.0, 20.4, 19.8, 20.2, 20.1]),
+            ("uring", &[20.3, 19.9, 20.5, 19.7, 20.0]),
+            ("tokio", &[10.0, 10.2, 9.9, 10.1, 10.05]),
+            ("select", &[5.0, 5.2, 4.9, 5.1, 5.05]),
+        ]);
+        assert!(v.winner().is_none(), "{:?}", v.decision);
+        assert_eq!(v.winners(), ["epoll", "uring"]);
+        assert_eq!(v.runner_up().map(|r| r.0.as_str()), Some("tokio"));
+        let Decision::Leaders { count, ahead, tie } = v.decision else {
+            panic!("{:?}", v.decision)
+        };
+        assert_eq!(count, 2);
+        assert!(tie.p > 0.5, "{tie:?}");
+        // The narrowest margin: uring (median 20.0) over tokio (10.05), p of 5 apart.
+        assert!((ahead.ratio - 20.0 / 10.05).abs() < 1e-9, "{ahead:?}");
+        assert_eq!(
+            v.significance(),
+            format!(
+                "leaders tie ({}); each ahead of every other model, p = 0.012, n = 5",
+                stats::p_equals(tie.p)
+            )
+        );
+        // The tally counts outright wins only.
+        let results = Results {
+            dir: std::env::temp_dir(),
+            manifest: Manifest::default(),
+            rows: vec![row("epoll", 1, 1.0, false), row("uring", 1, 1.0, false)],
+            columns: Vec::new(),
+            warnings: Vec::new(),
+        };
+        assert!(tally(&results, &[v]).iter().all(|(_, wins)| *wins == 0));
+    }
+
+    #[test]
+    fn leaders_are_at_most_half_of_the_models_and_must_beat_each_one_behind() {
+        let (a, b, far) = (
+            vec![1.0, 1.1, 1.2, 1.3, 1.4],
+            vec![1.05, 1.15, 1.25, 1.35, 1.45],
+            vec![5.0, 5.1, 5.2, 5.3, 5.4],
+        );
+        // Two of three would be more than half: no difference.
+        assert!(matches!(
+            decide(&[a.clone(), b.clone(), far.clone()], false),
+            Decision::NoDifference { .. }
+        ));
+        // Two of four lead.
+        assert!(matches!(
+            decide(&[a.clone(), b.clone(), far.clone(), far.clone()], false),
+            Decision::Leaders { count: 2, .. }
+        ));
+        // The third overlaps the second: no group of two is ahead of the rest.
+        assert!(matches!(
+            decide(&[a.clone(), b.clone(), b.clone(), far.clone()], false),
+            Decision::NoDifference { .. }
+        ));
+        // Leaders that only a disturbed repetition puts ahead do not lead: 4 against 4
+        // apart differ (p = 0.029), 3 against 4 cannot (0.057).
+        let four = |v: &[f64]| v[..4].to_vec();
+        let samples = [four(&a), four(&b), four(&far), four(&far)];
+        let mut flagged = vec![vec![false; 4]; 4];
+        assert!(matches!(
+            decide_robustly(&samples, &flagged, false),
+            Decision::Leaders { count: 2, .. }
+        ));
+        flagged[1][2] = true;
+        assert!(matches!(
+            decide_robustly(&samples, &flagged, false),
+            Decision::NoDifference { .. }
+        ));
     }
 
     #[test]
