@@ -277,8 +277,12 @@ fn measure_cpu(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         row.generator_bound = Some(generator_bound(pct, load.cores));
     }
     if let (Some(a), Some(b)) = (server.at_load_start, server.at_load_end) {
-        let user = b.cpu_user_s - a.cpu_user_s;
-        let sys = b.cpu_sys_s - a.cpu_sys_s;
+        // Each sample splits its exact total by the tick counts of that moment, so the
+        // split of a difference can come out below zero on one side: the total is
+        // exact, the split is bounded by it.
+        let total = (b.cpu_s() - a.cpu_s()).max(0.0);
+        let user = (b.cpu_user_s - a.cpu_user_s).clamp(0.0, total);
+        let sys = total - user;
         row.server_cpu_user_s = Some(round(user, 3));
         row.server_cpu_sys_s = Some(round(sys, 3));
         if server.load_wall_s > 0.0 {
@@ -644,6 +648,29 @@ mod tests {
             threads: 5,
             fds: 104,
         }
+    }
+
+    #[test]
+    fn the_split_of_the_server_cpu_is_never_below_zero() {
+        // Each sample's exact total split by its own ticks: 0.010 s all user at the
+        // start (one user tick), 0.146 s at the end split 1:20, so user time "fell".
+        let at = |t_s, user, sys| Sample {
+            t_s,
+            cpu_user_s: user,
+            cpu_sys_s: sys,
+            ..Sample::default()
+        };
+        let server = ServerSide {
+            at_load_start: Some(at(0.1, 0.010, 0.0)),
+            at_load_end: Some(at(1.1, 0.146 / 21.0, 0.146 * 20.0 / 21.0)),
+            load_wall_s: 1.0,
+            ..server_side(server_summary())
+        };
+        let mut row = Row::default();
+        measure(&mut row, &server, &load_side(client()));
+        assert_eq!(row.server_cpu_user_s, Some(0.0));
+        assert_eq!(row.server_cpu_sys_s, Some(0.136));
+        assert_eq!(row.server_cpu_pct, Some(13.6));
     }
 
     #[test]
