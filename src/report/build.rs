@@ -188,8 +188,10 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
     let mut verdict_blocks = vec![Block::Paragraph(format!(
         "Compared: {} over {} repetition(s) per step. Each figure is compared at the heaviest \
          point of the sweep that at least two models completed. A winner is named only when a \
-         Mann–Whitney U test finds it better than every other model, each pair with p < {} \
-         (otherwise: no difference, with the largest p and the repetitions n); a winner must \
+         Mann–Whitney U test finds it better than every other model, each pair with p < {}; \
+         where none does, the smallest group of best models (at most half of them) each \
+         better than every model behind them is named as tied leaders (otherwise: no \
+         difference, with the largest p and the repetitions n); a winner or a group must \
          stay one with each generator-bound or disturbed repetition left out in turn. A ratio is the ratio of the \
          repetitions' medians, how many times better the winner is, with its 95 % bootstrap \
          interval; latency values are percentiles of the repetitions' histograms added. The \
