@@ -939,6 +939,11 @@ mod tests {
             rows.push(row("epoll", rep, *x, false));
             rows.push(row("tokio", rep, *y, disturbed_b.contains(&rep)));
         }
+        first_verdict(rows)
+    }
+
+    /// The first verdict (throughput) of these rows.
+    fn first_verdict(rows: Vec<Row>) -> Verdict {
         let results = Results {
             dir: std::env::temp_dir().join("echolab-no-such-dir"),
             manifest: Manifest::default(),
@@ -1026,15 +1031,7 @@ mod tests {
                     .map(|(i, rps)| row(m, i as u32 + 1, *rps, false))
             })
             .collect();
-        let results = Results {
-            dir: std::env::temp_dir().join("echolab-no-such-dir"),
-            manifest: Manifest::default(),
-            rows,
-            columns: Vec::new(),
-            warnings: Vec::new(),
-        };
-        let sweeps = sweep::sweeps(&results);
-        verdicts(&results, &sweeps[0]).remove(0)
+        first_verdict(rows)
     }
 
     #[test]
