@@ -28,6 +28,16 @@ pub trait Placement {
     /// Whether `addr` accepts a TCP connection made from there.
     fn accepts(&self, addr: SocketAddr) -> bool;
 
+    /// How messages name it: `c2 (198.18.0.12)`.
+    fn label(&self) -> String {
+        self.ip().to_string()
+    }
+
+    /// The address a server sees its connections come from, for the per-host table.
+    fn source_addr(&self) -> String {
+        self.ip().to_string()
+    }
+
     /// One CPU and memory sample of process `pid` (and its descendants) at `t_s`.
     fn sample(&self, pid: u32, t_s: f64) -> Option<Sample> {
         probe::sample(pid, t_s)
@@ -96,6 +106,11 @@ impl Placement for Host {
 
     /// Tried from a thread of its own that joins the host's network namespace, so the
     /// runner stays outside.
+    fn label(&self) -> String {
+        let short = &self.namespace[self.namespace.rfind('-').map_or(0, |p| p + 1)..];
+        format!("{short} ({})", self.addr)
+    }
+
     fn accepts(&self, addr: SocketAddr) -> bool {
         let path = format!("/run/netns/{}", self.namespace);
         std::thread::spawn(move || {

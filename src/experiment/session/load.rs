@@ -10,7 +10,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::server::command_line;
 use super::RunConfig;
 use super::{read_summary, tail};
-use crate::experiment::hosts::Host;
 use crate::experiment::judge::LoadSide;
 use crate::experiment::placement::{Placement, ThisMachine};
 use crate::experiment::process::{self, Guard};
@@ -73,7 +72,7 @@ fn plan<'a>(
     step: &Step,
     dir: &Path,
     target: SocketAddr,
-    clients: &'a [Host],
+    clients: &[&'a dyn Placement],
 ) -> (Vec<Planned<'a>>, Option<Instant>) {
     let mut planned: Vec<Planned> = Vec::new();
     let mut start_at = None;
@@ -101,10 +100,10 @@ fn plan<'a>(
         let hosts: String = clients
             .iter()
             .enumerate()
-            .map(|(i, host)| format!("host-{} {}\n", i + 1, host.addr))
+            .map(|(i, host)| format!("host-{} {}\n", i + 1, host.source_addr()))
             .collect();
         fs::write(dir.join(LOAD_HOSTS), hosts).ok();
-        for (i, host) in clients.iter().enumerate() {
+        for (i, &host) in clients.iter().enumerate() {
             let file = format!("host-{}", i + 1);
             let out = dir.join("load").join(&file);
             let mut load = LoadArgs {
@@ -119,11 +118,7 @@ fn plan<'a>(
                 load.processes = processes_for(share, per).unwrap_or(1).min(u32::MAX as u64) as u32;
             }
             let args = load.to_args();
-            let name = format!(
-                "host {} ({})",
-                &host.namespace[host.namespace.rfind('-').map_or(0, |p| p + 1)..],
-                host.addr
-            );
+            let name = format!("host {}", host.label());
             planned.push(Planned {
                 name,
                 args,
@@ -144,7 +139,7 @@ pub(in crate::experiment) fn start_load(
     step: &Step,
     dir: &Path,
     target: SocketAddr,
-    clients: &[Host],
+    clients: &[&dyn Placement],
 ) -> (Vec<Agent>, Instant) {
     let cpus = scenario.load.cpus.as_deref().and_then(process::cpu_set);
     let (planned, start_at) = plan(scenario, step, dir, target, clients);

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde::de::DeserializeOwned;
 
 use super::cost::KernelSnapshot;
-use super::hosts::{Host, Hosts};
+use super::hosts::Hosts;
 use super::judge::ServerSide;
 use super::netstat::{self, NetCounters, Scope};
 use super::placement::{Placement, ThisMachine};
@@ -180,7 +180,7 @@ impl<'a> Session<'a> {
     }
 
     /// The client hosts the load may use (none: this machine's loopback).
-    pub fn clients(&self) -> &[Host] {
+    pub fn clients(&self) -> Vec<&dyn Placement> {
         self.site.clients()
     }
 
@@ -231,9 +231,10 @@ impl<'a> Session<'a> {
         scenario: &Scenario,
         step: &Step,
         dir: &Path,
-        pick: impl FnOnce(&[Host]) -> &[Host],
+        pick: impl for<'h> FnOnce(&'h [&'h dyn Placement]) -> &'h [&'h dyn Placement],
     ) -> (usize, Instant) {
-        let clients = pick(self.site.clients());
+        let all = self.site.clients();
+        let clients = pick(&all);
         let (agents, start) = start_load(self.config, scenario, step, dir, self.addr(), clients);
         let first = self.agents.len();
         self.agents.extend(agents);
@@ -314,11 +315,14 @@ impl<'a> Site<'a> {
     }
 
     /// Where the load runs: the client hosts (in its own namespace, the server's host).
-    fn clients(&self) -> &[Host] {
+    fn clients(&self) -> Vec<&dyn Placement> {
         match self {
-            Site::Loopback => &[],
-            Site::Own(own) => std::slice::from_ref(own.server()),
-            Site::Lab { hosts, clients } => &hosts.clients()[..*clients],
+            Site::Loopback => Vec::new(),
+            Site::Own(own) => vec![own.server() as &dyn Placement],
+            Site::Lab { hosts, clients } => hosts.clients()[..*clients]
+                .iter()
+                .map(|h| h as &dyn Placement)
+                .collect(),
         }
     }
 
