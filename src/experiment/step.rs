@@ -6,8 +6,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::hosts::Hosts;
 use super::judge::{LoadSide, ServerSide};
+use super::placement::Lab;
 use super::probe::{self, Probe};
 use super::process;
 use super::scenario::{ModelEntry, Scenario, Step};
@@ -52,7 +52,7 @@ pub fn run_step(
     entry: &ModelEntry,
     step: &Step,
     dir: &Path,
-    hosts: Option<&Hosts>,
+    hosts: Option<&dyn Lab>,
 ) -> StepOutcome {
     let mut load_side = LoadSide::default();
     let mut session = match Session::start(config, scenario, entry, step, dir, hosts) {
@@ -93,7 +93,8 @@ pub fn run_step(
         .enumerate()
         .filter_map(|(i, agent)| {
             let csv = dir.join(format!("load-probe-{}.csv", i + 1));
-            Probe::start(agent.guard.as_ref()?.pid(), PROBE_INTERVAL, &csv).ok()
+            let local = agent.guard.as_ref().filter(|_| !agent.remote)?;
+            Probe::start(local.pid(), PROBE_INTERVAL, &csv).ok()
         })
         .collect();
     load_side.cores = load_cores(scenario);
@@ -116,6 +117,7 @@ pub fn run_step(
         load_side.cpu_pct = Some(cpu_s / session.side.load_wall_s * 100.0);
     }
     session.side.net_at_load_end = session.net();
+    session.bring_back(dir);
     collect_load(config, dir, &session.agents, &mut load_side);
     StepOutcome {
         server: session.stop(),

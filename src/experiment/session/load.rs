@@ -53,6 +53,8 @@ pub(in crate::experiment) struct Agent {
     stderr: PathBuf,
     pub guard: Option<Guard>,
     pub exit: Option<String>,
+    /// Started over ssh: its guard's pid is the local `ssh`, not the generator.
+    pub remote: bool,
 }
 
 /// A load generator about to be started.
@@ -89,7 +91,13 @@ fn plan<'a>(
     } else {
         // Far enough ahead that every agent is running (namespace entered, preflight
         // done) when the load starts, so the hosts load the server together.
-        let margin = Duration::from_millis(500 + 50 * clients.len() as u64);
+        // Over ssh, a session to open and a binary to start on each host.
+        let per_host = if clients.iter().any(|c| c.remote()) {
+            150
+        } else {
+            50
+        };
+        let margin = Duration::from_millis(500 + per_host * clients.len() as u64);
         let at = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
@@ -100,7 +108,10 @@ fn plan<'a>(
         let hosts: String = clients
             .iter()
             .enumerate()
-            .map(|(i, host)| format!("host-{} {}\n", i + 1, host.source_addr()))
+            .map(|(i, host)| {
+                let name = host.host_name().map_or(String::new(), |n| format!(" {n}"));
+                format!("host-{} {}{name}\n", i + 1, host.source_addr())
+            })
             .collect();
         fs::write(dir.join(LOAD_HOSTS), hosts).ok();
         for (i, &host) in clients.iter().enumerate() {
@@ -160,6 +171,10 @@ pub(in crate::experiment) fn start_load(
             File::create(dir.join(format!("{files}-stdout.txt"))),
             File::create(&stderr),
         ) {
+            (Ok(o), Ok(e)) if host.remote() => {
+                process::spawn_relayed(&program, &args, o.into(), e.into())
+                    .map_err(|e| e.to_string())
+            }
             (Ok(o), Ok(e)) => {
                 process::spawn(&program, &args, cpus, o.into(), e.into()).map_err(|e| e.to_string())
             }
@@ -175,6 +190,7 @@ pub(in crate::experiment) fn start_load(
             stderr,
             guard,
             exit,
+            remote: host.remote(),
         });
     }
     fs::write(dir.join("load-command.txt"), commands).ok();

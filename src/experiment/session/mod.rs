@@ -21,8 +21,8 @@ use super::cost::KernelSnapshot;
 use super::hosts::Hosts;
 use super::judge::ServerSide;
 use super::netstat::{self, NetCounters, Scope};
-use super::placement::{Placement, ThisMachine};
-use super::probe::{Probe, Sample};
+use super::placement::{Lab, Observer, Placement, ThisMachine};
+use super::probe::Sample;
 use super::process;
 use super::request_cost::Counting;
 use super::scenario::{ModelEntry, Scenario, Step};
@@ -99,8 +99,9 @@ enum Site<'a> {
     /// A namespace made for this session alone (`[network] own_namespace`), server and
     /// load inside, so its TCP counters are the session's alone; deleted when it ends.
     Own(Hosts),
-    /// The run's namespace lab: its server host and its first `clients` client hosts.
-    Lab { hosts: &'a Hosts, clients: usize },
+    /// The run's hosts (the namespace lab, or ssh hosts): its server host and its first
+    /// `clients` client hosts.
+    Lab { hosts: &'a dyn Lab, clients: usize },
 }
 
 /// One server started at a placement with its observers (the /proc probe and the
@@ -113,7 +114,7 @@ pub(in crate::experiment) struct Session<'a> {
     dir: PathBuf,
     site: Site<'a>,
     server: Started,
-    probe: Option<Probe>,
+    probe: Option<Box<dyn Observer>>,
     timeline: Option<netstat::Timeline>,
     /// The server's side as recorded so far (placement, notes, how it died).
     pub side: ServerSide,
@@ -139,7 +140,7 @@ impl<'a> Session<'a> {
         entry: &'a ModelEntry,
         step: &Step,
         dir: &Path,
-        hosts: Option<&'a Hosts>,
+        hosts: Option<&'a dyn Lab>,
     ) -> Result<Session<'a>, Box<Unstarted>> {
         let mut side = ServerSide::default();
         if let Err(e) = fs::create_dir_all(dir) {
@@ -241,6 +242,17 @@ impl<'a> Session<'a> {
         (first, start)
     }
 
+    /// Brings back what the server's and the load's hosts wrote under `dir` (a step's or
+    /// a stair's folder); a host that cannot be reached leaves its files missing, which
+    /// the judge then names.
+    pub fn bring_back(&self, dir: &Path) {
+        for host in std::iter::once(self.site.server()).chain(self.site.clients()) {
+            if let Err(e) = host.bring_back(dir) {
+                crate::errln!("warning: {e}");
+            }
+        }
+    }
+
     /// Stops the agents still running (SIGINT, a grace that grows with the
     /// `connections` they hold, then SIGKILL).
     pub fn stop_agents(&mut self, connections: u64) {
@@ -274,7 +286,15 @@ impl<'a> Session<'a> {
             died_at,
             ..
         } = self;
-        stop_server(entry, &dir, server, probe, died_at.is_some(), &mut side);
+        stop_server(
+            entry,
+            &dir,
+            site.server(),
+            server,
+            probe,
+            died_at.is_some(),
+            &mut side,
+        );
         drop(site);
         side
     }
@@ -283,7 +303,7 @@ impl<'a> Session<'a> {
 impl<'a> Site<'a> {
     fn of(
         scenario: &Scenario,
-        hosts: Option<&'a Hosts>,
+        hosts: Option<&'a dyn Lab>,
         step: &Step,
         side: &mut ServerSide,
     ) -> Site<'a> {
@@ -309,7 +329,7 @@ impl<'a> Site<'a> {
     fn server(&self) -> &dyn Placement {
         match self {
             Site::Loopback => &ThisMachine,
-            Site::Own(own) => own.server(),
+            Site::Own(own) => own.server() as &dyn Placement,
             Site::Lab { hosts, .. } => hosts.server(),
         }
     }
@@ -319,10 +339,11 @@ impl<'a> Site<'a> {
         match self {
             Site::Loopback => Vec::new(),
             Site::Own(own) => vec![own.server() as &dyn Placement],
-            Site::Lab { hosts, clients } => hosts.clients()[..*clients]
-                .iter()
-                .map(|h| h as &dyn Placement)
-                .collect(),
+            Site::Lab { hosts, clients } => {
+                let mut all = hosts.clients();
+                all.truncate(*clients);
+                all
+            }
         }
     }
 
@@ -342,8 +363,9 @@ impl<'a> Site<'a> {
 fn stop_server(
     entry: &ModelEntry,
     dir: &Path,
+    host: &dyn Placement,
     server: Started,
-    probe: Option<Probe>,
+    probe: Option<Box<dyn Observer>>,
     died: bool,
     side: &mut ServerSide,
 ) {
@@ -392,6 +414,9 @@ fn stop_server(
                 tail(&dir.join("server-stderr.txt"))
             ));
         }
+    }
+    if let Err(e) = host.bring_back(dir) {
+        side.stop_problem.get_or_insert(e);
     }
     side.summary = read_summary(&dir.join("server-summary.json"));
 }

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::cost::KernelWatch;
-use super::hosts::Hosts;
 use super::judge::{base_row, judge, measure, LoadSide, ServerSide};
+use super::placement::Lab;
 use super::probe::Sample;
 use super::process;
 use super::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
@@ -223,7 +223,7 @@ pub fn run_staircase(
     entry: &ModelEntry,
     stairs: &[Step],
     rep: u32,
-    hosts: Option<&Hosts>,
+    hosts: Option<&dyn Lab>,
     starting: &mut dyn FnMut(&str),
 ) -> StaircaseOutcome {
     let top = stairs.last().expect("a staircase has at least one stair");
