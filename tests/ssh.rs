@@ -316,3 +316,92 @@ fn a_scenario_runs_through_ssh_with_every_client_host_in_the_report() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&keys.stdout), "");
 }
+
+#[test]
+fn a_host_lost_mid_step_fails_the_step_and_leaves_nothing_behind() {
+    let test = "ssh::a_host_lost_mid_step_fails_the_step_and_leaves_nothing_behind";
+    let Some(lab) = SshLab::new(test, "b", 2) else {
+        return;
+    };
+    let scenario = common::write_scenario(
+        lab.dir.path(),
+        &format!(
+            "name = \"ssh-lost\"\nmodels = [\"epoll\"]\n{}\
+             [server]\nworkers = 1\n[load]\nsize = 32\nduration = \"20s\"\nrate = 200\n\
+             connect_timeout = \"5s\"\n[sweep]\nconnections = [4]\n",
+            lab.hosts_table(&["c1", "c2"])
+        ),
+    );
+    let out = lab.dir.path().join("out");
+    let mut command = Command::new(EXE);
+    command
+        .args(["run", "--no-report", "--quiet"])
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .env("ECHOLAB_SSH_CONFIG", lab.path("ssh_config"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let run = command.spawn().unwrap();
+    // The load is running on c2 when its sshd and every session of it are killed.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while lab.pids("c2", "echolab").len() < 2 {
+        assert!(Instant::now() < deadline, "no agent started on c2");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    lab.stop_sshd("c2");
+    let killed = Instant::now();
+    let output = common::finish_within(run, "the run that lost a host", common::RUN_LIMIT);
+    // The step failed with the lost host named, well before its 20 s of load.
+    assert!(
+        killed.elapsed() < Duration::from_secs(15),
+        "the run went on for {:?} after losing c2",
+        killed.elapsed()
+    );
+    // The run itself completes: the failed step is its result.
+    assert!(output.status.success(), "{}", text(&output));
+    let rows = common::results_rows(&out);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["status"], "failed");
+    let reason = &rows[0]["failure_reason"];
+    assert!(
+        reason.contains("ssh://c2") && reason.contains("ssh session"),
+        "{reason}"
+    );
+    // Nothing echolab started is left on any host.
+    assert_eq!(lab.echolab_left(), []);
+}
+
+#[test]
+fn an_unreachable_host_is_named_and_nothing_starts() {
+    let test = "ssh::an_unreachable_host_is_named_and_nothing_starts";
+    let Some(lab) = SshLab::new(test, "c", 1) else {
+        return;
+    };
+    let scenario = common::write_scenario(
+        lab.dir.path(),
+        &format!(
+            "name = \"ssh-gone\"\nmodels = [\"epoll\"]\n{}\
+             [load]\nsize = 32\nrequests = 5\n[sweep]\nconnections = [2]\n",
+            lab.hosts_table(&["c1", "gone"])
+        ),
+    );
+    let out = lab.dir.path().join("out");
+    let started = Instant::now();
+    let run = lab.run(&scenario, &out, &["--no-report", "--quiet"]);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("ssh://gone: unreachable") && stderr.contains("nothing was started"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("ssh://c1:"),
+        "only the failing host is named: {stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    // Nothing ran anywhere: no step folder, no process on the reachable hosts.
+    assert!(!out.join("epoll").exists());
+    assert_eq!(lab.echolab_left(), []);
+}

@@ -12,7 +12,7 @@ use super::probe::{self, Probe};
 use super::process;
 use super::scenario::{ModelEntry, Scenario, Step};
 use super::session::{
-    collect_load, load_cores, step_timeout, RunConfig, Session, StartError, Unstarted,
+    collect_load, exit_reason, load_cores, step_timeout, RunConfig, Session, StartError, Unstarted,
     PROBE_INTERVAL,
 };
 
@@ -143,11 +143,24 @@ fn watch_load(
         for agent in &mut session.agents {
             if let Some(guard) = &mut agent.guard {
                 match guard.try_wait() {
-                    Some(status) if agent.exit.is_none() => agent.exit = Some(status.to_string()),
+                    Some(status) if agent.exit.is_none() => {
+                        agent.exit = Some(exit_reason(status, agent.remote))
+                    }
                     Some(_) => {}
                     None => running += 1,
                 }
             }
+        }
+        // A client host lost (its ssh session gone) fails the step now: the rest of
+        // the load cannot make it whole.
+        if running > 0 && session.agents.iter().any(|a| a.lost()) {
+            session.stop_agents(step.connections);
+            for agent in &mut session.agents {
+                if let (Some(guard), None) = (&mut agent.guard, &agent.exit) {
+                    agent.exit = guard.try_wait().map(|s| exit_reason(s, agent.remote));
+                }
+            }
+            return false;
         }
         // Checked before the load's end: a load that ends because its server died
         // must fail the step for that reason, not for the errors it then saw.
@@ -171,7 +184,7 @@ fn watch_load(
             session.stop_agents(step.connections);
             for agent in &mut session.agents {
                 if let (Some(guard), None) = (&mut agent.guard, &agent.exit) {
-                    agent.exit = guard.try_wait().map(|s| s.to_string());
+                    agent.exit = guard.try_wait().map(|s| exit_reason(s, agent.remote));
                 }
             }
             return interrupted;

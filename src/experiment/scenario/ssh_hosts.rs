@@ -166,3 +166,75 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod scenario_tests {
+    use super::super::parse;
+    use super::*;
+
+    const HOSTS: &str = r#"
+models = ["epoll"]
+[load]
+size = 32
+requests = 5
+[sweep]
+connections = [6]
+"#;
+
+    fn with_hosts(hosts: &str) -> anyhow::Result<crate::experiment::scenario::Scenario> {
+        parse("t.toml", "t", &format!("{HOSTS}[hosts]\n{hosts}"))
+    }
+
+    #[test]
+    fn the_worked_example_names_a_server_and_three_clients() {
+        let s = parse(
+            "ssh-lab.toml",
+            "ssh-lab",
+            include_str!("../../../scenarios/ssh-lab.toml"),
+        )
+        .unwrap();
+        let ssh = s.ssh.expect("ssh hosts");
+        assert_eq!(ssh.server.to_string(), "ssh://lab@server.lab.example");
+        assert_eq!(ssh.clients.len(), 3);
+        assert_eq!(ssh.server_addr.to_string(), "192.0.2.10");
+        assert_eq!(s.client_hosts, None, "no namespaces for real machines");
+    }
+
+    #[test]
+    fn ssh_hosts_are_checked_at_their_line() {
+        let ok = with_hosts(
+            "server = \"ssh://pc1\"\nclients = [\"ssh://pc2\", \"ssh://u@pc3:2222\"]\nserver_addr = \"10.0.0.1\"\n",
+        )
+        .unwrap();
+        assert_eq!(ok.ssh.unwrap().clients[1].port, Some(2222));
+        for (hosts, line, why) in [
+            (
+                "server = \"ssh://pc1\"\nclients = [\"ssh://u:pw@pc2\"]\nserver_addr = \"10.0.0.1\"\n",
+                "t.toml:11",
+                "password is not allowed",
+            ),
+            (
+                "server = \"pc1\"\nclients = [\"ssh://pc2\"]\nserver_addr = \"10.0.0.1\"\n",
+                "t.toml:10",
+                "must begin with ssh://",
+            ),
+            (
+                "server = \"ssh://pc1\"\nclients = [\"ssh://pc2\"]\nserver_addr = \"pc1\"\n",
+                "t.toml:12",
+                "not an IP address",
+            ),
+            ("clients = [\"ssh://pc2\"]\nserver_addr = \"10.0.0.1\"\n", "t.toml", "needs `server"),
+            ("server = \"ssh://pc1\"\nclients = [\"ssh://pc2\"]\n", "t.toml", "needs `server_addr"),
+            ("server = \"ssh://pc1\"\nclients = 2\n", "t.toml:10", "must then be ssh URLs"),
+            ("server = \"ssh://pc1\"\nclients = []\nserver_addr = \"10.0.0.1\"\n", "t.toml:11", "lists no ssh host"),
+            (
+                "server = \"ssh://pc1\"\nclients = [\"ssh://pc2\"]\nserver_addr = \"10.0.0.1\"\nsomaxconn = 10\n",
+                "t.toml",
+                "never changes a real machine's",
+            ),
+        ] {
+            let e = format!("{:#}", with_hosts(hosts).unwrap_err());
+            assert!(e.contains(line) && e.contains(why), "{hosts}: {e}");
+        }
+    }
+}

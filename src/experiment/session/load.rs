@@ -203,6 +203,27 @@ pub(in crate::experiment) fn start_load(
     (agents, Instant::now())
 }
 
+/// How an agent ended, for failure reasons: over ssh, exit status 255 is ssh's own
+/// (the session was lost: the host, its sshd or the network went away).
+pub(in crate::experiment) fn exit_reason(status: std::process::ExitStatus, remote: bool) -> String {
+    if remote && status.code() == Some(255) {
+        format!("its ssh session was lost ({status})")
+    } else {
+        status.to_string()
+    }
+}
+
+impl Agent {
+    /// Whether its host was lost: its ssh session ended under it.
+    pub fn lost(&self) -> bool {
+        self.remote
+            && self
+                .exit
+                .as_deref()
+                .is_some_and(|e| e.contains("ssh session was lost"))
+    }
+}
+
 /// Stops the load generators still running: SIGINT (they flush a partial result),
 /// a shared grace period, then SIGKILL.
 ///

@@ -26,7 +26,7 @@ use super::probe::Sample;
 use super::process;
 use super::request_cost::Counting;
 use super::scenario::{ModelEntry, Scenario, Step};
-pub(in crate::experiment) use load::{collect_load, step_timeout, Agent};
+pub(in crate::experiment) use load::{collect_load, exit_reason, step_timeout, Agent};
 use load::{start_load, stop_agents};
 pub(in crate::experiment) use server::StartError;
 use server::{start_server, Started, STOP_GRACE};
@@ -83,10 +83,16 @@ pub(in crate::experiment) fn load_cores(scenario: &Scenario) -> usize {
 }
 
 /// When the server has exited on its own: records why and returns the moment seen.
-fn died_now(server: &mut process::Guard, side: &mut ServerSide, dir: &Path) -> Option<Instant> {
+fn died_now(
+    server: &mut process::Guard,
+    remote: bool,
+    side: &mut ServerSide,
+    dir: &Path,
+) -> Option<Instant> {
     let status = server.try_wait()?;
     side.died = Some(format!(
-        "server died during the step ({status}): {}",
+        "server died during the step ({}): {}",
+        exit_reason(status, remote),
         tail(&dir.join("server-stderr.txt"))
     ));
     Some(Instant::now())
@@ -214,7 +220,8 @@ impl<'a> Session<'a> {
     /// Whether the server has exited on its own (recorded in `side.died` once).
     pub fn dead(&mut self) -> bool {
         if self.died_at.is_none() {
-            self.died_at = died_now(&mut self.server.guard, &mut self.side, &self.dir);
+            let remote = self.site.server().remote();
+            self.died_at = died_now(&mut self.server.guard, remote, &mut self.side, &self.dir);
         }
         self.died_at.is_some()
     }
