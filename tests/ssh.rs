@@ -405,3 +405,43 @@ fn an_unreachable_host_is_named_and_nothing_starts() {
     assert!(!out.join("epoll").exists());
     assert_eq!(lab.echolab_left(), []);
 }
+
+#[test]
+fn the_worked_example_is_refused_clearly_while_its_hosts_are_placeholders() {
+    let test = "ssh::the_worked_example_is_refused_clearly_while_its_hosts_are_placeholders";
+    if Command::new("ssh").arg("-V").output().is_err() {
+        common::skip(test, "needs the ssh client");
+        return;
+    }
+    // The placeholders' domain is reserved (RFC 2606): a config that fails every
+    // connection to it stands for an unreachable lab without asking any resolver.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("ssh_config");
+    fs::write(
+        &config,
+        "Host *.lab.example\n  ProxyCommand sh -c 'exit 1'\n",
+    )
+    .unwrap();
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/ssh-lab.toml");
+    let out = dir.path().join("out");
+    let mut command = Command::new(EXE);
+    command
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(["--no-report", "--quiet"])
+        .env("ECHOLAB_SSH_CONFIG", &config);
+    let run = common::output_within(&mut command, common::COMMAND_LIMIT);
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("ssh hosts not ready, nothing was started"),
+        "{stderr}"
+    );
+    for host in ["server", "client1", "client2", "client3"] {
+        let named = format!("ssh://lab@{host}.lab.example: unreachable");
+        assert!(stderr.contains(&named), "{named} not in: {stderr}");
+    }
+    assert!(!out.join("epoll").exists());
+}

@@ -312,7 +312,7 @@ impl SshHost {
                 self.master = None;
                 return Err(format!(
                     "unreachable: no connection within {} s",
-                    deadline.elapsed().as_secs() + CONNECT_TIMEOUT.as_secs()
+                    CONNECT_TIMEOUT.as_secs()
                 ));
             }
             std::thread::sleep(Duration::from_millis(50));
