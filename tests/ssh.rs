@@ -119,9 +119,10 @@ impl SshLab {
                 "HostKey {host}\nAuthorizedKeysFile {keys}\nPermitRootLogin prohibit-password\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
                  StrictModes no\nPidFile none\nLogLevel ERROR\n\
-                 SetEnv PATH={bin}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin\n",
+                 SetEnv PATH={bin}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin TMPDIR={tmp}\n",
                 host = self.path("host").display(),
                 keys = self.path("authorized_keys").display(),
+                tmp = self.dir.path().display(),
             ),
         )
         .unwrap();
@@ -307,8 +308,17 @@ fn a_scenario_runs_through_ssh_with_every_client_host_in_the_report() {
             "{line} not in the per-host table:\n{report}"
         );
     }
-    // Nothing of the run is left on any host, and no key material in the results.
+    // Nothing of the run is left on any host (processes or run directories), and no
+    // key material in the results.
     assert_eq!(lab.echolab_left(), []);
+    assert!(
+        !fs::read_dir(lab.dir.path()).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("echolab-run.")),
+        "a host's run directory was left"
+    );
     let keys = Command::new("grep")
         .args(["-r", "-l", "PRIVATE KEY"])
         .arg(&out)
@@ -369,8 +379,15 @@ fn a_host_lost_mid_step_fails_the_step_and_leaves_nothing_behind() {
         reason.contains("ssh://c2") && reason.contains("ssh session"),
         "{reason}"
     );
-    // Nothing echolab started is left on any host.
+    // Nothing echolab started is left on any host; only the lost host keeps its run
+    // directory (the run could not reach it to remove it), the others' are gone.
     assert_eq!(lab.echolab_left(), []);
+    let left: Vec<_> = fs::read_dir(lab.dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("echolab-run."))
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
 }
 
 #[test]

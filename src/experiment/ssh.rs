@@ -12,7 +12,7 @@
 //! Processes there run under `echolab remote run` ([`super::remote`]): in a process
 //! group of their own that the end of the ssh session kills, so a lost host or a
 //! killed runner leaves nothing running. Results are written under a temporary
-//! directory of each host's, brought back with `tar` over the master, and removed
+//! directory of each host's (`$TMPDIR` there, else /tmp), brought back with `tar` over the master, and removed
 //! with it when the run ends.
 
 use std::fs::{self, File};
@@ -399,7 +399,10 @@ impl SshHost {
     /// Makes the run's temporary directory there and, with `install`, copies this
     /// binary into it when the host's echolab differs.
     fn prepare(&mut self, install: bool) -> Result<(), String> {
-        let work = self.output("mktemp -d /tmp/echolab-run.XXXXXX", Stdio::null())?;
+        let work = self.output(
+            "mktemp -d \"${TMPDIR:-/tmp}/echolab-run.XXXXXX\"",
+            Stdio::null(),
+        )?;
         self.work = work.trim().to_string();
         if !install {
             return Ok(());
