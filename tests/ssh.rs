@@ -462,3 +462,62 @@ fn the_worked_example_is_refused_clearly_while_its_hosts_are_placeholders() {
     }
     assert!(!out.join("epoll").exists());
 }
+
+#[test]
+fn ctrl_c_stops_every_hosts_processes() {
+    let test = "ssh::ctrl_c_stops_every_hosts_processes";
+    let Some(lab) = SshLab::new(test, "d", 2) else {
+        return;
+    };
+    let scenario = common::write_scenario(
+        lab.dir.path(),
+        &format!(
+            "name = \"ssh-interrupted\"\nmodels = [\"epoll\"]\n{}\
+             [load]\nsize = 32\nduration = \"30s\"\nrate = 100\n[sweep]\nconnections = [4]\n",
+            lab.hosts_table(&["c1", "c2"])
+        ),
+    );
+    let out = lab.dir.path().join("out");
+    let run = Command::new(EXE)
+        .args(["run", "--no-report", "--quiet"])
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .env("ECHOLAB_SSH_CONFIG", lab.path("ssh_config"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while lab.pids("c2", "echolab").len() < 2 || lab.pids("srv", "echolab").len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the step did not start on every host"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: kill has no memory preconditions; the pid is the run this test started.
+    unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
+    let stopped = Instant::now();
+    let output = common::finish_within(run, "the interrupted run", common::RUN_LIMIT);
+    assert!(
+        stopped.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(lab.echolab_left(), [], "{}", text(&output));
+    // The agents flushed their partial results, which came back and were merged.
+    let step = out.join("epoll").join("c4-s32-r100").join("rep-1");
+    for host in ["host-1", "host-2"] {
+        assert!(
+            step.join("load").join(host).join("summary.json").is_file(),
+            "{host}: {}",
+            text(&output)
+        );
+    }
+    assert!(
+        step.join("server-summary.json").is_file(),
+        "{}",
+        text(&output)
+    );
+}
