@@ -1,4 +1,4 @@
-//! The `echolab` command line: five verbs, each handed to its module.
+//! The `echolab` command line: six verbs, each handed to its module.
 
 use std::process::ExitCode;
 
@@ -29,6 +29,9 @@ enum Command {
     Report(echolab::report::ReportArgs),
     /// Combine the results of distributed load agents exactly (histograms added, counts summed)
     Merge(echolab::load::MergeArgs),
+    /// What the runner starts on a host it reaches over ssh: a process tied to the ssh
+    /// session, or the server's probe
+    Remote(echolab::experiment::remote::RemoteArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         Command::Run(args) => echolab::run::main(args),
         Command::Report(args) => echolab::report::main(args),
         Command::Merge(args) => echolab::load::merge_main(args),
+        Command::Remote(args) => echolab::experiment::remote::main(args),
     };
     match result {
         Ok(code) => code,

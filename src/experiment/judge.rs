@@ -70,7 +70,10 @@ pub fn base_row(scenario: &Scenario, entry: &ModelEntry, step: &Step, rep: u32) 
         rate: step.rate,
         workers: step.workers.or(entry.options.workers.map(|w| w.0)),
         requests_per_conn: step.requests.or(scenario.load.requests.map(|r| r.0)),
-        client_hosts: step.hosts.or(scenario.client_hosts),
+        client_hosts: step
+            .hosts
+            .or(scenario.client_hosts)
+            .or(scenario.ssh.as_ref().map(|s| s.clients.len() as u32)),
         ..Row::default()
     }
 }

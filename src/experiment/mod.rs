@@ -15,7 +15,9 @@
 //! - [`hosts`]: network namespaces standing in for a server host and client hosts, and
 //!   the shaping of their links (`[network]`).
 //! - [`conditions`]: a cgroup of the server's own with its CPU, memory and task caps.
-//! - `placement`: where a process runs (this machine, a lab namespace), one trait.
+//! - `placement`: where a process runs (this machine, a lab namespace, an ssh host), one trait.
+//! - `ssh`: hosts reached with the system `ssh`: checked, placed on, brought back from.
+//! - [`remote`]: `echolab remote`, what the runner starts on an ssh host.
 //! - [`process`]: children that never outlive the runner; SIGINT/SIGTERM handling.
 //! - [`manifest`]: the facts of manifest.json (machine, limits, scenario, run status).
 //!
@@ -32,11 +34,13 @@ pub mod netstat;
 mod placement;
 pub mod probe;
 pub mod process;
+pub mod remote;
 pub mod request_cost;
 pub mod results;
 pub mod runner;
 pub mod scenario;
 pub mod session;
+mod ssh;
 pub mod staircase;
 pub mod step;
 

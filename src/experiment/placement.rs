@@ -1,7 +1,8 @@
-//! Where a process of an experiment runs: this machine, or a host of the namespace lab
-//! (and next, a machine reached over ssh). One interface the session uses to start a
-//! process there, to reach a server from there, and to read the counters of a process
-//! and of the host it runs on; a new kind of host is one more implementation.
+//! Where a process of an experiment runs: this machine, a host of the namespace lab, or
+//! a machine reached over ssh. One interface the session uses to start a process there,
+//! to reach a server from there, to read the counters of a process and of the host it
+//! runs on, and to bring back what it wrote; a new kind of host is one more
+//! implementation, and a set of them (the lab, the ssh hosts) one [`Lab`].
 
 use std::fs::File;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -28,14 +29,43 @@ pub trait Placement {
     /// Whether `addr` accepts a TCP connection made from there.
     fn accepts(&self, addr: SocketAddr) -> bool;
 
+    /// How messages name it: `c2 (198.18.0.12)`.
+    fn label(&self) -> String {
+        self.ip().to_string()
+    }
+
+    /// The host's own name where it has one apart from its address (an ssh URL).
+    fn host_name(&self) -> Option<String> {
+        None
+    }
+
+    /// The address a server sees its connections come from, for the per-host table.
+    fn source_addr(&self) -> String {
+        self.ip().to_string()
+    }
+
     /// One CPU and memory sample of process `pid` (and its descendants) at `t_s`.
     fn sample(&self, pid: u32, t_s: f64) -> Option<Sample> {
         probe::sample(pid, t_s)
     }
 
     /// Samples process `pid` every `interval` into the CSV at `path` until finished.
-    fn probe(&self, pid: u32, interval: Duration, path: &Path) -> Option<Probe> {
-        Probe::start(pid, interval, path).ok()
+    fn probe(&self, pid: u32, interval: Duration, path: &Path) -> Option<Box<dyn Observer>> {
+        Probe::start(pid, interval, path)
+            .ok()
+            .map(|p| Box::new(p) as Box<dyn Observer>)
+    }
+
+    /// Whether processes there are reached through a session (ssh): their pids are the
+    /// far side's, and signals go through [`crate::experiment::process::spawn_relayed`].
+    fn remote(&self) -> bool {
+        false
+    }
+
+    /// Copies what processes there wrote under the results directory `dir` back into
+    /// it (nothing to do where the results directory is this machine's).
+    fn bring_back(&self, _dir: &Path) -> Result<(), String> {
+        Ok(())
     }
 
     /// Writes the TCP counters of `pid`'s network namespace each second to `path`.
@@ -61,6 +91,44 @@ pub trait Placement {
     /// Counts the context switches (and system calls) of process `pid` from now.
     fn count_calls(&self, pid: u32) -> Option<Counting> {
         Counting::start(pid).ok()
+    }
+}
+
+/// A probe of a server's CPU and memory, wherever it runs.
+pub trait Observer {
+    /// Seconds since it started (the t_s of a sample taken now).
+    fn elapsed(&self) -> f64;
+    /// Stops sampling and returns every sample taken.
+    fn finish(self: Box<Self>) -> Vec<Sample>;
+}
+
+impl Observer for Probe {
+    fn elapsed(&self) -> f64 {
+        Probe::elapsed(self)
+    }
+
+    fn finish(self: Box<Self>) -> Vec<Sample> {
+        Probe::finish(*self)
+    }
+}
+
+/// A set of hosts a run places its server and load on: the namespace lab, or machines
+/// reached over ssh.
+pub trait Lab {
+    fn server(&self) -> &dyn Placement;
+    fn clients(&self) -> Vec<&dyn Placement>;
+}
+
+impl Lab for super::hosts::Hosts {
+    fn server(&self) -> &dyn Placement {
+        super::hosts::Hosts::server(self)
+    }
+
+    fn clients(&self) -> Vec<&dyn Placement> {
+        super::hosts::Hosts::clients(self)
+            .iter()
+            .map(|h| h as &dyn Placement)
+            .collect()
     }
 }
 
@@ -96,6 +164,11 @@ impl Placement for Host {
 
     /// Tried from a thread of its own that joins the host's network namespace, so the
     /// runner stays outside.
+    fn label(&self) -> String {
+        let short = &self.namespace[self.namespace.rfind('-').map_or(0, |p| p + 1)..];
+        format!("{short} ({})", self.addr)
+    }
+
     fn accepts(&self, addr: SocketAddr) -> bool {
         let path = format!("/run/netns/{}", self.namespace);
         std::thread::spawn(move || {
@@ -114,6 +187,6 @@ impl Placement for Host {
     }
 }
 
-fn connects(addr: SocketAddr) -> bool {
+pub(super) fn connects(addr: SocketAddr) -> bool {
     std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
 }

@@ -8,9 +8,9 @@
 //! partial results, then the server, so it writes its summary). A [`Guard`]
 //! kills the child's whole group on every other way out.
 
-use std::io;
+use std::io::{self, Write};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 pub use crate::sys::signal::{stop_requested, stop_signal};
@@ -57,6 +57,33 @@ pub fn spawn_in(
         .spawn(&mut command)?;
     Ok(Guard {
         child,
+        relay: None,
+        status: None,
+    })
+}
+
+/// Starts `program args` (an `ssh` to a host) as [`spawn`] does, its stdin the pipe
+/// `echolab remote run` reads on the far side: signals other than SIGKILL are written
+/// there as numbers, for the remote process group; SIGKILL kills `ssh`, which ends
+/// the session, and with it the remote group.
+pub fn spawn_relayed(
+    program: &Path,
+    args: &[String],
+    stdout: Stdio,
+    stderr: Stdio,
+) -> io::Result<Guard> {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(stdout)
+        .stderr(stderr);
+    let mut child = Supervision::new(libc::SIGKILL)
+        .own_group()
+        .spawn(&mut command)?;
+    Ok(Guard {
+        relay: child.stdin.take(),
+        child,
         status: None,
     })
 }
@@ -64,6 +91,8 @@ pub fn spawn_in(
 /// A running child; dropping it kills the child's process group and reaps the child.
 pub struct Guard {
     pub child: Child,
+    /// The stdin of an `ssh` whose far side relays signals ([`spawn_relayed`]).
+    relay: Option<ChildStdin>,
     status: Option<ExitStatus>,
 }
 
@@ -74,6 +103,11 @@ impl Guard {
 
     /// Sends `signal` to the child's whole process group (it and the processes it forked).
     pub fn signal_group(&self, signal: i32) {
+        if let Some(mut relay) = self.relay.as_ref().filter(|_| signal != libc::SIGKILL) {
+            // A session already gone has nothing left to signal.
+            let _ = writeln!(relay, "{signal}");
+            return;
+        }
         // SAFETY: kill has no memory preconditions; the group id is the child's pid
         // (setpgid(0, 0) in the child), so no unrelated group is targeted.
         unsafe {

@@ -14,10 +14,12 @@ use std::time::Instant;
 use super::conditions;
 use super::hosts::{self, Hosts};
 use super::judge::{base_row, judge, measure};
+use super::placement::Lab;
 use super::process;
 use super::results::ResultsCsv;
 use super::scenario::{ModelEntry, ModelKind, Scenario, Step};
 pub use super::session::RunConfig;
+use super::ssh::SshLab;
 use super::staircase::run_staircase;
 use super::step::{run_step, StepOutcome};
 use crate::results::{Limits, Row, Shaping, Status};
@@ -154,11 +156,27 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         _ => None,
     };
     let lab_sysctls = hosts.as_ref().map(|h| h.sysctls().clone());
+    // Real machines over ssh: connected and checked before anything starts.
+    let ssh = match &scenario.ssh {
+        Some(spec) => {
+            let lab = SshLab::connect(spec, scenario, &config.exe, &config.out)?;
+            if !config.quiet {
+                crate::errln!("{}", lab.describe());
+            }
+            Some(lab)
+        }
+        None => None,
+    };
+    let lab: Option<&dyn Lab> = match (&hosts, &ssh) {
+        (Some(hosts), _) => Some(hosts),
+        (None, Some(ssh)) => Some(ssh),
+        (None, None) => None,
+    };
     remove_leftover_cgroups(scenario, config.quiet);
     let mut sweep = Sweep {
         scenario,
         config,
-        hosts: hosts.as_ref(),
+        hosts: lab,
         csv,
         progress: Progress::new(total_rows(scenario), config.progress_bar, config.quiet),
         rows: Vec::new(),
@@ -231,7 +249,7 @@ fn remove_leftover_cgroups(scenario: &Scenario, quiet: bool) {
 struct Sweep<'a> {
     scenario: &'a Scenario,
     config: &'a RunConfig,
-    hosts: Option<&'a Hosts>,
+    hosts: Option<&'a dyn Lab>,
     csv: ResultsCsv,
     progress: Progress,
     rows: Vec<Row>,

@@ -6,13 +6,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::hosts::Hosts;
 use super::judge::{LoadSide, ServerSide};
+use super::placement::Lab;
 use super::probe::{self, Probe};
 use super::process;
 use super::scenario::{ModelEntry, Scenario, Step};
 use super::session::{
-    collect_load, load_cores, step_timeout, RunConfig, Session, StartError, Unstarted,
+    collect_load, exit_reason, load_cores, step_timeout, RunConfig, Session, StartError, Unstarted,
     PROBE_INTERVAL,
 };
 
@@ -52,7 +52,7 @@ pub fn run_step(
     entry: &ModelEntry,
     step: &Step,
     dir: &Path,
-    hosts: Option<&Hosts>,
+    hosts: Option<&dyn Lab>,
 ) -> StepOutcome {
     let mut load_side = LoadSide::default();
     let mut session = match Session::start(config, scenario, entry, step, dir, hosts) {
@@ -93,7 +93,8 @@ pub fn run_step(
         .enumerate()
         .filter_map(|(i, agent)| {
             let csv = dir.join(format!("load-probe-{}.csv", i + 1));
-            Probe::start(agent.guard.as_ref()?.pid(), PROBE_INTERVAL, &csv).ok()
+            let local = agent.guard.as_ref().filter(|_| !agent.remote)?;
+            Probe::start(local.pid(), PROBE_INTERVAL, &csv).ok()
         })
         .collect();
     load_side.cores = load_cores(scenario);
@@ -116,6 +117,7 @@ pub fn run_step(
         load_side.cpu_pct = Some(cpu_s / session.side.load_wall_s * 100.0);
     }
     session.side.net_at_load_end = session.net();
+    session.bring_back(dir);
     collect_load(config, dir, &session.agents, &mut load_side);
     StepOutcome {
         server: session.stop(),
@@ -141,11 +143,24 @@ fn watch_load(
         for agent in &mut session.agents {
             if let Some(guard) = &mut agent.guard {
                 match guard.try_wait() {
-                    Some(status) if agent.exit.is_none() => agent.exit = Some(status.to_string()),
+                    Some(status) if agent.exit.is_none() => {
+                        agent.exit = Some(exit_reason(status, agent.remote))
+                    }
                     Some(_) => {}
                     None => running += 1,
                 }
             }
+        }
+        // A client host lost (its ssh session gone) fails the step now: the rest of
+        // the load cannot make it whole.
+        if running > 0 && session.agents.iter().any(|a| a.lost()) {
+            session.stop_agents(step.connections);
+            for agent in &mut session.agents {
+                if let (Some(guard), None) = (&mut agent.guard, &agent.exit) {
+                    agent.exit = guard.try_wait().map(|s| exit_reason(s, agent.remote));
+                }
+            }
+            return false;
         }
         // Checked before the load's end: a load that ends because its server died
         // must fail the step for that reason, not for the errors it then saw.
@@ -169,7 +184,7 @@ fn watch_load(
             session.stop_agents(step.connections);
             for agent in &mut session.agents {
                 if let (Some(guard), None) = (&mut agent.guard, &agent.exit) {
-                    agent.exit = guard.try_wait().map(|s| s.to_string());
+                    agent.exit = guard.try_wait().map(|s| exit_reason(s, agent.remote));
                 }
             }
             return interrupted;

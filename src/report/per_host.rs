@@ -45,9 +45,14 @@ fn host_rows(dir: &Path) -> Option<Vec<Vec<String>>> {
         .and_then(|t| serde_json::from_str(&t).ok());
     let mut rows = Vec::new();
     for line in hosts.lines() {
-        let Some((shard, addr)) = line.split_once(' ') else {
+        // `host-N ADDR`, and the host's name after them when it has one (an ssh URL).
+        let mut words = line.split_whitespace();
+        let (Some(shard), Some(addr)) = (words.next(), words.next()) else {
             continue;
         };
+        let host = words
+            .next()
+            .map_or(shard.to_string(), |name| format!("{name} ({shard})"));
         let summary: Option<LoadSummary> =
             fs::read_to_string(dir.join("load").join(shard).join("summary.json"))
                 .ok()
@@ -58,7 +63,7 @@ fn host_rows(dir: &Path) -> Option<Vec<Vec<String>>> {
             .map_or("—".into(), |h| fmt_count(h.connections as f64));
         let row = match summary {
             Some(s) => vec![
-                shard.to_string(),
+                host,
                 addr.to_string(),
                 fmt_count(s.connections_established as f64),
                 from_server,
@@ -68,7 +73,7 @@ fn host_rows(dir: &Path) -> Option<Vec<Vec<String>>> {
                 fmt_count(s.errors_total as f64),
             ],
             None => {
-                let mut row = vec![shard.to_string(), addr.to_string()];
+                let mut row = vec![host, addr.to_string()];
                 row.extend(["no summary".to_string(), from_server]);
                 row.extend(std::iter::repeat_n("—".to_string(), 4));
                 row

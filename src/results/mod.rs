@@ -14,5 +14,6 @@ pub use row::{
     RESULTS_HEADER,
 };
 
-/// The step file naming each client host's shard folder and address (`host-1 198.18.0.11`).
+/// The step file naming each client host's shard folder and address (`host-1 198.18.0.11`),
+/// and its name when it has one (`host-1 10.0.0.2 ssh://pc2`).
 pub const LOAD_HOSTS: &str = "load-hosts.txt";

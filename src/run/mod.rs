@@ -62,6 +62,11 @@ pub struct RunArgs {
     /// The label of the --server-cmd server (default: its script's or program's name)
     #[arg(long, value_name = "LABEL", requires = "server_cmd")]
     pub server_name: Option<String>,
+
+    /// With ssh hosts ([hosts] server = "ssh://..."): copy this echolab binary into
+    /// the run's temporary directory on every host whose echolab differs from it
+    #[arg(long)]
+    pub install: bool,
 }
 
 /// Splits a command line into words: whitespace separates, single and double quotes group.
@@ -228,6 +233,9 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(crate::load::usage_error("run", &message));
         }
         scenario.repetitions = r;
+    }
+    if let Some(ssh) = &mut scenario.ssh {
+        ssh.install = args.install;
     }
     let out = args
         .out

@@ -216,7 +216,11 @@ fn client_hosts_axis(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Opti
         return Ok(vec![None]);
     };
     let span = file.sweep.hosts.as_ref().map(|a| a.span());
-    let Some(created) = file.hosts.as_ref().map(|h| *h.get_ref().clients.get_ref()) else {
+    let Some(created) = file
+        .hosts
+        .as_ref()
+        .map(|h| h.get_ref().clients.get_ref().count())
+    else {
         return Err(err(
             span,
             "a `hosts` sweep needs [hosts] clients (the most client hosts a step uses)".into(),

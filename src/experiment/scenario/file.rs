@@ -223,18 +223,64 @@ impl<'de> Deserialize<'de> for BitRate {
     }
 }
 
-/// `[hosts]`: run the server and the load on emulated hosts (network namespaces).
+/// `[hosts]`: run the server and the load on emulated hosts (network namespaces), or
+/// on real machines over ssh.
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct HostsFile {
-    /// Client hosts the load of every step is split over (1..=250).
-    pub clients: Spanned<i64>,
+    /// Client hosts the load of every step is split over: a count (1..=250) of
+    /// namespaces, or the ssh URLs of real machines.
+    pub clients: Spanned<ClientHosts>,
+    /// The server's machine, `ssh://[user@]host[:port]` (with ssh client hosts).
+    pub server: Option<Spanned<String>>,
+    /// The server host's IP address on the data network, which the load targets.
+    pub server_addr: Option<Spanned<String>>,
     /// net.core.somaxconn in the lab's namespaces (default 65535).
     pub somaxconn: Option<Count>,
     /// net.ipv4.tcp_max_syn_backlog in the lab's namespaces (default 65535).
     pub tcp_max_syn_backlog: Option<Count>,
     /// net.ipv4.ip_local_port_range in the lab's namespaces, `LOW-HIGH` (default 1024-65535).
     pub ip_local_port_range: Option<Spanned<String>>,
+}
+
+/// `[hosts] clients`: a number of namespaces, or a list of ssh URLs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientHosts {
+    Count(i64),
+    Ssh(Vec<String>),
+}
+
+impl ClientHosts {
+    /// How many client hosts, either way.
+    pub fn count(&self) -> i64 {
+        match self {
+            ClientHosts::Count(n) => *n,
+            ClientHosts::Ssh(urls) => urls.len() as i64,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ClientHosts {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> de::Visitor<'de> for Visitor {
+            type Value = ClientHosts;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of client hosts or a list of ssh URLs (\"ssh://host\")")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<ClientHosts, E> {
+                Ok(ClientHosts::Count(n))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<ClientHosts, A::Error> {
+                let mut urls = Vec::new();
+                while let Some(url) = seq.next_element::<String>()? {
+                    urls.push(url);
+                }
+                Ok(ClientHosts::Ssh(urls))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 /// Declares a table of scenario options once: each key with its type, `[builtin]`

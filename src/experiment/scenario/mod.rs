@@ -13,6 +13,7 @@ mod expand;
 mod file;
 mod lab_sysctls;
 mod parts;
+mod ssh_hosts;
 mod stairs;
 mod validate;
 
@@ -33,6 +34,7 @@ pub use file::{
     LoadOptions, NetworkFile, Rate, ScenarioFile, ServerOptions, SweepFile,
 };
 pub use lab_sysctls::LabSysctls;
+pub use ssh_hosts::{SshHosts, SshUrl};
 pub use stairs::Staircase;
 
 pub use builtin::BUILTIN;
@@ -150,6 +152,8 @@ pub struct Scenario {
     pub failure: FailureRule,
     /// `[hosts] clients`: client hosts (network namespaces) to split each step's load over.
     pub client_hosts: Option<u32>,
+    /// `[hosts]` with ssh URLs: real machines for the server and the load.
+    pub ssh: Option<SshHosts>,
     /// `[hosts]` somaxconn, tcp_max_syn_backlog, ip_local_port_range: set in the lab's namespaces.
     pub lab_sysctls: LabSysctls,
     /// `[network]`: shaping of the client hosts' links.
@@ -231,6 +235,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     let (steps, axes) = expand::steps(&file, &load, staircase.as_ref(), &err)?;
     validate::rows(&file, models.len(), steps.len(), source, &err)?;
     let client_hosts = validate::client_hosts(&file, &load, &steps, &err)?;
+    let ssh = validate::ssh_hosts(&file, &err)?;
     let lab_sysctls = validate::lab_sysctls(&file, &err)?;
     let network = validate::network(&file, &err)?;
     validate::free_form_args(&models, &load, source, &err)?;
@@ -241,6 +246,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         steps,
         sweep_axes: axes,
         client_hosts,
+        ssh,
         lab_sysctls,
         network,
         staircase,
@@ -271,6 +277,7 @@ impl Scenario {
             sweep_axes: Vec::new(),
             failure: file.failure.clone(),
             client_hosts: None,
+            ssh: None,
             network: None,
             own_namespace: file
                 .network

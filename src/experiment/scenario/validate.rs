@@ -9,8 +9,9 @@ use std::path::Path;
 use toml::Spanned;
 
 use super::configs::load_config;
-use super::file::{LoadOptions, NetworkFile, ScenarioFile};
+use super::file::{ClientHosts, LoadOptions, NetworkFile, ScenarioFile};
 use super::lab_sysctls::{parse_port_range, LabSysctls};
+use super::ssh_hosts::{SshHosts, SshUrl};
 use super::{ErrAt, ModelEntry, ModelKind, Step};
 use crate::load::schedule::Plan;
 use crate::server::Model;
@@ -292,7 +293,13 @@ pub(super) fn client_hosts(
         Some(hosts) => {
             let clients = &hosts.get_ref().clients;
             let max = MAX_CLIENTS;
-            let n = *clients.get_ref();
+            let n = clients.get_ref().count();
+            if matches!(clients.get_ref(), ClientHosts::Ssh(_)) && n == 0 {
+                return Err(err(
+                    Some(clients.span()),
+                    "[hosts] clients lists no ssh host".into(),
+                ));
+            }
             if !(1..=i64::from(max)).contains(&n) {
                 return Err(err(
                     Some(clients.span()),
@@ -314,10 +321,98 @@ pub(super) fn client_hosts(
                     ),
                 ));
             }
-            Some(n as u32)
+            // ssh hosts exist already: no namespaces to create.
+            matches!(clients.get_ref(), ClientHosts::Count(_)).then_some(n as u32)
         }
     };
     Ok(client_hosts)
+}
+
+/// `[hosts]` with ssh URLs: the server's and every client's URL, and the server's
+/// address on the data network. None for the namespace lab (or no `[hosts]`).
+pub(super) fn ssh_hosts(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Option<SshHosts>> {
+    let Some(hosts) = &file.hosts else {
+        return Ok(None);
+    };
+    let h = hosts.get_ref();
+    let ClientHosts::Ssh(urls) = h.clients.get_ref() else {
+        if let Some(key) = h.server.as_ref().or(h.server_addr.as_ref()) {
+            return Err(err(
+                Some(key.span()),
+                "[hosts] server and server_addr name real machines: clients must then be \
+                 ssh URLs ([\"ssh://host\", ...]), not a number of namespaces"
+                    .into(),
+            ));
+        }
+        return Ok(None);
+    };
+    let clients = urls
+        .iter()
+        .map(|u| SshUrl::parse(u))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| err(Some(h.clients.span()), format!("[hosts] clients: {e}")))?;
+    let Some(server) = &h.server else {
+        return Err(err(
+            Some(hosts.span()),
+            "[hosts] with ssh clients needs `server = \"ssh://[user@]host[:port]\"`, the server's machine".into(),
+        ));
+    };
+    let server_url = SshUrl::parse(server.get_ref())
+        .map_err(|e| err(Some(server.span()), format!("[hosts] server: {e}")))?;
+    let Some(addr) = &h.server_addr else {
+        return Err(err(
+            Some(hosts.span()),
+            "[hosts] with ssh hosts needs `server_addr = \"IP\"`, the server host's address on the \
+             network the load uses"
+                .into(),
+        ));
+    };
+    let server_addr = addr.get_ref().parse().map_err(|_| {
+        err(
+            Some(addr.span()),
+            format!(
+                "[hosts] server_addr {:?} is not an IP address",
+                addr.get_ref()
+            ),
+        )
+    })?;
+    let lab_only = [
+        ("somaxconn", h.somaxconn.is_some()),
+        ("tcp_max_syn_backlog", h.tcp_max_syn_backlog.is_some()),
+        ("ip_local_port_range", h.ip_local_port_range.is_some()),
+    ];
+    if let Some((key, _)) = lab_only.iter().find(|(_, set)| *set) {
+        return Err(err(
+            Some(hosts.span()),
+            format!(
+                "[hosts] {key} sets the namespace lab's sysctls; echolab never changes a real \
+                 machine's: set it on the hosts themselves"
+            ),
+        ));
+    }
+    if let Some(staircase) = &file.staircase {
+        return Err(err(
+            Some(staircase.span()),
+            "[staircase] reads its agents' live counts from this machine's disk: it cannot \
+             run on ssh hosts (use a sweep of fresh-server steps)"
+                .into(),
+        ));
+    }
+    if let Some(network) = &file.network {
+        let n = network.get_ref();
+        if n.rate.is_some() || n.delay.is_some() || n.jitter.is_some() || n.loss.is_some() {
+            return Err(err(
+                Some(network.span()),
+                "[network] shaping applies to the namespace lab's links, not to ssh hosts".into(),
+            ));
+        }
+    }
+    Ok(Some(SshHosts {
+        server: server_url,
+        clients,
+        server_addr,
+        install: false,
+    }))
 }
 
 /// The sysctls the lab sets in its namespaces: `[hosts]`'s overrides of the defaults.
@@ -479,7 +574,10 @@ pub(super) fn steps_can_run(
         check_payload_file(Path::new(path))
             .map_err(|m| err(span(&["load", "payload_file"]), format!("payload_file {m}")))?;
     }
-    let hosts = file.hosts.as_ref().map(|h| *h.get_ref().clients.get_ref());
+    let hosts = file
+        .hosts
+        .as_ref()
+        .map(|h| h.get_ref().clients.get_ref().count());
     let any_target = std::net::SocketAddr::from(([127, 0, 0, 1], 7));
     for step in steps {
         let mut args = load_config(load, step, any_target, Path::new("load"));

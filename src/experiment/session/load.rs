@@ -10,7 +10,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::server::command_line;
 use super::RunConfig;
 use super::{read_summary, tail};
-use crate::experiment::hosts::Host;
 use crate::experiment::judge::LoadSide;
 use crate::experiment::placement::{Placement, ThisMachine};
 use crate::experiment::process::{self, Guard};
@@ -54,6 +53,8 @@ pub(in crate::experiment) struct Agent {
     stderr: PathBuf,
     pub guard: Option<Guard>,
     pub exit: Option<String>,
+    /// Started over ssh: its guard's pid is the local `ssh`, not the generator.
+    pub remote: bool,
 }
 
 /// A load generator about to be started.
@@ -73,7 +74,7 @@ fn plan<'a>(
     step: &Step,
     dir: &Path,
     target: SocketAddr,
-    clients: &'a [Host],
+    clients: &[&'a dyn Placement],
 ) -> (Vec<Planned<'a>>, Option<Instant>) {
     let mut planned: Vec<Planned> = Vec::new();
     let mut start_at = None;
@@ -90,7 +91,13 @@ fn plan<'a>(
     } else {
         // Far enough ahead that every agent is running (namespace entered, preflight
         // done) when the load starts, so the hosts load the server together.
-        let margin = Duration::from_millis(500 + 50 * clients.len() as u64);
+        // Over ssh, a session to open and a binary to start on each host.
+        let per_host = if clients.iter().any(|c| c.remote()) {
+            150
+        } else {
+            50
+        };
+        let margin = Duration::from_millis(500 + per_host * clients.len() as u64);
         let at = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
@@ -101,10 +108,13 @@ fn plan<'a>(
         let hosts: String = clients
             .iter()
             .enumerate()
-            .map(|(i, host)| format!("host-{} {}\n", i + 1, host.addr))
+            .map(|(i, host)| {
+                let name = host.host_name().map_or(String::new(), |n| format!(" {n}"));
+                format!("host-{} {}{name}\n", i + 1, host.source_addr())
+            })
             .collect();
         fs::write(dir.join(LOAD_HOSTS), hosts).ok();
-        for (i, host) in clients.iter().enumerate() {
+        for (i, &host) in clients.iter().enumerate() {
             let file = format!("host-{}", i + 1);
             let out = dir.join("load").join(&file);
             let mut load = LoadArgs {
@@ -119,11 +129,7 @@ fn plan<'a>(
                 load.processes = processes_for(share, per).unwrap_or(1).min(u32::MAX as u64) as u32;
             }
             let args = load.to_args();
-            let name = format!(
-                "host {} ({})",
-                &host.namespace[host.namespace.rfind('-').map_or(0, |p| p + 1)..],
-                host.addr
-            );
+            let name = format!("host {}", host.label());
             planned.push(Planned {
                 name,
                 args,
@@ -144,7 +150,7 @@ pub(in crate::experiment) fn start_load(
     step: &Step,
     dir: &Path,
     target: SocketAddr,
-    clients: &[Host],
+    clients: &[&dyn Placement],
 ) -> (Vec<Agent>, Instant) {
     let cpus = scenario.load.cpus.as_deref().and_then(process::cpu_set);
     let (planned, start_at) = plan(scenario, step, dir, target, clients);
@@ -165,6 +171,10 @@ pub(in crate::experiment) fn start_load(
             File::create(dir.join(format!("{files}-stdout.txt"))),
             File::create(&stderr),
         ) {
+            (Ok(o), Ok(e)) if host.remote() => {
+                process::spawn_relayed(&program, &args, o.into(), e.into())
+                    .map_err(|e| e.to_string())
+            }
             (Ok(o), Ok(e)) => {
                 process::spawn(&program, &args, cpus, o.into(), e.into()).map_err(|e| e.to_string())
             }
@@ -180,6 +190,7 @@ pub(in crate::experiment) fn start_load(
             stderr,
             guard,
             exit,
+            remote: host.remote(),
         });
     }
     fs::write(dir.join("load-command.txt"), commands).ok();
@@ -190,6 +201,27 @@ pub(in crate::experiment) fn start_load(
         }
     }
     (agents, Instant::now())
+}
+
+/// How an agent ended, for failure reasons: over ssh, exit status 255 is ssh's own
+/// (the session was lost: the host, its sshd or the network went away).
+pub(in crate::experiment) fn exit_reason(status: std::process::ExitStatus, remote: bool) -> String {
+    if remote && status.code() == Some(255) {
+        format!("its ssh session was lost ({status})")
+    } else {
+        status.to_string()
+    }
+}
+
+impl Agent {
+    /// Whether its host was lost: its ssh session ended under it.
+    pub fn lost(&self) -> bool {
+        self.remote
+            && self
+                .exit
+                .as_deref()
+                .is_some_and(|e| e.contains("ssh session was lost"))
+    }
 }
 
 /// Stops the load generators still running: SIGINT (they flush a partial result),

@@ -18,15 +18,15 @@ use std::time::{Duration, Instant};
 use serde::de::DeserializeOwned;
 
 use super::cost::KernelSnapshot;
-use super::hosts::{Host, Hosts};
+use super::hosts::Hosts;
 use super::judge::ServerSide;
 use super::netstat::{self, NetCounters, Scope};
-use super::placement::{Placement, ThisMachine};
-use super::probe::{Probe, Sample};
+use super::placement::{Lab, Observer, Placement, ThisMachine};
+use super::probe::Sample;
 use super::process;
 use super::request_cost::Counting;
 use super::scenario::{ModelEntry, Scenario, Step};
-pub(in crate::experiment) use load::{collect_load, step_timeout, Agent};
+pub(in crate::experiment) use load::{collect_load, exit_reason, step_timeout, Agent};
 use load::{start_load, stop_agents};
 pub(in crate::experiment) use server::StartError;
 use server::{start_server, Started, STOP_GRACE};
@@ -83,10 +83,16 @@ pub(in crate::experiment) fn load_cores(scenario: &Scenario) -> usize {
 }
 
 /// When the server has exited on its own: records why and returns the moment seen.
-fn died_now(server: &mut process::Guard, side: &mut ServerSide, dir: &Path) -> Option<Instant> {
+fn died_now(
+    server: &mut process::Guard,
+    remote: bool,
+    side: &mut ServerSide,
+    dir: &Path,
+) -> Option<Instant> {
     let status = server.try_wait()?;
     side.died = Some(format!(
-        "server died during the step ({status}): {}",
+        "server died during the step ({}): {}",
+        exit_reason(status, remote),
         tail(&dir.join("server-stderr.txt"))
     ));
     Some(Instant::now())
@@ -99,8 +105,9 @@ enum Site<'a> {
     /// A namespace made for this session alone (`[network] own_namespace`), server and
     /// load inside, so its TCP counters are the session's alone; deleted when it ends.
     Own(Hosts),
-    /// The run's namespace lab: its server host and its first `clients` client hosts.
-    Lab { hosts: &'a Hosts, clients: usize },
+    /// The run's hosts (the namespace lab, or ssh hosts): its server host and its first
+    /// `clients` client hosts.
+    Lab { hosts: &'a dyn Lab, clients: usize },
 }
 
 /// One server started at a placement with its observers (the /proc probe and the
@@ -113,7 +120,7 @@ pub(in crate::experiment) struct Session<'a> {
     dir: PathBuf,
     site: Site<'a>,
     server: Started,
-    probe: Option<Probe>,
+    probe: Option<Box<dyn Observer>>,
     timeline: Option<netstat::Timeline>,
     /// The server's side as recorded so far (placement, notes, how it died).
     pub side: ServerSide,
@@ -139,7 +146,7 @@ impl<'a> Session<'a> {
         entry: &'a ModelEntry,
         step: &Step,
         dir: &Path,
-        hosts: Option<&'a Hosts>,
+        hosts: Option<&'a dyn Lab>,
     ) -> Result<Session<'a>, Box<Unstarted>> {
         let mut side = ServerSide::default();
         if let Err(e) = fs::create_dir_all(dir) {
@@ -180,7 +187,7 @@ impl<'a> Session<'a> {
     }
 
     /// The client hosts the load may use (none: this machine's loopback).
-    pub fn clients(&self) -> &[Host] {
+    pub fn clients(&self) -> Vec<&dyn Placement> {
         self.site.clients()
     }
 
@@ -213,7 +220,8 @@ impl<'a> Session<'a> {
     /// Whether the server has exited on its own (recorded in `side.died` once).
     pub fn dead(&mut self) -> bool {
         if self.died_at.is_none() {
-            self.died_at = died_now(&mut self.server.guard, &mut self.side, &self.dir);
+            let remote = self.site.server().remote();
+            self.died_at = died_now(&mut self.server.guard, remote, &mut self.side, &self.dir);
         }
         self.died_at.is_some()
     }
@@ -231,13 +239,25 @@ impl<'a> Session<'a> {
         scenario: &Scenario,
         step: &Step,
         dir: &Path,
-        pick: impl FnOnce(&[Host]) -> &[Host],
+        pick: impl for<'h> FnOnce(&'h [&'h dyn Placement]) -> &'h [&'h dyn Placement],
     ) -> (usize, Instant) {
-        let clients = pick(self.site.clients());
+        let all = self.site.clients();
+        let clients = pick(&all);
         let (agents, start) = start_load(self.config, scenario, step, dir, self.addr(), clients);
         let first = self.agents.len();
         self.agents.extend(agents);
         (first, start)
+    }
+
+    /// Brings back what the server's and the load's hosts wrote under `dir` (a step's or
+    /// a stair's folder); a host that cannot be reached leaves its files missing, which
+    /// the judge then names.
+    pub fn bring_back(&self, dir: &Path) {
+        for host in std::iter::once(self.site.server()).chain(self.site.clients()) {
+            if let Err(e) = host.bring_back(dir) {
+                crate::errln!("warning: {e}");
+            }
+        }
     }
 
     /// Stops the agents still running (SIGINT, a grace that grows with the
@@ -273,7 +293,15 @@ impl<'a> Session<'a> {
             died_at,
             ..
         } = self;
-        stop_server(entry, &dir, server, probe, died_at.is_some(), &mut side);
+        stop_server(
+            entry,
+            &dir,
+            site.server(),
+            server,
+            probe,
+            died_at.is_some(),
+            &mut side,
+        );
         drop(site);
         side
     }
@@ -282,7 +310,7 @@ impl<'a> Session<'a> {
 impl<'a> Site<'a> {
     fn of(
         scenario: &Scenario,
-        hosts: Option<&'a Hosts>,
+        hosts: Option<&'a dyn Lab>,
         step: &Step,
         side: &mut ServerSide,
     ) -> Site<'a> {
@@ -308,17 +336,21 @@ impl<'a> Site<'a> {
     fn server(&self) -> &dyn Placement {
         match self {
             Site::Loopback => &ThisMachine,
-            Site::Own(own) => own.server(),
+            Site::Own(own) => own.server() as &dyn Placement,
             Site::Lab { hosts, .. } => hosts.server(),
         }
     }
 
     /// Where the load runs: the client hosts (in its own namespace, the server's host).
-    fn clients(&self) -> &[Host] {
+    fn clients(&self) -> Vec<&dyn Placement> {
         match self {
-            Site::Loopback => &[],
-            Site::Own(own) => std::slice::from_ref(own.server()),
-            Site::Lab { hosts, clients } => &hosts.clients()[..*clients],
+            Site::Loopback => Vec::new(),
+            Site::Own(own) => vec![own.server() as &dyn Placement],
+            Site::Lab { hosts, clients } => {
+                let mut all = hosts.clients();
+                all.truncate(*clients);
+                all
+            }
         }
     }
 
@@ -338,8 +370,9 @@ impl<'a> Site<'a> {
 fn stop_server(
     entry: &ModelEntry,
     dir: &Path,
+    host: &dyn Placement,
     server: Started,
-    probe: Option<Probe>,
+    probe: Option<Box<dyn Observer>>,
     died: bool,
     side: &mut ServerSide,
 ) {
@@ -388,6 +421,9 @@ fn stop_server(
                 tail(&dir.join("server-stderr.txt"))
             ));
         }
+    }
+    if let Err(e) = host.bring_back(dir) {
+        side.stop_problem.get_or_insert(e);
     }
     side.summary = read_summary(&dir.join("server-summary.json"));
 }

@@ -139,6 +139,14 @@ pub(in crate::experiment) fn start_server(
     let stderr_path = dir.join("server-stderr.txt");
     let stderr = File::create(&stderr_path).map_err(|e| e.to_string())?;
     let cgroup = match Limits::of(&entry.options) {
+        Some(_) if host.remote() => {
+            return Err(StartError::Failed(
+                "cpu, memory and task limits need the server on this machine (a cgroup of the \
+                 runner's), not on an ssh host"
+                    .into(),
+            ))
+        }
+        None if host.remote() => None,
         Some(limits) => Some(Cgroup::create(limits).map_err(|e| format!("{e:#}"))?),
         // A command may fork anything: contained in a group of its own, killed whole.
         None if matches!(launch, Launch::Command { .. }) => contain_or_warn(),
@@ -146,15 +154,19 @@ pub(in crate::experiment) fn start_server(
     };
     let cgroup_fds = cgroup.as_ref().map_or(Vec::new(), Cgroup::procs_fds);
     let cpus = entry.options.cpus.as_deref().and_then(process::cpu_set);
-    let mut guard = process::spawn_in(
-        &program,
-        &args,
-        cpus,
-        &cgroup_fds,
-        Stdio::piped(),
-        stderr.into(),
-    )
-    .map_err(|e| format!("cannot start {}: {e}", launch.describe()))?;
+    let spawned = if host.remote() {
+        process::spawn_relayed(&program, &args, Stdio::piped(), stderr.into())
+    } else {
+        process::spawn_in(
+            &program,
+            &args,
+            cpus,
+            &cgroup_fds,
+            Stdio::piped(),
+            stderr.into(),
+        )
+    };
+    let mut guard = spawned.map_err(|e| format!("cannot start {}: {e}", launch.describe()))?;
     let stdout = guard.child.stdout.take().expect("stdout is piped");
     let mut copy = File::create(dir.join("server-stdout.txt")).map_err(|e| e.to_string())?;
     let (tx, rx) = mpsc::channel();
@@ -211,10 +223,13 @@ fn wait_ready(
                         .map_err(|e| format!("server printed an unreadable listening line: {e}"))?;
                     // Probe the pid the server announces when it is the child or below it
                     // (a wrapper that forked); else the child itself.
+                    // On an ssh host the pid is the far side's, and only it knows.
                     let child = guard.pid();
                     let pid = listening
                         .pid
-                        .filter(|p| *p == child || probe::process_tree(child).contains(p))
+                        .filter(|p| {
+                            host.remote() || *p == child || probe::process_tree(child).contains(p)
+                        })
                         .unwrap_or(child);
                     Some((listening.addr, pid))
                 }
@@ -286,8 +301,8 @@ fn contain_or_warn() -> Option<Cgroup> {
 
 /// A command as one line for the *-command.txt files (the echolab binary itself is implied).
 pub(super) fn command_line(program: &Path, args: &[String]) -> String {
-    if program == Path::new("ip") {
-        format!("ip {}\n", args.join(" "))
+    if program == Path::new("ip") || program == Path::new("ssh") {
+        format!("{} {}\n", program.display(), args.join(" "))
     } else {
         args.join(" ") + "\n"
     }

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::cost::KernelWatch;
-use super::hosts::{Host, Hosts};
 use super::judge::{base_row, judge, measure, LoadSide, ServerSide};
+use super::placement::Lab;
 use super::probe::Sample;
 use super::process;
 use super::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
@@ -77,7 +77,7 @@ fn batch_of(stairs: &[Step], i: usize) -> u64 {
 /// The client hosts that load stair `i`: each host takes an equal share of the top
 /// (`to / hosts`), filled in turn as a lab adds client machines, so a host runs one load
 /// per stair it is in rather than a sliver of every stair.
-fn stair_hosts<'a>(clients: &'a [Host], stairs: &[Step], i: usize) -> &'a [Host] {
+fn stair_hosts<'a, T>(clients: &'a [T], stairs: &[Step], i: usize) -> &'a [T] {
     let Some(top) = stairs.last().filter(|_| !clients.is_empty()) else {
         return clients;
     };
@@ -223,7 +223,7 @@ pub fn run_staircase(
     entry: &ModelEntry,
     stairs: &[Step],
     rep: u32,
-    hosts: Option<&Hosts>,
+    hosts: Option<&dyn Lab>,
     starting: &mut dyn FnMut(&str),
 ) -> StaircaseOutcome {
     let top = stairs.last().expect("a staircase has at least one stair");
@@ -627,6 +627,7 @@ fn stair_row(row: &mut Row, stair: &Stair, server: Option<&Finished>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::hosts::Host;
 
     fn step(c: u64) -> Step {
         Step {
@@ -669,6 +670,6 @@ mod tests {
         assert_eq!(names(stair_hosts(&clients, &stairs, 2)), ["c1"]);
         assert_eq!(names(stair_hosts(&clients, &stairs, 3)), ["c1", "c2", "c3"]);
         // No client hosts: the machine's loopback, as before.
-        assert!(stair_hosts(&[], &stairs, 0).is_empty());
+        assert!(stair_hosts::<Host>(&[], &stairs, 0).is_empty());
     }
 }
