@@ -192,6 +192,17 @@ impl BufRing {
         self.held > self.count / 2
     }
 
+    /// Buffers the kernel can fill now or later: every buffer but those it is done with
+    /// and pieces still hold (a partly filled one counts as the kernel's).
+    pub fn in_kernel(&self) -> u16 {
+        self.count - self.held
+    }
+
+    /// Bytes in each buffer.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
     /// Returns buffer `bid` to the kernel.
     pub fn give_back(&mut self, bid: u16) {
         let index = (self.tail & (self.count - 1)) as usize;
