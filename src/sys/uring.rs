@@ -252,18 +252,35 @@ fn map_anonymous(len: usize) -> io::Result<*mut u8> {
     Ok(address.cast())
 }
 
-/// The ring `built` with `count` provided buffers registered with it; a failure of either
-/// becomes advice ([`setup_error`]) naming `instead`.
+/// The ring `built` with provided buffers registered with it: `incremental` (count, size)
+/// consumed incrementally (Linux 6.12+), or `whole` (count, size) when the kernel rejects
+/// that (EINVAL) or `whole_only` asks for them. A failure becomes advice ([`setup_error`])
+/// naming `instead`.
 pub fn ring_with_buffers(
     built: io::Result<IoUring>,
-    count: u16,
+    incremental: (u16, usize),
+    whole: (u16, usize),
+    whole_only: bool,
     instead: &str,
 ) -> anyhow::Result<(IoUring, BufRing)> {
     let ring = built.map_err(|e| setup_error(e, "creating the ring", instead))?;
-    let mut buffers = BufRing::new(count).context("allocating the provided buffers")?;
+    let what = "registering the provided buffer ring";
+    if !whole_only {
+        let (count, size) = incremental;
+        let mut buffers =
+            BufRing::with_size(count, size).context("allocating the provided buffers")?;
+        match buffers.register_incremental(&ring) {
+            Ok(()) => return Ok((ring, buffers)),
+            // A kernel before 6.12 does not know the flag.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            Err(e) => return Err(setup_error(e, what, instead)),
+        }
+    }
+    let (count, size) = whole;
+    let mut buffers = BufRing::with_size(count, size).context("allocating the provided buffers")?;
     buffers
         .register(&ring)
-        .map_err(|e| setup_error(e, "registering the provided buffer ring", instead))?;
+        .map_err(|e| setup_error(e, what, instead))?;
     Ok((ring, buffers))
 }
 

@@ -20,15 +20,19 @@ use std::sync::Arc;
 
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
-use super::{Io, IoEvent, Sent};
+use super::{Io, IoEvent, Piece, Sent};
 use crate::load::schedule::{Payload, Plan};
 use crate::sys::uring::{self, BufRing, BUFFER_GROUP};
 
 const SQ_ENTRIES: u32 = 4096;
 /// Completions the ring holds: a recv and a send per connection can complete in one turn.
 const CQ_ENTRIES: u32 = 65536;
-/// Provided buffers per thread (8 KiB each, touched only as used).
-const BUFFERS: u16 = 1024;
+/// Provided buffers per thread with incremental consumption (Linux 6.12+): 64 of 64 KiB,
+/// touched only as used; a receive takes up to 64 KiB in one completion, as the epoll
+/// engine's read does, and small echoes share a buffer.
+const INCREMENTAL: (u16, usize) = (64, 64 * 1024);
+/// Without it (older kernels) every completion uses a whole buffer: 1024 buffers of 8 KiB.
+const WHOLE: (u16, usize) = (1024, uring::BUFFER_SIZE);
 /// Completions a wait asks for before it returns...
 const WAIT_FOR: u32 = 32;
 /// ...unless this long passed with at least one there (Linux 6.12+; older kernels return at
@@ -227,11 +231,12 @@ impl UringIo {
 
     fn on_recv(&mut self, token: u64, result: i32, flags: u32, events: &mut Vec<IoEvent>) {
         if let Some(buffer) = cqueue::buffer_select(flags) {
-            if result > 0 {
-                let len = result as usize;
-                events.push(IoEvent::Received { token, buffer, len });
+            let len = result.max(0) as usize;
+            let piece = self.buffers.take(buffer, len, cqueue::buffer_more(flags));
+            if len > 0 {
+                events.push(IoEvent::Received { token, piece });
             } else {
-                self.buffers.give_back(buffer);
+                self.buffers.release(piece);
             }
         }
         if cqueue::more(flags) {
@@ -303,9 +308,11 @@ fn writable(token: u64) -> IoEvent {
     }
 }
 
-/// A thread's ring with its provided buffers registered; a failure says what to do.
+/// A thread's ring with its provided buffers registered (incremental where the kernel has
+/// it, or when `ECHOLAB_URING_WHOLE_BUFFERS` is unset); a failure says what to do.
 fn ring_with_buffers() -> anyhow::Result<(IoUring, BufRing)> {
-    uring::ring_with_buffers(ring(), BUFFERS, "--engine epoll")
+    let whole = std::env::var_os("ECHOLAB_URING_WHOLE_BUFFERS").is_some();
+    uring::ring_with_buffers(ring(), INCREMENTAL, WHOLE, whole, "--engine epoll")
 }
 
 /// A ring for one thread; kernels before 6.1 lack deferred task work and get cooperative.
@@ -383,9 +390,12 @@ impl Io for UringIo {
         }
     }
 
-    fn take_received(&mut self, buffer: u16, len: usize, into: &mut [u8]) {
-        into.copy_from_slice(self.buffers.get(buffer, len));
-        self.buffers.give_back(buffer);
+    fn received(&self, piece: Piece) -> &[u8] {
+        self.buffers.slice(piece)
+    }
+
+    fn release(&mut self, piece: Piece) {
+        self.buffers.release(piece);
     }
 
     fn wait(&mut self, timeout_ns: u64, events: &mut Vec<IoEvent>) -> io::Result<()> {

@@ -169,7 +169,7 @@ impl Worker {
         setup: &Setup,
         buffers: Option<u16>,
     ) -> anyhow::Result<Worker> {
-        let (ring, buffers, _incremental) = setup::ring_with_buffers(&setup.config, buffers)?;
+        let (ring, buffers) = setup::ring_with_buffers(&setup.config, buffers)?;
         let recv_buffers = READ_BUDGET.div_ceil(buffers.size()).max(1);
         Ok(Worker {
             id,
