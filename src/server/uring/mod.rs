@@ -10,17 +10,24 @@
 //!   connection holds no buffer at all (its state is a small slab entry);
 //! - received bytes stay in the provided buffer they arrived in (a piece; no copy, no
 //!   allocation) until echoed. A **send** is in flight per connection at most and
-//!   takes every piece held (a sendmsg gathering up to 16), so a loop turn's bytes
-//!   leave in one request; a short send is resubmitted for the rest. With incremental
-//!   consumption (Linux 6.12+) a buffer is shared by successive recvs, and goes back
-//!   to the ring once the kernel is done filling it and every piece of it is sent.
-//!   When pieces hold more than half the pool, new bytes are copied to the
-//!   connection's queue instead, so clients that do not read cannot starve the rest;
-//! - backpressure: each multishot recv is armed with a byte limit, the room left under
-//!   `--max-pending` (Linux 6.17+), so the kernel ends it at the cap (overshoot below one
-//!   buffer); it is re-armed once the sends drain. Older kernels reject the limit, and
-//!   the recv is then cancelled when the cap is reached (overshoot up to what the kernel
-//!   received before the cancel);
+//!   starts once the batch of completions is handled, taking every piece held (a
+//!   sendmsg gathering up to 16), so a loop turn's bytes leave in one request; a short
+//!   send is resubmitted for the rest. With incremental consumption (Linux 6.12+) a
+//!   buffer is shared by successive recvs, and goes back to the ring once the kernel is
+//!   done filling it and every piece of it is sent. When pieces hold more than half the
+//!   pool and a connection's earlier send still waits for its client to read, its new
+//!   bytes are copied to its queue instead, so clients that do not read cannot starve
+//!   the rest;
+//! - the pool is small and shared, so an **empty buffer ring** is the normal state under
+//!   many connections of large messages. A turn that saw one submits its sends at once
+//!   (the kernel completes them at submission, handing their buffers back) and then
+//!   re-arms the starved recvs oldest first, only as many as the ring has buffers for;
+//! - each multishot recv is armed with a **byte limit** (Linux 6.17+): epoll's read
+//!   budget per wakeup ([`READ_BUDGET`]), or less, the room left under `--max-pending`,
+//!   so one connection cannot take the whole pool in a turn and the kernel itself stops
+//!   at the cap (overshoot below one buffer); it is re-armed when it ends. Older kernels
+//!   reject the limit, and the recv is then cancelled when the cap is reached (overshoot
+//!   up to what the kernel received before the cancel);
 //! - a poll on the shutdown eventfd ends the loop; a timeout request ticks for
 //!   `--idle-timeout` and for an accept paused after fd exhaustion.
 //!
@@ -125,6 +132,8 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
 struct Counters {
     buffer_ring_empty: u64,
     short_sends: u64,
+    /// Multishot recvs that ended with bytes: at their byte limit (or the kernel's reasons).
+    recv_limit_ends: u64,
     /// Turns that submitted their sends before re-arming starved recvs.
     early_submits: u64,
     sq_full: u64,
@@ -250,9 +259,9 @@ impl Worker {
         let c = &self.counters;
         crate::errln!(
             "echolab serve: uring worker {}: {} recv re-arms after an empty buffer ring (ENOBUFS), \
-             {} early submits, {} short sends, {} full submission queues, {} accept re-arms, \
+             {} after a byte limit, {} early submits, {} short sends, {} full submission queues, {} accept re-arms, \
              most unsent echo {} bytes",
-            self.id, c.buffer_ring_empty, c.early_submits, c.short_sends, c.sq_full,
+            self.id, c.buffer_ring_empty, c.recv_limit_ends, c.early_submits, c.short_sends, c.sq_full,
             c.accept_rearms, c.max_pending
         );
         Ok(())
@@ -508,6 +517,9 @@ impl Worker {
             .expect("recv completion for a live slot");
         if !cqueue::more(flags) {
             conn.recv = RecvState::Idle;
+            if result > 0 {
+                self.counters.recv_limit_ends += 1;
+            }
         }
         if result > 0 {
             let len = result as usize;
