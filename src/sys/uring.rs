@@ -17,7 +17,8 @@ use io_uring::{types, IoUring};
 
 use crate::syscall;
 
-/// Size of each provided buffer by default: the most one recv completion carries.
+/// Size of each whole provided buffer (kernels without incremental consumption): the most
+/// one recv completion carries.
 pub const BUFFER_SIZE: usize = 8 * 1024;
 /// `IOU_PBUF_RING_INC` (Linux 6.12+): the kernel consumes a buffer incrementally, each
 /// completion taking only the bytes it received, so one large buffer serves many small
@@ -65,13 +66,8 @@ pub struct Piece {
 unsafe impl Send for BufRing {}
 
 impl BufRing {
-    /// `count` buffers of [`BUFFER_SIZE`]; a power of two, as the kernel indexes the ring
-    /// modulo its size.
-    pub fn new(count: u16) -> io::Result<BufRing> {
-        BufRing::with_size(count, BUFFER_SIZE)
-    }
-
-    /// `count` buffers of `size` bytes each.
+    /// `count` buffers of `size` bytes each; `count` a power of two, as the kernel indexes
+    /// the ring modulo its size.
     pub fn with_size(count: u16, size: usize) -> io::Result<BufRing> {
         assert!(
             count.is_power_of_two(),
@@ -130,15 +126,6 @@ impl BufRing {
             self.give_back(bid);
         }
         Ok(())
-    }
-
-    /// The `len` bytes the kernel received into buffer `bid`.
-    pub fn get(&self, bid: u16, len: usize) -> &[u8] {
-        self.slice(Piece {
-            bid,
-            offset: 0,
-            len: len as u32,
-        })
     }
 
     /// The bytes of `piece`.
