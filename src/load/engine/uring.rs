@@ -1,8 +1,9 @@
 //! The completion engine: one io_uring per thread.
 //!
 //! Each established connection has one multishot recv on the thread's provided buffers
-//! ([`BufRing`]): echoes arrive as completions with no system call of their own, and the loop
-//! copies each out and gives its buffer straight back. A send is a submission entry pointing
+//! ([`BufRing`], consumed incrementally where the kernel can): echoes arrive as completions
+//! with no system call of their own, and the loop checks each piece where the kernel put it
+//! and gives it straight back. A send is a submission entry pointing
 //! into the shared payload; one is in flight per connection and a short one is resubmitted
 //! for the rest, so the loop counts a send's bytes as taken when it queues them. What a loop
 //! turn queued goes to the kernel with the wait that ends the turn: one `io_uring_enter` for
