@@ -9,7 +9,8 @@
 # to CPU 1), closed loop. Rounds are the outer loop and, within a round, every size runs
 # every model back to back, so slow drifts of a shared machine spread over all of them alike.
 # Environment: SIZES (default "64 4096 65536 1048576"), MODELS ("threads select poll epoll
-# uring tokio"), CONNECTIONS (200), ECHOLAB (target/release/echolab).
+# uring tokio"), CONNECTIONS (200), ECHOLAB (target/release/echolab), ENGINE (the load's
+# --engine, epoll; uring to compare the load engines against one server model).
 # Prints one CSV row per run on stdout, then (on stderr) the Markdown table: per size and
 # model, the median and min–max over the rounds of MiB/s echoed (bytes received by the
 # client / duration) and of the server's peak RSS (VmHWM), and the ratio of medians to epoll.
@@ -21,6 +22,7 @@ sizes=(${SIZES:-64 4096 65536 1048576})
 models=(${MODELS:-threads select poll epoll uring tokio})
 connections=${CONNECTIONS:-200}
 bin=${ECHOLAB:-target/release/echolab}
+engine=${ENGINE:-epoll}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -43,7 +45,7 @@ for r in $(seq 1 "$rounds"); do
         pid=$(head -1 "$work/serve.out" | sed -n 's/.* pid=\([0-9]*\).*/\1/p')
         rm -rf "$work/load"
         status=0
-        "${load_pin[@]}" "$bin" load --target "$addr" --connections "$connections" \
+        "${load_pin[@]}" "$bin" load --engine "$engine" --target "$addr" --connections "$connections" \
             --duration "$duration" --size "$size" --out "$work/load" --quiet \
             >/dev/null 2>"$work/load.err" || status=$?
         peak=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")

@@ -17,7 +17,8 @@ use io_uring::{types, IoUring};
 
 use crate::syscall;
 
-/// Size of each provided buffer by default: the most one recv completion carries.
+/// Size of each whole provided buffer (kernels without incremental consumption): the most
+/// one recv completion carries.
 pub const BUFFER_SIZE: usize = 8 * 1024;
 /// `IOU_PBUF_RING_INC` (Linux 6.12+): the kernel consumes a buffer incrementally, each
 /// completion taking only the bytes it received, so one large buffer serves many small
@@ -65,13 +66,8 @@ pub struct Piece {
 unsafe impl Send for BufRing {}
 
 impl BufRing {
-    /// `count` buffers of [`BUFFER_SIZE`]; a power of two, as the kernel indexes the ring
-    /// modulo its size.
-    pub fn new(count: u16) -> io::Result<BufRing> {
-        BufRing::with_size(count, BUFFER_SIZE)
-    }
-
-    /// `count` buffers of `size` bytes each.
+    /// `count` buffers of `size` bytes each; `count` a power of two, as the kernel indexes
+    /// the ring modulo its size.
     pub fn with_size(count: u16, size: usize) -> io::Result<BufRing> {
         assert!(
             count.is_power_of_two(),
@@ -132,15 +128,6 @@ impl BufRing {
         Ok(())
     }
 
-    /// The `len` bytes the kernel received into buffer `bid`.
-    pub fn get(&self, bid: u16, len: usize) -> &[u8] {
-        self.slice(Piece {
-            bid,
-            offset: 0,
-            len: len as u32,
-        })
-    }
-
     /// The bytes of `piece`.
     pub fn slice(&self, piece: Piece) -> &[u8] {
         let (start, len) = (piece.offset as usize, piece.len as usize);
@@ -192,6 +179,17 @@ impl BufRing {
         self.held > self.count / 2
     }
 
+    /// Buffers the kernel can fill now or later: every buffer but those it is done with
+    /// and pieces still hold (a partly filled one counts as the kernel's).
+    pub fn in_kernel(&self) -> u16 {
+        self.count - self.held
+    }
+
+    /// Bytes in each buffer.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
     /// Returns buffer `bid` to the kernel.
     pub fn give_back(&mut self, bid: u16) {
         let index = (self.tail & (self.count - 1)) as usize;
@@ -241,18 +239,35 @@ fn map_anonymous(len: usize) -> io::Result<*mut u8> {
     Ok(address.cast())
 }
 
-/// The ring `built` with `count` provided buffers registered with it; a failure of either
-/// becomes advice ([`setup_error`]) naming `instead`.
+/// The ring `built` with provided buffers registered with it: `incremental` (count, size)
+/// consumed incrementally (Linux 6.12+), or `whole` (count, size) when the kernel rejects
+/// that (EINVAL) or `whole_only` asks for them. A failure becomes advice ([`setup_error`])
+/// naming `instead`.
 pub fn ring_with_buffers(
     built: io::Result<IoUring>,
-    count: u16,
+    incremental: (u16, usize),
+    whole: (u16, usize),
+    whole_only: bool,
     instead: &str,
 ) -> anyhow::Result<(IoUring, BufRing)> {
     let ring = built.map_err(|e| setup_error(e, "creating the ring", instead))?;
-    let mut buffers = BufRing::new(count).context("allocating the provided buffers")?;
+    let what = "registering the provided buffer ring";
+    if !whole_only {
+        let (count, size) = incremental;
+        let mut buffers =
+            BufRing::with_size(count, size).context("allocating the provided buffers")?;
+        match buffers.register_incremental(&ring) {
+            Ok(()) => return Ok((ring, buffers)),
+            // A kernel before 6.12 does not know the flag.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            Err(e) => return Err(setup_error(e, what, instead)),
+        }
+    }
+    let (count, size) = whole;
+    let mut buffers = BufRing::with_size(count, size).context("allocating the provided buffers")?;
     buffers
         .register(&ring)
-        .map_err(|e| setup_error(e, "registering the provided buffer ring", instead))?;
+        .map_err(|e| setup_error(e, what, instead))?;
     Ok((ring, buffers))
 }
 

@@ -8,7 +8,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
-use super::{Io, IoEvent, Sent};
+use super::{Io, IoEvent, Piece, Sent};
 use crate::load::schedule::Plan;
 use crate::sys::epoll::{Epoll, Events, Interest};
 use crate::syscall;
@@ -74,7 +74,11 @@ impl Io for EpollIo {
         // Closing the socket takes it out of the epoll set.
     }
 
-    fn take_received(&mut self, _buffer: u16, _len: usize, _into: &mut [u8]) {
+    fn received(&self, _piece: Piece) -> &[u8] {
+        unreachable!("the epoll engine reads into the loop's buffer itself")
+    }
+
+    fn release(&mut self, _piece: Piece) {
         unreachable!("the epoll engine reads into the loop's buffer itself")
     }
 

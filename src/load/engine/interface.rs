@@ -4,6 +4,8 @@
 use std::io;
 use std::os::fd::RawFd;
 
+pub use crate::sys::uring::Piece;
+
 /// What an [`Io`] reports about a connection, by its token ([`Conn::token`]).
 pub enum IoEvent {
     /// Readiness: epoll's report, or a connecting socket's poll completing.
@@ -14,8 +16,9 @@ pub enum IoEvent {
         read_closed: bool,
         error: bool,
     },
-    /// `len` bytes received into the I/O's buffer `buffer` ([`Io::take_received`]).
-    Received { token: u64, buffer: u16, len: usize },
+    /// Bytes received into one of the I/O's buffers ([`Io::received`]), held until
+    /// [`Io::release`].
+    Received { token: u64, piece: Piece },
     /// The peer ended its stream (a receive of 0 bytes).
     Ended { token: u64 },
     /// A send or receive failed with this errno.
@@ -45,8 +48,10 @@ pub trait Io: Sized {
     fn wait_writable(&mut self, fd: RawFd, token: u64, armed: &mut bool) -> io::Result<()>;
     /// The connection is about to be closed: stop watching it.
     fn forget(&mut self, token: u64);
-    /// Copies received bytes into `into` and gives the buffer back.
-    fn take_received(&mut self, buffer: u16, len: usize, into: &mut [u8]);
+    /// The bytes of a [`IoEvent::Received`], read where the kernel put them (no copy).
+    fn received(&self, piece: Piece) -> &[u8];
+    /// Gives a received piece's buffer back, once read.
+    fn release(&mut self, piece: Piece);
     /// Waits at most `timeout_ns` for events and appends them to `events`.
     fn wait(&mut self, timeout_ns: u64, events: &mut Vec<IoEvent>) -> io::Result<()>;
 }

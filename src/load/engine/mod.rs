@@ -22,7 +22,7 @@ mod interface;
 mod shared;
 mod uring;
 
-use interface::{Io, IoEvent, Sent};
+use interface::{Io, IoEvent, Piece, Sent};
 pub use shared::{Shared, Stop};
 
 use std::cmp::Reverse;
@@ -92,6 +92,13 @@ fn spawn<I: Io + 'static>(
         })
         .collect::<io::Result<_>>()?;
     Ok(handles)
+}
+
+/// Where received bytes are: read into the loop's buffer (readiness), or left by the
+/// kernel in one of the I/O's buffers (completion).
+enum Input {
+    Buf(usize),
+    Piece(Piece),
 }
 
 struct Worker<'a, I: Io> {
@@ -355,15 +362,15 @@ impl<'a, I: Io> Worker<'a, I> {
                     self.on_ready(idx, readable, writable, read_closed || error, error);
                 }
             }
-            IoEvent::Received { token, buffer, len } => {
-                // The buffer goes back whether or not the connection still lives.
-                self.io.take_received(buffer, len, &mut self.buf[..len]);
+            IoEvent::Received { token, piece } => {
                 if let Some(idx) = self.live(token) {
                     let now = self.now();
-                    if self.on_bytes(idx, now, len) {
+                    if self.on_bytes(idx, now, Input::Piece(piece)) {
                         self.after_input(idx, now);
                     }
                 }
+                // The buffer goes back whether or not the connection still lives.
+                self.io.release(piece);
             }
             IoEvent::Ended { token } => {
                 if let Some(idx) = self.live(token) {
@@ -530,7 +537,7 @@ impl<'a, I: Io> Worker<'a, I> {
                     return false;
                 }
             };
-            if !self.on_bytes(idx, now, n) {
+            if !self.on_bytes(idx, now, Input::Buf(n)) {
                 return false;
             }
             if n < self.buf.len() && !read_to_end {
@@ -540,32 +547,35 @@ impl<'a, I: Io> Worker<'a, I> {
         self.after_input(idx, now)
     }
 
-    /// Verifies the `n` bytes received into `self.buf` and releases the requests their
-    /// echoes complete. Returns false when the connection failed.
-    fn on_bytes(&mut self, idx: usize, now: u64, n: usize) -> bool {
+    /// Verifies bytes received and releases the requests their echoes complete. Returns
+    /// false when the connection failed.
+    fn on_bytes(&mut self, idx: usize, now: u64, input: Input) -> bool {
+        let bytes = match input {
+            Input::Buf(n) => &self.buf[..n],
+            Input::Piece(piece) => self.io.received(piece),
+        };
+        let n = bytes.len();
         let c = &mut self.conns[idx];
         let local = &mut self.local;
         let drain = &mut self.drain;
         let open_loop = self.open_loop.is_some();
-        let check = c
-            .echo
-            .check(&self.payload.message, &self.buf[..n], |intact| {
-                let (intended, sent) = c.inflight.pop_front().unwrap_or((now, now));
-                drain.echoed(now.saturating_sub(sent));
-                if intact {
-                    let from = if intended == 0 { sent } else { intended };
-                    let latency = now.saturating_sub(from) / 1000;
-                    record_us(&mut local.latency, latency);
-                    if open_loop {
-                        let raw = now.saturating_sub(sent) / 1000;
-                        record_us(&mut local.latency_raw, raw);
-                    }
-                    c.rec.total_response_us += latency;
-                    c.rec.requests += 1;
-                    local.counters.requests += 1;
-                    c.failures = 0;
+        let check = c.echo.check(&self.payload.message, bytes, |intact| {
+            let (intended, sent) = c.inflight.pop_front().unwrap_or((now, now));
+            drain.echoed(now.saturating_sub(sent));
+            if intact {
+                let from = if intended == 0 { sent } else { intended };
+                let latency = now.saturating_sub(from) / 1000;
+                record_us(&mut local.latency, latency);
+                if open_loop {
+                    let raw = now.saturating_sub(sent) / 1000;
+                    record_us(&mut local.latency_raw, raw);
                 }
-            });
+                c.rec.total_response_us += latency;
+                c.rec.requests += 1;
+                local.counters.requests += 1;
+                c.failures = 0;
+            }
+        });
         let mismatches = check.mismatched + u64::from(check.too_many);
         local.counters.mismatches += mismatches;
         c.rec.mismatches += mismatches;

@@ -27,6 +27,8 @@ pub(super) struct Conn {
     /// Bytes the send in flight offered (a completion with fewer is a short send).
     pub(super) in_flight_len: usize,
     pub(super) send_in_flight: bool,
+    /// Listed to send at the end of the batch of completions.
+    pub(super) send_wanted: bool,
     pub(super) recv: RecvState,
     /// Set when the connection is to close; it is freed once no request is in flight.
     pub(super) closing: Option<CloseReason>,

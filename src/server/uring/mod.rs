@@ -10,17 +10,24 @@
 //!   connection holds no buffer at all (its state is a small slab entry);
 //! - received bytes stay in the provided buffer they arrived in (a piece; no copy, no
 //!   allocation) until echoed. A **send** is in flight per connection at most and
-//!   takes every piece held (a sendmsg gathering up to 16), so a loop turn's bytes
-//!   leave in one request; a short send is resubmitted for the rest. With incremental
-//!   consumption (Linux 6.12+) a buffer is shared by successive recvs, and goes back
-//!   to the ring once the kernel is done filling it and every piece of it is sent.
-//!   When pieces hold more than half the pool, new bytes are copied to the
-//!   connection's queue instead, so clients that do not read cannot starve the rest;
-//! - backpressure: each multishot recv is armed with a byte limit, the room left under
-//!   `--max-pending` (Linux 6.17+), so the kernel ends it at the cap (overshoot below one
-//!   buffer); it is re-armed once the sends drain. Older kernels reject the limit, and
-//!   the recv is then cancelled when the cap is reached (overshoot up to what the kernel
-//!   received before the cancel);
+//!   starts once the batch of completions is handled, taking every piece held (a
+//!   sendmsg gathering up to 16), so a loop turn's bytes leave in one request; a short
+//!   send is resubmitted for the rest. With incremental consumption (Linux 6.12+) a
+//!   buffer is shared by successive recvs, and goes back to the ring once the kernel is
+//!   done filling it and every piece of it is sent. When pieces hold more than half the
+//!   pool and a connection's earlier send still waits for its client to read, its new
+//!   bytes are copied to its queue instead, so clients that do not read cannot starve
+//!   the rest;
+//! - the pool is small and shared, so an **empty buffer ring** is the normal state under
+//!   many connections of large messages. A turn that saw one submits its sends at once
+//!   (the kernel completes them at submission, handing their buffers back) and then
+//!   re-arms the starved recvs oldest first, only as many as the ring has buffers for;
+//! - each multishot recv is armed with a **byte limit** (Linux 6.17+): epoll's read
+//!   budget per wakeup ([`READ_BUDGET`]), or less, the room left under `--max-pending`,
+//!   so one connection cannot take the whole pool in a turn and the kernel itself stops
+//!   at the cap (overshoot below one buffer); it is re-armed when it ends. Older kernels
+//!   reject the limit, and the recv is then cancelled when the cap is reached (overshoot
+//!   up to what the kernel received before the cancel);
 //! - a poll on the shutdown eventfd ends the loop; a timeout request ticks for
 //!   `--idle-timeout` and for an accept paused after fd exhaustion.
 //!
@@ -52,6 +59,7 @@ use anyhow::Context as _;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use super::accept::{keep_spare_fd, peer_addr, Accepted, Acceptor};
+use super::echo::READ_BUDGET;
 use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
 use super::stop::{request_stop, stop_fd, stop_requested};
 use super::{wake_up, IdleScan, Setup};
@@ -124,6 +132,10 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
 struct Counters {
     buffer_ring_empty: u64,
     short_sends: u64,
+    /// Multishot recvs that ended with bytes: at their byte limit (or the kernel's reasons).
+    recv_limit_ends: u64,
+    /// Turns that submitted their sends before re-arming starved recvs.
+    early_submits: u64,
     sq_full: u64,
     accept_rearms: u64,
     max_pending: usize,
@@ -148,7 +160,12 @@ struct Worker {
     timer_armed: bool,
     /// Read by the kernel when it prepares the timeout request (by the SQ thread with SQPOLL).
     timespec: types::Timespec,
-    starved: Vec<usize>,
+    /// Connections whose recv ended on an empty buffer ring, in the order they ran dry.
+    starved: VecDeque<usize>,
+    /// Connections with echo to send once the batch of completions is handled.
+    to_send: Vec<usize>,
+    /// Buffers one recv arming can take (its byte budget over the buffer size, at least 1).
+    recv_buffers: usize,
     completions: VecDeque<cqueue::Entry>,
     stopping: bool,
     counters: Counters,
@@ -161,7 +178,8 @@ impl Worker {
         setup: &Setup,
         buffers: Option<u16>,
     ) -> anyhow::Result<Worker> {
-        let (ring, buffers, _incremental) = setup::ring_with_buffers(&setup.config, buffers)?;
+        let (ring, buffers) = setup::ring_with_buffers(&setup.config, buffers)?;
+        let recv_buffers = READ_BUDGET.div_ceil(buffers.size()).max(1);
         Ok(Worker {
             id,
             ring,
@@ -178,7 +196,9 @@ impl Worker {
             accept: AcceptState::Ended,
             timer_armed: false,
             timespec: types::Timespec::new(),
-            starved: Vec::new(),
+            starved: VecDeque::new(),
+            to_send: Vec::new(),
+            recv_buffers,
             completions: VecDeque::new(),
             stopping: false,
             counters: Counters::default(),
@@ -203,19 +223,33 @@ impl Worker {
                 Err(e) => return Err(e),
             }
             // 2. Handle every completion; handlers queue new requests as they go.
-            self.reap();
-            while let Some(cqe) = self.completions.pop_front() {
-                self.complete(cqe)?;
+            self.handle_completions()?;
+            // 3. The buffer ring ran dry. The sends just queued hold most of its buffers,
+            //    and the kernel completes them at submission (inline, the socket has room):
+            //    submit them now and reap, so the recvs re-armed below find those buffers
+            //    this turn rather than after the next wait.
+            if !self.starved.is_empty() {
+                self.counters.early_submits += 1;
+                self.submit()?;
+                self.handle_completions()?;
             }
-            // 3. The batch gave its buffers back: re-arm the recvs that found the ring empty.
-            for slot in std::mem::take(&mut self.starved) {
+            // 4. Re-arm the recvs that found the ring empty, oldest first, as many as the
+            //    ring has buffers for: each takes at most `READ_BUDGET` bytes, and a recv
+            //    armed on an empty ring only ends again (ENOBUFS) at a cost.
+            let mut room = self.buffers.in_kernel() as usize;
+            while room > 0 {
+                let Some(slot) = self.starved.pop_front() else {
+                    break;
+                };
                 if let Some(conn) = self.conns[slot].as_mut() {
                     if conn.recv == RecvState::Starved {
                         conn.recv = RecvState::Idle;
+                        room = room.saturating_sub(self.recv_buffers);
                     }
                 }
                 self.after_io(slot)?;
             }
+            self.start_sends()?;
         }
 
         for conn in self.conns.drain(..).flatten() {
@@ -225,15 +259,52 @@ impl Worker {
         let c = &self.counters;
         crate::errln!(
             "echolab serve: uring worker {}: {} recv re-arms after an empty buffer ring (ENOBUFS), \
-             {} short sends, {} full submission queues, {} accept re-arms, most unsent echo {} bytes",
-            self.id, c.buffer_ring_empty, c.short_sends, c.sq_full, c.accept_rearms, c.max_pending
+             {} after a byte limit, {} early submits, {} short sends, {} full submission queues, {} accept re-arms, \
+             most unsent echo {} bytes",
+            self.id, c.buffer_ring_empty, c.recv_limit_ends, c.early_submits, c.short_sends, c.sq_full,
+            c.accept_rearms, c.max_pending
         );
         Ok(())
+    }
+
+    /// Submits what is queued without waiting.
+    fn submit(&mut self) -> io::Result<()> {
+        match self.ring.submit() {
+            Ok(_) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(()),
+            // Completions overflow: the caller reaps next.
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// Moves every available completion into the batch, freeing the kernel's queue.
     fn reap(&mut self) {
         self.completions.extend(self.ring.completion());
+    }
+
+    /// Handles every completion there is, then sends what they brought.
+    fn handle_completions(&mut self) -> io::Result<()> {
+        self.reap();
+        while let Some(cqe) = self.completions.pop_front() {
+            self.complete(cqe)?;
+        }
+        self.start_sends()
+    }
+
+    /// Starts the sends the last completions asked for: one per connection, gathering every
+    /// piece its recvs of the batch brought.
+    fn start_sends(&mut self) -> io::Result<()> {
+        for slot in std::mem::take(&mut self.to_send) {
+            let Some(conn) = self.conns[slot].as_mut() else {
+                continue;
+            };
+            conn.send_wanted = false;
+            if conn.closing.is_none() && !conn.send_in_flight && conn.pending() > 0 {
+                self.start_send(slot)?;
+            }
+        }
+        Ok(())
     }
 
     /// Queues a request; when the submission queue is full, submits it and retries.
@@ -247,12 +318,8 @@ impl Worker {
                 return Ok(());
             }
             self.counters.sq_full += 1;
-            match self.ring.submit() {
-                Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) => self.reap(),
-                Err(e) => return Err(e),
-            }
+            self.submit()?;
+            self.reap();
             if self.sqpoll {
                 // The SQ thread consumes entries on its own: wait until it made room.
                 self.ring.submitter().squeue_wait()?;
@@ -406,6 +473,7 @@ impl Worker {
             gather: None,
             in_flight_len: 0,
             send_in_flight: false,
+            send_wanted: false,
             recv: RecvState::Idle,
             closing: None,
             last_active: Instant::now(),
@@ -431,8 +499,13 @@ impl Worker {
             .build()
             .user_data(user_data(RECV, slot));
         if self.recv_limit_supported {
-            let room = self.cap.saturating_sub(conn.pending()).max(1);
-            recv = with_recv_limit(recv, room.min(u32::MAX as usize) as u32);
+            // One arming reads at most the budget epoll reads per wakeup, so one fast
+            // connection cannot take the whole buffer ring in a turn.
+            let room = self
+                .cap
+                .saturating_sub(conn.pending())
+                .clamp(1, READ_BUDGET);
+            recv = with_recv_limit(recv, room as u32);
         }
         conn.recv = RecvState::Armed;
         self.push(recv)
@@ -444,6 +517,9 @@ impl Worker {
             .expect("recv completion for a live slot");
         if !cqueue::more(flags) {
             conn.recv = RecvState::Idle;
+            if result > 0 {
+                self.counters.recv_limit_ends += 1;
+            }
         }
         if result > 0 {
             let len = result as usize;
@@ -455,9 +531,11 @@ impl Worker {
                 conn.record.bytes_in += len as u64;
                 conn.record.reads += 1;
                 conn.last_active = Instant::now();
-                if conn.copied() == 0 && !self.buffers.mostly_held() {
+                if conn.copied() == 0 && !(conn.send_in_flight && self.buffers.mostly_held()) {
                     // Nothing copied ahead of these bytes: echo them from the buffer they
-                    // arrived in (no copy, no allocation).
+                    // arrived in (no copy, no allocation). Copied instead when a send from
+                    // an earlier turn is still waiting for the client to read and pieces
+                    // hold most buffers, so a client that does not read cannot starve the rest.
                     conn.lent.push_back(piece);
                     conn.lent_bytes += len;
                 } else {
@@ -483,7 +561,7 @@ impl Worker {
                 libc::ENOBUFS => {
                     self.counters.buffer_ring_empty += 1;
                     conn.recv = RecvState::Starved;
-                    self.starved.push(slot);
+                    self.starved.push_back(slot);
                 }
                 libc::ECANCELED => {}
                 // A kernel before 6.17 rejects the byte limit: arm without it from now on,
@@ -609,8 +687,10 @@ impl Worker {
             self.free_slots.push(slot);
             return Ok(());
         }
-        if !conn.send_in_flight && conn.pending() > 0 {
-            self.start_send(slot)?;
+        if !conn.send_in_flight && conn.pending() > 0 && !conn.send_wanted {
+            // Sent once the batch is handled, with whatever else it brings.
+            conn.send_wanted = true;
+            self.to_send.push(slot);
         }
         let conn = self.conns[slot].as_mut().expect("live connection");
         if conn.recv == RecvState::Idle && conn.pending() < self.cap && !self.stopping {

@@ -1,9 +1,6 @@
 //! Setting up one uring worker's ring and provided buffers; a set-up failure (io_uring
 //! missing or forbidden, memlock too low) becomes advice (`crate::sys::uring::setup_error`).
 
-use std::io;
-
-use anyhow::Context as _;
 use io_uring::IoUring;
 
 use crate::server::ServerConfig;
@@ -34,12 +31,13 @@ pub fn buffer_count() -> anyhow::Result<Option<u16>> {
 }
 
 /// Creates a worker's ring and registers its buffer ring with it: incremental
-/// consumption where the kernel has it, whole buffers otherwise; `buffers` overrides
-/// the count. Returns whether consumption is incremental.
+/// consumption where the kernel has it, whole buffers otherwise (or when
+/// `ECHOLAB_URING_WHOLE_BUFFERS` is set, to test or compare the older kernels' way);
+/// `buffers` overrides the count.
 pub fn ring_with_buffers(
     config: &ServerConfig,
     buffers: Option<u16>,
-) -> anyhow::Result<(IoUring, BufRing, bool)> {
+) -> anyhow::Result<(IoUring, BufRing)> {
     let mut builder = IoUring::builder();
     builder.setup_cqsize(CQ_ENTRIES);
     if config.sqpoll {
@@ -49,32 +47,13 @@ pub fn ring_with_buffers(
         // to interrupt the thread for them (the kernel refuses this flag with SQPOLL).
         builder.setup_coop_taskrun();
     }
-    let ring = builder
-        .build(SQ_ENTRIES)
-        .map_err(|e| uring::setup_error(e, "creating the ring", "--model epoll"))?;
-    let (count, size) = INCREMENTAL;
-    let mut ring_buffers = BufRing::with_size(buffers.unwrap_or(count), size)
-        .context("allocating the provided buffers")?;
-    // ECHOLAB_URING_WHOLE_BUFFERS set: the older kernels' way, to test or compare it.
-    let registered = match std::env::var_os("ECHOLAB_URING_WHOLE_BUFFERS") {
-        Some(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
-        None => ring_buffers.register_incremental(&ring),
-    };
-    match registered {
-        Ok(()) => return Ok((ring, ring_buffers, true)),
-        // A kernel before 6.12 does not know the flag.
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-        Err(e) => {
-            let what = "registering the provided buffer ring";
-            return Err(uring::setup_error(e, what, "--model epoll"));
-        }
-    }
-    drop(ring_buffers);
-    let (count, size) = WHOLE;
-    let mut ring_buffers = BufRing::with_size(buffers.unwrap_or(count), size)
-        .context("allocating the provided buffers")?;
-    ring_buffers.register(&ring).map_err(|e| {
-        uring::setup_error(e, "registering the provided buffer ring", "--model epoll")
-    })?;
-    Ok((ring, ring_buffers, false))
+    let count = |(count, size): (u16, usize)| (buffers.unwrap_or(count), size);
+    let whole_only = std::env::var_os("ECHOLAB_URING_WHOLE_BUFFERS").is_some();
+    uring::ring_with_buffers(
+        builder.build(SQ_ENTRIES),
+        count(INCREMENTAL),
+        count(WHOLE),
+        whole_only,
+        "--model epoll",
+    )
 }
