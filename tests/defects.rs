@@ -622,3 +622,49 @@ fn serve_usage_errors_exit_2() {
         assert!(stderr(&out).contains(flag), "{flag}: {}", stderr(&out));
     }
 }
+
+/// `--payload-file` on a FIFO with no writer: open(2) waited for a writer forever,
+/// SIGINT or not. Refused at once, a usage error naming what it is.
+#[test]
+fn a_payload_file_that_is_not_a_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("payload.fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(status.success());
+    let out = output_within(
+        Command::new(BIN).args([
+            "load",
+            "--target",
+            "127.0.0.1:9",
+            "--payload-file",
+            fifo.to_str().unwrap(),
+        ]),
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(text.contains("not a regular file"), "{text}");
+    assert!(text.contains(fifo.to_str().unwrap()), "{text}");
+}
+
+/// `--connect-rate 1e-9 -c 2 --duration 1s` reported a completed run with one
+/// connection never tried: a rate that cannot open every connection within the
+/// duration is a usage error.
+#[test]
+fn a_connect_rate_too_slow_for_the_duration_is_refused() {
+    let out = echolab(&[
+        "load",
+        "--target",
+        "127.0.0.1:9",
+        "--connect-rate",
+        "1e-9",
+        "-c",
+        "2",
+        "--duration",
+        "1s",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(text.contains("--connect-rate"), "{text}");
+    assert!(text.contains("--duration"), "{text}");
+}
