@@ -668,3 +668,59 @@ fn a_connect_rate_too_slow_for_the_duration_is_refused() {
     assert!(text.contains("--connect-rate"), "{text}");
     assert!(text.contains("--duration"), "{text}");
 }
+
+/// merge took an unsharded directory (every connection id) beside shard 0/2, doubling
+/// connection ids, and summed counters past 2^64 - 1 by wrapping: both refused, saying why.
+#[test]
+fn merge_refuses_an_unsharded_part_among_shards_and_counts_past_u64() {
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let a = shard_dir(server.addr, "merge-mix-a", "0/2", "64");
+    let b = shard_dir(server.addr, "merge-mix-b", "1/2", "64");
+    let whole = out_dir("merge-mix-whole");
+    let out = echolab(&[
+        "load",
+        "--target",
+        &server.addr.to_string(),
+        "--connections",
+        "4",
+        "--requests",
+        "3",
+        "--size",
+        "64",
+        "--quiet",
+        "--out",
+        whole.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let merged = out_dir("merge-mix-out");
+    let merge = |dirs: &[&PathBuf]| {
+        let mut args: Vec<&str> = vec!["merge"];
+        args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+        args.extend(["--out", merged.to_str().unwrap()]);
+        echolab(&args)
+    };
+    let out = merge(&[&a, &whole]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not a shard"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(whole.to_str().unwrap()),
+        "{}",
+        stderr(&out)
+    );
+
+    let path = b.join("summary.json");
+    let mut summary = read_json(&path);
+    summary["requests_completed"] = Value::from(u64::MAX);
+    std::fs::write(&path, summary.to_string()).unwrap();
+    let out = merge(&[&a, &b]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("requests_completed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!merged.exists(), "a refused merge writes nothing");
+    for dir in [a, b, whole] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
