@@ -825,3 +825,39 @@ fn report_names_missing_step_folders_and_draws_no_empty_timeline() {
     assert!(!dir.join("charts/connections-timeline-cpu.svg").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A truncated latency.hlog line was reported as a Rust debug dump (`ParseError { .. }`)
+/// without its line: the error names the file and the line.
+#[test]
+fn a_truncated_hlog_line_is_named_with_its_file_and_line() {
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let a = shard_dir(server.addr, "hlog-a", "0/2", "64");
+    let b = shard_dir(server.addr, "hlog-b", "1/2", "64");
+    let hlog = b.join("latency.hlog");
+    let text = std::fs::read_to_string(&hlog).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let last = lines.len() - 1;
+    assert!(lines[last].contains(','), "{text}");
+    // Cut mid-histogram, the line end kept: a whole line, but a damaged one.
+    let cut = lines[last].len() - 9;
+    lines[last].truncate(cut);
+    std::fs::write(&hlog, lines.join("\n") + "\n").unwrap();
+    let merged = out_dir("hlog-out");
+    let out = echolab(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(
+        text.contains(&format!("{} line {}", hlog.display(), last + 1)),
+        "{text}"
+    );
+    assert!(!text.contains("{ "), "a debug dump: {text}");
+    for dir in [a, b, merged] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

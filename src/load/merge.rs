@@ -458,22 +458,27 @@ pub fn read_hlog(path: &Path) -> anyhow::Result<(Option<f64>, Vec<LoggedInterval
     let mut deserializer = hdrhistogram::serialization::Deserializer::new();
     let mut start = None;
     let mut intervals = Vec::new();
-    for entry in IntervalLogIterator::new(&bytes) {
-        match entry.map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))? {
-            LogEntry::StartTime(t) => start = Some(t.as_secs_f64()),
-            LogEntry::BaseTime(_) => {}
-            LogEntry::Interval(interval) => {
-                let encoded = base64_decode(interval.encoded_histogram())?;
-                let histogram: Histogram<u64> =
-                    deserializer
+    // Line by line (each entry is one line), so an error names the line it is on.
+    for (i, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+        let at = || format!("{} line {}", path.display(), i + 1);
+        for entry in IntervalLogIterator::new(line) {
+            let entry = entry.map_err(|_| anyhow::anyhow!("{}: not an interval log line", at()))?;
+            match entry {
+                LogEntry::StartTime(t) => start = Some(t.as_secs_f64()),
+                LogEntry::BaseTime(_) => {}
+                LogEntry::Interval(interval) => {
+                    let encoded = base64_decode(interval.encoded_histogram())
+                        .with_context(|| format!("{}: histogram", at()))?;
+                    let histogram: Histogram<u64> = deserializer
                         .deserialize(&mut encoded.as_slice())
-                        .map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))?;
-                intervals.push(LoggedInterval {
-                    start_s: interval.start_timestamp().as_secs_f64(),
-                    length_s: interval.duration().as_secs_f64(),
-                    raw: interval.tag().is_some_and(|t| t.as_str() == "raw"),
-                    histogram,
-                });
+                        .map_err(|e| anyhow::anyhow!("{}: damaged histogram: {e}", at()))?;
+                    intervals.push(LoggedInterval {
+                        start_s: interval.start_timestamp().as_secs_f64(),
+                        length_s: interval.duration().as_secs_f64(),
+                        raw: interval.tag().is_some_and(|t| t.as_str() == "raw"),
+                        histogram,
+                    });
+                }
             }
         }
     }
