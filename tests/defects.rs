@@ -861,3 +861,37 @@ fn a_truncated_hlog_line_is_named_with_its_file_and_line() {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+/// A server's stderr was copied raw (ESC, NUL) into the terminal, results.csv and the
+/// report: its control characters are escaped wherever its words are quoted.
+#[test]
+fn a_servers_control_characters_are_escaped_where_its_stderr_is_quoted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = common::write_scenario(
+        tmp.path(),
+        "models = [\"noisy\"]\n\
+         [model.noisy]\n\
+         command = [\"sh\", \"-c\", \"printf 'boom\\\\033[2J\\\\000 \\\\007gone\\\\n' >&2; exit 3\", \"{port}\"]\n\
+         [load]\nconnections = 1\nsize = 64\nduration = \"1s\"\n",
+    );
+    let out = tmp.path().join("out");
+    let run = common::run_scenario(&scenario, &out, &[]);
+    let rows = common::results_rows(&out);
+    assert_eq!(rows.len(), 1, "{}", stderr(&run));
+    let reason = &rows[0]["failure_reason"];
+    assert!(
+        reason.contains("boom\\u{1b}[2J\\0 \\u{7}gone"),
+        "{reason:?}"
+    );
+    let raw = |bytes: &[u8]| bytes.iter().any(|b| matches!(b, 0 | 7 | 0x1b));
+    assert!(!raw(&run.stderr), "{:?}", stderr(&run));
+    assert!(
+        !raw(&run.stdout),
+        "{:?}",
+        String::from_utf8_lossy(&run.stdout)
+    );
+    for file in ["results.csv", "report.md", "report.html"] {
+        let bytes = std::fs::read(out.join(file)).unwrap();
+        assert!(!raw(&bytes), "{file} holds a raw control character");
+    }
+}

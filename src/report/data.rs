@@ -258,7 +258,12 @@ fn read_results_csv(
         };
         rows.push(Row {
             step: raw[column::STEP].clone(),
-            failure_reason: raw.get(column::FAILURE_REASON).cloned().unwrap_or_default(),
+            // Escaped again: a results.csv from an older echolab may quote raw stderr.
+            failure_reason: raw
+                .get(column::FAILURE_REASON)
+                .map_or_else(String::new, |r| {
+                    crate::units::escape_controls(r, usize::MAX)
+                }),
             model,
             repetition,
             status,
