@@ -218,7 +218,11 @@ fn read_results_csv(
         let mut numbers = BTreeMap::new();
         for (column, value) in header.iter().zip(record.iter()) {
             let value = value.trim();
-            raw.insert(column.clone(), value.to_string());
+            // Escaped: a results.csv from an older echolab may quote a server's raw stderr.
+            raw.insert(
+                column.clone(),
+                crate::units::escape_controls(value, usize::MAX),
+            );
             if is_text(column) || value.is_empty() {
                 continue;
             }
@@ -258,12 +262,7 @@ fn read_results_csv(
         };
         rows.push(Row {
             step: raw[column::STEP].clone(),
-            // Escaped again: a results.csv from an older echolab may quote raw stderr.
-            failure_reason: raw
-                .get(column::FAILURE_REASON)
-                .map_or_else(String::new, |r| {
-                    crate::units::escape_controls(r, usize::MAX)
-                }),
+            failure_reason: raw.get(column::FAILURE_REASON).cloned().unwrap_or_default(),
             model,
             repetition,
             status,
