@@ -357,8 +357,9 @@ fn stop_server(
         ..
     } = server;
     let (status, killed) = server.stop(libc::SIGTERM, STOP_GRACE);
+    let mut unwritten = None;
     if let Some(probe) = probe {
-        side.samples = probe.finish();
+        (side.samples, unwritten) = probe.finish_checked();
     }
     // Whatever the server forked goes with it, setsid or not.
     if let Some(group) = &cgroup {
@@ -395,6 +396,10 @@ fn stop_server(
                 tail(&dir.join("server-stderr.txt"))
             ));
         }
+    }
+    // A step whose files could not be written (a full disk) is not ok, whatever it measured.
+    if side.stop_problem.is_none() {
+        side.stop_problem = unwritten;
     }
     side.summary = read_summary(&dir.join("server-summary.json"));
 }
