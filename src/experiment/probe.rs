@@ -242,7 +242,7 @@ impl Probe {
             let path = csv.display().to_string();
             // The first write error is kept (the step then fails with it); sampling goes
             // on, in memory, so the step's other figures stay whole.
-            let mut failed = move |e: std::io::Error| {
+            let failed = move |e: std::io::Error| {
                 let mut kept = write_error.lock().unwrap_or_else(|e| e.into_inner());
                 kept.get_or_insert_with(|| format!("cannot write {path}: {e}"));
             };
