@@ -79,6 +79,26 @@ fn split_number(text: &str) -> Option<(f64, &str)> {
 }
 
 /// Formats a number without a trailing `.0` (for step names).
+/// `text` with its control characters escaped as Rust writes them (`\u{1b}`, `\0`),
+/// at most `max` characters kept (then `…`): another program's words (a server's
+/// stderr) quoted in a terminal, a CSV cell or a report can neither drive the terminal
+/// nor hide a NUL, however they were written.
+pub fn escape_controls(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub fn trim_float(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{}", v as i64)

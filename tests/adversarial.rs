@@ -82,6 +82,10 @@ macro_rules! adversarial {
             fn escaping_server() {
                 super::escaping_server(&VARIANT);
             }
+            #[test]
+            fn staircase_killed() {
+                super::staircase_killed(&VARIANT);
+            }
         }
     )*};
 }
@@ -868,6 +872,49 @@ fn huge_repetitions(variant: &Variant) -> Measured {
     let manifest = parsed_json(&out.join("manifest.json"), &what);
     assert_eq!(manifest["status"], "interrupted", "{what}: {manifest}");
     assert_eq!(whole_rows(&out.join("results.csv"), &what), 1, "{what}");
+    Measured::default()
+}
+
+/// A staircase killed by SIGKILL after two stairs were judged: results.csv holds their
+/// rows (it held only its header, every stair lost).
+fn staircase_killed(variant: &Variant) -> Measured {
+    let model = variant.name;
+    let _heavy = heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = format!(
+        "models = [\"v\"]\n{}[load]\nsize = 16\ndelay = \"100ms\"\nconnect_timeout = \"5s\"\n\
+         [staircase]\nbatch = 5\nevery = \"1s\"\nto = 30\n",
+        model_table(variant)
+    );
+    let out = tmp.path().join("out");
+    let mut run = Command::new(BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(write_scenario(tmp.path(), &scenario))
+        .args(QUIET_NO_REPORT)
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Stair 3's folder is made once stairs 1 and 2 are judged.
+    let third = out.join("v").join("c15-s16-d100ms");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !third.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    run.kill().unwrap();
+    run.wait().unwrap();
+    assert!(third.exists(), "{model}: stair 3 never started");
+    let rows = results_rows(&out);
+    let judged: Vec<(&str, &str)> = rows
+        .iter()
+        .take(2)
+        .map(|r| (r["stair"].as_str(), r["status"].as_str()))
+        .collect();
+    assert_eq!(judged, [("1", "ok"), ("2", "ok")], "{model}: {rows:?}");
     Measured::default()
 }
 

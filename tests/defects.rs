@@ -622,3 +622,276 @@ fn serve_usage_errors_exit_2() {
         assert!(stderr(&out).contains(flag), "{flag}: {}", stderr(&out));
     }
 }
+
+/// `--payload-file` on a FIFO with no writer: open(2) waited for a writer forever,
+/// SIGINT or not. Refused at once, a usage error naming what it is.
+#[test]
+fn a_payload_file_that_is_not_a_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("payload.fifo");
+    let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(status.success());
+    let out = output_within(
+        Command::new(BIN).args([
+            "load",
+            "--target",
+            "127.0.0.1:9",
+            "--payload-file",
+            fifo.to_str().unwrap(),
+        ]),
+        Duration::from_secs(10),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(text.contains("not a regular file"), "{text}");
+    assert!(text.contains(fifo.to_str().unwrap()), "{text}");
+}
+
+/// `--connect-rate 1e-9 -c 2 --duration 1s` reported a completed run with one
+/// connection never tried: a rate that cannot open every connection within the
+/// duration is a usage error.
+#[test]
+fn a_connect_rate_too_slow_for_the_duration_is_refused() {
+    let out = echolab(&[
+        "load",
+        "--target",
+        "127.0.0.1:9",
+        "--connect-rate",
+        "1e-9",
+        "-c",
+        "2",
+        "--duration",
+        "1s",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(text.contains("--connect-rate"), "{text}");
+    assert!(text.contains("--duration"), "{text}");
+}
+
+/// merge took an unsharded directory (every connection id) beside shard 0/2, doubling
+/// connection ids, and summed counters past 2^64 - 1 by wrapping: both refused, saying why.
+#[test]
+fn merge_refuses_an_unsharded_part_among_shards_and_counts_past_u64() {
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let a = shard_dir(server.addr, "merge-mix-a", "0/2", "64");
+    let b = shard_dir(server.addr, "merge-mix-b", "1/2", "64");
+    let whole = out_dir("merge-mix-whole");
+    let out = echolab(&[
+        "load",
+        "--target",
+        &server.addr.to_string(),
+        "--connections",
+        "4",
+        "--requests",
+        "3",
+        "--size",
+        "64",
+        "--quiet",
+        "--out",
+        whole.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let merged = out_dir("merge-mix-out");
+    let merge = |dirs: &[&PathBuf]| {
+        let mut args: Vec<&str> = vec!["merge"];
+        args.extend(dirs.iter().map(|d| d.to_str().unwrap()));
+        args.extend(["--out", merged.to_str().unwrap()]);
+        echolab(&args)
+    };
+    let out = merge(&[&a, &whole]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not a shard"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(whole.to_str().unwrap()),
+        "{}",
+        stderr(&out)
+    );
+
+    let path = b.join("summary.json");
+    let mut summary = read_json(&path);
+    summary["requests_completed"] = Value::from(u64::MAX);
+    std::fs::write(&path, summary.to_string()).unwrap();
+    let out = merge(&[&a, &b]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("requests_completed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!merged.exists(), "a refused merge writes nothing");
+    for dir in [a, b, whole] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// A copy of the stored results fixture (tests/fixtures/results-small) named `name`.
+fn results_fixture(name: &str) -> PathBuf {
+    let dir = out_dir(name);
+    common::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-small"),
+        &dir,
+    );
+    dir
+}
+
+/// `echolab report DIR`, which must succeed; returns report.md.
+fn report_md(dir: &Path) -> String {
+    let out = echolab(&["report", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::read_to_string(dir.join("report.md")).unwrap()
+}
+
+/// `report` rendered negative, NaN and 1e308 cells as figures (a 300-digit latency, "inf
+/// MiB"): they are missing values now, and the report says which cells it left out.
+#[test]
+fn report_shows_impossible_values_as_missing_with_a_note() {
+    let dir = results_fixture("report-impossible");
+    let path = dir.join("results.csv");
+    let mut reader = csv::Reader::from_path(&path).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let mut rows: Vec<Vec<String>> = reader
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    for row in rows.iter_mut().filter(|r| r[0] == "epoll") {
+        row[col("p99_us")] = "-5".into();
+        row[col("p50_us")] = "NaN".into();
+        row[col("max_us")] = "1e308".into();
+        row[col("throughput_rps")] = "inf".into();
+        row[col("server_rss_per_conn_bytes")] = "1e308".into();
+    }
+    let mut writer = csv::Writer::from_path(&path).unwrap();
+    writer.write_record(&header).unwrap();
+    for row in &rows {
+        writer.write_record(row).unwrap();
+    }
+    writer.flush().unwrap();
+    drop(writer);
+    let md = report_md(&dir);
+    let (notes, figures): (Vec<&str>, Vec<&str>) =
+        md.lines().partition(|l| l.contains("not possible"));
+    for line in figures {
+        for shown in ["inf", "NaN", "1e308", "-5", "00000000000"] {
+            assert!(!line.contains(shown), "report.md shows {shown:?}: {line}");
+        }
+    }
+    assert_eq!(
+        notes.len(),
+        1,
+        "no single note on the cells left out: {notes:?}"
+    );
+    assert!(notes[0].contains("line 32, p99_us"), "{}", notes[0]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A run that recorded no row: the manifest's models are shown as not run rather than
+/// left out.
+#[test]
+fn report_of_a_run_without_rows_names_the_models_not_run() {
+    let dir = results_fixture("report-no-rows");
+    let path = dir.join("results.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{}\n", text.lines().next().unwrap())).unwrap();
+    let md = report_md(&dir);
+    let note = md
+        .lines()
+        .find(|l| l.contains("not run"))
+        .unwrap_or_else(|| panic!("no model is said to be not run:\n{md}"));
+    for model in ["threads", "select", "poll", "epoll", "uring", "tokio"] {
+        assert!(note.contains(model), "{model} missing from: {note}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Step folders gone: the report drew empty timeline charts without a word. It names
+/// the folders it looked for and draws no empty timeline.
+#[test]
+fn report_names_missing_step_folders_and_draws_no_empty_timeline() {
+    let dir = results_fixture("report-no-folders");
+    for model in ["threads", "select", "poll", "epoll", "uring", "tokio"] {
+        std::fs::remove_dir_all(dir.join(model)).unwrap();
+    }
+    let md = report_md(&dir);
+    assert!(
+        md.contains(&format!(
+            "epoll{0}c4000-s128{0}rep-1",
+            std::path::MAIN_SEPARATOR
+        )),
+        "the missing folder is not named:\n{md}"
+    );
+    assert!(!md.contains("(first repetition): ."), "{md}");
+    assert!(!dir.join("charts/connections-timeline-cpu.svg").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A truncated latency.hlog line was reported as a Rust debug dump (`ParseError { .. }`)
+/// without its line: the error names the file and the line.
+#[test]
+fn a_truncated_hlog_line_is_named_with_its_file_and_line() {
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let a = shard_dir(server.addr, "hlog-a", "0/2", "64");
+    let b = shard_dir(server.addr, "hlog-b", "1/2", "64");
+    let hlog = b.join("latency.hlog");
+    let text = std::fs::read_to_string(&hlog).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let last = lines.len() - 1;
+    assert!(lines[last].contains(','), "{text}");
+    // Cut mid-histogram, the line end kept: a whole line, but a damaged one.
+    let cut = lines[last].len() - 9;
+    lines[last].truncate(cut);
+    std::fs::write(&hlog, lines.join("\n") + "\n").unwrap();
+    let merged = out_dir("hlog-out");
+    let out = echolab(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(
+        text.contains(&format!("{} line {}", hlog.display(), last + 1)),
+        "{text}"
+    );
+    assert!(!text.contains("{ "), "a debug dump: {text}");
+    for dir in [a, b, merged] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// A server's stderr was copied raw (ESC, NUL) into the terminal, results.csv and the
+/// report: its control characters are escaped wherever its words are quoted.
+#[test]
+fn a_servers_control_characters_are_escaped_where_its_stderr_is_quoted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = common::write_scenario(
+        tmp.path(),
+        "models = [\"noisy\"]\n\
+         [model.noisy]\n\
+         command = [\"sh\", \"-c\", \"printf 'boom\\\\033[2J\\\\000 \\\\007gone\\\\n' >&2; exit 3\", \"{port}\"]\n\
+         [load]\nconnections = 1\nsize = 64\nduration = \"1s\"\n",
+    );
+    let out = tmp.path().join("out");
+    let run = common::run_scenario(&scenario, &out, &[]);
+    let rows = common::results_rows(&out);
+    assert_eq!(rows.len(), 1, "{}", stderr(&run));
+    let reason = &rows[0]["failure_reason"];
+    assert!(
+        reason.contains("boom\\u{1b}[2J\\0 \\u{7}gone"),
+        "{reason:?}"
+    );
+    let raw = |bytes: &[u8]| bytes.iter().any(|b| matches!(b, 0 | 7 | 0x1b));
+    assert!(!raw(&run.stderr), "{:?}", stderr(&run));
+    assert!(
+        !raw(&run.stdout),
+        "{:?}",
+        String::from_utf8_lossy(&run.stdout)
+    );
+    for file in ["results.csv", "report.md", "report.html"] {
+        let bytes = std::fs::read(out.join(file)).unwrap();
+        assert!(!raw(&bytes), "{file} holds a raw control character");
+    }
+}

@@ -154,3 +154,66 @@ to = 1600
     );
     assert_eq!(rows[3]["requests"], "");
 }
+
+#[test]
+fn a_staircase_killed_keeps_the_rows_of_the_stairs_it_judged() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = common::write_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+[server]
+workers = 1
+[load]
+size = 16
+delay = "100ms"
+connect_timeout = "5s"
+[staircase]
+batch = 5
+every = "1s"
+to = 30
+"#,
+    );
+    let out = tmp.path().join("out");
+    let mut child = std::process::Command::new(common::BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(QUIET_NO_REPORT)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Stair 3's folder is made once stairs 1 and 2 are judged.
+    let third = out.join("epoll").join("c15-s16-d100ms");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !third.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(third.exists(), "stair 3 never started");
+    let rows = common::results_rows(&out);
+    let judged: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .take(2)
+        .map(|r| {
+            (
+                r["step"].as_str(),
+                r["stair"].as_str(),
+                r["status"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        judged,
+        [("c5-s16-d100ms", "1", "ok"), ("c10-s16-d100ms", "2", "ok")],
+        "{rows:?}"
+    );
+    assert_eq!(rows[1]["connections_established"], "10", "{rows:?}");
+    assert!(number(&rows[1], "requests") > 0.0, "{rows:?}");
+}

@@ -98,8 +98,9 @@ pub trait Placement {
 pub trait Observer {
     /// Seconds since it started (the t_s of a sample taken now).
     fn elapsed(&self) -> f64;
-    /// Stops sampling and returns every sample taken.
-    fn finish(self: Box<Self>) -> Vec<Sample>;
+    /// Stops sampling: every sample taken, and why the samples' file could not be
+    /// written whole (its file named), if it could not.
+    fn finish(self: Box<Self>) -> (Vec<Sample>, Option<String>);
 }
 
 impl Observer for Probe {
@@ -107,8 +108,8 @@ impl Observer for Probe {
         Probe::elapsed(self)
     }
 
-    fn finish(self: Box<Self>) -> Vec<Sample> {
-        Probe::finish(*self)
+    fn finish(self: Box<Self>) -> (Vec<Sample>, Option<String>) {
+        Probe::finish_checked(*self)
     }
 }
 

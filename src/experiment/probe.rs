@@ -224,6 +224,8 @@ pub struct Probe {
     samples: Arc<Mutex<Vec<Sample>>>,
     start: Instant,
     handle: Option<JoinHandle<()>>,
+    /// The first error writing the CSV (a full disk), naming the file.
+    write_error: Arc<Mutex<Option<String>>>,
 }
 
 impl Probe {
@@ -232,9 +234,18 @@ impl Probe {
         writeln!(file, "{CSV_HEADER}")?;
         let stop = Arc::new(AtomicBool::new(false));
         let samples = Arc::new(Mutex::new(Vec::new()));
+        let write_error = Arc::new(Mutex::new(None));
         let start = Instant::now();
         let handle = {
             let (stop, samples) = (stop.clone(), samples.clone());
+            let write_error = write_error.clone();
+            let path = csv.display().to_string();
+            // The first write error is kept (the step then fails with it); sampling goes
+            // on, in memory, so the step's other figures stay whole.
+            let failed = move |e: std::io::Error| {
+                let mut kept = write_error.lock().unwrap_or_else(|e| e.into_inner());
+                kept.get_or_insert_with(|| format!("cannot write {path}: {e}"));
+            };
             std::thread::Builder::new()
                 .name("probe".into())
                 .spawn(move || {
@@ -243,12 +254,13 @@ impl Probe {
                         let Some(s) = sample(pid, start.elapsed().as_secs_f64()) else {
                             break;
                         };
-                        // A full disk must not stop the step; the samples stay in memory.
-                        let _ = writeln!(
+                        if let Err(e) = writeln!(
                             file,
                             "{:.3},{:.2},{:.2},{},{},{}",
                             s.t_s, s.cpu_user_s, s.cpu_sys_s, s.rss_bytes, s.threads, s.fds
-                        );
+                        ) {
+                            failed(e);
+                        }
                         samples.lock().unwrap_or_else(|e| e.into_inner()).push(s);
                         next += interval;
                         let now = Instant::now();
@@ -258,7 +270,9 @@ impl Probe {
                             next = now;
                         }
                     }
-                    let _ = file.flush();
+                    if let Err(e) = file.flush().and_then(|()| file.get_ref().sync_data()) {
+                        failed(e);
+                    }
                 })?
         };
         Ok(Probe {
@@ -266,6 +280,7 @@ impl Probe {
             samples,
             start,
             handle: Some(handle),
+            write_error,
         })
     }
 
@@ -275,12 +290,24 @@ impl Probe {
     }
 
     /// Stops sampling and returns every sample taken.
-    pub fn finish(mut self) -> Vec<Sample> {
+    pub fn finish(self) -> Vec<Sample> {
+        self.finish_checked().0
+    }
+
+    /// Stops sampling: every sample taken, and why the CSV could not be written whole
+    /// (its file named), if it could not.
+    pub fn finish_checked(mut self) -> (Vec<Sample>, Option<String>) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(handle) = self.handle.take() {
             let _ = handle.join();
         }
-        std::mem::take(&mut *self.samples.lock().unwrap_or_else(|e| e.into_inner()))
+        let samples = std::mem::take(&mut *self.samples.lock().unwrap_or_else(|e| e.into_inner()));
+        let error = self
+            .write_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        (samples, error)
     }
 }
 
@@ -395,5 +422,21 @@ mod tests {
         assert_eq!(lines.next(), Some(CSV_HEADER));
         assert_eq!(lines.count(), samples.len());
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_csv_that_cannot_be_written_is_reported_with_its_file() {
+        let probe = Probe::start(
+            std::process::id(),
+            Duration::from_millis(10),
+            Path::new("/dev/full"),
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let (samples, error) = probe.finish_checked();
+        assert!(!samples.is_empty());
+        let error = error.expect("the full disk is reported");
+        assert!(error.contains("/dev/full"), "{error}");
+        assert!(error.contains("No space left on device"), "{error}");
     }
 }

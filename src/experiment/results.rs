@@ -30,6 +30,27 @@ impl ResultsCsv {
         self.writer.flush()?;
         Ok(())
     }
+
+    /// Where the next row goes: rows appended from here can be taken back with
+    /// [`ResultsCsv::rewind`] (a staircase's stairs, written when judged, replaced by
+    /// their final rows once the server has stopped).
+    pub fn mark(&mut self) -> anyhow::Result<u64> {
+        use std::io::Seek as _;
+        self.writer.flush()?;
+        // `&File` seeks the file itself: csv's writer lends no `&mut`.
+        let mut file: &File = self.writer.get_ref();
+        Ok(file.stream_position()?)
+    }
+
+    /// Removes every row appended since `mark`.
+    pub fn rewind(&mut self, mark: u64) -> anyhow::Result<()> {
+        use std::io::{Seek as _, SeekFrom};
+        self.writer.flush()?;
+        let mut file: &File = self.writer.get_ref();
+        file.set_len(mark)?;
+        file.seek(SeekFrom::Start(mark))?;
+        Ok(())
+    }
 }
 
 /// The per-model comparison printed at the end of a run: each model at the heaviest step

@@ -287,6 +287,11 @@ impl Sweep<'_> {
                     }
                     let mut stair = 0;
                     let progress = &self.progress;
+                    // Each stair's row is written as it is judged, and replaced by the
+                    // final rows once the server has stopped.
+                    let csv = &mut self.csv;
+                    let mark = csv.mark()?;
+                    let mut unwritten: Option<anyhow::Error> = None;
                     let outcome = run_staircase(
                         self.config,
                         scenario,
@@ -300,7 +305,16 @@ impl Sweep<'_> {
                             stair += u64::from(!what.ends_with(": server"));
                             progress.starting_nth(progress.done + stair.max(1), what)
                         },
+                        &mut |row| {
+                            if unwritten.is_none() {
+                                unwritten = csv.append(&row).err();
+                            }
+                        },
                     );
+                    if let Some(e) = unwritten {
+                        return Err(e);
+                    }
+                    self.csv.rewind(mark)?;
                     for row in outcome.rows {
                         let what = format!("{} {} rep {rep}/{reps}", entry.label, row.step);
                         self.record(&what, row)?;

@@ -630,7 +630,7 @@ impl Observer for RemoteProbe {
         self.start.elapsed().as_secs_f64()
     }
 
-    fn finish(mut self: Box<Self>) -> Vec<Sample> {
+    fn finish(mut self: Box<Self>) -> (Vec<Sample>, Option<String>) {
         drop(self.child.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
@@ -646,12 +646,13 @@ impl Observer for RemoteProbe {
             .stdin(Stdio::null())
             .output()
         else {
-            return Vec::new();
+            return (Vec::new(), None);
         };
-        if let Ok(mut file) = File::create(&self.local) {
-            let _ = file.write_all(&out.stdout);
-        }
-        parse_probe_csv(&String::from_utf8_lossy(&out.stdout))
+        let written = File::create(&self.local).and_then(|mut f| f.write_all(&out.stdout));
+        let unwritten = written
+            .err()
+            .map(|e| format!("cannot write {}: {e}", self.local.display()));
+        (parse_probe_csv(&String::from_utf8_lossy(&out.stdout)), unwritten)
     }
 }
 

@@ -65,6 +65,17 @@ pub fn check_mergeable(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
             ));
         }
     }
+    check_sums(&parts)?;
+    // An unsharded part opened every connection id: beside a shard its ids repeat.
+    if parts.iter().any(|p| p.shard.is_some()) {
+        if let Some((dir, _)) = dirs.iter().zip(&parts).find(|(_, p)| p.shard.is_none()) {
+            return Err(format!(
+                "{} is not a shard (no --shard): it opened every connection id, which the \
+                 shards among the inputs share",
+                dir.display()
+            ));
+        }
+    }
     let shards: Vec<(&PathBuf, (u64, u64))> = dirs
         .iter()
         .zip(&parts)
@@ -83,6 +94,50 @@ pub fn check_mergeable(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
                     dir_b.display()
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Every count the merge adds up fits in a u64: past 2^64 - 1 it would wrap silently,
+/// so a corrupt or hand-edited summary.json is refused, naming the field.
+fn check_sums(parts: &[LoadSummary]) -> Result<(), String> {
+    type Count = fn(&LoadSummary) -> u64;
+    let summed: [(&str, Count); 24] = [
+        ("connections_target", |p| p.connections_target),
+        ("connections_established", |p| p.connections_established),
+        ("connections_failed", |p| p.connections_failed),
+        ("connect_attempts", |p| p.connect_attempts),
+        ("connections_ended_early", |p| p.connections_ended_early),
+        ("max_concurrent", |p| p.max_concurrent),
+        ("requests_completed", |p| p.requests_completed),
+        ("bytes_sent", |p| p.bytes_sent),
+        ("bytes_received", |p| p.bytes_received),
+        ("bytes_verified", |p| p.bytes_verified),
+        ("mismatches", |p| p.mismatches),
+        ("short_echoes", |p| p.short_echoes),
+        ("unexpected_closes", |p| p.unexpected_closes),
+        ("errors_total", |p| p.errors_total),
+        ("errors.refused", |p| p.errors.refused),
+        ("errors.reset", |p| p.errors.reset),
+        ("errors.timeout", |p| p.errors.timeout),
+        ("errors.emfile", |p| p.errors.emfile),
+        ("errors.eaddrnotavail", |p| p.errors.eaddrnotavail),
+        ("errors.other", |p| p.errors.other),
+        ("threads", |p| p.threads),
+        ("processes", |p| p.processes.max(1)),
+        ("requests_planned", |p| p.requests_planned.unwrap_or(0)),
+        ("requests_sent", |p| p.requests_sent.unwrap_or(0)),
+    ];
+    for (name, count) in summed {
+        if parts
+            .iter()
+            .try_fold(0u64, |sum, p| sum.checked_add(count(p)))
+            .is_none()
+        {
+            return Err(format!(
+                "the parts' {name} add up past 2^64 - 1: a summary.json is corrupt"
+            ));
         }
     }
     Ok(())
@@ -192,11 +247,22 @@ fn gather_part(
             .entry(shift(row.second as f64))
             .or_insert_with(empty_second);
         let r = &mut entry.row;
-        r.active_connections += row.active_connections;
-        r.new_connections += row.new_connections;
-        r.requests += row.requests;
-        r.bytes += row.bytes;
-        r.errors += row.errors;
+        let past = || {
+            format!(
+                "{}/timeline.csv second {}: counts add up past 2^64 - 1",
+                dir.display(),
+                row.second
+            )
+        };
+        for (sum, add) in [
+            (&mut r.active_connections, row.active_connections),
+            (&mut r.new_connections, row.new_connections),
+            (&mut r.requests, row.requests),
+            (&mut r.bytes, row.bytes),
+            (&mut r.errors, row.errors),
+        ] {
+            *sum = sum.checked_add(add).with_context(past)?;
+        }
     }
     for interval in intervals {
         let entry = seconds
@@ -392,22 +458,27 @@ pub fn read_hlog(path: &Path) -> anyhow::Result<(Option<f64>, Vec<LoggedInterval
     let mut deserializer = hdrhistogram::serialization::Deserializer::new();
     let mut start = None;
     let mut intervals = Vec::new();
-    for entry in IntervalLogIterator::new(&bytes) {
-        match entry.map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))? {
-            LogEntry::StartTime(t) => start = Some(t.as_secs_f64()),
-            LogEntry::BaseTime(_) => {}
-            LogEntry::Interval(interval) => {
-                let encoded = base64_decode(interval.encoded_histogram())?;
-                let histogram: Histogram<u64> =
-                    deserializer
+    // Line by line (each entry is one line), so an error names the line it is on.
+    for (i, line) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+        let at = || format!("{} line {}", path.display(), i + 1);
+        for entry in IntervalLogIterator::new(line) {
+            let entry = entry.map_err(|_| anyhow::anyhow!("{}: not an interval log line", at()))?;
+            match entry {
+                LogEntry::StartTime(t) => start = Some(t.as_secs_f64()),
+                LogEntry::BaseTime(_) => {}
+                LogEntry::Interval(interval) => {
+                    let encoded = base64_decode(interval.encoded_histogram())
+                        .with_context(|| format!("{}: histogram", at()))?;
+                    let histogram: Histogram<u64> = deserializer
                         .deserialize(&mut encoded.as_slice())
-                        .map_err(|e| anyhow::anyhow!("{}: {e:?}", path.display()))?;
-                intervals.push(LoggedInterval {
-                    start_s: interval.start_timestamp().as_secs_f64(),
-                    length_s: interval.duration().as_secs_f64(),
-                    raw: interval.tag().is_some_and(|t| t.as_str() == "raw"),
-                    histogram,
-                });
+                        .map_err(|e| anyhow::anyhow!("{}: damaged histogram: {e}", at()))?;
+                    intervals.push(LoggedInterval {
+                        start_s: interval.start_timestamp().as_secs_f64(),
+                        length_s: interval.duration().as_secs_f64(),
+                        raw: interval.tag().is_some_and(|t| t.as_str() == "raw"),
+                        histogram,
+                    });
+                }
             }
         }
     }

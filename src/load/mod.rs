@@ -65,7 +65,8 @@ pub struct LoadArgs {
     /// Connections to open (in total, over all processes and shards)
     #[arg(long, short = 'c', default_value_t = 1)]
     pub connections: u64,
-    /// Connections opened per second, a ramp (0 = as fast as possible)
+    /// Connections opened per second, a ramp (0 = as fast as possible); with --duration
+    /// it must open the last connection within it
     #[arg(long, default_value_t = 0.0, value_name = "PER_SECOND")]
     pub connect_rate: f64,
     /// Give up on a connection attempt after this long
@@ -80,7 +81,7 @@ pub struct LoadArgs {
     /// Message size: seeded random printable bytes (1 B to 16 MiB)
     #[arg(long, short = 's', value_parser = size_arg, value_name = "BYTES")]
     pub size: Option<u64>,
-    /// Message read from a file (1 B to 16 MiB)
+    /// Message read from a regular file (1 B to 16 MiB)
     #[arg(long, value_name = "PATH")]
     pub payload_file: Option<PathBuf>,
     /// Seed of the random payload (--size)

@@ -267,6 +267,18 @@ fn check_pacing(args: &LoadArgs) -> Result<(), String> {
     if args.requests == Some(0) && args.hold.is_none() {
         return Err("--requests 0 only makes sense with --hold".into());
     }
+    // The last connection opens at (connections - 1) / rate: past the duration it would
+    // never be tried, and the run would still look complete.
+    if let (Some(duration), true) = (args.duration, args.connect_rate > 0.0) {
+        let last_opens_s = (args.connections.saturating_sub(1)) as f64 / args.connect_rate;
+        if last_opens_s >= duration.as_secs_f64() {
+            return Err(format!(
+                "--connect-rate {} opens the last of {} connections after {last_opens_s:.3e} s, \
+                 not within --duration {duration:?}: raise the rate or the duration",
+                args.connect_rate, args.connections
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -344,12 +356,37 @@ fn check_error_rate_and_start(args: &LoadArgs) -> Result<(), String> {
 /// mistyped time (milliseconds, a far future) should be an error, not a silent wait.
 pub const MAX_START_AHEAD: Duration = Duration::from_secs(24 * 3600);
 
-/// Reads at most [`MAX_MESSAGE`] + 1 bytes, so a huge or endless file (`/dev/zero`) is
-/// refused without being read whole.
+/// Reads at most [`MAX_MESSAGE`] + 1 bytes, so a huge file is refused without being read
+/// whole. Only a regular file: a FIFO, a device (`/dev/zero`) or a socket may never end
+/// or never answer; opened without blocking, so a FIFO with no writer is refused at once
+/// rather than waited on.
 fn read_payload_file(path: &std::path::Path) -> Result<Vec<u8>, String> {
     use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
     let name = path.display();
-    let file = std::fs::File::open(path).map_err(|e| format!("--payload-file {name}: {e}"))?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("--payload-file {name}: {e}"))?;
+    let kind = file
+        .metadata()
+        .map_err(|e| format!("--payload-file {name}: {e}"))?
+        .file_type();
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_dir() {
+            "a directory"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else {
+            "a socket"
+        };
+        return Err(format!(
+            "--payload-file {name} is not a regular file ({what})"
+        ));
+    }
     let mut message = Vec::new();
     file.take(MAX_MESSAGE + 1)
         .read_to_end(&mut message)

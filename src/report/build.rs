@@ -15,8 +15,9 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     let sweeps = sweep::sweeps(results);
     // Step files are read first so that problems with them become alerts.
     let mut heavy = Vec::new();
+    let mut missing_folders = Vec::new();
     for s in &sweeps {
-        heavy.push(timelines::heaviest_steps(results, s));
+        heavy.push(timelines::heaviest_steps(results, s, &mut missing_folders));
     }
     let scenario = results
         .manifest
@@ -45,7 +46,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     Ok(Document {
         title: format!("echolab report: {scenario}"),
         alerts: alerts(results),
-        notes: notes(results),
+        notes: [notes(results), missing_folders].concat(),
         sections,
     })
 }
@@ -100,6 +101,21 @@ pub(super) fn alerts(results: &Results) -> Vec<String> {
         alerts.push(
             "results.csv has no rows: no step was recorded, so there is nothing to chart.".into(),
         );
+    }
+    // The scenario's models that left no row (a run stopped before them): said, not
+    // silently dropped from every table.
+    let unrecorded: Vec<&str> = results
+        .manifest
+        .models
+        .iter()
+        .filter(|m| !results.rows.iter().any(|r| &r.model == *m))
+        .map(String::as_str)
+        .collect();
+    if !unrecorded.is_empty() {
+        alerts.push(format!(
+            "{}: not run (models of the manifest without a row in results.csv).",
+            unrecorded.join(", ")
+        ));
     }
     for status in [
         Status::Interrupted,

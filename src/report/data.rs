@@ -89,8 +89,11 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
     let manifest = Manifest::read(dir)?;
     let csv_path = dir.join("results.csv");
     let (text, cut) = whole_rows(&csv_path)?;
-    let (columns, rows) = read_results_csv(&csv_path, &text)?;
+    let (columns, rows, impossible) = read_results_csv(&csv_path, &text)?;
     let mut warnings = Vec::new();
+    if let Some(note) = impossible.note(&csv_path) {
+        warnings.push(note);
+    }
     if let Some(line) = cut {
         let warning = format!(
             "{} line {line} is cut short (the run was stopped while writing it): skipped that row",
@@ -124,7 +127,73 @@ fn whole_rows(path: &Path) -> anyhow::Result<(String, Option<usize>)> {
     }
 }
 
-fn read_results_csv(path: &Path, text: &str) -> anyhow::Result<(Vec<String>, Vec<Row>)> {
+/// Columns whose values may be below zero: memory gained, which can shrink.
+const MAY_BE_NEGATIVE: [&str; 5] = [
+    column::SERVER_RSS_HOLD_PER_CONN_BYTES,
+    column::LOAD_RSS_PER_CONN_BYTES,
+    column::KERNEL_SLAB_PER_CONN_BYTES,
+    column::KERNEL_UNRECLAIMABLE_PER_CONN_BYTES,
+    column::KERNEL_TCP_MEM_PER_CONN_BYTES,
+];
+
+/// Beyond any measure a run can produce (1e18 µs is 30 000 years, 1e18 bytes an
+/// exabyte): a larger value is a damaged or hand-edited file, not a figure.
+const LARGEST_POSSIBLE: f64 = 1e18;
+
+/// Why a numeric cell cannot be a measure: not finite, below zero where nothing can
+/// be, or beyond [`LARGEST_POSSIBLE`].
+fn impossible(column: &str, value: f64) -> Option<&'static str> {
+    if !value.is_finite() {
+        Some("not finite")
+    } else if value < 0.0 && !MAY_BE_NEGATIVE.contains(&column) {
+        Some("negative")
+    } else if value.abs() > LARGEST_POSSIBLE {
+        Some("too large")
+    } else {
+        None
+    }
+}
+
+/// The cells read as missing because their value is not possible: the first few
+/// named, the rest counted, so a whole damaged file gives one short note.
+#[derive(Default)]
+struct Impossible {
+    named: Vec<String>,
+    count: usize,
+}
+
+impl Impossible {
+    const NAMED: usize = 5;
+
+    fn add(&mut self, line: u64, column: &str, value: &str, why: &str) {
+        if self.named.len() < Self::NAMED {
+            self.named
+                .push(format!("line {line}, {column} = {value:?} ({why})"));
+        }
+        self.count += 1;
+    }
+
+    fn note(&self, path: &Path) -> Option<String> {
+        if self.count == 0 {
+            return None;
+        }
+        let more = match self.count - self.named.len() {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        Some(format!(
+            "{}: {} cell(s) hold values that are not possible and are shown as missing: {}{more}",
+            path.display(),
+            self.count,
+            self.named.join("; ")
+        ))
+    }
+}
+
+fn read_results_csv(
+    path: &Path,
+    text: &str,
+) -> anyhow::Result<(Vec<String>, Vec<Row>, Impossible)> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(false)
         .from_reader(text.as_bytes());
@@ -139,6 +208,7 @@ fn read_results_csv(path: &Path, text: &str) -> anyhow::Result<(Vec<String>, Vec
         }
     }
     let mut rows = Vec::new();
+    let mut impossible_cells = Impossible::default();
     for record in reader.records() {
         let (record, line) = record_with_line(record, path)?;
         let at = |column: &str, message: String| {
@@ -148,13 +218,22 @@ fn read_results_csv(path: &Path, text: &str) -> anyhow::Result<(Vec<String>, Vec
         let mut numbers = BTreeMap::new();
         for (column, value) in header.iter().zip(record.iter()) {
             let value = value.trim();
-            raw.insert(column.clone(), value.to_string());
+            // Escaped: a results.csv from an older echolab may quote a server's raw stderr.
+            raw.insert(
+                column.clone(),
+                crate::units::escape_controls(value, usize::MAX),
+            );
             if is_text(column) || value.is_empty() {
                 continue;
             }
             let number: f64 = value
                 .parse()
                 .map_err(|_| at(column, format!("'{value}' is not a number")))?;
+            if let Some(why) = impossible(column, number) {
+                impossible_cells.add(line, column, value, why);
+                raw.insert(column.clone(), String::new());
+                continue;
+            }
             numbers.insert(column.clone(), number);
         }
         let model = raw[column::MODEL].clone();
@@ -192,7 +271,7 @@ fn read_results_csv(path: &Path, text: &str) -> anyhow::Result<(Vec<String>, Vec
             raw,
         });
     }
-    Ok((header, rows))
+    Ok((header, rows, impossible_cells))
 }
 
 /// A small numeric CSV (probe.csv, timeline.csv, percentiles.csv): rows of named
@@ -272,6 +351,13 @@ pub fn read_table(path: &Path) -> anyhow::Result<Option<Table>> {
                     path.display()
                 )
             })?;
+            // Per-step files hold deltas that may be negative: only what no file can hold.
+            if let Some(why) = impossible(column, number.abs()) {
+                bail!(
+                    "{} line {line}, column {column}: '{value}' is not possible ({why})",
+                    path.display()
+                );
+            }
             row.insert(column.clone(), number);
         }
         rows.push(row);

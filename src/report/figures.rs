@@ -342,7 +342,9 @@ pub(super) fn sweep_sections(
         blocks.push(metric_chart(results, s, metric)?);
     }
     blocks.push(capacity_chart(results, s)?);
-    blocks.push(percentiles_chart(s, heavy)?);
+    if heavy.iter().any(|h| !h.percentiles.is_empty()) {
+        blocks.push(percentiles_chart(s, heavy)?);
+    }
     blocks.push(Block::Paragraph(format!(
         "Per {name} and model: mean of the repetitions that finished ok, with [min–max] when they differ."
     )));

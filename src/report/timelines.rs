@@ -40,8 +40,13 @@ fn read_step_file(results: &mut Results, path: &Path) -> Option<DataTable> {
 }
 
 /// For each model: the heaviest x whose step folder has load files, preferring
-/// steps that finished ok (a failed step's numbers describe a broken server).
-pub(super) fn heaviest_steps(results: &mut Results, s: &Sweep) -> Vec<HeavyStep> {
+/// steps that finished ok (a failed step's numbers describe a broken server). A model
+/// whose steps ran but left no folder is named in `missing`.
+pub(super) fn heaviest_steps(
+    results: &mut Results,
+    s: &Sweep,
+    missing: &mut Vec<String>,
+) -> Vec<HeavyStep> {
     let mut out = Vec::new();
     for model in sweep::models(results) {
         let mut candidates: Vec<Row> = s
@@ -68,7 +73,21 @@ pub(super) fn heaviest_steps(results: &mut Results, s: &Sweep) -> Vec<HeavyStep>
                     || r.step_dir(&dir).join("probe.csv").is_file()
             })
             .cloned();
-        let Some(first) = chosen else { continue };
+        let Some(first) = chosen else {
+            // Steps that ran left folders: say which one is gone rather than chart nothing.
+            if let Some(ran) = candidates
+                .iter()
+                .find(|r| matches!(r.status, Status::Ok | Status::Failed))
+            {
+                missing.push(format!(
+                    "{model}: the step folder {} is missing (no load/ nor probe.csv in any of \
+                     its steps of the {} sweep): its timelines are left out",
+                    ran.step_dir(&dir).display(),
+                    s.title()
+                ));
+            }
+            continue;
+        };
         let same_step: Vec<Row> = candidates
             .iter()
             .filter(|r| r.step == first.step)
@@ -103,6 +122,13 @@ pub(super) fn heaviest_steps(results: &mut Results, s: &Sweep) -> Vec<HeavyStep>
 const MIN_TIMELINE_POINTS: usize = 5;
 
 pub(super) fn blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Block>> {
+    if heavy.is_empty() {
+        return Ok(vec![Block::Paragraph(
+            "No model's steps left their step folders (load/, probe.csv): no timelines; the \
+             folders missing are named in the notes at the top."
+                .into(),
+        )]);
+    }
     let mut blocks = vec![Block::Paragraph(format!(
         "Second by second through each model's heaviest step (first repetition): {}.",
         heavy

@@ -54,16 +54,23 @@ pub(in crate::experiment) fn read_summary<T: DeserializeOwned>(path: &Path) -> O
     serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
 }
 
-/// The last line of a file (a child's stderr), for failure reasons.
+/// The last line of a file (a child's stderr), for failure reasons: read from its last
+/// 64 KiB, however much the child wrote.
 pub(in crate::experiment) fn tail(path: &Path) -> String {
-    fs::read_to_string(path)
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .map(str::to_string)
-        })
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut bytes = Vec::new();
+    if let Ok(mut file) = fs::File::open(path) {
+        let _ = file
+            .seek(SeekFrom::End(-(64 * 1024)))
+            .or_else(|_| file.rewind().map(|()| 0));
+        let _ = file.take(64 * 1024).read_to_end(&mut bytes);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    // Quoted in the terminal, results.csv and the report: escaped and bounded.
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| crate::units::escape_controls(l, 500))
         .unwrap_or_default()
 }
 
@@ -383,8 +390,9 @@ fn stop_server(
         ..
     } = server;
     let (status, killed) = server.stop(libc::SIGTERM, STOP_GRACE);
+    let mut unwritten = None;
     if let Some(probe) = probe {
-        side.samples = probe.finish();
+        (side.samples, unwritten) = probe.finish();
     }
     // Whatever the server forked goes with it, setsid or not.
     if let Some(group) = &cgroup {
@@ -424,6 +432,10 @@ fn stop_server(
     }
     if let Err(e) = host.bring_back(dir) {
         side.stop_problem.get_or_insert(e);
+    }
+    // A step whose files could not be written (a full disk) is not ok, whatever it measured.
+    if side.stop_problem.is_none() {
+        side.stop_problem = unwritten;
     }
     side.summary = read_summary(&dir.join("server-summary.json"));
 }

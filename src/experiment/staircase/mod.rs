@@ -213,8 +213,11 @@ fn wait_established(
 }
 
 /// Runs one staircase: `stairs` are its steps (cumulative connections, the other axes
-/// fixed), `starting` is told each stair's name as it starts. Rows come in stair order,
-/// a `-hold` row last when the scenario holds; stairs after a failure are `skipped`.
+/// fixed), `starting` is told each stair's name as it starts and `judged` each stair's
+/// row as soon as it is judged (without what only the server's end gives: its memory
+/// samples, its workers, a failure the end shows), so a run killed mid-staircase keeps
+/// the stairs it climbed. The outcome's rows are final: in stair order, a `-hold` row
+/// last when the scenario holds; stairs after a failure are `skipped`.
 #[allow(clippy::too_many_arguments)]
 pub fn run_staircase(
     config: &RunConfig,
@@ -225,6 +228,7 @@ pub fn run_staircase(
     rep: u32,
     hosts: Option<&dyn Lab>,
     starting: &mut dyn FnMut(&str),
+    judged: &mut dyn FnMut(Row),
 ) -> StaircaseOutcome {
     let top = stairs.last().expect("a staircase has at least one stair");
     let label = &entry.label;
@@ -251,13 +255,16 @@ pub fn run_staircase(
     let idle = server.sample().0;
     server.side.kernel.before = server.kernel();
     let mut climb = Climb::new(scenario, staircase, stairs);
-    let (mut done, mut interrupted) = climb.climb_all(config, label, rep, &mut server, starting);
+    let mut judged_stair = |stair: &Stair| judged(stair_row(scenario, entry, rep, stair, None));
+    let (mut done, mut interrupted) =
+        climb.climb_all(config, label, rep, &mut server, starting, &mut judged_stair);
     let climbed = done.len() == stairs.len() && done.iter().all(|s| s.status == Status::Ok);
     if let (Some(hold), true) = (staircase.hold, climbed) {
         starting(&format!("{label} {}-hold rep {rep}", top.name));
         let mut record = stair_of(stairs, stairs.len() - 1, Status::Ok, String::new());
         record.step.name = format!("{}-hold", top.name);
         climb.hold(&mut server, hold, &mut record);
+        judged_stair(&record);
         interrupted |= record.status == Status::Interrupted;
         done.push(record);
     }
@@ -330,6 +337,7 @@ impl<'s> Climb<'s> {
         rep: u32,
         server: &mut Session,
         starting: &mut dyn FnMut(&str),
+        judged: &mut dyn FnMut(&Stair),
     ) -> (Vec<Stair>, bool) {
         let stairs = self.stairs;
         let mut done: Vec<Stair> = Vec::new();
@@ -349,10 +357,12 @@ impl<'s> Climb<'s> {
             if let Err(e) = fs::create_dir_all(&dir) {
                 record.status = Status::Failed;
                 record.reason = format!("cannot create {}: {e}", dir.display());
+                judged(&record);
                 done.push(record);
                 break;
             }
             let ended = self.stair(server, i, &dir, &mut record);
+            judged(&record);
             done.push(record);
             if ended {
                 interrupted = process::stop_requested();
@@ -538,10 +548,7 @@ fn finish(
     // The hold row comes only after every stair, so stairs past `done` were never run.
     let climbed = done.len().min(stairs.len());
     for stair in &done {
-        let mut row = base_row(scenario, entry, &stair.step, rep);
-        row.stair = Some(stair.index);
-        stair_row(&mut row, stair, server.as_ref());
-        rows.push(row);
+        rows.push(stair_row(scenario, entry, rep, stair, server.as_ref()));
     }
     if !interrupted {
         for step in &stairs[climbed..] {
@@ -560,7 +567,20 @@ fn finish(
 /// One stair's row from its window: the step's measures (the judge's `measure` on the
 /// window), the server's samples inside the window, memory per connection over the
 /// idle server, and how its batch connected. The one place a stair's columns are filled.
-fn stair_row(row: &mut Row, stair: &Stair, server: Option<&Finished>) {
+fn stair_row(
+    scenario: &Scenario,
+    entry: &ModelEntry,
+    rep: u32,
+    stair: &Stair,
+    server: Option<&Finished>,
+) -> Row {
+    let mut row = base_row(scenario, entry, &stair.step, rep);
+    row.stair = Some(stair.index);
+    fill_stair_row(&mut row, stair, server);
+    row
+}
+
+fn fill_stair_row(row: &mut Row, stair: &Stair, server: Option<&Finished>) {
     row.status = stair.status;
     row.failure_reason = stair.reason.clone();
     let Some(m) = &stair.measured else {
