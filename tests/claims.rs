@@ -396,3 +396,92 @@ fn a_scaled_down_claim_18_finds_no_retransmission_on_loopback() {
          (1.00–1.00), p = 1.00, n = 4) |"
     );
 }
+
+/// 003's topology scaled down: the server's own port at 10 Mbit behind gigabit client
+/// links (its setup is 100 Mbit; 10 keeps the test's byte counts small).
+const SERVER_PORT_10MBIT: &str = r#"
+models = ["epoll"]
+step_timeout = "30s"
+[load]
+connections = 4
+size = 16384
+duration = "2s"
+connect_timeout = "5s"
+[hosts]
+clients = 1
+[network]
+rate = "1gbit"
+server_rate = "10mbit"
+"#;
+
+/// The `Sent N bytes` counter of the part of server-link.txt headed `heading`, in its
+/// `before the load:` or `after the load:` half, with that part's text.
+fn qdisc_sent(link: &str, half: &str, heading: &str) -> (u64, String) {
+    let half_text = &link[link
+        .find(half)
+        .unwrap_or_else(|| panic!("no {half}: {link}"))..];
+    let part = &half_text[half_text
+        .find(heading)
+        .unwrap_or_else(|| panic!("no {heading} in {half_text}"))..];
+    let part = part
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("server "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let sent = part
+        .split_whitespace()
+        .skip_while(|w| *w != "Sent")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Sent counter in {part}"));
+    (sent.parse().unwrap(), part)
+}
+
+#[test]
+fn the_servers_own_link_rate_bounds_the_echo_throughput() {
+    if !common::netns_available("claims::the_servers_own_link_rate_bounds_the_echo_throughput") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("server-port.toml");
+    fs::write(&scenario, SERVER_PORT_10MBIT).unwrap();
+    let out = dir.path().join("out");
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET);
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(row["status"], "ok", "{row:?}");
+    let manifest = common::read_json(&out.join("manifest.json"));
+    assert_eq!(
+        manifest["conditions"]["network"]["server_rate_bit_s"], 10_000_000,
+        "{manifest}"
+    );
+    let rep = out.join("epoll/c4-s16384/rep-1");
+    let link = fs::read_to_string(rep.join("server-link.txt"))
+        .unwrap_or_else(|e| panic!("{}: {e}", rep.display()));
+    let bytes_out = common::number(row, "server_bytes_out") as u64;
+    let bytes_in = common::number(row, "server_bytes_in") as u64;
+    assert!(bytes_out > 0 && bytes_out == bytes_in, "{row:?}");
+    // Both ends of the server's link carry tbf at 10 Mbit, and each one's counter grew by
+    // the payload it carried at least, and by at most a quarter more (headers and acks).
+    for (heading, payload) in [("server sends", bytes_out), ("server receives", bytes_in)] {
+        let (before, _) = qdisc_sent(&link, "before the load:", heading);
+        let (after, part) = qdisc_sent(&link, "after the load:", heading);
+        assert!(
+            part.contains("qdisc tbf") && part.contains("rate 10Mbit"),
+            "{part}"
+        );
+        let grew = after - before;
+        assert!(
+            grew >= payload && grew <= payload + payload / 4 + 100_000,
+            "{heading}: the qdisc sent {grew} bytes for {payload} bytes of payload\n{link}"
+        );
+    }
+    // The echo cannot outrun the server's port: 1.25 MB/s plus one burst (unshaped, a
+    // veth carries hundreds of MB/s). Only an upper bound: a busy machine goes slower.
+    let received = common::number(row, "client_bytes_received");
+    let seconds = common::number(row, "duration_s");
+    assert!(
+        received <= 1.25e6 * seconds * 1.1 + 62_500.0,
+        "{received} echo bytes in {seconds} s through a 10 Mbit port"
+    );
+}

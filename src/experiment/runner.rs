@@ -27,7 +27,7 @@ use crate::units::trim_float;
 pub struct RunOutcome {
     pub rows: Vec<Row>,
     pub interrupted: bool,
-    /// The shaping applied to the client links (`[network]`).
+    /// The shaping applied to the links (`[network]`).
     pub network: Option<Shaping>,
     /// The sysctls of the lab's namespaces as read back there (`[hosts]`).
     pub lab_sysctls: Option<BTreeMap<String, String>>,
@@ -142,12 +142,12 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
     let csv = ResultsCsv::create(&config.out.join("results.csv"))?;
     // One set of emulated hosts for the whole run; dropping it (on every way out of
     // this function, an interrupt included) deletes the namespaces.
-    let hosts = create_hosts(scenario, config.quiet)?;
-    let network = match (&hosts, &scenario.network) {
+    let mut hosts = create_hosts(scenario, config.quiet)?;
+    let network = match (&mut hosts, &scenario.network) {
         (Some(hosts), Some(network)) => {
             let shaping = hosts.shape(network)?;
             if !config.quiet {
-                crate::errln!("client links shaped: {}", shaping.describe());
+                crate::errln!("links shaped: {}", shaping.describe());
             }
             Some(shaping)
         }

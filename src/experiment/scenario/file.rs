@@ -177,6 +177,9 @@ pub struct ScenarioFile {
 pub struct NetworkFile {
     /// Link rate in each direction, as tc writes it (`"100mbit"`, `"10mbit"`, `"1gbit"`).
     pub rate: Option<BitRate>,
+    /// The server's own port, in each direction (tbf on the server host's link): a slow
+    /// server port behind fast client links, as 003's 100 Mbit server on a gigabit switch.
+    pub server_rate: Option<BitRate>,
     /// One-way delay added on each client link (netem).
     pub delay: Option<Dur>,
     /// Delay variation around `delay` (netem).

@@ -197,7 +197,11 @@ pub(super) fn network(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Option<
         return Ok(None);
     };
     let n = network.get_ref();
-    let shaping = n.rate.is_some() || n.delay.is_some() || n.jitter.is_some() || n.loss.is_some();
+    let shaping = n.rate.is_some()
+        || n.server_rate.is_some()
+        || n.delay.is_some()
+        || n.jitter.is_some()
+        || n.loss.is_some();
     if !shaping && (n.own_namespace.is_some() || n.netem_optional) {
         if n.netem_optional {
             return Err(err(
@@ -214,10 +218,10 @@ pub(super) fn network(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Option<
             "[network] shapes the client hosts' links, so it needs [hosts] clients = N".into(),
         ));
     }
-    if n.rate.is_none() && n.delay.is_none() && n.loss.is_none() {
+    if n.rate.is_none() && n.server_rate.is_none() && n.delay.is_none() && n.loss.is_none() {
         return Err(err(
             Some(network.span()),
-            "[network] needs at least one of rate, delay or loss".into(),
+            "[network] needs at least one of rate, server_rate, delay or loss".into(),
         ));
     }
     if n.jitter.is_some() && n.delay.is_none() {
