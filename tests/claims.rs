@@ -485,3 +485,73 @@ fn the_servers_own_link_rate_bounds_the_echo_throughput() {
         "{received} echo bytes in {seconds} s through a 10 Mbit port"
     );
 }
+
+/// Writes the v1 (or v2) cgroup limits the server process sits under, and the CPUs it may
+/// run on, to the file `$2`, then becomes echolab's epoll server on port `$1`.
+const SHOW_OWN_CGROUP: &str = r#"
+v1() { awk -F: -v c="$1" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup; }
+cpu=$(v1 cpu); mem=$(v1 memory)
+if [ -n "$cpu" ]; then
+  echo "quota $(cat /sys/fs/cgroup/cpu$cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu$cpu/cpu.cfs_period_us)" > "$2"
+  echo "memory $(cat /sys/fs/cgroup/memory$mem/memory.limit_in_bytes)" >> "$2"
+else
+  g=$(awk -F: '$1 == 0 { print $3 }' /proc/self/cgroup)
+  echo "quota $(cat /sys/fs/cgroup$g/cpu.max)" > "$2"
+  echo "memory $(cat /sys/fs/cgroup$g/memory.max)" >> "$2"
+fi
+grep Cpus_allowed_list /proc/self/status >> "$2"
+exec "$3" serve --model epoll --workers 1 --addr "127.0.0.1:$1"
+"#;
+
+/// The clock the weak-2016 profile divides 700 MHz by: cpu0's cpufreq maximum, else
+/// its `cpu MHz` in /proc/cpuinfo.
+fn cpu0_mhz() -> f64 {
+    if let Ok(khz) = fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") {
+        return khz.trim().parse::<f64>().unwrap() / 1e3;
+    }
+    let info = fs::read_to_string("/proc/cpuinfo").unwrap();
+    let first = info.split("\n\n").next().unwrap();
+    let line = first.lines().find(|l| l.starts_with("cpu MHz")).unwrap();
+    line.split(':').nth(1).unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn the_weak_2016_profile_puts_the_server_on_one_core_at_700_mhz_and_256_mib() {
+    let test = "claims::the_weak_2016_profile_puts_the_server_on_one_core_at_700_mhz_and_256_mib";
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        common::skip(test, "cgroups need root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("cgroup.txt");
+    let scenario = format!(
+        "models = [\"weak\"]\nstep_timeout = \"30s\"\n[model.weak]\nprofile = \"weak-2016\"\n\
+         command = [\"sh\", \"-c\", {script:?}, \"sh\", \"{{port}}\", {seen:?}, {bin:?}]\n\
+         [load]\nconnections = 2\nrequests = 3\nsize = 64\nconnect_timeout = \"5s\"\n",
+        script = SHOW_OWN_CGROUP,
+        seen = seen.display().to_string(),
+        bin = common::BIN,
+    );
+    let out = dir.path().join("out");
+    let rows = common::run_scenario_ok(&common::write_scenario(dir.path(), &scenario), &out, QUIET);
+    assert_eq!(rows[0]["status"], "ok", "{rows:?}");
+    assert_eq!(rows[0]["requests"], "6", "{rows:?}");
+    // 700 MHz over this machine's clock, to four decimals, as µs of a 100 ms period.
+    let quota_us = ((700.0 / cpu0_mhz()).min(1.0) * 1e4).round() as u64 * 10;
+    let expected = format!(
+        "quota {quota_us} 100000\nmemory {}\nCpus_allowed_list:\t0\n",
+        256u64 << 20
+    );
+    assert_eq!(fs::read_to_string(&seen).unwrap(), expected);
+    let manifest = common::read_json(&out.join("manifest.json"));
+    assert_eq!(
+        manifest["conditions"]["server_limits"]["weak"],
+        serde_json::json!({
+            "cpu_quota": quota_us as f64 / 1e5,
+            "memory_max_bytes": 256u64 << 20,
+            "tasks_max": null
+        }),
+        "{manifest}"
+    );
+}

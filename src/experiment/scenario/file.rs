@@ -322,6 +322,9 @@ options! {
         command: Vec<String>,
         /// How long the server may take to listen (default 15 s).
         start_timeout: Dur,
+        /// A named server machine (`"weak-2016"`): cpus, cpu_quota and memory_max
+        /// together, where the table sets none of its own.
+        profile: super::Profile,
         /// The server's CPU cap, in cores (`0.5` = half of one core), via its own cgroup.
         cpu_quota: Cores,
         /// The server's memory cap via its own cgroup; past it the kernel's OOM killer acts.

@@ -85,10 +85,13 @@ fn builtin_entry(
         ));
     }
     let model = builtin_model(label, span, own, err)?;
-    let options = match own {
+    let mut options = match own {
         Some(o) => file.server.overlaid(o.get_ref()),
         None => file.server.clone(),
     };
+    if let Some(profile) = options.profile {
+        profile.fill(&mut options, super::machine_clock_mhz);
+    }
     if let Some(p) = options.processes {
         if p.0 > 1 && !model.supports_processes() {
             return Err(err(
@@ -155,7 +158,7 @@ fn command_entry(
             Some(table.span()),
             format!(
                 "[model.{label}] runs a command, so it cannot take `{key}` (an option of echolab's own servers); \
-                 a command takes cpus, start_timeout, cpu_quota, memory_max and tasks_max"
+                 a command takes cpus, start_timeout, profile, cpu_quota, memory_max and tasks_max"
             ),
         ));
     }
@@ -174,15 +177,19 @@ fn command_entry(
         ));
     }
     let general = &file.server;
-    let options = super::ServerOptions {
+    let mut options = super::ServerOptions {
         cpus: own.cpus.clone().or_else(|| general.cpus.clone()),
         start_timeout: own.start_timeout.or(general.start_timeout),
+        profile: own.profile.or(general.profile),
         cpu_quota: own.cpu_quota.or(general.cpu_quota),
         memory_max: own.memory_max.or(general.memory_max),
         tasks_max: own.tasks_max.or(general.tasks_max),
         command: Some(command.clone()),
         ..Default::default()
     };
+    if let Some(profile) = options.profile {
+        profile.fill(&mut options, super::machine_clock_mhz);
+    }
     Ok(ModelEntry {
         label: label.to_string(),
         kind: ModelKind::Command(command),
