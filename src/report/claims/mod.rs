@@ -270,6 +270,24 @@ pub fn claim_of(scenario: &str) -> Option<usize> {
     (1..=CLAIMS.len()).contains(&n).then_some(n)
 }
 
+/// Claims that another claim's rows answer (the same load over the same steps, or a
+/// superset of them): `classic` runs one part for them. 004's 20 000 clients are claim
+/// 6's top step, 004's retransmissions are counted on claim 8's delay sweep (each step
+/// in its own namespace), and 000's three figures come from one load.
+const ALSO_JUDGED: [(usize, &[usize]); 3] = [(6, &[19]), (8, &[18]), (10, &[11, 12])];
+
+/// The claims a scenario's rows judge: its own, then those [`ALSO_JUDGED`] from it
+/// (`claim-6` -> 6 and 19); none for a scenario that is not a claim's.
+pub fn claims_of(scenario: &str) -> Vec<usize> {
+    let Some(own) = claim_of(scenario) else {
+        return Vec::new();
+    };
+    let also = ALSO_JUDGED.iter().find(|(n, _)| *n == own);
+    std::iter::once(own)
+        .chain(also.into_iter().flat_map(|(_, more)| more.iter().copied()))
+        .collect()
+}
+
 /// Judges claim `number` from its scenario's rows.
 pub fn judge(number: usize, rows: &[Row], limits: Limits) -> Claim {
     // A repetition stopped by this machine's own limits says nothing of the claim.
