@@ -820,3 +820,48 @@ fn claim_19_epoll_keeps_20_000_clients_connected() {
     short.push(failed("epoll", 20_000.0));
     assert_eq!(verdict(19, &short), Verdict::Refuted);
 }
+
+/// The minutes of an `expected_duration` written "about N minutes" (or "about 1 minute").
+fn minutes(expected: &str) -> u32 {
+    let n = expected
+        .strip_prefix("about ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{expected:?} is not \"about N minutes\""));
+    n.parse().unwrap()
+}
+
+#[test]
+fn classic_judges_every_claim_in_at_most_an_hour_with_at_least_3_repetitions() {
+    use crate::experiment::scenario::{parse, BUILTIN};
+    let builtin = |name: &str| {
+        let text = BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1;
+        parse(name, name, text).unwrap()
+    };
+    let classic = builtin("classic");
+    let mut judged = Vec::new();
+    let mut total = 0;
+    for part in &classic.parts {
+        let s = builtin(&part.name);
+        assert!(
+            s.repetitions >= 3,
+            "{} runs {} repetitions",
+            s.name,
+            s.repetitions
+        );
+        total += minutes(s.expected_duration.as_deref().unwrap());
+        judged.extend(claims_of(&s.name));
+    }
+    judged.sort();
+    assert_eq!(judged, (1..=CLAIMS.len()).collect::<Vec<_>>());
+    assert!(
+        total <= 60,
+        "the parts' expected durations add up to {total} minutes"
+    );
+    assert_eq!(
+        classic.expected_duration.as_deref(),
+        Some(format!("about {total} minutes").as_str())
+    );
+    assert_eq!(claims_of("claim-6"), [6, 19]);
+    assert_eq!(claims_of("claim-19"), [19]);
+    assert!(claims_of("quick").is_empty());
+}
