@@ -23,11 +23,11 @@ fn run_list_names_every_claim_and_classic() {
         .filter(|l| !l.starts_with(' '))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    for n in 1..=19 {
+    for n in 1..=20 {
         assert!(names.contains(&format!("claim-{n}").as_str()), "{list}");
     }
-    assert!(!names.contains(&"claim-20"), "{list}");
-    assert!(list.contains("classic            19 parts"), "{list}");
+    assert!(!names.contains(&"claim-21"), "{list}");
+    assert!(list.contains("classic            15 parts"), "{list}");
 }
 
 /// Claim 1 scaled down: select at 900 and 1100 connections, two repetitions.

@@ -26,6 +26,7 @@
 pub mod conditions;
 pub mod cost;
 pub mod hosts;
+pub mod join_order;
 pub mod judge;
 pub mod manifest;
 pub mod netstat;

@@ -109,7 +109,8 @@ fn a_claim_without_rows_that_ran_is_not_run_with_the_reason() {
     );
     assert_eq!(claim_of("claim-4"), Some(4));
     assert_eq!(claim_of("claim-19"), Some(19));
-    assert_eq!(claim_of("claim-20"), None);
+    assert_eq!(claim_of("claim-20"), Some(20));
+    assert_eq!(claim_of("claim-21"), None);
     assert_eq!(claim_of("quick"), None);
 }
 
@@ -861,7 +862,49 @@ fn classic_judges_every_claim_in_at_most_an_hour_with_at_least_3_repetitions() {
         classic.expected_duration.as_deref(),
         Some(format!("about {total} minutes").as_str())
     );
-    assert_eq!(claims_of("claim-6"), [6, 19]);
+    assert_eq!(claims_of("claim-6"), [6, 19, 20]);
     assert_eq!(claims_of("claim-19"), [19]);
     assert!(claims_of("quick").is_empty());
+}
+
+/// Five repetitions of epoll at `clients` whose last tenth to join took `last` µs on
+/// average and the tenth before `ninth`.
+fn by_join_order(clients: f64, last: f64, ninth: f64) -> Vec<Row> {
+    reps5(
+        "epoll",
+        &format!("c{clients}"),
+        &[
+            (column::CONNECTIONS, clients),
+            (column::JOINED_LAST_TENTH_MEAN_US, last),
+            (column::JOINED_NINTH_TENTH_MEAN_US, ninth),
+        ],
+    )
+}
+
+#[test]
+fn claim_20_the_last_clients_to_join() {
+    // A jump at the end of the order, judged at the most clients.
+    let mut rows = by_join_order(2500.0, 1_000.0, 1_000.0);
+    rows.extend(by_join_order(20000.0, 30_000.0, 10_000.0));
+    let c = judge(20, &rows, Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert!(
+        c.numbers[1].starts_with("20,000 clients: last tenth to join 30"),
+        "{:?}",
+        c.numbers
+    );
+    assert!(c.numbers[2].contains("x3.00"), "{:?}", c.numbers);
+    // Slower, significantly, but only as growth along the order would be.
+    let linear = by_join_order(20000.0, 13_000.0, 10_000.0);
+    let c = judge(20, &linear, Limits::default());
+    assert_eq!(c.verdict, Verdict::Refuted, "{}", c.why);
+    assert!(c.why.contains("by x1.30"), "{}", c.why);
+    // The last tenth no slower: no difference, with p.
+    let flat = [by_join_order(20000.0, 10_000.0, 10_000.0)].concat();
+    assert_eq!(verdict(20, &flat), Verdict::NoDifference);
+    // Rows without the join order (a run before these columns): inconclusive, said so.
+    let old = reps5("epoll", "c20000", &[(column::CONNECTIONS, 20000.0)]);
+    let c = judge(20, &old, Limits::default());
+    assert_eq!(c.verdict, Verdict::Inconclusive);
+    assert!(c.why.starts_with("no step finished with"), "{}", c.why);
 }
