@@ -555,3 +555,77 @@ fn the_weak_2016_profile_puts_the_server_on_one_core_at_700_mhz_and_256_mib() {
         "{manifest}"
     );
 }
+
+/// Claim 20 scaled down: 200 clients of 3 requests, 4 repetitions.
+const TINY_CLAIM_20: &str = r#"
+name = "claim-20"
+description = "Claim: the last clients to join are slower. Test: epoll, 200 clients."
+models = ["epoll"]
+repetitions = 4
+step_timeout = "30s"
+[load]
+connections = 200
+size = 64
+requests = 3
+delay = "10ms"
+connect_rate = 2000
+connect_timeout = "5s"
+"#;
+
+/// Each connection's (opened_unix, conn_id, mean_response_us) in a connections.csv, first
+/// attempts with a request only, in the order they opened.
+fn join_order(path: &std::path::Path) -> Vec<f64> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let mut joined: Vec<(f64, u64, f64)> = reader
+        .deserialize::<std::collections::HashMap<String, String>>()
+        .map(|r| r.unwrap())
+        .filter(|r| r["attempt"] == "1" && r["requests"] != "0")
+        .map(|r| {
+            (
+                r["opened_unix"].parse().unwrap(),
+                r["conn_id"].parse().unwrap(),
+                r["mean_response_us"].parse().unwrap(),
+            )
+        })
+        .collect();
+    joined.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    joined.into_iter().map(|j| j.2).collect()
+}
+
+#[test]
+fn a_scaled_down_claim_20_orders_every_connection_by_when_it_joined() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("claim-20.toml");
+    fs::write(&scenario, TINY_CLAIM_20).unwrap();
+    let out = dir.path().join("out");
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET);
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        assert_eq!(r["status"], "ok", "{r:?}");
+        let rep = out.join(format!("epoll/c200-s64-d10ms/rep-{}/load", r["repetition"]));
+        let means = join_order(&rep.join("connections.csv"));
+        assert_eq!(means.len(), 200, "every connection once");
+        // The last 20 to open, and the 20 before them, each connection's mean once.
+        let mean = |s: &[f64]| (s.iter().sum::<f64>() / 20.0 * 10.0).round() / 10.0;
+        assert_eq!(
+            (
+                common::number(r, "joined_last_tenth_mean_us"),
+                common::number(r, "joined_ninth_tenth_mean_us")
+            ),
+            (mean(&means[180..]), mean(&means[160..180])),
+            "{r:?}"
+        );
+    }
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    let row = claims_row(&report, 20);
+    assert!(
+        row.starts_with(
+            "| 20 | “a line that is best described as a linear model for most of the clients \
+             but exponentially increases as we get to the user specified client number” \
+             (004_4a07aa620c3379ed.txt, Analysis) |"
+        ),
+        "{row}"
+    );
+    // Measured on both tenths in all four repetitions: a verdict with p, never "no step".
+    assert!(row.contains("n = 4"), "{row}");
+}
