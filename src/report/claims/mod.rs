@@ -9,6 +9,7 @@ use crate::results::column;
 
 mod capacity;
 mod compared;
+mod figures;
 mod speed;
 #[cfg(test)]
 mod tests;
@@ -235,11 +236,13 @@ impl Verdict {
 /// One claim judged.
 #[derive(Debug, Clone)]
 pub struct Claim {
-    /// 1 to 19.
+    /// 1 to 20.
     pub number: usize,
     pub numbers: Vec<String>,
     pub verdict: Verdict,
     pub why: String,
+    /// The figures the claim rests on, charted per step (claims 18 and 20).
+    pub charts: Vec<figures::ClaimChart>,
 }
 
 impl Claim {
@@ -259,6 +262,7 @@ impl Claim {
         Claim {
             number,
             numbers: Vec::new(),
+            charts: Vec::new(),
             verdict: Verdict::NotRun,
             why: reason.into(),
         }
@@ -339,6 +343,7 @@ pub fn judge(number: usize, rows: &[Row], limits: Limits) -> Claim {
         numbers,
         verdict,
         why,
+        charts: figures::blocks(number, rows),
     }
 }
 
@@ -514,6 +519,7 @@ pub fn section(
         if !c.numbers.is_empty() {
             blocks.push(Block::List(c.numbers.clone()));
         }
+        blocks.extend(c.charts.iter().map(figures::ClaimChart::block));
         blocks.push(Block::Paragraph(format!(
             "Verdict: {}: {}.",
             c.verdict.name(),
