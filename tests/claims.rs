@@ -23,11 +23,11 @@ fn run_list_names_every_claim_and_classic() {
         .filter(|l| !l.starts_with(' '))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    for n in 1..=20 {
+    for n in 1..=21 {
         assert!(names.contains(&format!("claim-{n}").as_str()), "{list}");
     }
-    assert!(!names.contains(&"claim-21"), "{list}");
-    assert!(list.contains("classic            15 parts"), "{list}");
+    assert!(!names.contains(&"claim-22"), "{list}");
+    assert!(list.contains("classic            16 parts"), "{list}");
 }
 
 /// Claim 1 scaled down: select at 900 and 1100 connections, two repetitions.
@@ -628,4 +628,67 @@ fn a_scaled_down_claim_20_orders_every_connection_by_when_it_joined() {
     );
     // Measured on both tenths in all four repetitions: a verdict with p, never "no step".
     assert!(row.contains("n = 4"), "{row}");
+}
+
+/// Claim 21 scaled down: select and epoll, 100 clients at a 10 ms pause for 6 s, 3
+/// repetitions.
+const TINY_CLAIM_21: &str = r#"
+name = "claim-21"
+description = "Claim: select's requests are steadier. Test: select and epoll, 100 clients."
+models = ["select", "epoll"]
+repetitions = 3
+step_timeout = "30s"
+[server]
+workers = 1
+[load]
+connections = 100
+size = 64
+delay = "10ms"
+duration = "6s"
+connect_rate = 1000
+connect_timeout = "5s"
+"#;
+
+#[test]
+fn a_scaled_down_claim_21_measures_the_spread_of_each_runs_request_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("claim-21.toml");
+    fs::write(&scenario, TINY_CLAIM_21).unwrap();
+    let out = dir.path().join("out");
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET);
+    assert_eq!(rows.len(), 6);
+    for r in &rows {
+        assert_eq!(r["status"], "ok", "{r:?}");
+        let timeline = out.join(format!(
+            "{}/c100-s64-d10ms/rep-{}/load/timeline.csv",
+            r["model"], r["repetition"]
+        ));
+        let mut reader = csv::Reader::from_path(&timeline).unwrap();
+        let per_second: Vec<f64> = reader
+            .deserialize::<std::collections::HashMap<String, String>>()
+            .map(|row| row.unwrap()["requests"].parse().unwrap())
+            .collect();
+        // Seconds 2 to the one before the last: sd / mean, to four decimals.
+        let whole = &per_second[2..per_second.len() - 1];
+        assert!(whole.len() >= 3, "{per_second:?}");
+        let n = whole.len() as f64;
+        let mean = whole.iter().sum::<f64>() / n;
+        let sd = (whole.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        assert_eq!(
+            common::number(r, "requests_per_s_cv"),
+            (sd / mean * 1e4).round() / 1e4,
+            "{per_second:?} {r:?}"
+        );
+    }
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    let row = claims_row(&report, 21);
+    assert!(
+        row.starts_with(
+            "| 21 | “One thing to note is that the incoming requests for the select server are \
+             comparably consistent than the epoll server.” (001_847778bf516bd6a1.txt, \
+             Analysis, Case2) |"
+        ),
+        "{row}"
+    );
+    assert!(row.contains("n = 3"), "{row}");
 }

@@ -26,7 +26,6 @@
 pub mod conditions;
 pub mod cost;
 pub mod hosts;
-pub mod join_order;
 pub mod judge;
 pub mod manifest;
 pub mod netstat;
@@ -38,6 +37,7 @@ pub mod results;
 pub mod runner;
 pub mod scenario;
 pub mod session;
+pub mod spread;
 pub mod staircase;
 pub mod step;
 

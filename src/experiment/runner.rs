@@ -393,7 +393,8 @@ impl Sweep<'_> {
                 interrupted: stopped,
             } = run_step(config, scenario, entry, step, &dir, self.hosts);
             measure(&mut row, &server, &load);
-            super::join_order::measure(&mut row, &dir.join("load"));
+            super::spread::join_order(&mut row, &dir.join("load"));
+            super::spread::request_rate_spread(&mut row, &dir.join("load"));
             if let (Some(note), false) = (&server.net_note, config.quiet) {
                 eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
             }

@@ -1,7 +1,7 @@
 //! The built-in scenarios: scenarios/*.toml embedded in the binary.
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 31] = [
+pub const BUILTIN: [(&str, &str); 32] = [
     ("quick", include_str!("../../../scenarios/quick.toml")),
     (
         "max-clients",
@@ -48,4 +48,5 @@ pub const BUILTIN: [(&str, &str); 31] = [
     ("claim-18", include_str!("../../../scenarios/claim-18.toml")),
     ("claim-19", include_str!("../../../scenarios/claim-19.toml")),
     ("claim-20", include_str!("../../../scenarios/claim-20.toml")),
+    ("claim-21", include_str!("../../../scenarios/claim-21.toml")),
 ];

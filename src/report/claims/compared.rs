@@ -553,3 +553,18 @@ pub(super) fn claim_20(rows: &[Row]) -> Judged {
     )]);
     (verdict, why, numbers)
 }
+
+/// Claim 21 (001, Analysis, Case2): the requests coming in to select are more
+/// consistent than to epoll: select's spread of the per-second request rate
+/// (`requests_per_s_cv`) is significantly below epoll's over the repetitions.
+pub(super) fn claim_21(rows: &[Row]) -> Judged {
+    const SPREAD: Figure = Figure {
+        name: "spread of the requests per second (sd / mean)",
+        lower_is_better: true,
+        fmt: |v| format!("{v:.3}"),
+    };
+    beats(
+        rows,
+        &[("select", "epoll", SPREAD, column::REQUESTS_PER_S_CV)],
+    )
+}

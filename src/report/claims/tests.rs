@@ -110,7 +110,8 @@ fn a_claim_without_rows_that_ran_is_not_run_with_the_reason() {
     assert_eq!(claim_of("claim-4"), Some(4));
     assert_eq!(claim_of("claim-19"), Some(19));
     assert_eq!(claim_of("claim-20"), Some(20));
-    assert_eq!(claim_of("claim-21"), None);
+    assert_eq!(claim_of("claim-21"), Some(21));
+    assert_eq!(claim_of("claim-22"), None);
     assert_eq!(claim_of("quick"), None);
 }
 
@@ -907,4 +908,21 @@ fn claim_20_the_last_clients_to_join() {
     let c = judge(20, &old, Limits::default());
     assert_eq!(c.verdict, Verdict::Inconclusive);
     assert!(c.why.starts_with("no step finished with"), "{}", c.why);
+}
+
+#[test]
+fn claim_21_select_steadier_than_epoll() {
+    let spread = |model: &str, cv: f64| reps5(model, "c1000", &[(column::REQUESTS_PER_S_CV, cv)]);
+    let steadier = [spread("select", 0.05), spread("epoll", 0.20)].concat();
+    let c = judge(21, &steadier, Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert!(
+        c.numbers[0].starts_with("select 0.050 against epoll 0.200"),
+        "{:?}",
+        c.numbers
+    );
+    let rougher = [spread("select", 0.20), spread("epoll", 0.05)].concat();
+    assert_eq!(verdict(21, &rougher), Verdict::Refuted);
+    let level = [spread("select", 0.10), spread("epoll", 0.10)].concat();
+    assert_eq!(verdict(21, &level), Verdict::NoDifference);
 }
