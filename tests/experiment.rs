@@ -215,7 +215,9 @@ fn list_names_every_builtin_scenario() {
             "claim-16",
             "claim-17",
             "claim-18",
-            "claim-19"
+            "claim-19",
+            "claim-20",
+            "claim-21"
         ]
     );
 }

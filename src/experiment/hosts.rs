@@ -28,7 +28,10 @@
 //!
 //! `[network]` shapes the client links ([`Hosts::shape`]): a qdisc on each client's
 //! `eth0` (what the client sends) and on its bridge port (what it receives), so both
-//! directions of every client link are shaped and the server's own link is not.
+//! directions of every client link are shaped. `server_rate` shapes the server's own
+//! link the same way (tbf on `srv`'s `eth0` and its bridge port), so a slow server
+//! port can sit behind fast client links; each step then keeps that link's `tc -s`
+//! counters before and after its load ([`Hosts::server_link_counters`]).
 //! Only devices inside these namespaces are ever touched.
 //!
 //! Dropping [`Hosts`] deletes every namespace it created (the runner handles
@@ -97,6 +100,8 @@ pub struct Hosts {
     holds_slot: bool,
     /// The lab's sysctls as read back in its namespaces (the same in each).
     sysctls: BTreeMap<String, String>,
+    /// Whether `[network] server_rate` put a qdisc on the server's own link.
+    server_link_shaped: bool,
 }
 
 /// The address of client host `index` (0-based): 198.18.0.11 onwards, across the /16.
@@ -193,6 +198,7 @@ impl Shaping {
             loss_pct: network.loss.map(|l| l.0 * 100.0),
             qdisc: None,
             note: None,
+            server_rate_bit_s: network.server_rate.map(|r| r.0),
         }
     }
 
@@ -218,25 +224,34 @@ impl Shaping {
             }
             a
         } else {
-            let rate = self.rate_bit_s.unwrap_or(u64::MAX / 16);
-            // Ten full frames at least, or 5 ms at the rate: small enough that the
-            // long-run rate is the rate, large enough for line-rate frames.
-            let burst = (rate / 8 / 200).max(15_140);
-            vec![
-                "tbf".into(),
-                "rate".into(),
-                format!("{rate}bit"),
-                "burst".into(),
-                burst.to_string(),
-                "latency".into(),
-                "50ms".into(),
-            ]
+            tbf_args(self.rate_bit_s.unwrap_or(u64::MAX / 16))
         }
     }
 }
 
+/// `tbf` at `rate` bit/s, the arguments after `root`.
+fn tbf_args(rate: u64) -> Vec<String> {
+    // Ten full frames at least, or 5 ms at the rate: small enough that the
+    // long-run rate is the rate, large enough for line-rate frames.
+    let burst = (rate / 8 / 200).max(15_140);
+    vec![
+        "tbf".into(),
+        "rate".into(),
+        format!("{rate}bit"),
+        "burst".into(),
+        burst.to_string(),
+        "latency".into(),
+        "50ms".into(),
+    ]
+}
+
 /// Runs `tc -n NS ARGS`; the error carries tc's own message.
 fn tc(namespace: &str, args: &[&str]) -> anyhow::Result<()> {
+    tc_output(namespace, args).map(drop)
+}
+
+/// Runs `tc -n NS ARGS`, returning its stdout; the error carries tc's own message.
+fn tc_output(namespace: &str, args: &[&str]) -> anyhow::Result<String> {
     let output = Command::new("tc")
         .args(["-n", namespace])
         .args(args)
@@ -251,14 +266,15 @@ fn tc(namespace: &str, args: &[&str]) -> anyhow::Result<()> {
             String::from_utf8_lossy(&output.stderr).trim()
         );
     }
-    Ok(())
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 impl Hosts {
-    /// Shapes every client link in both directions as `network` asks. Delay, jitter and
-    /// loss need netem: it is probed first on an echolab-made device, and its absence
-    /// fails here (or, with `netem_optional`, drops them and says so in the result).
-    pub fn shape(&self, network: &NetworkFile) -> anyhow::Result<Shaping> {
+    /// Shapes every client link in both directions as `network` asks, and the server's
+    /// own link with `server_rate` (tbf only). Delay, jitter and loss need netem: it is
+    /// probed first on an echolab-made device, and its absence fails here (or, with
+    /// `netem_optional`, drops them and says so in the result).
+    pub fn shape(&mut self, network: &NetworkFile) -> anyhow::Result<Shaping> {
         let mut shaping = Shaping::requested(network);
         let first = self.clients.first().expect("at least one client host");
         if shaping.needs_netem() {
@@ -286,24 +302,56 @@ impl Hosts {
                 ),
             }
         }
+        if let Some(rate) = shaping.server_rate_bit_s {
+            self.replace_qdisc(&self.server, &tbf_args(rate))?;
+            self.server_link_shaped = true;
+            shaping.qdisc = Some("tbf".into());
+        }
         if shaping.rate_bit_s.is_none() && !shaping.needs_netem() {
             return Ok(shaping);
         }
         let args = shaping.qdisc_args();
         shaping.qdisc = Some(args[0].clone());
-        let bridge_ns = format!("{}br", self.prefix);
         for client in &self.clients {
-            let port = &client.namespace[self.prefix.len()..];
-            for (ns, dev) in [
-                (client.namespace.as_str(), HOST_IF),
-                (bridge_ns.as_str(), port),
-            ] {
-                let mut a = vec!["qdisc", "replace", "dev", dev, "root"];
-                a.extend(args.iter().map(String::as_str));
-                tc(ns, &a)?;
-            }
+            self.replace_qdisc(client, &args)?;
         }
         Ok(shaping)
+    }
+
+    /// The two ends of `host`'s link: its own `eth0` (what it sends) and its bridge
+    /// port (what it receives), as (namespace, device, direction).
+    fn link_ends(&self, host: &Host) -> [(String, String, &'static str); 2] {
+        let port = host.namespace[self.prefix.len()..].to_string();
+        [
+            (host.namespace.clone(), HOST_IF.to_string(), "sends"),
+            (format!("{}br", self.prefix), port, "receives"),
+        ]
+    }
+
+    /// Puts the qdisc `args` at the root of both ends of `host`'s link.
+    fn replace_qdisc(&self, host: &Host, args: &[String]) -> anyhow::Result<()> {
+        for (ns, dev, _) in self.link_ends(host) {
+            let mut a = vec!["qdisc", "replace", "dev", dev.as_str(), "root"];
+            a.extend(args.iter().map(String::as_str));
+            tc(&ns, &a)?;
+        }
+        Ok(())
+    }
+
+    /// `tc -s qdisc show` on both ends of the server's link, each headed by the way it
+    /// carries (`server sends (eth0 in elabP-srv)`); None when that link is not shaped.
+    /// The `Sent N bytes` counters are cumulative since the link was shaped.
+    pub fn server_link_counters(&self) -> Option<String> {
+        if !self.server_link_shaped {
+            return None;
+        }
+        let mut text = String::new();
+        for (ns, dev, way) in self.link_ends(&self.server) {
+            let shown = tc_output(&ns, &["-s", "qdisc", "show", "dev", &dev])
+                .unwrap_or_else(|e| format!("{e:#}\n"));
+            text += &format!("server {way} ({dev} in {ns}):\n{shown}");
+        }
+        Some(text)
     }
 
     /// Creates the server host, `clients` client hosts and the bridge between them, with
@@ -333,6 +381,7 @@ impl Hosts {
             created: Vec::new(),
             holds_slot: true,
             sysctls: BTreeMap::new(),
+            server_link_shaped: false,
         };
         // A dead run with our pid (pid reuse after a crash) may have left this very set.
         for name in list_namespaces()? {
@@ -477,6 +526,7 @@ mod tests {
             loss_pct: None,
             qdisc: None,
             note: None,
+            server_rate_bit_s: None,
         };
         assert_eq!(
             shaping.qdisc_args().join(" "),

@@ -40,6 +40,7 @@ pub mod results;
 pub mod runner;
 pub mod scenario;
 pub mod session;
+pub mod spread;
 mod ssh;
 pub mod staircase;
 pub mod step;

@@ -118,6 +118,11 @@ impl Observer for Probe {
 pub trait Lab {
     fn server(&self) -> &dyn Placement;
     fn clients(&self) -> Vec<&dyn Placement>;
+
+    /// The counters of the server's own shaped link, as text; None when it is not shaped.
+    fn server_link_counters(&self) -> Option<String> {
+        None
+    }
 }
 
 impl Lab for super::hosts::Hosts {
@@ -130,6 +135,10 @@ impl Lab for super::hosts::Hosts {
             .iter()
             .map(|h| h as &dyn Placement)
             .collect()
+    }
+
+    fn server_link_counters(&self) -> Option<String> {
+        super::hosts::Hosts::server_link_counters(self)
     }
 }
 

@@ -29,7 +29,7 @@ use crate::units::trim_float;
 pub struct RunOutcome {
     pub rows: Vec<Row>,
     pub interrupted: bool,
-    /// The shaping applied to the client links (`[network]`).
+    /// The shaping applied to the links (`[network]`).
     pub network: Option<Shaping>,
     /// The sysctls of the lab's namespaces as read back there (`[hosts]`).
     pub lab_sysctls: Option<BTreeMap<String, String>>,
@@ -144,12 +144,12 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
     let csv = ResultsCsv::create(&config.out.join("results.csv"))?;
     // One set of emulated hosts for the whole run; dropping it (on every way out of
     // this function, an interrupt included) deletes the namespaces.
-    let hosts = create_hosts(scenario, config.quiet)?;
-    let network = match (&hosts, &scenario.network) {
+    let mut hosts = create_hosts(scenario, config.quiet)?;
+    let network = match (&mut hosts, &scenario.network) {
         (Some(hosts), Some(network)) => {
             let shaping = hosts.shape(network)?;
             if !config.quiet {
-                crate::errln!("client links shaped: {}", shaping.describe());
+                crate::errln!("links shaped: {}", shaping.describe());
             }
             Some(shaping)
         }
@@ -425,6 +425,8 @@ impl Sweep<'_> {
                 interrupted: stopped,
             } = run_step(config, scenario, entry, step, &dir, self.hosts);
             measure(&mut row, &server, &load);
+            super::spread::join_order(&mut row, &dir.join("load"));
+            super::spread::request_rate_spread(&mut row, &dir.join("load"));
             if let (Some(note), false) = (&server.net_note, config.quiet) {
                 eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
             }

@@ -652,7 +652,10 @@ impl Observer for RemoteProbe {
         let unwritten = written
             .err()
             .map(|e| format!("cannot write {}: {e}", self.local.display()));
-        (parse_probe_csv(&String::from_utf8_lossy(&out.stdout)), unwritten)
+        (
+            parse_probe_csv(&String::from_utf8_lossy(&out.stdout)),
+            unwritten,
+        )
     }
 }
 

@@ -79,6 +79,7 @@ pub fn run_step(
         session.side.kernel.before = session.kernel();
         session.count_calls()
     };
+    let link_before = hosts.and_then(|lab| lab.server_link_counters());
     let on_clients = !session.clients().is_empty();
     let mut counting = None;
     if !on_clients {
@@ -104,6 +105,15 @@ pub fn run_step(
     let interrupted = watch_load(&mut session, scenario, step, load_start, &mut load_side);
     session.end_load();
     session.side.load_wall_s = load_start.elapsed().as_secs_f64();
+    if let (Some(before), Some(after)) = (
+        link_before,
+        hosts.and_then(|lab| lab.server_link_counters()),
+    ) {
+        let text = format!("before the load:\n{before}after the load:\n{after}");
+        if let Err(e) = std::fs::write(dir.join(crate::results::SERVER_LINK), text) {
+            crate::errln!("warning: cannot write {}: {e}", crate::results::SERVER_LINK);
+        }
+    }
     session.side.at_load_end = session.sample().0;
     session.side.machine_busy_at_load_end = session.machine_busy_s();
     session.side.calls = counting.and_then(|c| c.read().ok());

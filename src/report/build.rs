@@ -27,8 +27,11 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     // The answer first: the verdict, then the setup and the full tables.
     let mut sections = vec![verdict_section(results, &sweeps)];
     sections.push(setup_section(results));
-    if let Some(number) = claims::claim_of(&scenario) {
-        let claim = claims::judge(number, &results.rows, limits(&results.manifest));
+    let judged: Vec<claims::Claim> = claims::claims_of(&scenario)
+        .into_iter()
+        .map(|number| claims::judge(number, &results.rows, limits(&results.manifest)))
+        .collect();
+    if !judged.is_empty() {
         let test = claims::test_of(
             results
                 .manifest
@@ -36,7 +39,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
                 .as_deref()
                 .unwrap_or(""),
         );
-        sections.extend(claims::section(&[claim], |_| test.clone(), |_| None));
+        sections.extend(claims::section(&judged, |_| test.clone(), |_| None));
     }
     for (s, heavy) in sweeps.iter().zip(heavy) {
         sections.extend(figures::sweep_sections(results, s, &heavy)?);

@@ -53,22 +53,26 @@ fn read_parts(results: &Results) -> Parts {
             )),
             Err(why) => part_lines.push(format!("{part}: not run: {why}")),
         }
-        let Some(number) = claims::claim_of(part) else {
-            continue;
-        };
-        let claim = match &loaded {
-            Ok(r) => {
-                tests.push((
-                    number,
-                    claims::test_of(r.manifest.scenario_description.as_deref().unwrap_or("")),
-                ));
-                claims::judge(number, &r.rows, build::limits(&r.manifest))
+        // A claim another part already judged keeps that verdict.
+        for number in claims::claims_of(part) {
+            if claims_judged.iter().any(|c| c.number == number) {
+                continue;
             }
-            Err(why) => Claim::not_run(number, why.clone()),
-        };
-        links.push((number, format!("{part}/report.html ({part}/report.md)")));
-        claims_judged.push(claim);
+            let claim = match &loaded {
+                Ok(r) => {
+                    tests.push((
+                        number,
+                        claims::test_of(r.manifest.scenario_description.as_deref().unwrap_or("")),
+                    ));
+                    claims::judge(number, &r.rows, build::limits(&r.manifest))
+                }
+                Err(why) => Claim::not_run(number, why.clone()),
+            };
+            links.push((number, format!("{part}/report.html ({part}/report.md)")));
+            claims_judged.push(claim);
+        }
     }
+    claims_judged.sort_by_key(|c| c.number);
     Parts {
         claims_judged,
         tests,

@@ -132,6 +132,9 @@ pub struct Shaping {
     pub qdisc: Option<String>,
     /// What was not applied and why (netem_optional on a kernel without netem).
     pub note: Option<String>,
+    /// The server's own port in each direction (tbf), beside the client links' `rate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_rate_bit_s: Option<u64>,
 }
 
 impl Limits {
@@ -166,6 +169,9 @@ impl Shaping {
         }
         if let Some(l) = self.loss_pct {
             parts.push(format!("loss {}%", trim_float(l)));
+        }
+        if let Some(r) = self.server_rate_bit_s {
+            parts.push(format!("server port {} Mbit/s", trim_float(r as f64 / 1e6)));
         }
         let mut text = parts.join(", ");
         if let Some(q) = &self.qdisc {

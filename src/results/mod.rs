@@ -17,3 +17,6 @@ pub use row::{
 /// The step file naming each client host's shard folder and address (`host-1 198.18.0.11`),
 /// and its name when it has one (`host-1 10.0.0.2 ssh://pc2`).
 pub const LOAD_HOSTS: &str = "load-hosts.txt";
+/// The step file with the server link's `tc -s qdisc show`, before and after the load
+/// (`[network] server_rate`).
+pub const SERVER_LINK: &str = "server-link.txt";

@@ -114,6 +114,14 @@ results_columns! {
     /// Whose traffic the counters include: `step` (a namespace of its own),
     /// `server-host` (the namespace lab's server) or `host` (the machine: other traffic too).
     NET_SCOPE net_scope: Option<String>, "";
+    /// The mean response time of the last tenth of the step's connections to open (by
+    /// `opened_unix` in load's connections.csv), each connection's mean counted once.
+    JOINED_LAST_TENTH_MEAN_US joined_last_tenth_mean_us: Option<f64>, "µs";
+    /// The same for the tenth of the connections that opened just before them.
+    JOINED_NINTH_TENTH_MEAN_US joined_ninth_tenth_mean_us: Option<f64>, "µs";
+    /// The spread of the request rate over the load: the standard deviation of the
+    /// requests completed in each whole second over their mean (load's timeline.csv).
+    REQUESTS_PER_S_CV requests_per_s_cv: Option<f64>, "fraction";
     /// A staircase's stair, 1-based (the hold row repeats the last); empty otherwise.
     STAIR stair: Option<u32>, "index";
     /// Seconds from the stair's batch starting until its connections were established.

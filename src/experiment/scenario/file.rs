@@ -177,6 +177,9 @@ pub struct ScenarioFile {
 pub struct NetworkFile {
     /// Link rate in each direction, as tc writes it (`"100mbit"`, `"10mbit"`, `"1gbit"`).
     pub rate: Option<BitRate>,
+    /// The server's own port, in each direction (tbf on the server host's link): a slow
+    /// server port behind fast client links, as 003's 100 Mbit server on a gigabit switch.
+    pub server_rate: Option<BitRate>,
     /// One-way delay added on each client link (netem).
     pub delay: Option<Dur>,
     /// Delay variation around `delay` (netem).
@@ -365,6 +368,9 @@ options! {
         command: Vec<String>,
         /// How long the server may take to listen (default 15 s).
         start_timeout: Dur,
+        /// A named server machine (`"weak-2016"`): cpus, cpu_quota and memory_max
+        /// together, where the table sets none of its own.
+        profile: super::Profile,
         /// The server's CPU cap, in cores (`0.5` = half of one core), via its own cgroup.
         cpu_quota: Cores,
         /// The server's memory cap via its own cgroup; past it the kernel's OOM killer acts.

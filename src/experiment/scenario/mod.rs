@@ -13,11 +13,13 @@ mod expand;
 mod file;
 mod lab_sysctls;
 mod parts;
+mod profile;
 mod ssh_hosts;
 mod stairs;
 mod validate;
 
 pub use parts::Part;
+pub use profile::{machine_clock_mhz, Profile};
 
 use std::net::SocketAddr;
 use std::ops::Range;

@@ -86,10 +86,13 @@ fn builtin_entry(
         ));
     }
     let model = builtin_model(label, span, own, err)?;
-    let options = match own {
+    let mut options = match own {
         Some(o) => file.server.overlaid(o.get_ref()),
         None => file.server.clone(),
     };
+    if let Some(profile) = options.profile {
+        profile.fill(&mut options, super::machine_clock_mhz);
+    }
     if let Some(p) = options.processes {
         if p.0 > 1 && !model.supports_processes() {
             return Err(err(
@@ -156,7 +159,7 @@ fn command_entry(
             Some(table.span()),
             format!(
                 "[model.{label}] runs a command, so it cannot take `{key}` (an option of echolab's own servers); \
-                 a command takes cpus, start_timeout, cpu_quota, memory_max and tasks_max"
+                 a command takes cpus, start_timeout, profile, cpu_quota, memory_max and tasks_max"
             ),
         ));
     }
@@ -175,15 +178,19 @@ fn command_entry(
         ));
     }
     let general = &file.server;
-    let options = super::ServerOptions {
+    let mut options = super::ServerOptions {
         cpus: own.cpus.clone().or_else(|| general.cpus.clone()),
         start_timeout: own.start_timeout.or(general.start_timeout),
+        profile: own.profile.or(general.profile),
         cpu_quota: own.cpu_quota.or(general.cpu_quota),
         memory_max: own.memory_max.or(general.memory_max),
         tasks_max: own.tasks_max.or(general.tasks_max),
         command: Some(command.clone()),
         ..Default::default()
     };
+    if let Some(profile) = options.profile {
+        profile.fill(&mut options, super::machine_clock_mhz);
+    }
     Ok(ModelEntry {
         label: label.to_string(),
         kind: ModelKind::Command(command),
@@ -198,7 +205,11 @@ pub(super) fn network(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Option<
         return Ok(None);
     };
     let n = network.get_ref();
-    let shaping = n.rate.is_some() || n.delay.is_some() || n.jitter.is_some() || n.loss.is_some();
+    let shaping = n.rate.is_some()
+        || n.server_rate.is_some()
+        || n.delay.is_some()
+        || n.jitter.is_some()
+        || n.loss.is_some();
     if !shaping && (n.own_namespace.is_some() || n.netem_optional) {
         if n.netem_optional {
             return Err(err(
@@ -215,10 +226,10 @@ pub(super) fn network(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Option<
             "[network] shapes the client hosts' links, so it needs [hosts] clients = N".into(),
         ));
     }
-    if n.rate.is_none() && n.delay.is_none() && n.loss.is_none() {
+    if n.rate.is_none() && n.server_rate.is_none() && n.delay.is_none() && n.loss.is_none() {
         return Err(err(
             Some(network.span()),
-            "[network] needs at least one of rate, delay or loss".into(),
+            "[network] needs at least one of rate, server_rate, delay or loss".into(),
         ));
     }
     if n.jitter.is_some() && n.delay.is_none() {

@@ -472,3 +472,99 @@ pub(super) fn claim_18(rows: &[Row]) -> Judged {
     )]);
     (verdict, why, numbers)
 }
+
+/// Claim 20 (004, Analysis): the response time grows linearly with the order clients
+/// joined, "but exponentially increases" for the last of them. At the most clients that
+/// ran, the last tenth to join is compared with the tenth before it over the
+/// repetitions: linear growth makes the last at most about x1.12 the ninth, so the
+/// claim holds when the last tenth is significantly slower by x1.5 or more.
+pub(super) fn claim_20(rows: &[Row]) -> Judged {
+    const JUMP: f64 = 1.5;
+    const BY_JOIN_ORDER: Figure = Figure {
+        name: "mean response time by join order",
+        lower_is_better: false,
+        fmt: fmt_latency,
+    };
+    let model = rows
+        .iter()
+        .find(|r| ran(r))
+        .map_or(String::new(), |r| r.model.clone());
+    let steps = values_of(
+        rows.iter().filter(|r| r.model == model && ran(r)),
+        column::CONNECTIONS,
+    );
+    let tenths = |c: f64| {
+        let at = |r: &Row| num(r, column::CONNECTIONS) == c;
+        (
+            Side::new(
+                "the last tenth to join",
+                samples(rows, &model, at, column::JOINED_LAST_TENTH_MEAN_US),
+            ),
+            Side::new(
+                "the tenth before",
+                samples(rows, &model, at, column::JOINED_NINTH_TENTH_MEAN_US),
+            ),
+        )
+    };
+    let mut numbers: Vec<String> = steps
+        .iter()
+        .map(|&c| {
+            let (last, ninth) = tenths(c);
+            let median = |s: &Side| stats::median(&s.samples).map_or("?".into(), fmt_latency);
+            format!(
+                "{} clients: last tenth to join {}, the tenth before {} (medians)",
+                fmt_count(c),
+                median(&last),
+                median(&ninth)
+            )
+        })
+        .collect();
+    let Some(top) = steps
+        .iter()
+        .rev()
+        .copied()
+        .find(|&c| !tenths(c).0.samples.is_empty())
+    else {
+        return (
+            Verdict::Inconclusive,
+            "no step finished with its connections' response times by join order".into(),
+            numbers,
+        );
+    };
+    let (last, ninth) = tenths(top);
+    let (outcome, line) = contest(&last, &ninth, BY_JOIN_ORDER);
+    numbers.push(format!("at {} clients: {line}", fmt_count(top)));
+    let ratio = stats::median(&last.samples).unwrap_or(0.0)
+        / stats::median(&ninth.samples).unwrap_or(f64::NAN);
+    if outcome == Outcome::Holds && ratio < JUMP {
+        return (
+            Verdict::Refuted,
+            format!(
+                "the last tenth to join is slower, but by x{ratio:.2}, as growth along the \
+                 order would be, not the jump (x{JUMP} or more) the report saw ({line})"
+            ),
+            numbers,
+        );
+    }
+    let (verdict, why) = verdict_of(&[(
+        format!("the last tenth to join at least x{JUMP} slower than the tenth before"),
+        outcome,
+        line,
+    )]);
+    (verdict, why, numbers)
+}
+
+/// Claim 21 (001, Analysis, Case2): the requests coming in to select are more
+/// consistent than to epoll: select's spread of the per-second request rate
+/// (`requests_per_s_cv`) is significantly below epoll's over the repetitions.
+pub(super) fn claim_21(rows: &[Row]) -> Judged {
+    const SPREAD: Figure = Figure {
+        name: "spread of the requests per second (sd / mean)",
+        lower_is_better: true,
+        fmt: |v| format!("{v:.3}"),
+    };
+    beats(
+        rows,
+        &[("select", "epoll", SPREAD, column::REQUESTS_PER_S_CV)],
+    )
+}

@@ -1,5 +1,5 @@
 //! The Claims section: each claim of the classic studies judged from the rows of
-//! the scenario that tests it (`claim-1` .. `claim-19`). One pure function per
+//! the scenario that tests it (`claim-1` .. `claim-21`). One pure function per
 //! claim turns rows into the claim, its numbers with their spread over the
 //! repetitions, and a verdict with its reason; section() lays them out.
 
@@ -9,13 +9,15 @@ use crate::results::column;
 
 mod capacity;
 mod compared;
+mod figures;
 mod speed;
 #[cfg(test)]
 mod tests;
 
 use capacity::{claim_1, claim_16, claim_19, claim_2, claim_3, claim_7};
 use compared::{
-    claim_10, claim_11, claim_12, claim_13, claim_14, claim_15, claim_17, claim_18, claim_9,
+    claim_10, claim_11, claim_12, claim_13, claim_14, claim_15, claim_17, claim_18, claim_20,
+    claim_21, claim_9,
 };
 use speed::{claim_4, claim_5, claim_6, claim_8};
 
@@ -31,9 +33,9 @@ pub struct Source {
 
 /// The claims in the order the classic studies make them; claim N is tested by the
 /// built-in scenario `claim-N`. Claims 1 to 5 are the studies' common conclusions;
-/// 2, 6, 7 and 8 quote the report that made them; 9 to 19 are the reports' other
+/// 2, 6, 7 and 8 quote the report that made them; 9 to 21 are the reports' other
 /// conclusions, observations and hypotheses, in the order of the reports.
-pub const CLAIMS: [Source; 19] = [
+pub const CLAIMS: [Source; 21] = [
     Source {
         quote: "With select, it seems that we hit a physical limitation of FD_SETSIZE",
         file: "002_87dc33d9ed75de88.txt",
@@ -198,6 +200,24 @@ pub const CLAIMS: [Source; 19] = [
                 60 requests each, 1000 ms request delay; Wireshark's TCP endpoints matched \
                 the clients, with \"few clients never establishing connection\" at 20 000",
     },
+    Source {
+        quote: "a line that is best described as a linear model for most of the clients but \
+                exponentially increases as we get to the user specified client number",
+        file: "004_4a07aa620c3379ed.txt",
+        section: "Analysis",
+        setup: "C epoll server; cases 1-5: 2 500 to 20 000 clients, 60 requests each, 1000 ms \
+                request delay; the average response time of each client plotted against the \
+                clients in one session",
+    },
+    Source {
+        quote: "One thing to note is that the incoming requests for the select server are \
+                comparably consistent than the epoll server.",
+        file: "001_847778bf516bd6a1.txt",
+        section: "Analysis, Case2",
+        setup: "C select and epoll servers; test-a case 2: 1 024 clients (6 spawn cycles of \
+                256, 0.02 s apart), a request every 10 ms, held about 3 minutes; Wireshark IO \
+                graphs: select about 6 500 packets/s, epoll about 6 000",
+    },
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,11 +245,13 @@ impl Verdict {
 /// One claim judged.
 #[derive(Debug, Clone)]
 pub struct Claim {
-    /// 1 to 19.
+    /// 1 to 21.
     pub number: usize,
     pub numbers: Vec<String>,
     pub verdict: Verdict,
     pub why: String,
+    /// The figures the claim rests on, charted per step (claims 18 and 20).
+    pub charts: Vec<figures::ClaimChart>,
 }
 
 impl Claim {
@@ -249,6 +271,7 @@ impl Claim {
         Claim {
             number,
             numbers: Vec::new(),
+            charts: Vec::new(),
             verdict: Verdict::NotRun,
             why: reason.into(),
         }
@@ -268,6 +291,24 @@ pub struct Limits {
 pub fn claim_of(scenario: &str) -> Option<usize> {
     let n: usize = scenario.strip_prefix("claim-")?.parse().ok()?;
     (1..=CLAIMS.len()).contains(&n).then_some(n)
+}
+
+/// Claims that another claim's rows answer (the same load over the same steps, or a
+/// superset of them): `classic` runs one part for them. 004's 20 000 clients are claim
+/// 6's top step, 004's retransmissions are counted on claim 8's delay sweep (each step
+/// in its own namespace), and 000's three figures come from one load.
+const ALSO_JUDGED: [(usize, &[usize]); 3] = [(6, &[19, 20]), (8, &[18]), (10, &[11, 12])];
+
+/// The claims a scenario's rows judge: its own, then those [`ALSO_JUDGED`] from it
+/// (`claim-6` -> 6 and 19); none for a scenario that is not a claim's.
+pub fn claims_of(scenario: &str) -> Vec<usize> {
+    let Some(own) = claim_of(scenario) else {
+        return Vec::new();
+    };
+    let also = ALSO_JUDGED.iter().find(|(n, _)| *n == own);
+    std::iter::once(own)
+        .chain(also.into_iter().flat_map(|(_, more)| more.iter().copied()))
+        .collect()
 }
 
 /// Judges claim `number` from its scenario's rows.
@@ -303,13 +344,16 @@ pub fn judge(number: usize, rows: &[Row], limits: Limits) -> Claim {
         16 => claim_16(rows),
         17 => claim_17(rows),
         18 => claim_18(rows),
-        _ => claim_19(rows),
+        19 => claim_19(rows),
+        20 => claim_20(rows),
+        _ => claim_21(rows),
     };
     Claim {
         number,
         numbers,
         verdict,
         why,
+        charts: figures::blocks(number, rows),
     }
 }
 
@@ -485,6 +529,7 @@ pub fn section(
         if !c.numbers.is_empty() {
             blocks.push(Block::List(c.numbers.clone()));
         }
+        blocks.extend(c.charts.iter().map(figures::ClaimChart::block));
         blocks.push(Block::Paragraph(format!(
             "Verdict: {}: {}.",
             c.verdict.name(),

@@ -109,7 +109,9 @@ fn a_claim_without_rows_that_ran_is_not_run_with_the_reason() {
     );
     assert_eq!(claim_of("claim-4"), Some(4));
     assert_eq!(claim_of("claim-19"), Some(19));
-    assert_eq!(claim_of("claim-20"), None);
+    assert_eq!(claim_of("claim-20"), Some(20));
+    assert_eq!(claim_of("claim-21"), Some(21));
+    assert_eq!(claim_of("claim-22"), None);
     assert_eq!(claim_of("quick"), None);
 }
 
@@ -819,4 +821,108 @@ fn claim_19_epoll_keeps_20_000_clients_connected() {
     let mut short: Vec<Row> = counts[..4].iter().flat_map(|&c| held("epoll", c)).collect();
     short.push(failed("epoll", 20_000.0));
     assert_eq!(verdict(19, &short), Verdict::Refuted);
+}
+
+/// The minutes of an `expected_duration` written "about N minutes" (or "about 1 minute").
+fn minutes(expected: &str) -> u32 {
+    let n = expected
+        .strip_prefix("about ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{expected:?} is not \"about N minutes\""));
+    n.parse().unwrap()
+}
+
+#[test]
+fn classic_judges_every_claim_in_at_most_an_hour_with_at_least_3_repetitions() {
+    use crate::experiment::scenario::{parse, BUILTIN};
+    let builtin = |name: &str| {
+        let text = BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1;
+        parse(name, name, text).unwrap()
+    };
+    let classic = builtin("classic");
+    let mut judged = Vec::new();
+    let mut total = 0;
+    for part in &classic.parts {
+        let s = builtin(&part.name);
+        assert!(
+            s.repetitions >= 3,
+            "{} runs {} repetitions",
+            s.name,
+            s.repetitions
+        );
+        total += minutes(s.expected_duration.as_deref().unwrap());
+        judged.extend(claims_of(&s.name));
+    }
+    judged.sort();
+    assert_eq!(judged, (1..=CLAIMS.len()).collect::<Vec<_>>());
+    assert!(
+        total <= 60,
+        "the parts' expected durations add up to {total} minutes"
+    );
+    assert_eq!(
+        classic.expected_duration.as_deref(),
+        Some(format!("about {total} minutes").as_str())
+    );
+    assert_eq!(claims_of("claim-6"), [6, 19, 20]);
+    assert_eq!(claims_of("claim-19"), [19]);
+    assert!(claims_of("quick").is_empty());
+}
+
+/// Five repetitions of epoll at `clients` whose last tenth to join took `last` µs on
+/// average and the tenth before `ninth`.
+fn by_join_order(clients: f64, last: f64, ninth: f64) -> Vec<Row> {
+    reps5(
+        "epoll",
+        &format!("c{clients}"),
+        &[
+            (column::CONNECTIONS, clients),
+            (column::JOINED_LAST_TENTH_MEAN_US, last),
+            (column::JOINED_NINTH_TENTH_MEAN_US, ninth),
+        ],
+    )
+}
+
+#[test]
+fn claim_20_the_last_clients_to_join() {
+    // A jump at the end of the order, judged at the most clients.
+    let mut rows = by_join_order(2500.0, 1_000.0, 1_000.0);
+    rows.extend(by_join_order(20000.0, 30_000.0, 10_000.0));
+    let c = judge(20, &rows, Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert!(
+        c.numbers[1].starts_with("20,000 clients: last tenth to join 30"),
+        "{:?}",
+        c.numbers
+    );
+    assert!(c.numbers[2].contains("x3.00"), "{:?}", c.numbers);
+    // Slower, significantly, but only as growth along the order would be.
+    let linear = by_join_order(20000.0, 13_000.0, 10_000.0);
+    let c = judge(20, &linear, Limits::default());
+    assert_eq!(c.verdict, Verdict::Refuted, "{}", c.why);
+    assert!(c.why.contains("by x1.30"), "{}", c.why);
+    // The last tenth no slower: no difference, with p.
+    let flat = [by_join_order(20000.0, 10_000.0, 10_000.0)].concat();
+    assert_eq!(verdict(20, &flat), Verdict::NoDifference);
+    // Rows without the join order (a run before these columns): inconclusive, said so.
+    let old = reps5("epoll", "c20000", &[(column::CONNECTIONS, 20000.0)]);
+    let c = judge(20, &old, Limits::default());
+    assert_eq!(c.verdict, Verdict::Inconclusive);
+    assert!(c.why.starts_with("no step finished with"), "{}", c.why);
+}
+
+#[test]
+fn claim_21_select_steadier_than_epoll() {
+    let spread = |model: &str, cv: f64| reps5(model, "c1000", &[(column::REQUESTS_PER_S_CV, cv)]);
+    let steadier = [spread("select", 0.05), spread("epoll", 0.20)].concat();
+    let c = judge(21, &steadier, Limits::default());
+    assert_eq!(c.verdict, Verdict::Confirmed, "{}", c.why);
+    assert!(
+        c.numbers[0].starts_with("select 0.050 against epoll 0.200"),
+        "{:?}",
+        c.numbers
+    );
+    let rougher = [spread("select", 0.20), spread("epoll", 0.05)].concat();
+    assert_eq!(verdict(21, &rougher), Verdict::Refuted);
+    let level = [spread("select", 0.10), spread("epoll", 0.10)].concat();
+    assert_eq!(verdict(21, &level), Verdict::NoDifference);
 }
