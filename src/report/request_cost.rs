@@ -96,7 +96,7 @@ fn model_finding(results: &Results, s: &Sweep, model: &str) -> Option<(String, f
             text += &format!(" makes {} {call} calls per request", per_request(w))
         }
         Some(w) if w > 0.0 => {
-            text += &format!(" makes 1 {call} call per {:.0} requests", 1.0 / w);
+            text += &format!(" makes 1 {call} call per {} requests", per_request(1.0 / w));
             let held = value(column::MAX_CONCURRENT_SERVER);
             if let (true, Some(held)) = (matches!(model, "select" | "poll"), held) {
                 text += &format!(" and scans {held:.0} descriptors each time");
