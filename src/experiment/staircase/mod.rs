@@ -96,9 +96,10 @@ fn stair_hosts<'a>(clients: &'a [Host], stairs: &[Step], i: usize) -> &'a [Host]
 /// it; the end of the staircase stops them.
 fn lifetime(scenario: &Scenario, staircase: &Staircase, stairs: usize) -> Duration {
     let longest = Deadline::of(scenario, staircase.batch, Some(f64::MIN_POSITIVE)).total();
-    (staircase.every + longest) * stairs as u32
-        + staircase.hold.unwrap_or_default()
-        + Duration::from_secs(60)
+    (staircase.every.saturating_add(longest))
+        .saturating_mul(stairs as u32)
+        .saturating_add(staircase.hold.unwrap_or_default())
+        .saturating_add(Duration::from_secs(60))
 }
 
 /// How long a stair's batch may take to connect, from its load's start: the connect
@@ -131,7 +132,9 @@ impl Deadline {
         batch: u64,
         previous_rate: Option<f64>,
     ) -> Deadline {
-        let at = |rate: f64| Duration::from_secs_f64(batch as f64 / rate);
+        // A rate near 0 takes longer than a Duration holds: the longest, capped below.
+        let at =
+            |rate: f64| Duration::try_from_secs_f64(batch as f64 / rate).unwrap_or(Duration::MAX);
         let planned = connect_rate.map_or(Duration::ZERO, at);
         let measured = previous_rate
             .filter(|r| *r > 0.0)
@@ -151,7 +154,10 @@ impl Deadline {
     }
 
     fn total(&self) -> Duration {
-        self.connect_timeout + self.ramp * 2 + Duration::from_secs(2)
+        (self
+            .connect_timeout
+            .saturating_add(self.ramp.saturating_mul(2)))
+        .saturating_add(Duration::from_secs(2))
     }
 
     /// The rule with its numbers, as a failure reason states it.
