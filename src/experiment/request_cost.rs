@@ -107,8 +107,8 @@ pub const COUNT_SYSCALLS_ENV: &str = "ECHOLAB_COUNT_SYSCALLS";
 /// sample of the whole load. An open `raw_syscalls/sys_enter` counter puts every system
 /// call of the machine on the kernel's slow path (TIF_SYSCALL_TRACEPOINT) until it is
 /// closed, so the counters are opened for each window and closed after it. Each window
-/// also has a fixed cost (opening the counters on a running thread), so fewer, longer
-/// windows are cheaper than many short ones (docs/outputs.md has both measured).
+/// also has a fixed cost besides its share of time (measured, its cause not isolated), so
+/// one window a second is cheaper than several (docs/outputs.md has both measured).
 pub const PERIOD: Duration = Duration::from_secs(1);
 pub const WINDOW: Duration = Duration::from_millis(10);
 
