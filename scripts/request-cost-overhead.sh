@@ -1,74 +1,78 @@
 #!/usr/bin/env bash
-# What counting a server's system calls and context switches (src/experiment/request_cost.rs)
-# costs it: the same one-worker server and load with and without the counters attached
-# (examples/count_calls.rs), the two orders alternating round by round, as server CPU per
-# request. Server pinned to CPU 0, load generator and counter to CPU 1.
+# What counting a server's system calls (src/experiment/request_cost.rs) costs it, in
+# echolab steps: the same scenario (one worker pinned to CPU 0, an open-loop load below
+# saturation on CPU 1) run with ECHOLAB_COUNT_SYSCALLS=0 (context switches only),
+# unset (system calls in sampled windows, the default) and 1 (every system call over the
+# whole load), the three interleaved round by round in a turning order. Prints each
+# row, then per model and mode the median ratio of server CPU per request to mode 0's in
+# the same round, with the lowest and highest, and the system calls per request each
+# counting mode read.
 #
-#   scripts/request-cost-overhead.sh [ROUNDS] [DURATION_S]
+#   scripts/request-cost-overhead.sh [ROUNDS] [DURATION]
 #
-# Environment: MODELS (default "epoll tokio threads"), CONNECTIONS (50), SIZE (64),
-# ECHOLAB (target/release/echolab), COUNTER (target/release/examples/count_calls).
-# Prints one CSV row per run, then per model the median ratio of CPU per request
-# counted/not counted over the rounds, with the lowest and highest.
+# Environment: MODELS (default "epoll select uring"), CONNECTIONS (100), RATE (10000),
+# ECHOLAB (target/release/echolab), OUT (a temporary directory).
 set -euo pipefail
 rounds=${1:-5}
-duration=${2:-5}
+duration=${2:-5s}
 bin=${ECHOLAB:-target/release/echolab}
-counter=${COUNTER:-target/release/examples/count_calls}
-[ -x "$counter" ] || cargo build --release --example count_calls >&2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-cpu_s() {
-    sed 's/^.*) //' "/proc/$1/stat" | awk -v hz="$(getconf CLK_TCK)" '{printf "%.3f", ($12 + $13) / hz}'
-}
-
-one() { # model round counted
-    taskset -c 0 "$bin" serve --model "$1" --workers 1 --addr 127.0.0.1:0 >"$work/serve.out" 2>"$work/serve.err" &
-    local server=$!
-    for _ in $(seq 1 100); do grep -q "^listening on" "$work/serve.out" && break; sleep 0.05; done
-    local addr pid
-    addr=$(head -1 "$work/serve.out" | awk '{print $3}')
-    pid=$server
-    local counts=""
-    if [ "$3" = yes ]; then
-        taskset -c 1 "$counter" "$pid" "$((duration + 1))" >"$work/counts" &
-        sleep 0.2
-    fi
-    local before after
-    before=$(cpu_s "$pid")
-    rm -rf "$work/load"
-    taskset -c 1 "$bin" load --target "$addr" --connections "${CONNECTIONS:-50}" --duration "${duration}s" \
-        --size "${SIZE:-64}" --out "$work/load" --quiet >/dev/null 2>"$work/load.err"
-    after=$(cpu_s "$pid")
-    if [ "$3" = yes ]; then wait %2 2>/dev/null || true; counts=$(cat "$work/counts"); fi
-    kill -TERM "$server"; wait "$server" || true
-    python3 - "$work/load/summary.json" "$1" "$2" "$3" "$before" "$after" "$counts" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-model, r, counted, before, after, counts = sys.argv[2:8]
-n = s["requests_completed"]
-cpu = float(after) - float(before)
-print(f"{model},{r},{counted},{n},{cpu:.2f},{cpu / n * 1e6:.3f},{counts}")
-PY
-}
-
-echo "model,round,counted,requests,server_cpu_s,server_cpu_us_per_req,counts" | tee "$work/runs.csv"
+out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
+models=$(printf '"%s", ' ${MODELS:-epoll select uring})
+cat >"$out/overhead.toml" <<TOML
+name = "request-cost-overhead"
+models = [${models%, }]
+[server]
+workers = 1
+cpus = [0]
+[load]
+size = 64
+duration = "$duration"
+rate = ${RATE:-10000}
+connect_rate = 10000
+connect_timeout = "5s"
+cpus = [1]
+[sweep]
+connections = [${CONNECTIONS:-100}]
+TOML
+modes=(0 sampled 1)
 for r in $(seq 1 "$rounds"); do
-    for model in ${MODELS:-epoll tokio threads}; do
-        if [ $((r % 2)) = 1 ]; then order="no yes"; else order="yes no"; fi
-        for counted in $order; do one "$model" "$r" "$counted" | tee -a "$work/runs.csv"; done
+    for k in 0 1 2; do
+        mode=${modes[$(((r + k) % 3))]}
+        dir="$out/round-$r-$mode"
+        if [ "$mode" = sampled ]; then
+            env -u ECHOLAB_COUNT_SYSCALLS "$bin" run "$out/overhead.toml" --out "$dir" --quiet >/dev/null
+        else
+            ECHOLAB_COUNT_SYSCALLS=$mode "$bin" run "$out/overhead.toml" --out "$dir" --quiet >/dev/null
+        fi
     done
 done
-python3 - "$work/runs.csv" <<'PY'
+python3 - "$out" "$rounds" <<'PY'
 import csv, statistics, sys
-runs = list(csv.DictReader(open(sys.argv[1])))
-for model in dict.fromkeys(r["model"] for r in runs):
-    per = {}
-    for r in runs:
-        if r["model"] == model:
-            per.setdefault(r["round"], {})[r["counted"]] = float(r["server_cpu_us_per_req"])
-    ratios = sorted(p["yes"] / p["no"] for p in per.values() if "yes" in p and "no" in p)
-    print(f"{model}: counted/not counted CPU per request, median {statistics.median(ratios):.3f} "
-          f"(lowest {ratios[0]:.3f}, highest {ratios[-1]:.3f}, {len(ratios)} rounds)")
+out, rounds = sys.argv[1], int(sys.argv[2])
+rows = {}
+for r in range(1, rounds + 1):
+    for mode in ("0", "sampled", "1"):
+        for row in csv.DictReader(open(f"{out}/round-{r}-{mode}/results.csv")):
+            rows[(row["model"], r, mode)] = row
+print("model,round,mode,requests,server_cpu_us_per_request,server_syscalls_per_req,server_wait_calls_per_req")
+for (model, r, mode), row in rows.items():
+    print(f"{model},{r},{mode},{row['requests']},{row['server_cpu_us_per_request']},"
+          f"{row['server_syscalls_per_req']},{row['server_wait_calls_per_req']}")
+def spread(v):
+    v = sorted(v)
+    return f"median {statistics.median(v):.3f} (lowest {v[0]:.3f}, highest {v[-1]:.3f}, n = {len(v)})"
+for model in dict.fromkeys(m for m, _, _ in rows):
+    for mode in ("sampled", "1"):
+        ratios = [float(rows[(model, r, mode)]["server_cpu_us_per_request"])
+                  / float(rows[(model, r, "0")]["server_cpu_us_per_request"])
+                  for r in range(1, rounds + 1)
+                  if (model, r, mode) in rows and (model, r, "0") in rows]
+        calls = [float(rows[(model, r, mode)]["server_syscalls_per_req"] or "nan")
+                 for r in range(1, rounds + 1) if (model, r, mode) in rows]
+        waits = [float(rows[(model, r, mode)]["server_wait_calls_per_req"] or "nan")
+                 for r in range(1, rounds + 1) if (model, r, mode) in rows]
+        name = "sampled" if mode == "sampled" else "whole"
+        print(f"{model} {name}/off CPU per request: {spread(ratios)}; "
+              f"syscalls per request {spread(calls)}; wait calls per request {spread(waits)}")
 PY

@@ -1,6 +1,6 @@
 //! The cost-of-a-request columns (src/experiment/request_cost.rs) filled by a real run of
-//! every model: context switches in every run, the system calls when
-//! ECHOLAB_COUNT_SYSCALLS=1. perf events need root here.
+//! every model: context switches in every run, the system calls sampled in windows by
+//! default and counted whole when ECHOLAB_COUNT_SYSCALLS=1. perf events need root here.
 
 mod common;
 
@@ -8,7 +8,8 @@ use common::{number, write_scenario, ResultsRow};
 
 const MODELS: [&str; 6] = ["threads", "select", "poll", "epoll", "uring", "tokio"];
 
-fn scenario(models: &[&str]) -> String {
+/// A scenario of `models` at 20 connections whose load is `load` (TOML lines).
+fn scenario(models: &[&str], load: &str) -> String {
     let models: Vec<String> = models.iter().map(|m| format!("\"{m}\"")).collect();
     format!(
         r#"
@@ -18,7 +19,7 @@ models = [{}]
 workers = 1
 [load]
 size = 64
-requests = 400
+{load}
 connect_timeout = "5s"
 [sweep]
 connections = [20]
@@ -44,26 +45,41 @@ fn every_model_has_its_cost_per_request() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    // By default: context switches counted, system calls not.
-    let quiet = write_scenario(tmp.path(), &scenario(&["epoll"]));
-    let rows = common::run_scenario_ok(&quiet, &tmp.path().join("default"), &["--quiet"]);
+    // By default: context switches counted, system calls sampled in windows (10 ms of
+    // every second) and scaled to the load: plausible, not exact (docs/outputs.md).
+    let load = "duration = \"3s\"\nrate = 4000";
+    let sampled = write_scenario(tmp.path(), &scenario(&["epoll"], load));
+    let rows = common::run_scenario_ok(&sampled, &tmp.path().join("default"), &["--quiet"]);
     let epoll = row(&rows, "epoll");
     assert_eq!(epoll["status"], "ok");
-    assert_eq!(epoll["requests"], "8000");
-    assert_eq!(epoll["server_syscalls_per_req"], "");
-    assert_eq!(epoll["server_wait_calls_per_req"], "");
-    assert_eq!(epoll["server_read_calls_per_req"], "");
+    let syscalls = number(epoll, "server_syscalls_per_req");
+    let reads = number(epoll, "server_read_calls_per_req");
+    // One read and one send per echo, a wait per few: about 2 calls, reads about 1.
+    assert!((0.5..6.0).contains(&syscalls), "{syscalls}");
+    assert!((0.25..3.0).contains(&reads), "{reads}");
+    assert!(number(epoll, "server_wait_calls_per_req") > 0.0);
     assert!(number(epoll, "server_voluntary_switches_per_req") >= 0.0);
     assert!(number(epoll, "server_involuntary_switches_per_req") >= 0.0);
     let report = std::fs::read_to_string(tmp.path().join("default/report.md")).unwrap();
     assert!(
-        !report.contains("epoll_wait call per") && report.contains("context switches per request"),
+        // "1 epoll_wait call per N requests", or "N epoll_wait calls per request" when idle.
+        report.contains("epoll at connections=20 makes ")
+            && report.contains(" epoll_wait call")
+            && report.contains("context switches per request"),
         "{report}"
     );
 
+    // Not counted when ECHOLAB_COUNT_SYSCALLS=0: switches only.
+    std::env::set_var("ECHOLAB_COUNT_SYSCALLS", "0");
+    let rows = common::run_scenario_ok(&sampled, &tmp.path().join("off"), &["--quiet"]);
+    std::env::remove_var("ECHOLAB_COUNT_SYSCALLS");
+    let epoll = row(&rows, "epoll");
+    assert_eq!(epoll["server_syscalls_per_req"], "");
+    assert!(number(epoll, "server_voluntary_switches_per_req") >= 0.0);
+
     // Every system call counted: the child inherits the setting.
     std::env::set_var("ECHOLAB_COUNT_SYSCALLS", "1");
-    let every = write_scenario(tmp.path(), &scenario(&MODELS));
+    let every = write_scenario(tmp.path(), &scenario(&MODELS, "requests = 400"));
     let out = tmp.path().join("every");
     let rows = common::run_scenario_ok(&every, &out, &["--quiet"]);
     std::env::remove_var("ECHOLAB_COUNT_SYSCALLS");
@@ -101,7 +117,11 @@ fn every_model_has_its_cost_per_request() {
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(report.contains("charts/connections-syscalls-per-request.svg"));
     assert!(report.contains("charts/connections-context-switches-per-request.svg"));
-    assert!(report.contains("select at connections=20:"), "{report}");
+    assert!(
+        report.contains("select at connections=20 makes 1 select call per")
+            && report.contains("requests and scans 20 descriptors each time"),
+        "{report}"
+    );
     assert!(
         report.contains("fewer system calls per request than"),
         "{report}"

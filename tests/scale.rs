@@ -190,5 +190,5 @@ fn c1m_climbs_to_a_million_within_the_machine_limits() {
     let server_per_process = s.models[0].options.conns_per_process.unwrap().0;
     let load_per_process = s.load.conns_per_process.unwrap().0;
     assert!(server_per_process + 64 <= 20_000 && load_per_process + 64 <= 20_000);
-    assert_eq!(s.load.delay.map(|d| d.0), Some(Duration::from_secs(30)));
+    assert_eq!(s.load.delay.map(|d| d.0), Some(Duration::from_secs(60)));
 }

@@ -85,6 +85,14 @@ hold = "1s"
         assert!(number(row, "connect_rate_per_s") > 0.0, "{row:?}");
     }
     assert_eq!(rows[3]["ramp_s"], "");
+    // The first stair's deadline is the connect timeout and 2 s; the next ones add twice
+    // their batch at the stair before's rate, at most four connect timeouts of it.
+    assert_eq!(number(&rows[0], "stair_deadline_s"), 7.0);
+    for row in &rows[1..3] {
+        let deadline = number(row, "stair_deadline_s");
+        assert!(deadline > 7.0 && deadline <= 47.0, "{row:?}");
+    }
+    assert_eq!(rows[3]["stair_deadline_s"], "");
     // One server for the whole staircase: one summary, every connection accepted once.
     let summaries = find(&out.join("epoll"), "server-summary.json");
     assert_eq!(summaries.len(), 1, "{summaries:?}");

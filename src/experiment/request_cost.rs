@@ -6,14 +6,17 @@
 //! `sched/sched_switch`, in counting mode (the kernel adds one to a counter; nothing is
 //! recorded), on every thread of the server's process tree when the load starts, each
 //! counter inherited by the threads and processes created later and keeping their counts
-//! when they exit. System calls (every one, and the wait, read and write calls) need
-//! `raw_syscalls/sys_enter` counted too, which costs a syscall-bound server 10 to 20 %
-//! of its CPU (docs/outputs.md): only when [`COUNT_SYSCALLS_ENV`] is 1. (/proc/PID/io's
-//! `syscw` misses send(2), which the servers write with.) Root only (or CAP_PERFMON):
-//! elsewhere the columns stay empty.
+//! when they exit. System calls (every one, and the wait, read and write calls) are
+//! counted on `raw_syscalls/sys_enter`, which costs a syscall-bound server 10 to 20 % of
+//! its CPU while a counter is open: so by default only in short windows (1 % of the
+//! load), scaled to the whole load ([`PERIOD`], [`WINDOW`]; docs/outputs.md has the
+//! measured cost and error). (/proc/PID/io's `syscw` misses send(2), which the servers
+//! write with.) Root only (or CAP_PERFMON): elsewhere the columns stay empty.
 
 use std::io;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use super::probe::process_tree;
 use crate::results::Row;
@@ -94,15 +97,35 @@ fn syscall_filter(calls: &[libc::c_long]) -> String {
 /// involuntary (`nonvoluntary_ctxt_switches`).
 const INVOLUNTARY_FILTER: &str = "prev_state == 0 || prev_state == 256";
 
-/// Set to 1, the runner counts every system call of the server too (at a cost).
+/// How the runner counts the server's system calls: `sampled` (the default), `1` (every
+/// one over the whole load, at 10 to 20 % of a syscall-bound server's CPU) or `0` (none;
+/// context switches only).
 pub const COUNT_SYSCALLS_ENV: &str = "ECHOLAB_COUNT_SYSCALLS";
 
-/// The counters of a process tree, from the moment they were opened: on each thread,
-/// the index in [`Calls`] field order each counter adds to, and the counter.
+/// The sampled windows: system calls are counted for [`WINDOW`] out of every [`PERIOD`] of
+/// the load (1 %), each window in the middle of its period, so the windows are an even
+/// sample of the whole load. An open `raw_syscalls/sys_enter` counter puts every system
+/// call of the machine on the kernel's slow path (TIF_SYSCALL_TRACEPOINT) until it is
+/// closed, so the counters are opened for each window and closed after it. Each window
+/// also has a fixed cost besides its share of time (measured, its cause not isolated), so
+/// one window a second is cheaper than several (docs/outputs.md has both measured).
+pub const PERIOD: Duration = Duration::from_secs(1);
+pub const WINDOW: Duration = Duration::from_millis(10);
+
+/// Which of the [`Calls`] fields are counted, in field order.
+const SYSCALL_FIELDS: [usize; 4] = [0, 1, 2, 3];
+const SWITCH_FIELDS: [usize; 2] = [4, 5];
+
+/// The counters of a process tree, from the moment they were opened: the context
+/// switches over the whole time, and the system calls over the whole time or in windows.
 pub struct Counting {
-    counters: Vec<(usize, Counter)>,
-    every_call: bool,
+    whole: Counters,
+    sampler: Option<Sampler>,
 }
+
+/// Counters on every thread of a process tree: the index in [`Calls`] field order each
+/// counter adds to, and the counter.
+struct Counters(Vec<(usize, Counter)>);
 
 /// The two tracepoints' ids, looked up once per run.
 fn ids() -> io::Result<(u64, u64)> {
@@ -116,24 +139,10 @@ fn ids() -> io::Result<(u64, u64)> {
     .map_err(io::Error::other)
 }
 
-impl Counting {
-    /// Starts counting every thread of `pid` and its descendants: their context
-    /// switches, and every system call when [`COUNT_SYSCALLS_ENV`] is 1.
-    pub fn start(pid: u32) -> io::Result<Counting> {
-        if std::env::var(COUNT_SYSCALLS_ENV).is_ok_and(|v| v == "1") {
-            Counting::start_every(pid)
-        } else {
-            Counting::open(pid, &[4, 5])
-        }
-    }
-
-    /// Counts every field of [`Calls`] with perf counters.
-    pub fn start_every(pid: u32) -> io::Result<Counting> {
-        Counting::open(pid, &[0, 1, 2, 3, 4, 5])
-    }
-
-    /// Opens the counters of the [`Calls`] fields numbered `fields` on every thread.
-    fn open(pid: u32, fields: &[usize]) -> io::Result<Counting> {
+impl Counters {
+    /// Opens the counters of the [`Calls`] fields numbered `fields` on every thread of
+    /// `pid` and its descendants.
+    fn open(pid: u32, fields: &[usize]) -> io::Result<Counters> {
         let (sys_enter, sched_switch) = ids()?;
         let filters = [
             syscall_filter(&WAIT_CALLS),
@@ -171,18 +180,156 @@ impl Counting {
                 "process {pid} has no thread to count"
             )));
         }
-        Ok(Counting {
-            counters,
-            every_call: fields.contains(&0),
+        Ok(Counters(counters))
+    }
+
+    /// The counts so far, summed over the threads, in [`Calls`] field order.
+    fn read(&self) -> io::Result<[u64; 6]> {
+        let mut sum = [0u64; 6];
+        for (field, counter) in &self.0 {
+            sum[*field] += counter.read()?;
+        }
+        Ok(sum)
+    }
+}
+
+/// The system calls counted in windows so far, and the time they covered.
+#[derive(Debug, Default, Clone, Copy)]
+struct Sampled {
+    counts: [u64; 6],
+    counted_s: f64,
+}
+
+/// A thread counting a process tree's system calls in windows until it is dropped.
+struct Sampler {
+    started: Instant,
+    sampled: Arc<Mutex<Sampled>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Sampler {
+    fn start(pid: u32, period: Duration, length: Duration) -> io::Result<Sampler> {
+        ids()?;
+        let started = Instant::now();
+        let sampled = Arc::new(Mutex::new(Sampled::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (into, stopped) = (sampled.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("syscall-windows".into())
+            .spawn(move || {
+                let mut next = started + period / 2;
+                loop {
+                    while Instant::now() < next {
+                        if stopped.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        std::thread::sleep((next - Instant::now()).min(period / 4));
+                    }
+                    let Some((counts, counted_s)) = window(pid, length) else {
+                        return;
+                    };
+                    let mut s = into.lock().unwrap_or_else(|e| e.into_inner());
+                    for (sum, n) in s.counts.iter_mut().zip(counts) {
+                        *sum += n;
+                    }
+                    s.counted_s += counted_s;
+                    drop(s);
+                    next += period;
+                }
+            })?;
+        Ok(Sampler {
+            started,
+            sampled,
+            stop,
         })
     }
 
-    /// The counts since the start, summed over the threads.
-    pub fn read(&self) -> io::Result<Calls> {
-        let mut sum = [0u64; 6];
-        for (field, counter) in &self.counters {
-            sum[*field] += counter.read()?;
+    /// The system calls since the start, estimated from the windows so far: their counts
+    /// times the time since the start over the time they covered. None before a window.
+    fn estimate(&self) -> Option<[u64; 6]> {
+        let s = *self.sampled.lock().unwrap_or_else(|e| e.into_inner());
+        (s.counted_s > 0.0).then(|| {
+            let scale = self.started.elapsed().as_secs_f64() / s.counted_s;
+            s.counts.map(|n| (n as f64 * scale).round() as u64)
+        })
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// One window: the system calls of `pid`'s tree over `length`, counters opened on every
+/// thread at its start and closed at its end; the counts and the seconds counted (from
+/// the middle of the opening to the middle of the reading). None when the tree is gone
+/// or cannot be counted.
+fn window(pid: u32, length: Duration) -> Option<([u64; 6], f64)> {
+    let before_open = Instant::now();
+    let counters = Counters::open(pid, &SYSCALL_FIELDS).ok()?;
+    let opened = Instant::now();
+    std::thread::sleep(length);
+    let before_read = Instant::now();
+    let counts = counters.read().ok()?;
+    let read = Instant::now();
+    drop(counters);
+    let start = before_open + (opened - before_open) / 2;
+    let end = before_read + (read - before_read) / 2;
+    Some((counts, (end - start).as_secs_f64()))
+}
+
+impl Counting {
+    /// Starts counting every thread of `pid` and its descendants: their context
+    /// switches, and their system calls as [`COUNT_SYSCALLS_ENV`] says (sampled unless
+    /// it says otherwise).
+    pub fn start(pid: u32) -> io::Result<Counting> {
+        match std::env::var(COUNT_SYSCALLS_ENV).as_deref() {
+            Ok("1") => Counting::start_every(pid),
+            Ok("0") => Ok(Counting {
+                whole: Counters::open(pid, &SWITCH_FIELDS)?,
+                sampler: None,
+            }),
+            _ => Counting::start_sampled(pid),
         }
+    }
+
+    /// Counts every field of [`Calls`] over the whole time.
+    pub fn start_every(pid: u32) -> io::Result<Counting> {
+        let fields = [SYSCALL_FIELDS.as_slice(), &SWITCH_FIELDS].concat();
+        Ok(Counting {
+            whole: Counters::open(pid, &fields)?,
+            sampler: None,
+        })
+    }
+
+    /// Counts the context switches over the whole time, the system calls in windows.
+    pub fn start_sampled(pid: u32) -> io::Result<Counting> {
+        Counting::start_windows(pid, PERIOD, WINDOW)
+    }
+
+    /// [`Counting::start_sampled`] with windows of `length` every `period`.
+    pub fn start_windows(pid: u32, period: Duration, length: Duration) -> io::Result<Counting> {
+        Ok(Counting {
+            whole: Counters::open(pid, &SWITCH_FIELDS)?,
+            sampler: Some(Sampler::start(pid, period, length)?),
+        })
+    }
+
+    /// The counts since the start, summed over the threads; the system calls estimated
+    /// from the windows when sampled.
+    pub fn read(&self) -> io::Result<Calls> {
+        let mut sum = self.whole.read()?;
+        let every_call = match &self.sampler {
+            None => self.whole.0.iter().any(|(field, _)| *field == 0),
+            Some(sampler) => match sampler.estimate() {
+                Some(estimate) => {
+                    sum[..4].copy_from_slice(&estimate[..4]);
+                    true
+                }
+                None => false,
+            },
+        };
         let [syscalls, wait, read, write, switches, involuntary] = sum;
         Ok(Calls {
             syscalls,
@@ -191,7 +338,7 @@ impl Counting {
             write,
             switches,
             involuntary,
-            every_call: self.every_call,
+            every_call,
         })
     }
 }
@@ -251,6 +398,37 @@ mod tests {
         };
         measure(&mut none, calls);
         assert_eq!(none.server_syscalls_per_req, None);
+    }
+
+    #[test]
+    fn sampled_windows_estimate_a_steady_threads_calls() {
+        // Root only; elsewhere there is nothing to count.
+        let Ok(counting) = Counting::start_sampled(std::process::id()) else {
+            return;
+        };
+        let whole = Counting::start_every(std::process::id()).unwrap();
+        // A thread created after the start, calling getppid steadily for ten periods.
+        std::thread::spawn(|| {
+            let end = Instant::now() + PERIOD * 2;
+            while Instant::now() < end {
+                for _ in 0..100 {
+                    // SAFETY: getppid has no preconditions.
+                    unsafe { libc::getppid() };
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        })
+        .join()
+        .unwrap();
+        let (estimate, exact) = (counting.read().unwrap(), whole.read().unwrap());
+        assert!(estimate.every_call && exact.every_call);
+        // Two windows of a steady rate: within a factor of 1.5 of the exact count (the
+        // sleeps' lengths vary with the machine, the windows' count of them too).
+        let ratio = estimate.syscalls as f64 / exact.syscalls as f64;
+        assert!(
+            (0.67..1.5).contains(&ratio),
+            "{estimate:?} against {exact:?}"
+        );
     }
 
     #[test]

@@ -87,44 +87,48 @@ fn model_finding(results: &Results, s: &Sweep, model: &str) -> Option<(String, f
             .map(|(_, v)| v)
     };
     let syscalls = value(column::SERVER_SYSCALLS_PER_REQ);
-    let mut text = format!("{model} at {}:", at(&s.axis, x));
-    if let Some(n) = syscalls {
-        text += &format!(" {} system calls per request,", per_request(n));
-    }
+    let mut text = format!("{model} at {}", at(&s.axis, x));
     let call = wait_call(model);
+    // First the wait, in the words of the question it answers: how many requests one
+    // call serves, and for select and poll how many descriptors it scans each time.
     match value(column::SERVER_WAIT_CALLS_PER_REQ) {
-        Some(w) if w >= 1.0 => text += &format!(" {} {call} calls per request,", per_request(w)),
+        Some(w) if w >= 1.0 => {
+            text += &format!(" makes {} {call} calls per request", per_request(w))
+        }
         Some(w) if w > 0.0 => {
-            text += &format!(" one {call} call per {:.0} requests", 1.0 / w);
-            // select and poll hand the kernel every connection at each call.
+            text += &format!(" makes 1 {call} call per {} requests", per_request(1.0 / w));
             let held = value(column::MAX_CONCURRENT_SERVER);
             if let (true, Some(held)) = (matches!(model, "select" | "poll"), held) {
-                text += &format!(" handing it all {held:.0} connections each time");
+                text += &format!(" and scans {held:.0} descriptors each time");
             }
-            text += ",";
         }
         _ => {}
+    }
+    let mut counts = Vec::new();
+    if let Some(n) = syscalls {
+        counts.push(format!("{} system calls per request", per_request(n)));
     }
     if let (Some(r), Some(w)) = (
         value(column::SERVER_READ_CALLS_PER_REQ),
         value(column::SERVER_WRITE_CALLS_PER_REQ),
     ) {
-        text += &format!(
-            " {} reads and {} writes per request",
+        counts.push(format!(
+            "{} reads and {} writes per request",
             per_request(r),
             per_request(w)
-        );
+        ));
     }
     if let (Some(v), Some(i)) = (
         value(column::SERVER_VOLUNTARY_SWITCHES_PER_REQ),
         value(column::SERVER_INVOLUNTARY_SWITCHES_PER_REQ),
     ) {
-        text += &format!(
-            "; {} voluntary and {} involuntary context switches per request",
+        counts.push(format!(
+            "{} voluntary and {} involuntary context switches per request",
             per_request(v),
             per_request(i)
-        );
+        ));
     }
+    text += &format!(": {}", counts.join(", "));
     Some((text + ".", x, syscalls))
 }
 

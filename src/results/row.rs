@@ -168,6 +168,9 @@ results_columns! {
     SERVER_VOLUNTARY_SWITCHES_PER_REQ server_voluntary_switches_per_req: Option<f64>, "switches";
     /// Its threads' involuntary context switches per request.
     SERVER_INVOLUNTARY_SWITCHES_PER_REQ server_involuntary_switches_per_req: Option<f64>, "switches";
+    /// A staircase stair's connect deadline from its batch's start (the rule in
+    /// src/experiment/staircase/mod.rs, `Deadline`); empty otherwise.
+    STAIR_DEADLINE_S stair_deadline_s: Option<f64>, "s";
 }
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.

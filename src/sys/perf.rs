@@ -39,6 +39,8 @@ const FLAG_INHERIT: u64 = 1 << 1;
 const IOC_SET_FILTER: libc::c_ulong = 0x4008_2406;
 /// `PERF_EVENT_IOC_ENABLE`: `_IO('$', 0)`.
 const IOC_ENABLE: libc::c_ulong = 0x2400;
+/// `PERF_EVENT_IOC_DISABLE`: `_IO('$', 1)`.
+const IOC_DISABLE: libc::c_ulong = 0x2401;
 /// perf_event_open's flag for a close-on-exec fd.
 const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 
@@ -77,6 +79,12 @@ impl Counter {
         }
         syscall!(ioctl(file.as_raw_fd(), IOC_ENABLE, 0))?;
         Ok(Counter { file })
+    }
+
+    /// Stops counting; the count so far is kept.
+    pub fn disable(&self) -> io::Result<()> {
+        syscall!(ioctl(self.file.as_raw_fd(), IOC_DISABLE, 0))?;
+        Ok(())
     }
 
     /// The count so far, the exited children's included.

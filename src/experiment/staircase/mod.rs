@@ -65,6 +65,8 @@ struct Stair {
     /// When its batch started (Unix seconds, the runner's clock).
     started_unix: f64,
     measured: Option<Measured>,
+    /// How long its batch could take to connect (none for the hold).
+    deadline: Option<Deadline>,
     status: Status,
     reason: String,
 }
@@ -89,20 +91,94 @@ fn stair_hosts<'a, T>(clients: &'a [T], stairs: &[Step], i: usize) -> &'a [T] {
     &clients[from.min(to)..=to]
 }
 
-/// A bound on the whole staircase: each stair's ramp at the connect rate, its connect
-/// timeout and its window, then the hold and a minute's margin. The loads run this long
-/// so they outlive it; the end of the staircase stops them.
+/// A bound on the whole staircase: each stair's longest deadline ([`Deadline`]) and its
+/// window, then the hold and a minute's margin. The loads run this long so they outlive
+/// it; the end of the staircase stops them.
 fn lifetime(scenario: &Scenario, staircase: &Staircase, stairs: usize) -> Duration {
-    let load = &scenario.load;
-    let connect_timeout = load
-        .connect_timeout
-        .map_or(Duration::from_secs(10), |d| d.0);
-    let ramp = load.connect_rate.map_or(Duration::ZERO, |r| {
-        Duration::from_secs_f64(staircase.batch as f64 / r.0)
-    });
-    (staircase.every + connect_timeout + ramp * 2) * stairs as u32
-        + staircase.hold.unwrap_or_default()
-        + Duration::from_secs(60)
+    let longest = Deadline::of(scenario, staircase.batch, Some(f64::MIN_POSITIVE)).total();
+    (staircase.every.saturating_add(longest))
+        .saturating_mul(stairs as u32)
+        .saturating_add(staircase.hold.unwrap_or_default())
+        .saturating_add(Duration::from_secs(60))
+}
+
+/// How long a stair's batch may take to connect, from its load's start: the connect
+/// timeout (a connection attempted last may take that long), plus twice the batch's
+/// ramp at the slower of the scenario's `connect_rate` and the previous stair's measured
+/// connect rate (a stair may connect at half the rate of the one before it, which falls
+/// as the connections held grow), the measured ramp at most four connect timeouts; plus
+/// 2 s to see it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Deadline {
+    connect_timeout: Duration,
+    ramp: Duration,
+    /// The previous stair's connect rate, when it set the ramp.
+    measured_rate: Option<f64>,
+}
+
+impl Deadline {
+    fn of(scenario: &Scenario, batch: u64, previous_rate: Option<f64>) -> Deadline {
+        let load = &scenario.load;
+        let connect_timeout = load
+            .connect_timeout
+            .map_or(Duration::from_secs(10), |d| d.0);
+        let rate = load.connect_rate.map(|r| r.0);
+        Deadline::rule(connect_timeout, rate, batch, previous_rate)
+    }
+
+    fn rule(
+        connect_timeout: Duration,
+        connect_rate: Option<f64>,
+        batch: u64,
+        previous_rate: Option<f64>,
+    ) -> Deadline {
+        // A rate near 0 takes longer than a Duration holds: the longest, capped below.
+        let at =
+            |rate: f64| Duration::try_from_secs_f64(batch as f64 / rate).unwrap_or(Duration::MAX);
+        let planned = connect_rate.map_or(Duration::ZERO, at);
+        let measured = previous_rate
+            .filter(|r| *r > 0.0)
+            .map(|r| (r, at(r).min(connect_timeout * 4)));
+        match measured {
+            Some((rate, ramp)) if ramp > planned => Deadline {
+                connect_timeout,
+                ramp,
+                measured_rate: Some(rate),
+            },
+            _ => Deadline {
+                connect_timeout,
+                ramp: planned,
+                measured_rate: None,
+            },
+        }
+    }
+
+    fn total(&self) -> Duration {
+        (self
+            .connect_timeout
+            .saturating_add(self.ramp.saturating_mul(2)))
+        .saturating_add(Duration::from_secs(2))
+    }
+
+    /// The rule with its numbers, as a failure reason states it.
+    fn describe(&self, batch: u64) -> String {
+        let ramp = match self.measured_rate {
+            Some(rate) => format!(
+                " + 2 x {batch} connections at the previous stair's {rate:.0}/s ({:.1} s)",
+                self.ramp.as_secs_f64()
+            ),
+            None if self.ramp > Duration::ZERO => format!(
+                " + 2 x {batch} connections at the connect rate ({:.1} s)",
+                self.ramp.as_secs_f64()
+            ),
+            None => String::new(),
+        };
+        format!(
+            "its deadline of {:.1} s: connect timeout {:.0} s{ramp} + 2 s",
+            self.total().as_secs_f64(),
+            self.connect_timeout.as_secs_f64()
+        )
+    }
 }
 
 /// The scenario whose load keeps each connection open for `lifetime`: a timed load
@@ -183,14 +259,14 @@ fn measure_window(
 }
 
 /// Waits until the batch in `dir` has established (or failed) all its `batch`
-/// connections, or its connect deadline passed. Err(()) when cut short.
+/// connections, or its connect deadline passed: Ok(false) then. Err(()) when cut short.
 fn wait_established(
     dir: &Path,
     batch: u64,
     deadline: Instant,
     server: &mut Session,
     first_agent: usize,
-) -> Result<(), ()> {
+) -> Result<bool, ()> {
     let mut next_look = Instant::now();
     while Instant::now() < deadline {
         if process::stop_requested() || server.dead() {
@@ -203,13 +279,13 @@ fn wait_established(
         if Instant::now() >= next_look || ended {
             let c = window::connections(&live_dirs(dir));
             if c.established + c.failed >= batch || ended {
-                return Ok(());
+                return Ok(true);
             }
             next_look = Instant::now() + Duration::from_millis(250);
         }
         std::thread::sleep(TICK);
     }
-    Ok(())
+    Ok(false)
 }
 
 /// Runs one staircase: `stairs` are its steps (cumulative connections, the other axes
@@ -289,6 +365,7 @@ fn stair_of(stairs: &[Step], i: usize, status: Status, reason: String) -> Stair 
         load_dir: None,
         started_unix: unix_now(),
         measured: None,
+        deadline: None,
         status,
         reason,
     }
@@ -301,9 +378,11 @@ struct Climb<'s> {
     staircase: &'s Staircase,
     stairs: &'s [Step],
     live: Scenario,
-    connect_timeout: Duration,
     generators: Generators,
     load_dirs: Vec<PathBuf>,
+    /// The last stair's connect rate as the runner saw it, which sets the next one's
+    /// deadline.
+    last_rate: Option<f64>,
 }
 
 impl<'s> Climb<'s> {
@@ -314,12 +393,9 @@ impl<'s> Climb<'s> {
             staircase,
             stairs,
             live: live_scenario(scenario, stairs, lifetime),
-            connect_timeout: scenario
-                .load
-                .connect_timeout
-                .map_or(Duration::from_secs(10), |d| d.0),
             generators: Generators::default(),
             load_dirs: Vec::new(),
+            last_rate: None,
         }
     }
 
@@ -388,19 +464,21 @@ impl<'s> Climb<'s> {
         record.started_unix = unix_now();
         record.load_dir = Some(dir.join("load"));
         self.load_dirs.push(dir.join("load"));
-        let ramp = self.live.load.connect_rate.map_or(Duration::ZERO, |r| {
-            Duration::from_secs_f64(batch.connections as f64 / r.0)
-        });
-        let deadline = load_start + self.connect_timeout + ramp * 2 + Duration::from_secs(2);
+        let deadline = Deadline::of(self.scenario, batch.connections, self.last_rate);
+        record.deadline = Some(deadline);
         let established = wait_established(
             &dir.join("load"),
             batch.connections,
-            deadline,
+            load_start + deadline.total(),
             server,
             first_agent,
         );
+        // The rate the runner saw (its summaries are written once a second), known now;
+        // connections.csv, which `ramp_s` is read from, is written when the load ends.
+        self.last_rate = (established == Ok(true))
+            .then(|| batch.connections as f64 / load_start.elapsed().as_secs_f64());
         let dirs = self.dirs();
-        let measured = established.ok().and_then(|()| {
+        let measured = established.ok().and_then(|_| {
             measure_window(
                 server,
                 self.scenario,
@@ -410,7 +488,11 @@ impl<'s> Climb<'s> {
                 &self.generators,
             )
         });
-        judge_stair(&self.scenario.failure, record, measured, server)
+        let ended = judge_stair(&self.scenario.failure, record, measured, server);
+        if established == Ok(false) && record.status == Status::Failed {
+            record.reason += &format!(" within {}", deadline.describe(batch.connections));
+        }
+        ended
     }
 
     /// The hold: every connection held together for `hold`, measured and judged.
@@ -629,6 +711,7 @@ fn fill_stair_row(row: &mut Row, stair: &Stair, server: Option<&Finished>) {
     if let (Some(gained), true) = (m.load_rss_gained, m.open > 0) {
         row.load_rss_per_conn_bytes = Some((gained as f64 / m.open as f64).round());
     }
+    row.stair_deadline_s = stair.deadline.map(|d| d.total().as_secs_f64());
     // A stair's time to establish is its batch's ramp, not the time since the idle server.
     row.establish_s = None;
     row.establish_per_s = None;
@@ -667,6 +750,32 @@ mod tests {
         let stairs = [step(1000), step(2000), step(2500)];
         let batches: Vec<u64> = (0..3).map(|i| batch_of(&stairs, i)).collect();
         assert_eq!(batches, [1000, 1000, 500]);
+    }
+
+    #[test]
+    fn a_stair_may_connect_at_half_the_rate_of_the_one_before() {
+        let s = Duration::from_secs;
+        // The first stair, no connect rate: the connect timeout and 2 s.
+        let first = Deadline::rule(s(30), None, 50_000, None);
+        assert_eq!(first.total(), s(32));
+        assert_eq!(
+            first.describe(50_000),
+            "its deadline of 32.0 s: connect timeout 30 s + 2 s"
+        );
+        // After a stair that connected 2 000/s: 25 s of ramp, twice.
+        let next = Deadline::rule(s(30), None, 50_000, Some(2_000.0));
+        assert_eq!(next.total(), s(82));
+        assert_eq!(
+            next.describe(50_000),
+            "its deadline of 82.0 s: connect timeout 30 s + 2 x 50000 connections at the \
+             previous stair's 2000/s (25.0 s) + 2 s"
+        );
+        // The scenario's connect rate when it is the slower.
+        let planned = Deadline::rule(s(30), Some(1_000.0), 50_000, Some(2_000.0));
+        assert_eq!((planned.total(), planned.measured_rate), (s(132), None));
+        // The measured ramp at most four connect timeouts.
+        let slow = Deadline::rule(s(30), None, 50_000, Some(10.0));
+        assert_eq!(slow.total(), s(30 + 240 + 2));
     }
 
     #[test]
