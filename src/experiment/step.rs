@@ -46,13 +46,24 @@ fn load_cpu_pct(probes: impl Iterator<Item = Vec<probe::Sample>>) -> Option<f64>
     total
 }
 
-/// Takes the readings the step's measured window starts from: the server's CPU, the
-/// machine's busy time, the network counters and the kernel's memory.
-fn mark_load_start(session: &mut Session) -> Option<Counting> {
+/// At the load's start: the idle server's and the kernel's memory, the baseline of what a
+/// connection costs; without a warm-up, also the readings the measured window starts from.
+fn mark_load_start(session: &mut Session, warmup: Duration) -> Option<Counting> {
+    session.side.idle = session.sample().0;
+    session.side.kernel.before = session.kernel();
+    if warmup.is_zero() {
+        mark_measured_start(session)
+    } else {
+        None
+    }
+}
+
+/// The readings the measured window starts from: the server's CPU, the machine's busy
+/// time, the network counters and the counting of the server's calls.
+fn mark_measured_start(session: &mut Session) -> Option<Counting> {
     session.side.at_load_start = session.sample().0;
     session.side.machine_busy_at_load_start = session.machine_busy_s();
     session.side.net_at_load_start = session.net();
-    session.side.kernel.before = session.kernel();
     session.count_calls()
 }
 
@@ -81,13 +92,13 @@ pub fn run_step(
             };
         }
     };
-    // The server before what is measured: sampled when the load starts (on client hosts,
-    // the common --start-at instant), or when its warm-up ends.
+    // The idle server, sampled when the load starts (on client hosts, the common
+    // --start-at instant); what is measured starts then too, or when a warm-up ends.
     let warmup = scenario.load.warmup.map_or(Duration::ZERO, |w| w.0);
     let on_clients = !session.clients().is_empty();
     let mut counting = None;
-    if !on_clients && warmup.is_zero() {
-        counting = mark_load_start(&mut session);
+    if !on_clients {
+        counting = mark_load_start(&mut session, warmup);
     }
     let reaped_before = probe::reaped_children_cpu_s();
     let (_, load_start) = session.start_load(scenario, step, dir, |clients| clients);
@@ -102,8 +113,8 @@ pub fn run_step(
         })
         .collect();
     load_side.cores = load_cores(scenario);
-    if on_clients && warmup.is_zero() {
-        counting = mark_load_start(&mut session);
+    if on_clients {
+        counting = mark_load_start(&mut session, warmup);
     }
     let measured_from = load_start + warmup;
     let mark_at = (!warmup.is_zero()).then_some(measured_from);
@@ -158,7 +169,7 @@ fn watch_load(
     let deadline = load_start + step_timeout(scenario, step);
     loop {
         if mark_at.is_some_and(|at| Instant::now() >= at) {
-            *counting = mark_load_start(session);
+            *counting = mark_measured_start(session);
             mark_at = None;
         }
         let mut running = 0;

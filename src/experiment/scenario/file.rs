@@ -361,7 +361,7 @@ options! {
         requests: Count,
         duration: Dur => |a, v| a.duration = Some(v.0),
         /// Sent and verified before `duration`, not measured (`--warmup`); the step's
-        /// server CPU, machine and network readings start when it ends.
+        /// server CPU, machine-busy and network readings start when it ends.
         warmup: Dur => |a, v| a.warmup = v.0,
         /// A sweep axis too: the step's.
         delay: Dur,
