@@ -120,6 +120,54 @@ connections = [5, 10]
     );
 }
 
+/// `[load] warmup`: the step runs 0.2 s longer, and its row counts only the measured
+/// second: throughput near the rate, the generator's and the server's bytes equal.
+#[test]
+fn a_step_with_a_warmup_is_measured_after_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+name = "warm"
+models = ["epoll"]
+[server]
+workers = 1
+[load]
+size = 64
+rate = 2000
+duration = "1s"
+warmup = "0.2s"
+connect_timeout = "5s"
+[sweep]
+connections = [20]
+"#,
+    );
+    let out = tmp.path().join("out");
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(row["status"], "ok", "{row:?}");
+    let rps = common::number(row, "throughput_rps");
+    assert!(
+        (1500.0..2500.0).contains(&rps),
+        "throughput_rps {rps}: {row:?}"
+    );
+    let step = out.join("epoll").join(&row["step"]).join("rep-1");
+    let load = common::read_json(&step.join("load").join("summary.json"));
+    assert_eq!(load["warmup_s"], 0.2);
+    let warm = load["warmup_requests"].as_u64().unwrap();
+    assert!(warm > 0, "{load}");
+    let measured = load["requests_completed"].as_u64().unwrap();
+    assert_eq!(common::number(row, "requests") as u64, measured);
+    assert_eq!(
+        (measured + warm) * 64,
+        load["bytes_received"].as_u64().unwrap(),
+        "every echo is measured or warm-up"
+    );
+    let command = fs::read_to_string(step.join("load-command.txt")).unwrap();
+    assert!(command.contains("--warmup 0.2s"), "{command}");
+}
+
 #[test]
 fn bad_scenarios_are_rejected_with_their_line() {
     let tmp = tempfile::tempdir().unwrap();
@@ -155,6 +203,10 @@ fn bad_scenarios_are_rejected_with_their_line() {
         (
             "models = [\"poll\"]\n[load]\nrequests = 3\n[sweep]\nconnections = [4, 0]\n",
             "line 5, column 15: must be at least 1, not 0",
+        ),
+        (
+            "models = [\"poll\"]\n[load]\nrequests = 3\nwarmup = \"1s\"\n",
+            "line 4, column 10: [load] warmup does not go with requests",
         ),
     ];
     for (text, expected) in cases {

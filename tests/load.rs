@@ -721,6 +721,16 @@ fn bad_arguments_exit_2_with_usage() {
         &["--target", "127.0.0.1:9", "--connections", "many"],
         &["--target", "nowhere"],
         &["--connections", "3"],
+        &[
+            "--target",
+            "127.0.0.1:9",
+            "--warmup",
+            "1s",
+            "--requests",
+            "5",
+        ],
+        &["--target", "127.0.0.1:9", "--warmup", "1s", "--hold", "1s"],
+        &["--target", "127.0.0.1:9", "--warmup", "soon"],
     ];
     for args in cases {
         let out = load_within(args);

@@ -435,3 +435,130 @@ fn reconnect_survives_a_server_restart() {
     let _ = std::fs::remove_dir_all(&run.dir);
     drop(run.output);
 }
+
+/// `--warmup`: the first 0.5 s of traffic is sent, echoed and verified but not measured.
+/// Every echo is either a measured request or a warm-up one; the histogram holds the
+/// measured ones only; duration_s is the measured second; both ends count every byte.
+#[test]
+fn a_warmup_is_sent_and_verified_but_not_measured() {
+    let server = Server::start("epoll", &[]);
+    let args = [
+        "--connections",
+        "10",
+        "--rate",
+        "1000",
+        "--size",
+        "64",
+        "--warmup",
+        "0.5s",
+        "--duration",
+        "1s",
+    ];
+    let run = load(&server, "warmup-epoll", &args);
+    let stopped = stop_when_idle(server);
+    let s = &run.summary;
+    assert_eq!(s.warmup_s, 0.5);
+    // 1000/s for 0.5 s schedules 500 warm-up requests; a slow start sends fewer.
+    assert!(
+        (1..=500).contains(&s.warmup_requests),
+        "{}",
+        s.warmup_requests
+    );
+    assert!(s.requests_completed > 0);
+    assert_eq!(
+        s.requests_completed + s.warmup_requests,
+        s.bytes_received / 64,
+        "every echo is a measured or a warm-up request"
+    );
+    assert_eq!((s.mismatches, s.errors_total), (0, 0), "{:?}", s.errors);
+    assert_eq!(s.bytes_verified, s.bytes_received);
+    assert_eq!(s.latency_us.count, s.requests_completed);
+    let raw = s
+        .latency_raw_us
+        .as_ref()
+        .expect("open loop has raw latency");
+    assert_eq!(raw.count, s.requests_completed);
+    let per_connection: u64 = run.rows.iter().map(|r| r.requests).sum();
+    assert_eq!(per_connection, s.requests_completed);
+    // A wall time: the measured second and the drain, without the warm-up.
+    assert!(
+        (0.9..3.0).contains(&s.duration_s),
+        "duration_s {}",
+        s.duration_s
+    );
+    let timeline_requests: u64 = csv::Reader::from_path(run.dir.join("timeline.csv"))
+        .unwrap()
+        .deserialize::<echolab::load::measurements::TimelineRow>()
+        .map(|r| r.unwrap().requests)
+        .sum();
+    assert_eq!(timeline_requests, s.requests_completed);
+    let summary = &stopped.summary;
+    assert_eq!(count(summary, "bytes_in"), s.bytes_sent, "server bytes_in");
+    assert_eq!(count(summary, "bytes_out"), s.bytes_received);
+    let _ = std::fs::remove_dir_all(&run.dir);
+}
+
+/// `echolab merge` keeps the warm-up the parts share, adds their warm-up requests, and
+/// refuses parts measured after different warm-ups.
+#[test]
+fn merge_keeps_the_warmup_and_refuses_parts_that_differ() {
+    let server = Server::start("epoll", &[]);
+    let shard = |name: &str, shard: &str, warmup: &str| {
+        let args = [
+            "--connections",
+            "4",
+            "--rate",
+            "400",
+            "--warmup",
+            warmup,
+            "--duration",
+            "0.5s",
+            "--shard",
+            shard,
+        ];
+        load(&server, name, &args)
+    };
+    let a = shard("warmup-shard-a", "0/2", "0.3s");
+    let b = shard("warmup-shard-b", "1/2", "0.3s");
+    let other = shard("warmup-shard-c", "1/2", "0.1s");
+    let merged = out_dir("warmup-merged");
+    let merge = |parts: [&Path; 2]| {
+        common::output_within(
+            Command::new(BIN)
+                .arg("merge")
+                .args(parts)
+                .arg("--out")
+                .arg(&merged),
+            common::COMMAND_LIMIT,
+        )
+    };
+    let out = merge([&a.dir, &b.dir]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s: LoadSummary =
+        serde_json::from_slice(&std::fs::read(merged.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s.warmup_s, 0.3);
+    assert_eq!(
+        s.warmup_requests,
+        a.summary.warmup_requests + b.summary.warmup_requests
+    );
+    assert!(s.warmup_requests > 0);
+    assert_eq!(
+        s.requests_completed,
+        a.summary.requests_completed + b.summary.requests_completed
+    );
+    assert_eq!(s.latency_us.count, s.requests_completed);
+    // The measured time: the parts' span less the warm-up, not the whole wall time.
+    assert!((0.4..3.0).contains(&s.duration_s), "{}", s.duration_s);
+    let out = merge([&a.dir, &other.dir]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("warm-up"), "{stderr}");
+    stop_when_idle(server);
+    for dir in [&a.dir, &b.dir, &other.dir, &merged] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

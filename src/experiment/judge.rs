@@ -21,6 +21,9 @@ pub struct ServerSide {
     pub start_error: Option<String>,
     pub stop_problem: Option<String>,
     pub samples: Vec<Sample>,
+    /// The server before the load, the baseline of its memory per connection; None when
+    /// `at_load_start` is that moment too (a stair's window).
+    pub idle: Option<Sample>,
     pub at_load_start: Option<Sample>,
     pub at_load_end: Option<Sample>,
     pub load_wall_s: f64,
@@ -339,7 +342,7 @@ fn measure_memory(row: &mut Row, server: &ServerSide) {
             .max_concurrent_server
             .filter(|c| *c > 0)
             .or(row.connections_established.filter(|c| *c > 0));
-        if let (Some(idle), Some(held)) = (server.at_load_start, held) {
+        if let (Some(idle), Some(held)) = (server.idle.or(server.at_load_start), held) {
             row.server_rss_per_conn_bytes = Some(rss_max.saturating_sub(idle.rss_bytes) / held);
         }
     }
@@ -674,6 +677,24 @@ mod tests {
         assert_eq!(row.server_cpu_user_s, Some(0.0));
         assert_eq!(row.server_cpu_sys_s, Some(0.136));
         assert_eq!(row.server_cpu_pct, Some(13.6));
+    }
+
+    #[test]
+    fn after_a_warmup_cpu_is_measured_from_its_end_and_memory_from_the_idle_server() {
+        // 100 connections: the idle server at 1 MB, 1.2 MB once they are open (the warm-up's
+        // end, where the measured CPU starts), 1.3 MB at most.
+        let server = ServerSide {
+            idle: Some(sample(0.1, 0.5, 1_000_000)),
+            at_load_start: Some(sample(0.3, 1.0, 1_200_000)),
+            at_load_end: Some(sample(1.3, 1.5, 1_300_000)),
+            load_wall_s: 1.0,
+            ..server_side(server_summary())
+        };
+        let mut row = Row::default();
+        measure(&mut row, &server, &load_side(client()));
+        assert_eq!(row.server_cpu_user_s, Some(0.5));
+        assert_eq!(row.server_cpu_pct, Some(75.0));
+        assert_eq!(row.server_rss_per_conn_bytes, Some(3_000));
     }
 
     #[test]

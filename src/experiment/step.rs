@@ -10,6 +10,7 @@ use super::judge::{LoadSide, ServerSide};
 use super::placement::Lab;
 use super::probe::{self, Probe};
 use super::process;
+use super::request_cost::Counting;
 use super::scenario::{ModelEntry, Scenario, Step};
 use super::session::{
     collect_load, exit_reason, load_cores, step_timeout, RunConfig, Session, StartError, Unstarted,
@@ -45,6 +46,27 @@ fn load_cpu_pct(probes: impl Iterator<Item = Vec<probe::Sample>>) -> Option<f64>
     total
 }
 
+/// At the load's start: the idle server's and the kernel's memory, the baseline of what a
+/// connection costs; without a warm-up, also the readings the measured window starts from.
+fn mark_load_start(session: &mut Session, warmup: Duration) -> Option<Counting> {
+    session.side.idle = session.sample().0;
+    session.side.kernel.before = session.kernel();
+    if warmup.is_zero() {
+        mark_measured_start(session)
+    } else {
+        None
+    }
+}
+
+/// The readings the measured window starts from: the server's CPU, the machine's busy
+/// time, the network counters and the counting of the server's calls.
+fn mark_measured_start(session: &mut Session) -> Option<Counting> {
+    session.side.at_load_start = session.sample().0;
+    session.side.machine_busy_at_load_start = session.machine_busy_s();
+    session.side.net_at_load_start = session.net();
+    session.count_calls()
+}
+
 /// Runs one repetition of one step for one model (on the emulated hosts when given).
 pub fn run_step(
     config: &RunConfig,
@@ -70,20 +92,14 @@ pub fn run_step(
             };
         }
     };
-    // The idle server before the load: sampled when the load starts, which on client
-    // hosts is the common --start-at instant.
-    let mark_load_start = |session: &mut Session| {
-        session.side.at_load_start = session.sample().0;
-        session.side.machine_busy_at_load_start = session.machine_busy_s();
-        session.side.net_at_load_start = session.net();
-        session.side.kernel.before = session.kernel();
-        session.count_calls()
-    };
+    // The idle server, sampled when the load starts (on client hosts, the common
+    // --start-at instant); what is measured starts then too, or when a warm-up ends.
+    let warmup = scenario.load.warmup.map_or(Duration::ZERO, |w| w.0);
     let link_before = hosts.and_then(|lab| lab.server_link_counters());
     let on_clients = !session.clients().is_empty();
     let mut counting = None;
     if !on_clients {
-        counting = mark_load_start(&mut session);
+        counting = mark_load_start(&mut session, warmup);
     }
     let reaped_before = probe::reaped_children_cpu_s();
     let (_, load_start) = session.start_load(scenario, step, dir, |clients| clients);
@@ -100,11 +116,23 @@ pub fn run_step(
         .collect();
     load_side.cores = load_cores(scenario);
     if on_clients {
-        counting = mark_load_start(&mut session);
+        counting = mark_load_start(&mut session, warmup);
     }
-    let interrupted = watch_load(&mut session, scenario, step, load_start, &mut load_side);
+    let measured_from = load_start + warmup;
+    let mark_at = (!warmup.is_zero()).then_some(measured_from);
+    let interrupted = watch_load(
+        &mut session,
+        scenario,
+        step,
+        load_start,
+        mark_at,
+        &mut counting,
+        &mut load_side,
+    );
     session.end_load();
-    session.side.load_wall_s = load_start.elapsed().as_secs_f64();
+    // The server's window is the measured part; the generators' CPU covers the whole run.
+    session.side.load_wall_s = measured_from.elapsed().as_secs_f64();
+    let run_wall_s = load_start.elapsed().as_secs_f64();
     if let (Some(before), Some(after)) = (
         link_before,
         hosts.and_then(|lab| lab.server_link_counters()),
@@ -122,9 +150,9 @@ pub fn run_step(
     // Every generator reaped and the server alive: the runner's reaped children since the
     // load began are exactly the generators, counted whole.
     let all_reaped = session.agents.iter().all(|a| a.exit.is_some());
-    if all_reaped && session.died_at().is_none() && session.side.load_wall_s > 0.0 {
+    if all_reaped && session.died_at().is_none() && run_wall_s > 0.0 {
         let cpu_s = probe::reaped_children_cpu_s() - reaped_before;
-        load_side.cpu_pct = Some(cpu_s / session.side.load_wall_s * 100.0);
+        load_side.cpu_pct = Some(cpu_s / run_wall_s * 100.0);
     }
     session.side.net_at_load_end = session.net();
     session.bring_back(dir);
@@ -138,17 +166,24 @@ pub fn run_step(
 
 /// Waits for the load to end, reading the kernel's memory as it goes, and stops it at
 /// the step's deadline, on a stop signal, or when its server has been dead too long.
-/// Returns whether a stop signal cut it short.
+/// At `mark_at` (the end of a warm-up) it takes the readings the measured window starts
+/// from. Returns whether a stop signal cut it short.
 fn watch_load(
     session: &mut Session,
     scenario: &Scenario,
     step: &Step,
     load_start: Instant,
+    mut mark_at: Option<Instant>,
+    counting: &mut Option<Counting>,
     load_side: &mut LoadSide,
 ) -> bool {
     let mut next_kernel_read = Instant::now();
     let deadline = load_start + step_timeout(scenario, step);
     loop {
+        if mark_at.is_some_and(|at| Instant::now() >= at) {
+            *counting = mark_measured_start(session);
+            mark_at = None;
+        }
         let mut running = 0;
         for agent in &mut session.agents {
             if let Some(guard) = &mut agent.guard {
@@ -199,7 +234,9 @@ fn watch_load(
             }
             return interrupted;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        let tick = Duration::from_millis(20);
+        let until_mark = mark_at.map_or(tick, |at| at.saturating_duration_since(Instant::now()));
+        std::thread::sleep(tick.min(until_mark));
     }
 }
 

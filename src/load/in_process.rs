@@ -218,7 +218,7 @@ impl Recorder<'_> {
         let elapsed = clock.elapsed().as_secs_f64();
         let cpu = cpu_times();
         base.ended_unix = started_unix + elapsed;
-        base.duration_s = round3(elapsed);
+        base.duration_s = measured_s(&base, elapsed);
         base.max_concurrent = shared.max_active.load(Ordering::Relaxed);
         base.client_cpu_user_s = round3(cpu.0 - cpu_start.0);
         base.client_cpu_sys_s = round3(cpu.1 - cpu_start.1);
@@ -264,11 +264,17 @@ fn progress_bar(show: bool) -> indicatif::ProgressBar {
 fn in_progress(base: &LoadSummary, elapsed: f64) -> LoadSummary {
     LoadSummary {
         ended_unix: unix_now(),
-        duration_s: round3(elapsed),
+        duration_s: measured_s(base, elapsed),
         interrupted: true,
         cut_short_reason: Some("run in progress (or killed before it could finish)".into()),
         ..base.clone()
     }
+}
+
+/// The measured part of `elapsed` seconds of a run: what follows its warm-up, so that
+/// throughput (requests / duration_s) counts measured requests over measured time.
+fn measured_s(base: &LoadSummary, elapsed: f64) -> f64 {
+    round3((elapsed - base.warmup_s).max(0.0))
 }
 
 fn summary_base(plan: &Plan, threads: usize, started_unix: f64) -> LoadSummary {
@@ -286,6 +292,7 @@ fn summary_base(plan: &Plan, threads: usize, started_unix: f64) -> LoadSummary {
         engine: plan.engine.name().to_string(),
         processes: 1,
         shard: (plan.shard.1 > 1).then(|| format!("{}/{}", plan.shard.0, plan.shard.1)),
+        warmup_s: plan.warmup.as_secs_f64(),
         ..LoadSummary::default()
     }
 }

@@ -115,7 +115,10 @@ pub struct LoadConnRecord {
 /// Counters of one interval (or of the whole run).
 #[derive(Clone, Debug, Default)]
 pub struct Counters {
+    /// Requests echoed intact and measured (sent after the warm-up).
     pub requests: u64,
+    /// Requests echoed intact that were sent in the warm-up.
+    pub warmup_requests: u64,
     pub bytes_sent: u64,
     pub bytes_received: u64,
     pub bytes_verified: u64,
@@ -141,6 +144,7 @@ pub struct Counters {
 impl Counters {
     pub fn add(&mut self, o: &Counters) {
         self.requests += o.requests;
+        self.warmup_requests += o.warmup_requests;
         self.bytes_sent += o.bytes_sent;
         self.bytes_received += o.bytes_received;
         self.bytes_verified += o.bytes_verified;
@@ -222,6 +226,7 @@ impl Interval {
             && self.latency_raw.is_empty()
             && self.records.is_empty()
             && self.counters.requests == 0
+            && self.counters.warmup_requests == 0
             && self.counters.bytes_sent == 0
             && self.counters.bytes_received == 0
             && self.counters.connect_attempts == 0
@@ -316,6 +321,12 @@ pub struct LoadSummary {
     pub requests_planned: Option<u64>,
     #[serde(default)]
     pub requests_sent: Option<u64>,
+    /// `--warmup`: seconds run before the measured `duration_s`, sent and verified but not
+    /// measured; the requests sent in it and echoed intact.
+    #[serde(default)]
+    pub warmup_s: f64,
+    #[serde(default)]
+    pub warmup_requests: u64,
 }
 
 impl LoadSummary {
@@ -331,6 +342,7 @@ impl LoadSummary {
         self.connect_attempts = c.connect_attempts;
         self.connections_ended_early = c.ended_early;
         self.requests_completed = c.requests;
+        self.warmup_requests = c.warmup_requests;
         self.bytes_sent = c.bytes_sent;
         self.bytes_received = c.bytes_received;
         self.bytes_verified = c.bytes_verified;
@@ -345,7 +357,8 @@ impl LoadSummary {
         }
         self.completion_s = (self.requests_per_connection.is_some() && c.last_finished_ns > 0)
             .then(|| (c.last_finished_ns as f64 / 1e6).round() / 1e3);
-        let attempts = c.requests + self.errors_total;
+        // Errors are counted over the whole run, warm-up included, and so are attempts.
+        let attempts = c.requests + c.warmup_requests + self.errors_total;
         self.error_rate = if attempts == 0 {
             0.0
         } else {
@@ -620,6 +633,18 @@ pub fn timeline_row(second: u64, active: u64, interval: &Interval) -> TimelineRo
     }
 }
 
+/// The run's measured time, after its warm-up when it had one.
+fn run_text(s: &LoadSummary, status: &str) -> String {
+    if s.warmup_s > 0.0 {
+        format!(
+            "{:.2} s measured after a {:.2} s warm-up ({} requests, not measured), {status}",
+            s.duration_s, s.warmup_s, s.warmup_requests
+        )
+    } else {
+        format!("{:.2} s, {status}", s.duration_s)
+    }
+}
+
 /// The final table's rows: name, then value.
 fn summary_rows(s: &LoadSummary) -> Vec<(&'static str, String)> {
     let status = match (&s.cut_short_reason, s.interrupted) {
@@ -635,7 +660,7 @@ fn summary_rows(s: &LoadSummary) -> Vec<(&'static str, String)> {
     };
     let rows: Vec<(&str, String)> = vec![
         ("target", format!("{} ({} loop)", s.target, s.mode)),
-        ("run", format!("{:.2} s, {status}", s.duration_s)),
+        ("run", run_text(s, &status)),
         (
             "connections",
             format!(

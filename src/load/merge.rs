@@ -55,6 +55,15 @@ pub fn check_mergeable(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
                 part.message_bytes
             ));
         }
+        if part.warmup_s != first.1.warmup_s {
+            return Err(format!(
+                "{} measured after a {} s warm-up but {} after a {} s one",
+                first.0.display(),
+                first.1.warmup_s,
+                dir.display(),
+                part.warmup_s
+            ));
+        }
         if part.mode != first.1.mode {
             return Err(format!(
                 "{} ran the {} loop but {} ran the {} loop",
@@ -336,7 +345,9 @@ fn merged_summary(
         complete: parts.iter().all(|p| p.complete),
         started_unix: round3(started),
         ended_unix: round3(ended),
-        duration_s: round3((ended - started).max(0.0)),
+        // The measured time: the run's wall time less the warm-up all parts share.
+        duration_s: round3((ended - started - parts[0].warmup_s).max(0.0)),
+        warmup_s: parts[0].warmup_s,
         message_bytes: parts[0].message_bytes,
         requests_per_connection: parts[0].requests_per_connection,
         pipeline: parts[0].pipeline,
@@ -386,6 +397,7 @@ fn merged_summary(
 fn part_counters(p: &LoadSummary, started: f64) -> Counters {
     Counters {
         requests: p.requests_completed,
+        warmup_requests: p.warmup_requests,
         bytes_sent: p.bytes_sent,
         bytes_received: p.bytes_received,
         bytes_verified: p.bytes_verified,

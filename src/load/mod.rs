@@ -93,6 +93,12 @@ pub struct LoadArgs {
     /// Stop sending after this long (in-flight echoes get one more second)
     #[arg(long, short = 'd', value_parser = duration_arg)]
     pub duration: Option<Duration>,
+    /// Run this long before --duration starts, sending and verifying but not measuring:
+    /// requests sent in the warm-up (open loop: due) are left out of the latency, the
+    /// request counts and duration_s (counted as warmup_requests), so connection set-up and
+    /// first requests do not set the tail. Not with --requests or --hold.
+    #[arg(long, default_value = "0", value_parser = duration_arg)]
+    pub warmup: Duration,
     /// Think time between an echo and the next message (closed loop)
     #[arg(long, default_value = "0", value_parser = duration_arg)]
     pub delay: Duration,
@@ -165,6 +171,7 @@ impl LoadArgs {
         flag("seed", text(&self.seed));
         flag("requests", self.requests.map(|n| n.to_string()));
         flag("duration", self.duration.map(seconds));
+        flag("warmup", Some(seconds(self.warmup)));
         flag("delay", Some(seconds(self.delay)));
         flag("pipeline", text(&self.pipeline));
         flag("rate", self.rate.map(|r| r.to_string()));
@@ -363,6 +370,7 @@ mod tests {
             seed: 42,
             requests: Some(7),
             duration: Some(Duration::from_secs(90)),
+            warmup: Duration::from_millis(200),
             delay: Duration::from_nanos(1_500),
             pipeline: 3,
             rate: Some(0.1),

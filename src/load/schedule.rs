@@ -86,6 +86,8 @@ pub struct Plan {
     pub payload: Arc<Payload>,
     pub requests: Option<u64>,
     pub duration: Option<Duration>,
+    /// Sent and verified, not measured: the run lasts this + `duration`.
+    pub warmup: Duration,
     pub delay: Duration,
     pub pipeline: usize,
     pub mode: Mode,
@@ -120,6 +122,7 @@ impl Plan {
         }
         let message = message_of(args)?;
         check_pacing(args)?;
+        check_warmup(args)?;
         let mode = mode_of(args)?;
         let threads = match args.threads {
             Some(0) => return Err("--threads must be at least 1".into()),
@@ -145,6 +148,7 @@ impl Plan {
             payload: Arc::new(Payload::new(message)),
             requests,
             duration,
+            warmup: args.warmup,
             delay: args.delay,
             pipeline: args.pipeline as usize,
             mode,
@@ -277,6 +281,27 @@ fn check_pacing(args: &LoadArgs) -> Result<(), String> {
                  not within --duration {duration:?}: raise the rate or the duration",
                 args.connect_rate, args.connections
             ));
+        }
+    }
+    Ok(())
+}
+
+/// A warm-up leaves requests out of the measurement, which only a timed run can spare.
+fn check_warmup(args: &LoadArgs) -> Result<(), String> {
+    if !args.warmup.is_zero() {
+        if args.requests.is_some() {
+            return Err(
+                "--warmup does not go with --requests: a fixed workload is measured by \
+                        the time it takes to complete, warm-up included"
+                    .into(),
+            );
+        }
+        if args.hold.is_some() {
+            return Err(
+                "--warmup does not go with --hold: a held run measures the connections \
+                        it keeps open, not the latency of a warmed-up load"
+                    .into(),
+            );
         }
     }
     Ok(())

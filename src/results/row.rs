@@ -32,7 +32,7 @@ results_columns! {
     STATUS status: Status, "";
     /// Why it failed, was skipped or did not run; empty when ok.
     FAILURE_REASON failure_reason: String, "";
-    /// The load's wall time (its summary's `duration_s`; a stair: its window).
+    /// The load's measured time (its summary's `duration_s`, after a warm-up; a stair: its window).
     DURATION_S duration_s: Option<f64>, "s";
     /// Connections the load established (a stair: those open at the window's end).
     CONNECTIONS_ESTABLISHED connections_established: Option<u64>, "count";

@@ -412,6 +412,9 @@ options! {
         /// The step's, else this.
         requests: Count,
         duration: Dur => |a, v| a.duration = Some(v.0),
+        /// Sent and verified before `duration`, not measured (`--warmup`); the step's
+        /// server CPU, machine-busy and network readings start when it ends.
+        warmup: Dur => |a, v| a.warmup = v.0,
         /// A sweep axis too: the step's.
         delay: Dur,
         /// A sweep axis too: the step's.

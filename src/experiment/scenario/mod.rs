@@ -234,6 +234,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     let models = validate::models(&file, &err)?;
     let staircase = stairs::staircase(&file, &err)?;
     let load = validate::load(&file, staircase.is_some(), &err)?;
+    validate::warmup(&file, source, &err)?;
     let (steps, axes) = expand::steps(&file, &load, staircase.as_ref(), &err)?;
     validate::rows(&file, models.len(), steps.len(), source, &err)?;
     let client_hosts = validate::client_hosts(&file, &load, &steps, &err)?;
@@ -477,6 +478,42 @@ requests = 1
         let e = error_of("models = [\"poll\"]\n[model.epoll]\nworkers = 1\n[load]\nrequests = 1\n");
         assert!(e.starts_with("test.toml: line 2"), "{e}");
         assert!(e.contains("[model.epoll] is not in `models`"), "{e}");
+    }
+
+    #[test]
+    fn a_warmup_is_refused_at_its_line_where_nothing_could_be_left_out() {
+        let head = "models = [\"poll\"]\n[load]\nwarmup = \"0.2s\"\n";
+        for (rest, beside) in [
+            ("requests = 3\n", "with requests"),
+            (
+                "duration = \"1s\"\n[sweep]\nrequests = [1, 2]\n",
+                "with requests",
+            ),
+            ("hold = \"1s\"\n", "with hold"),
+            (
+                "duration = \"1s\"\nhold_together = \"1s\"\nconnect_rate = 100\n",
+                "with hold",
+            ),
+            (
+                "delay = \"100ms\"\n[staircase]\nbatch = 10\nevery = \"1s\"\nto = 20\n",
+                "with [staircase]",
+            ),
+        ] {
+            let e = error_of(&format!("{head}{rest}"));
+            assert!(
+                e.starts_with("test.toml: line 3, column 10: [load] warmup does not go"),
+                "{e}"
+            );
+            assert!(e.contains(beside), "{e}");
+        }
+        let s = parse_str(&format!("{head}duration = \"1s\"\nrate = 100\n")).unwrap();
+        let step = &s.steps[0];
+        let target = "127.0.0.1:7".parse().unwrap();
+        let args = load_config(&s.load, step, target, std::path::Path::new("out"));
+        assert_eq!(args.warmup, Duration::from_millis(200));
+        assert!(args.to_args().windows(2).any(|w| w == ["--warmup", "0.2s"]));
+        let zero = parse_str("models = [\"poll\"]\n[load]\nwarmup = 0\nrequests = 3\n");
+        assert!(zero.is_ok(), "no warm-up goes with anything");
     }
 
     #[test]

@@ -292,6 +292,28 @@ pub(super) fn load(
     Ok(load)
 }
 
+/// `[load] warmup` only where a warm-up can be left out of the measurement: a timed
+/// sweep step, not a fixed workload (`requests`), a hold or a staircase.
+pub(super) fn warmup(file: &ScenarioFile, source: &str, err: ErrAt) -> anyhow::Result<()> {
+    if file.load.warmup.is_none_or(|w| w.0.is_zero()) {
+        return Ok(());
+    }
+    let load = &file.load;
+    let beside = if load.requests.is_some() || file.sweep.requests.is_some() {
+        "requests: a fixed workload is measured by the time it takes, warm-up included"
+    } else if load.hold.is_some() || load.hold_together.is_some() {
+        "hold: a held step measures the connections it keeps open"
+    } else if file.staircase.is_some() {
+        "[staircase]: each stair measures its own window from the moment its batch is open"
+    } else {
+        return Ok(());
+    };
+    Err(err(
+        value_span(source, &["load", "warmup"]),
+        format!("[load] warmup does not go with {beside}"),
+    ))
+}
+
 /// `[hosts] clients`, checked against the load and the steps it splits.
 pub(super) fn client_hosts(
     file: &ScenarioFile,

@@ -35,6 +35,9 @@ pub(in crate::experiment) fn step_timeout(scenario: &Scenario, step: &Step) -> D
         Some(d) => t += d.0,
         None => t += Duration::from_secs(240),
     }
+    if let Some(w) = load.warmup {
+        t += w.0;
+    }
     if let Some(h) = load.hold.or(load.hold_together) {
         t += h.0;
     }

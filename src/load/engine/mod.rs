@@ -117,6 +117,8 @@ struct Worker<'a, I: Io> {
     clock: Instant,
     started_unix: f64,
     deadline: u64,
+    /// Requests sent before this (ns since the run started) are the warm-up's: checked, not measured.
+    measured_from: u64,
     drain: Drain,
     open_loop: Option<u64>,
 }
@@ -155,7 +157,10 @@ impl<'a, I: Io> Worker<'a, I> {
             size: plan.payload.len(),
             clock,
             started_unix,
-            deadline: plan.duration.map_or(NO_TIMER, ns),
+            deadline: plan
+                .duration
+                .map_or(NO_TIMER, |d| ns(plan.warmup).saturating_add(ns(d))),
+            measured_from: ns(plan.warmup),
             drain: Drain::default(),
             open_loop: plan.open_loop_ns(0).map(|(_, period)| period),
         }
@@ -559,11 +564,18 @@ impl<'a, I: Io> Worker<'a, I> {
         let local = &mut self.local;
         let drain = &mut self.drain;
         let open_loop = self.open_loop.is_some();
+        let measured_from = self.measured_from;
         let check = c.echo.check(&self.payload.message, bytes, |intact| {
             let (intended, sent) = c.inflight.pop_front().unwrap_or((now, now));
             drain.echoed(now.saturating_sub(sent));
             if intact {
+                c.failures = 0;
                 let from = if intended == 0 { sent } else { intended };
+                if from < measured_from {
+                    // The warm-up's: echoed and checked, left out of every measurement.
+                    local.counters.warmup_requests += 1;
+                    return;
+                }
                 let latency = now.saturating_sub(from) / 1000;
                 record_us(&mut local.latency, latency);
                 if open_loop {
@@ -573,7 +585,6 @@ impl<'a, I: Io> Worker<'a, I> {
                 c.rec.total_response_us += latency;
                 c.rec.requests += 1;
                 local.counters.requests += 1;
-                c.failures = 0;
             }
         });
         let mismatches = check.mismatched + u64::from(check.too_many);
