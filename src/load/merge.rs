@@ -428,29 +428,23 @@ fn empty_second() -> MergedSecond {
     }
 }
 
-/// Decodes standard base64 (the interval log's histogram encoding).
-pub fn base64_decode(text: &str) -> anyhow::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut buffer = 0u32;
-    let mut bits = 0;
-    for byte in text.bytes() {
-        let value = match byte {
-            b'A'..=b'Z' => byte - b'A',
-            b'a'..=b'z' => byte - b'a' + 26,
-            b'0'..=b'9' => byte - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            _ => anyhow::bail!("invalid base64 byte {byte}"),
-        };
-        buffer = (buffer << 6) | u32::from(value);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buffer >> bits) as u8);
-        }
+/// The encoded histogram of an interval log line: strict standard base64, and as many
+/// bytes as its V2 compressed header says it holds. A line cut short can still decode
+/// to a whole histogram when the cut falls in the zlib checksum, so the length is checked.
+pub fn decode_histogram_bytes(text: &str) -> anyhow::Result<Vec<u8>> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| anyhow::anyhow!("not base64: {e}"))?;
+    // Cookie (4 bytes), then the compressed payload's length (4 bytes, big-endian).
+    let stated = bytes
+        .get(4..8)
+        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    match stated {
+        Some(len) if bytes.len() == 8 + len => Ok(bytes),
+        Some(len) => anyhow::bail!("{} bytes where its header says {}", bytes.len(), 8 + len),
+        None => anyhow::bail!("{} bytes, shorter than a header", bytes.len()),
     }
-    Ok(out)
 }
 
 /// An interval read back from latency.hlog.
@@ -479,8 +473,8 @@ pub fn read_hlog(path: &Path) -> anyhow::Result<(Option<f64>, Vec<LoggedInterval
                 LogEntry::StartTime(t) => start = Some(t.as_secs_f64()),
                 LogEntry::BaseTime(_) => {}
                 LogEntry::Interval(interval) => {
-                    let encoded = base64_decode(interval.encoded_histogram())
-                        .with_context(|| format!("{}: histogram", at()))?;
+                    let encoded = decode_histogram_bytes(interval.encoded_histogram())
+                        .map_err(|e| anyhow::anyhow!("{}: damaged histogram: {e}", at()))?;
                     let histogram: Histogram<u64> = deserializer
                         .deserialize(&mut encoded.as_slice())
                         .map_err(|e| anyhow::anyhow!("{}: damaged histogram: {e}", at()))?;
@@ -510,10 +504,21 @@ mod tests {
     }
 
     #[test]
-    fn base64_round_trip() {
-        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(base64_decode("aGk=").unwrap(), b"hi");
-        assert_eq!(base64_decode("YWJj").unwrap(), b"abc");
+    fn an_encoded_histogram_must_be_whole() {
+        // The interval of a short run whose cut (9 characters, the zlib checksum and the
+        // padding) still decompressed to a whole histogram.
+        let whole =
+            "HISTFAAAADV4nC3GsREAEBAF0W/FAmNkMkUIRTrTgXr0pATB3SZv2z5FUpIV3eAyn81ikOncQOUDaGgEGA==";
+        let bytes = decode_histogram_bytes(whole).unwrap();
+        assert_eq!(bytes.len(), 8 + 0x35);
+        let cut = &whole[..whole.len() - 9];
+        assert!(decode_histogram_bytes(cut).is_err());
+        // Valid base64 of the cut bytes: the length check catches it.
+        use base64::Engine as _;
+        let shorter = base64::engine::general_purpose::STANDARD.encode(&bytes[..bytes.len() - 4]);
+        let e = decode_histogram_bytes(&shorter).unwrap_err().to_string();
+        assert_eq!(e, "57 bytes where its header says 61");
+        assert!(decode_histogram_bytes("aGk=").is_err());
     }
 
     #[test]
