@@ -8,9 +8,9 @@
 //! counter inherited by the threads and processes created later and keeping their counts
 //! when they exit. System calls (every one, and the wait, read and write calls) are
 //! counted on `raw_syscalls/sys_enter`, which costs a syscall-bound server 10 to 20 % of
-//! its CPU while a counter is open: so by default only in short windows (1 % of the
-//! load), scaled to the whole load ([`PERIOD`], [`WINDOW`]; docs/outputs.md has the
-//! measured cost and error). (/proc/PID/io's `syscw` misses send(2), which the servers
+//! its CPU while a counter is open: so only when asked ([`COUNT_SYSCALLS_ENV`] = 1, over
+//! the whole load, exact; `sampled`, in short windows scaled to the load, [`PERIOD`],
+//! [`WINDOW`], cheap but biased low: docs/outputs.md has the measured cost and error). (/proc/PID/io's `syscw` misses send(2), which the servers
 //! write with.) Root only (or CAP_PERFMON): elsewhere the columns stay empty.
 
 use std::io;
@@ -281,16 +281,16 @@ fn window(pid: u32, length: Duration) -> Option<([u64; 6], f64)> {
 
 impl Counting {
     /// Starts counting every thread of `pid` and its descendants: their context
-    /// switches, and their system calls as [`COUNT_SYSCALLS_ENV`] says (sampled unless
-    /// it says otherwise).
+    /// switches, and their system calls as [`COUNT_SYSCALLS_ENV`] says (1: all of them,
+    /// `sampled`: in windows; otherwise none).
     pub fn start(pid: u32) -> io::Result<Counting> {
         match std::env::var(COUNT_SYSCALLS_ENV).as_deref() {
             Ok("1") => Counting::start_every(pid),
-            Ok("0") => Ok(Counting {
+            Ok("sampled") => Counting::start_sampled(pid),
+            _ => Ok(Counting {
                 whole: Counters::open(pid, &SWITCH_FIELDS)?,
                 sampler: None,
             }),
-            _ => Counting::start_sampled(pid),
         }
     }
 
