@@ -67,10 +67,14 @@ pub fn verdict_lines(results_dir: &Path) -> anyhow::Result<Vec<String>> {
                         .iter()
                         .map(|(m, value)| format!("{m} ({})", (v.format)(*value)))
                         .collect();
+                    let who = match values.split_last() {
+                        Some((last, rest)) if !rest.is_empty() => {
+                            format!("{} and {last} tie,", rest.join(", "))
+                        }
+                        _ => values.join(""),
+                    };
                     format!(
-                        "{}{} {} over {runner}, {}",
-                        values.join(" and "),
-                        if named.len() > 1 { ", tied," } else { "" },
+                        "{who} {} over {runner}, {}",
                         verdict::fmt_ratio_interval(&margin),
                         v.significance()
                     )
