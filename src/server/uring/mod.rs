@@ -15,9 +15,9 @@
 //!   send is resubmitted for the rest. With incremental consumption (Linux 6.12+) a
 //!   buffer is shared by successive recvs, and goes back to the ring once the kernel is
 //!   done filling it and every piece of it is sent. When pieces hold more than half the
-//!   pool and a connection's earlier send still waits for its client to read, its new
-//!   bytes are copied to its queue instead, so clients that do not read cannot starve
-//!   the rest;
+//!   pool, new bytes are copied to their connection's queue instead, so clients that
+//!   do not read (their sends wait for ever, holding their pieces) cannot starve the
+//!   rest;
 //! - the pool is small and shared, so an **empty buffer ring** is the normal state under
 //!   many connections of large messages. A turn that saw one submits its sends at once
 //!   (the kernel completes them at submission, handing their buffers back) and then
@@ -531,11 +531,12 @@ impl Worker {
                 conn.record.bytes_in += len as u64;
                 conn.record.reads += 1;
                 conn.last_active = Instant::now();
-                if conn.copied() == 0 && !(conn.send_in_flight && self.buffers.mostly_held()) {
+                if conn.copied() == 0 && !self.buffers.mostly_held() {
                     // Nothing copied ahead of these bytes: echo them from the buffer they
-                    // arrived in (no copy, no allocation). Copied instead when a send from
-                    // an earlier turn is still waiting for the client to read and pieces
-                    // hold most buffers, so a client that does not read cannot starve the rest.
+                    // arrived in (no copy, no allocation). Copied instead once pieces hold
+                    // most buffers: a send may wait on its client for ever, and pieces
+                    // lent before any send started (a turn's recvs of many clients that
+                    // do not read) would otherwise take the whole pool from the rest.
                     conn.lent.push_back(piece);
                     conn.lent_bytes += len;
                 } else {
