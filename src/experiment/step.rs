@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::judge::{LoadSide, ServerSide};
 use super::placement::Lab;
-use super::probe::{self, Probe};
+use super::probe::{self, Probe, Sample};
 use super::process;
 use super::request_cost::Counting;
 use super::scenario::{ModelEntry, Scenario, Step};
@@ -49,19 +49,22 @@ fn load_cpu_pct(probes: impl Iterator<Item = Vec<probe::Sample>>) -> Option<f64>
 /// At the load's start: the idle server's and the kernel's memory, the baseline of what a
 /// connection costs; without a warm-up, also the readings the measured window starts from.
 fn mark_load_start(session: &mut Session, warmup: Duration) -> Option<Counting> {
-    session.side.idle = session.sample().0;
+    let idle = session.sample().0;
+    session.side.idle = idle;
     session.side.kernel.before = session.kernel();
     if warmup.is_zero() {
-        mark_measured_start(session)
+        // The same instant: one sample serves both (over ssh, one reading fewer).
+        mark_measured_start(session, idle)
     } else {
         None
     }
 }
 
-/// The readings the measured window starts from: the server's CPU, the machine's busy
-/// time, the network counters and the counting of the server's calls.
-fn mark_measured_start(session: &mut Session) -> Option<Counting> {
-    session.side.at_load_start = session.sample().0;
+/// The readings the measured window starts from: the server's CPU (`server`, sampled
+/// now), the machine's busy time, the network counters and the counting of the
+/// server's calls.
+fn mark_measured_start(session: &mut Session, server: Option<Sample>) -> Option<Counting> {
+    session.side.at_load_start = server;
     session.side.machine_busy_at_load_start = session.machine_busy_s();
     session.side.net_at_load_start = session.net();
     session.count_calls()
@@ -181,7 +184,8 @@ fn watch_load(
     let deadline = load_start + step_timeout(scenario, step);
     loop {
         if mark_at.is_some_and(|at| Instant::now() >= at) {
-            *counting = mark_measured_start(session);
+            let server = session.sample().0;
+            *counting = mark_measured_start(session, server);
             mark_at = None;
         }
         let mut running = 0;
