@@ -814,6 +814,54 @@ connections = [2]
     );
 }
 
+/// With `[failure] repeat_failed`, a failed step runs again in every repetition (each
+/// fails on its own), and a heavier step is still skipped.
+#[test]
+fn repeat_failed_runs_a_failed_step_in_every_repetition() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+repetitions = 2
+step_timeout = "1s"
+[load]
+size = 16
+duration = "60s"
+delay = "10ms"
+[sweep]
+connections = [2, 3]
+[failure]
+repeat_failed = true
+"#,
+    );
+    let out = tmp.path().join("out");
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
+    let rows: Vec<(String, String, String, String)> = outcomes(&rows)
+        .into_iter()
+        .map(|(_, step, rep, status, reason)| (step, rep, status, reason))
+        .collect();
+    let row = |step: &str, rep: &str, status: &str, reason: &str| {
+        (
+            step.to_string(),
+            rep.to_string(),
+            status.to_string(),
+            reason.to_string(),
+        )
+    };
+    let timeout = "load generator did not finish within the step timeout";
+    let heavier = "at least as heavy as failed step c2-s16-d10ms";
+    assert_eq!(
+        rows,
+        [
+            row("c2-s16-d10ms", "1", "failed", timeout),
+            row("c2-s16-d10ms", "2", "failed", timeout),
+            row("c3-s16-d10ms", "1", "skipped", heavier),
+            row("c3-s16-d10ms", "2", "skipped", heavier),
+        ]
+    );
+}
+
 /// A server that exits uncleanly on SIGTERM fails its step with the exit status and its
 /// stderr: here the server cannot write its summary (the test puts a directory where the
 /// runner told it to write server-summary.json), so it exits 1.

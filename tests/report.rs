@@ -15,13 +15,14 @@ use common::copy_dir;
 
 const MODELS: [&str; 6] = ["threads", "select", "poll", "epoll", "uring", "tokio"];
 
-const CHARTS: [&str; 11] = [
+const CHARTS: [&str; 12] = [
     "connections-cpu.svg",
     "connections-latency-percentiles.svg",
     "connections-max-connections.svg",
     "connections-memory-per-connection.svg",
     "connections-response-time.svg",
     "connections-throughput.svg",
+    "connections-timeline-bytes.svg",
     "connections-timeline-connections.svg",
     "connections-timeline-cpu.svg",
     "connections-timeline-memory.svg",
@@ -126,6 +127,11 @@ fn every_chart_is_written_with_labelled_axes_and_legends() {
             "connections-timeline-p99.svg",
             "time since the step started (s)",
             "p99 response time (ms)",
+        ),
+        (
+            "connections-timeline-bytes.svg",
+            "time since the step started (s)",
+            "MiB echoed per second",
         ),
         (
             "connections-timeline-cpu.svg",

@@ -366,7 +366,10 @@ impl Sweep<'_> {
                     if let Some(why) = &missing[i] {
                         row.status = Status::NotRun;
                         row.failure_reason = why.clone();
-                    } else if let Some(f) = failed[i].filter(|f| step.at_least_as_heavy_as(f)) {
+                    } else if let Some(f) = failed[i].filter(|f| {
+                        let again = scenario.failure.repeat_failed && f.name == step.name;
+                        step.at_least_as_heavy_as(f) && !again
+                    }) {
                         row.status = Status::Skipped;
                         row.failure_reason = if f.name == step.name {
                             "step failed in an earlier repetition".to_string()

@@ -394,20 +394,14 @@ fn verdict_table(verdicts: &[verdict::Verdict]) -> Table {
             Some((m, value)) => (m.clone(), fmt(*value)),
             None => (dash(), dash()),
         };
-        let leaders = v.winners();
-        let (winner, winner_value) = if leaders.len() > 1 {
-            (
-                format!("{} (tied)", leaders.join(", ")),
-                v.ranking[..leaders.len()]
-                    .iter()
-                    .map(|(_, value)| fmt(*value))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            )
-        } else if v.winner().is_some() {
-            name_value(v.winner())
-        } else {
-            (v.significance(), dash())
+        let leaders = v.winners_with_values();
+        let (winner, winner_value) = match leaders.as_slice() {
+            [] => (v.significance(), dash()),
+            [(m, value)] => (m.to_string(), value.clone()),
+            tied => {
+                let (names, values): (Vec<&str>, Vec<String>) = tied.iter().cloned().unzip();
+                (format!("{} (tied)", names.join(", ")), values.join(", "))
+            }
         };
         let (runner, runner_value) = name_value(v.runner_up());
         let vs_runner = v

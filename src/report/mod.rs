@@ -62,10 +62,11 @@ pub fn verdict_lines(results_dir: &Path) -> anyhow::Result<Vec<String>> {
             let leaders = v.winners();
             let answer = match (leaders.as_slice(), v.margin(), v.runner_up()) {
                 ([], ..) | (_, None, _) | (_, _, None) => v.significance(),
-                (named, Some(margin), Some((runner, _))) => {
-                    let values: Vec<String> = v.ranking[..named.len()]
-                        .iter()
-                        .map(|(m, value)| format!("{m} ({})", (v.format)(*value)))
+                (_, Some(margin), Some((runner, _))) => {
+                    let values: Vec<String> = v
+                        .winners_with_values()
+                        .into_iter()
+                        .map(|(m, value)| format!("{m} ({value})"))
                         .collect();
                     let who = match values.split_last() {
                         Some((last, rest)) if !rest.is_empty() => {

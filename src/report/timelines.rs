@@ -212,6 +212,18 @@ fn load_blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Block>> {
         ),
         "From load/timeline.csv.".into(),
     )?];
+    // 003 graphed its continuous transfers as a rate of bytes: with large messages the
+    // bytes moved, not the requests, show a link or a server falling behind.
+    blocks.push(chart(
+        format!("{slug}-timeline-bytes"),
+        &spec(
+            "Timeline: bytes echoed",
+            "MiB echoed per second".into(),
+            load_series(heavy, "bytes", 1048576.0),
+            Some(false),
+        ),
+        "Echo bytes the load generator received in each second, from load/timeline.csv.".into(),
+    )?);
     let p99_max = heavy
         .iter()
         .filter_map(|h| h.timeline.as_ref())

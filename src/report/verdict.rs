@@ -211,6 +211,16 @@ impl Verdict {
             .collect()
     }
 
+    /// The winner or each leader with its value as the figure writes it ("33 µs"), best
+    /// first.
+    pub fn winners_with_values(&self) -> Vec<(&str, String)> {
+        let named = self.winners().len();
+        self.ranking[..named]
+            .iter()
+            .map(|(m, value)| (m.as_str(), (self.format)(*value)))
+            .collect()
+    }
+
     /// The best-ranked model after the winner or the leaders.
     pub fn runner_up(&self) -> Option<&(String, f64)> {
         match self.decision {

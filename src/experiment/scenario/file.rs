@@ -519,6 +519,11 @@ pub struct FailureRule {
     /// [`MAX_RERUNS`]; 0 keeps it as it is (flagged, never deciding a verdict alone).
     #[serde(default, deserialize_with = "reruns")]
     pub rerun_disturbed: u64,
+    /// Run a failed step again in every later repetition (heavier steps are still
+    /// skipped): for the claims that rest on a failure, so a verdict says whether every
+    /// repetition failed, not one.
+    #[serde(default)]
+    pub repeat_failed: bool,
 }
 
 /// The most reruns `rerun_disturbed` may ask for: each one costs a step's time.
@@ -554,6 +559,7 @@ impl Default for FailureRule {
             max_refused: 0,
             min_concurrent: None,
             rerun_disturbed: 0,
+            repeat_failed: false,
         }
     }
 }

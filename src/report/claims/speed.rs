@@ -1,36 +1,13 @@
 //! The speed claims (4, 5, 6 and 8): response times compared between models or
 //! along a sweep.
 
-use super::{column, models, num, ok_spread, ran, values_of, Judged, Row, Spread, Status, Verdict};
+use super::{column, models, num, ok_spread, ran, spread, values_of, Judged, Row, Status, Verdict};
 use crate::report::verdict::{fmt_count, fmt_latency};
 use crate::stats::{self, Comparison};
 
-/// How two models compare at one step on a figure where lower is better.
-#[derive(Debug, PartialEq)]
-enum Compared {
-    /// `a`'s median within 10 % of `b`'s or lower.
-    AAsGood,
-    /// `a` lower beyond the spread (every repetition of a below every one of b).
-    AFaster,
-    /// `b` lower beyond the spread.
-    BFaster,
-    Noise,
-}
-
-fn compare(a: Spread, b: Spread) -> Compared {
-    if a.max < b.min {
-        Compared::AFaster
-    } else if b.max < a.min {
-        Compared::BFaster
-    } else if a.median <= b.median * 1.1 {
-        Compared::AAsGood
-    } else {
-        Compared::Noise
-    }
-}
-
-/// Each step where both `a` and `b` have ok values of `c`: (step, a, b).
-fn paired(rows: &[Row], a: &str, b: &str, c: &str) -> Vec<(String, Spread, Spread)> {
+/// Each step where both `a` and `b` have ok values of `c`: (step, a's values, b's
+/// values), the steps in `a`'s order.
+fn paired(rows: &[Row], a: &str, b: &str, c: &str) -> Vec<(String, Vec<f64>, Vec<f64>)> {
     let mut steps: Vec<&str> = Vec::new();
     for r in rows.iter().filter(|r| r.model == a) {
         if !steps.contains(&r.step.as_str()) {
@@ -41,37 +18,58 @@ fn paired(rows: &[Row], a: &str, b: &str, c: &str) -> Vec<(String, Spread, Sprea
         .into_iter()
         .filter_map(|step| {
             let at = |r: &Row| r.step == step;
-            Some((
-                step.to_string(),
-                ok_spread(rows, a, at, c)?,
-                ok_spread(rows, b, at, c)?,
-            ))
+            let (va, vb) = (samples(rows, a, at, c), samples(rows, b, at, c));
+            (!va.is_empty() && !vb.is_empty()).then(|| (step.to_string(), va, vb))
         })
         .collect()
 }
 
-/// Claim 4: select's mean response time against epoll's, step by step.
+/// "As fast" allows this much slower: 004's and 001's own comparisons are by eye.
+const AS_FAST: f64 = 1.1;
+
+/// Claim 4: select's mean response time against epoll's, step by step. At a step select
+/// is faster when significantly so (p < 0.05), as fast when the 95 % interval of epoll's
+/// time over select's stays above 1 / 1.1 (select at most 10 % slower), and epoll is
+/// faster when significantly so. Confirmed when select is as fast or faster at every
+/// step, refuted when epoll is faster at most of them.
 pub(super) fn claim_4(rows: &[Row]) -> Judged {
     let pairs = paired(rows, "select", "epoll", column::MEAN_US);
     let mut numbers = Vec::new();
-    let (mut as_good, mut epoll_faster) = (0, 0);
+    let (mut as_good, mut epoll_faster, mut undecided) = (0, 0, Vec::new());
     for (step, s, e) in &pairs {
-        let c = compare(*s, *e);
-        match c {
-            Compared::AAsGood | Compared::AFaster => as_good += 1,
-            Compared::BFaster => epoll_faster += 1,
-            Compared::Noise => {}
-        }
+        let (Some(ss), Some(es), Some(c)) =
+            (spread(s.clone()), spread(e.clone()), stats::compare(s, e))
+        else {
+            continue;
+        };
+        // c.ratio is epoll's median over select's: above 1, select is faster.
+        let outcome = if c.significant() && c.ratio > 1.0 {
+            as_good += 1;
+            "select faster"
+        } else if c.significant() && c.ratio < 1.0 {
+            epoll_faster += 1;
+            "epoll faster"
+        } else if c.interval.0 >= 1.0 / AS_FAST {
+            as_good += 1;
+            "select as fast"
+        } else {
+            undecided.push(format!("{step}: {}", c.describe_p()));
+            "undecided"
+        };
         numbers.push(format!(
-            "{step}: mean response time select {}, epoll {}",
-            s.show(fmt_latency),
-            e.show(fmt_latency)
+            "{step}: mean response time select {}, epoll {}; epoll over select {} ({outcome})",
+            ss.show(fmt_latency),
+            es.show(fmt_latency),
+            shown(&c)
         ));
     }
     let n = pairs.len();
-    let tally = format!(
-        "select as fast or faster at {as_good} of {n} steps, epoll faster beyond the spread at {epoll_faster}"
+    let mut why = format!(
+        "select as fast (within x{AS_FAST}, by the 95 % interval) or significantly faster at          {as_good} of {n} steps, epoll significantly faster at {epoll_faster}"
     );
+    if !undecided.is_empty() {
+        why += &format!("; undecided at {}", undecided.join(", "));
+    }
     let verdict = if n == 0 {
         return (
             Verdict::Inconclusive,
@@ -85,10 +83,11 @@ pub(super) fn claim_4(rows: &[Row]) -> Judged {
     } else {
         Verdict::Inconclusive
     };
-    (verdict, tally, numbers)
+    (verdict, why, numbers)
 }
 
-/// Claim 5: the time to complete a workload of short connections, epoll against select.
+/// Claim 5: the time to complete a workload of short connections, epoll against select:
+/// confirmed when epoll is significantly faster (p < 0.05) at a step and select at none.
 pub(super) fn claim_5(rows: &[Row]) -> Judged {
     let mut pairs = paired(rows, "epoll", "select", column::COMPLETION_S);
     let mut figure = "completion time";
@@ -97,22 +96,34 @@ pub(super) fn claim_5(rows: &[Row]) -> Judged {
         figure = "mean response time";
     }
     let mut numbers = Vec::new();
-    let (mut epoll_faster, mut select_faster) = (0, 0);
+    let (mut epoll_faster, mut select_faster, mut undecided) = (0, 0, Vec::new());
+    let fmt: fn(f64) -> String = if figure == "completion time" {
+        |v| format!("{v:.3} s")
+    } else {
+        fmt_latency
+    };
     for (step, e, s) in &pairs {
-        match compare(*e, *s) {
-            Compared::AFaster => epoll_faster += 1,
-            Compared::BFaster => select_faster += 1,
-            _ => {}
-        }
-        let fmt: fn(f64) -> String = if figure == "completion time" {
-            |v| format!("{v:.3} s")
+        let (Some(es), Some(ss), Some(c)) =
+            (spread(e.clone()), spread(s.clone()), stats::compare(e, s))
+        else {
+            continue;
+        };
+        // c.ratio is select's median over epoll's: above 1, epoll is faster.
+        let outcome = if c.significant() && c.ratio > 1.0 {
+            epoll_faster += 1;
+            "epoll faster"
+        } else if c.significant() && c.ratio < 1.0 {
+            select_faster += 1;
+            "select faster"
         } else {
-            fmt_latency
+            undecided.push(format!("{step}: {}", c.describe_p()));
+            "no difference"
         };
         numbers.push(format!(
-            "{step}: {figure} epoll {}, select {}",
-            e.show(fmt),
-            s.show(fmt)
+            "{step}: {figure} epoll {}, select {}; select over epoll {} ({outcome})",
+            es.show(fmt),
+            ss.show(fmt),
+            shown(&c)
         ));
         if let (Some(em), Some(sm)) = (
             ok_spread(rows, "epoll", |r| r.step == *step, column::MEAN_US),
@@ -126,9 +137,12 @@ pub(super) fn claim_5(rows: &[Row]) -> Judged {
         }
     }
     let n = pairs.len();
-    let why = format!(
-        "on {figure}, epoll faster beyond the spread at {epoll_faster} of {n} steps, select at {select_faster}"
+    let mut why = format!(
+        "on {figure}, epoll significantly faster at {epoll_faster} of {n} steps, select at          {select_faster}"
     );
+    if !undecided.is_empty() {
+        why += &format!("; no difference at {}", undecided.join(", "));
+    }
     let verdict = match (n, epoll_faster, select_faster) {
         (0, _, _) => {
             return (

@@ -200,8 +200,11 @@ fn claim_3_epoll_at_100_000() {
     assert_eq!(verdict(3, &held("epoll", 50_000.0)), Verdict::NotRun);
 }
 
-fn timed(model: &str, step: &str, mean_us: f64) -> Vec<Row> {
-    reps(
+/// `scales` of `model` at `step` with a mean response time (and a completion time) of
+/// `mean_us` times each scale.
+fn timed_with(scales: &[f64], model: &str, step: &str, mean_us: f64) -> Vec<Row> {
+    scaled_reps(
+        scales,
         model,
         step,
         &[
@@ -211,36 +214,59 @@ fn timed(model: &str, step: &str, mean_us: f64) -> Vec<Row> {
     )
 }
 
+/// Five repetitions within 1 % of each other: tight enough to show "as fast".
+const TIGHT: [f64; 5] = [0.99, 0.995, 1.0, 1.005, 1.01];
+
 #[test]
 fn claim_4_select_as_fast_as_epoll() {
     let steps = ["c250-d1ms", "c1000-d1ms"];
-    let both = |select: f64, epoll: f64| -> Vec<Row> {
+    let both = |scales: &[f64], select: f64, epoll: f64| -> Vec<Row> {
         steps
             .iter()
-            .flat_map(|s| [timed("select", s, select), timed("epoll", s, epoll)].concat())
+            .flat_map(|s| {
+                [
+                    timed_with(scales, "select", s, select),
+                    timed_with(scales, "epoll", s, epoll),
+                ]
+                .concat()
+            })
             .collect()
     };
-    assert_eq!(verdict(4, &both(100.0, 100.0)), Verdict::Confirmed);
-    assert_eq!(verdict(4, &both(80.0, 100.0)), Verdict::Confirmed);
-    assert_eq!(verdict(4, &both(200.0, 100.0)), Verdict::Refuted);
-    // Within the spread but more than 10 % slower: noise.
-    assert_eq!(verdict(4, &both(115.0, 100.0)), Verdict::Inconclusive);
+    let five = [0.9, 0.95, 1.0, 1.05, 1.1];
+    // Equal and tight: the interval shows select within x1.1.
+    assert_eq!(verdict(4, &both(&TIGHT, 100.0, 100.0)), Verdict::Confirmed);
+    // Select significantly faster.
+    assert_eq!(verdict(4, &both(&five, 80.0, 100.0)), Verdict::Confirmed);
+    assert_eq!(verdict(4, &both(&five, 200.0, 100.0)), Verdict::Refuted);
+    // Equal medians but a spread of ±10 %: "as fast" is not shown, nor is epoll faster.
+    let c = judge(4, &both(&five, 100.0, 100.0), Limits::default());
+    assert_eq!(c.verdict, Verdict::Inconclusive);
+    assert!(c.why.contains("undecided at c250-d1ms: p = "), "{}", c.why);
+    // Three repetitions can never be significant (the rank test's smallest p is 0.10):
+    // twice as slow is still undecided.
+    assert_eq!(
+        verdict(4, &both(&[0.9, 1.0, 1.1], 200.0, 100.0)),
+        Verdict::Inconclusive
+    );
 }
 
 #[test]
 fn claim_5_epoll_faster_on_short_connections() {
+    let five = [0.9, 0.95, 1.0, 1.05, 1.1];
     let both = |epoll: f64, select: f64| -> Vec<Row> {
         [
-            timed("epoll", "c1000", epoll),
-            timed("select", "c1000", select),
+            timed_with(&five, "epoll", "c1000", epoll),
+            timed_with(&five, "select", "c1000", select),
         ]
         .concat()
     };
     assert_eq!(verdict(5, &both(100.0, 200.0)), Verdict::Confirmed);
     assert_eq!(verdict(5, &both(200.0, 100.0)), Verdict::Refuted);
-    assert_eq!(verdict(5, &both(100.0, 105.0)), Verdict::Inconclusive);
+    let c = judge(5, &both(100.0, 105.0), Limits::default());
+    assert_eq!(c.verdict, Verdict::Inconclusive);
+    assert!(c.why.contains("no difference at c1000: p = "), "{}", c.why);
     assert_eq!(
-        verdict(5, &timed("epoll", "c1000", 100.0)),
+        verdict(5, &timed_with(&five, "epoll", "c1000", 100.0)),
         Verdict::Inconclusive
     );
 }
