@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use echolab::experiment::request_cost::{Calls, Counting};
+use echolab::experiment::request_cost::{Calls, Counting, Scaling};
 
 fn print(label: &str, c: &Calls) {
     println!(
@@ -38,7 +38,9 @@ fn main() {
             .map(Duration::from_millis)
     };
     let sampled = |pid| match (ms(3), ms(4)) {
-        (Some(period), Some(window)) => Counting::start_windows(pid, period, window),
+        (Some(period), Some(window)) => {
+            Counting::start_windows(pid, period, window, Scaling::Segments)
+        }
         _ => Counting::start_sampled(pid),
     };
     let started = if check {

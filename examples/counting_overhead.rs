@@ -22,7 +22,7 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 
-use echolab::experiment::request_cost::Counting;
+use echolab::experiment::request_cost::{Counting, Scaling};
 use echolab::sys::perf::{tracepoint_ids, Counter};
 
 fn thread_cpu_ns() -> u128 {
@@ -69,8 +69,12 @@ fn hold(mode: usize, ids: &[u64]) -> Option<Held> {
             Box::new(c)
         }
         "sampled" => Box::new(Counting::start_sampled(pid).unwrap()),
-        "s1000/50" => Box::new(Counting::start_windows(pid, ms(1000), ms(50)).unwrap()),
-        "s1000/10" => Box::new(Counting::start_windows(pid, ms(1000), ms(10)).unwrap()),
+        "s1000/50" => {
+            Box::new(Counting::start_windows(pid, ms(1000), ms(50), Scaling::Time).unwrap())
+        }
+        "s1000/10" => {
+            Box::new(Counting::start_windows(pid, ms(1000), ms(10), Scaling::Time).unwrap())
+        }
         "every" => Box::new(Counting::start_every(pid).unwrap()),
         "total" => Box::new(open(ids[0])),
         "idle" => {

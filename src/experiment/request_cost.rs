@@ -9,8 +9,9 @@
 //! when they exit. System calls (every one, and the wait, read and write calls) are
 //! counted on `raw_syscalls/sys_enter`, which costs a syscall-bound server 10 to 20 % of
 //! its CPU while a counter is open: so only when asked ([`COUNT_SYSCALLS_ENV`] = 1, over
-//! the whole load, exact; `sampled`, in short windows scaled to the load, [`PERIOD`],
-//! [`WINDOW`], cheap but biased low: docs/outputs.md has the measured cost and error). (/proc/PID/io's `syscw` misses send(2), which the servers
+//! the whole load, exact; `sampled`, in short windows, [`PERIOD`], [`WINDOW`], scaled to
+//! the load by the server namespace's TCP segments ([`Scaling`]): docs/outputs.md has the
+//! measured cost and error). (/proc/PID/io's `syscw` misses send(2), which the servers
 //! write with.) Root only (or CAP_PERFMON): elsewhere the columns stay empty.
 
 use std::io;
@@ -112,6 +113,16 @@ pub const COUNT_SYSCALLS_ENV: &str = "ECHOLAB_COUNT_SYSCALLS";
 pub const PERIOD: Duration = Duration::from_secs(1);
 pub const WINDOW: Duration = Duration::from_millis(10);
 
+/// How the windows' counts are scaled to the whole load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scaling {
+    /// By the TCP segments of the server's network namespace: its calls per segment in
+    /// the windows, times its segments over the load (time when they cannot be read).
+    Segments,
+    /// By time: the time since the start over the time the windows covered.
+    Time,
+}
+
 /// Which of the [`Calls`] fields are counted, in field order.
 const SYSCALL_FIELDS: [usize; 4] = [0, 1, 2, 3];
 const SWITCH_FIELDS: [usize; 2] = [4, 5];
@@ -193,25 +204,47 @@ impl Counters {
     }
 }
 
-/// The system calls counted in windows so far, and the time they covered.
+/// The system calls counted in windows so far, the time they covered and the TCP
+/// segments the server's namespace took in and sent out meanwhile (None once a reading
+/// failed).
 #[derive(Debug, Default, Clone, Copy)]
 struct Sampled {
     counts: [u64; 6],
     counted_s: f64,
+    segments: Option<u64>,
 }
 
 /// A thread counting a process tree's system calls in windows until it is dropped.
 struct Sampler {
+    pid: u32,
+    scaling: Scaling,
     started: Instant,
+    /// The server namespace's TCP segments (in and out) at the start.
+    segments_at_start: Option<u64>,
     sampled: Arc<Mutex<Sampled>>,
     stop: Arc<AtomicBool>,
 }
 
+/// The TCP segments in and out of the network namespace of `pid`, since it was made.
+fn segments(pid: u32) -> Option<u64> {
+    let c = super::netstat::read(pid)?;
+    Some(c.segs_in + c.segs_out)
+}
+
 impl Sampler {
-    fn start(pid: u32, period: Duration, length: Duration) -> io::Result<Sampler> {
+    fn start(
+        pid: u32,
+        period: Duration,
+        length: Duration,
+        scaling: Scaling,
+    ) -> io::Result<Sampler> {
         ids()?;
         let started = Instant::now();
-        let sampled = Arc::new(Mutex::new(Sampled::default()));
+        let segments_at_start = segments(pid);
+        let sampled = Arc::new(Mutex::new(Sampled {
+            segments: segments_at_start.map(|_| 0),
+            ..Sampled::default()
+        }));
         let stop = Arc::new(AtomicBool::new(false));
         let (into, stopped) = (sampled.clone(), stop.clone());
         std::thread::Builder::new()
@@ -225,33 +258,49 @@ impl Sampler {
                         }
                         std::thread::sleep((next - Instant::now()).min(period / 4));
                     }
-                    let Some((counts, counted_s)) = window(pid, length) else {
+                    let Some(w) = window(pid, length) else {
                         return;
                     };
                     let mut s = into.lock().unwrap_or_else(|e| e.into_inner());
-                    for (sum, n) in s.counts.iter_mut().zip(counts) {
+                    for (sum, n) in s.counts.iter_mut().zip(w.counts) {
                         *sum += n;
                     }
-                    s.counted_s += counted_s;
+                    s.counted_s += w.counted_s;
+                    s.segments = s.segments.zip(w.segments).map(|(a, b)| a + b);
                     drop(s);
                     next += period;
                 }
             })?;
         Ok(Sampler {
+            pid,
+            scaling,
             started,
+            segments_at_start,
             sampled,
             stop,
         })
     }
 
     /// The system calls since the start, estimated from the windows so far: their counts
-    /// times the time since the start over the time they covered. None before a window.
+    /// times the TCP segments since the start over the segments in the windows (a ratio
+    /// estimator: calls per segment hold while the server's pace changes within a
+    /// second, or slows in a window, where calls per second do not); times the time
+    /// since the start over the time they covered when the segments cannot be read or
+    /// the windows saw none. None before a window.
     fn estimate(&self) -> Option<[u64; 6]> {
         let s = *self.sampled.lock().unwrap_or_else(|e| e.into_inner());
-        (s.counted_s > 0.0).then(|| {
-            let scale = self.started.elapsed().as_secs_f64() / s.counted_s;
-            s.counts.map(|n| (n as f64 * scale).round() as u64)
-        })
+        if s.counted_s <= 0.0 {
+            return None;
+        }
+        let by_segments = (self.scaling == Scaling::Segments)
+            .then_some(self.segments_at_start)
+            .flatten()
+            .zip(segments(self.pid))
+            .zip(s.segments.filter(|&n| n > 0))
+            .map(|((start, now), in_windows)| now.saturating_sub(start) as f64 / in_windows as f64);
+        let scale =
+            by_segments.unwrap_or_else(|| self.started.elapsed().as_secs_f64() / s.counted_s);
+        Some(s.counts.map(|n| (n as f64 * scale).round() as u64))
     }
 }
 
@@ -261,22 +310,39 @@ impl Drop for Sampler {
     }
 }
 
+/// What one window counted.
+struct Window {
+    counts: [u64; 6],
+    /// From the middle of the opening to the middle of the reading.
+    counted_s: f64,
+    /// TCP segments of the server's namespace from the end of the opening to the start of
+    /// the reading.
+    segments: Option<u64>,
+}
+
 /// One window: the system calls of `pid`'s tree over `length`, counters opened on every
-/// thread at its start and closed at its end; the counts and the seconds counted (from
-/// the middle of the opening to the middle of the reading). None when the tree is gone
-/// or cannot be counted.
-fn window(pid: u32, length: Duration) -> Option<([u64; 6], f64)> {
+/// thread at its start and closed at its end. None when the tree is gone or cannot be
+/// counted.
+fn window(pid: u32, length: Duration) -> Option<Window> {
     let before_open = Instant::now();
     let counters = Counters::open(pid, &SYSCALL_FIELDS).ok()?;
     let opened = Instant::now();
+    let segments_before = segments(pid);
     std::thread::sleep(length);
+    let segments_after = segments(pid);
     let before_read = Instant::now();
     let counts = counters.read().ok()?;
     let read = Instant::now();
     drop(counters);
     let start = before_open + (opened - before_open) / 2;
     let end = before_read + (read - before_read) / 2;
-    Some((counts, (end - start).as_secs_f64()))
+    Some(Window {
+        counts,
+        counted_s: (end - start).as_secs_f64(),
+        segments: segments_after
+            .zip(segments_before)
+            .map(|(a, b)| a.saturating_sub(b)),
+    })
 }
 
 impl Counting {
@@ -303,16 +369,23 @@ impl Counting {
         })
     }
 
-    /// Counts the context switches over the whole time, the system calls in windows.
+    /// Counts the context switches over the whole time, the system calls in windows
+    /// scaled by the server's TCP segments.
     pub fn start_sampled(pid: u32) -> io::Result<Counting> {
-        Counting::start_windows(pid, PERIOD, WINDOW)
+        Counting::start_windows(pid, PERIOD, WINDOW, Scaling::Segments)
     }
 
-    /// [`Counting::start_sampled`] with windows of `length` every `period`.
-    pub fn start_windows(pid: u32, period: Duration, length: Duration) -> io::Result<Counting> {
+    /// [`Counting::start_sampled`] with windows of `length` every `period`, scaled as
+    /// `scaling` says.
+    pub fn start_windows(
+        pid: u32,
+        period: Duration,
+        length: Duration,
+        scaling: Scaling,
+    ) -> io::Result<Counting> {
         Ok(Counting {
             whole: Counters::open(pid, &SWITCH_FIELDS)?,
-            sampler: Some(Sampler::start(pid, period, length)?),
+            sampler: Some(Sampler::start(pid, period, length, scaling)?),
         })
     }
 
@@ -403,7 +476,10 @@ mod tests {
     #[test]
     fn sampled_windows_estimate_a_steady_threads_calls() {
         // Root only; elsewhere there is nothing to count.
-        let Ok(counting) = Counting::start_sampled(std::process::id()) else {
+        // Scaled by time: the thread makes no TCP traffic.
+        let Ok(counting) =
+            Counting::start_windows(std::process::id(), PERIOD, WINDOW, Scaling::Time)
+        else {
             return;
         };
         let whole = Counting::start_every(std::process::id()).unwrap();
