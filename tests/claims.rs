@@ -279,9 +279,9 @@ fn a_scaled_down_claim_9_refutes_select_above_threads() {
         "| 9 | “our hypothesis is that multi threaded servers will be the least scalable, \
          with Epoll servers being the most and followed by Select servers being second.” \
          (000_14b4c3a438bf57e1.txt, Background (hypothesis); Observations, Max Clients) \
-         | refuted | the other way round, significantly: select holds more connections than \
-         threads (select 100 against threads 1,100 (connections held): x0.09 (0.09–0.09), \
-         p = 0.013, n = 4) |"
+         | refuted | the reverse of “select holds more connections than threads”, \
+         significantly: select 100 against threads 1,100 (connections held): x0.09 \
+         (0.09–0.09), p = 0.013, n = 4 |"
     );
     assert!(
         report.contains("- connections held: no finished repetition of epoll"),
@@ -390,8 +390,8 @@ fn a_scaled_down_claim_18_finds_no_retransmission_on_loopback() {
         claims_row(&report, 18),
         "| 18 | “Based on the IO graphs, we also note that there are greater amounts of TCP \
          error flags due to retransmissions” (004_4a07aa620c3379ed.txt, Analysis, Case 6-11 \
-         (and Case 11-14: a delay of at least 250 ms)) | no difference | no significant \
-         difference: more retransmissions at 125 ms and below than at 250 ms and above \
+         (and Case 11-14: a delay of at least 250 ms)) | no difference | no difference \
+         (p >= 0.05, or within x1.05): more retransmissions at 125 ms and below than at 250 ms and above \
          (delay <= 125 ms 0 against delay >= 250 ms 0 (TCP retransmissions): x1.00 \
          (1.00–1.00), p = 1.00, n = 4) |"
     );

@@ -7,7 +7,7 @@ use super::data::{Results, Status};
 use super::document::{Block, Document, Section, Table};
 use super::sweep::{self, Sweep};
 use super::verdict::{self, fmt_count, fmt_ratio_interval, BASELINE};
-use super::{claims, figures, per_host, timelines};
+use super::{claims, figures, findings, per_host, timelines};
 use crate::results::column;
 use crate::results::Manifest;
 
@@ -207,8 +207,8 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
     let mut verdict_blocks = vec![Block::Paragraph(format!(
         "Compared: {} over {} repetition(s) per step. Each figure is compared at the heaviest \
          point of the sweep that at least two models completed. A winner is named only when a \
-         Mann–Whitney U test finds it better than every other model, each pair with p < {}; \
-         where none does, the smallest group of best models (at most half of them) each \
+         Mann–Whitney U test finds it better than every other model, each pair with p < {} \
+         and medians x{} or more apart; where none does, the smallest group of best models (at most half of them) each \
          better than every model behind them is named as tied leaders (otherwise: no \
          difference, with the largest p and the repetitions n); a winner or a group must \
          stay one with each generator-bound or disturbed repetition left out in turn. A ratio is the ratio of the \
@@ -217,7 +217,8 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
          baseline is {BASELINE}.",
         models.join(", "),
         repetitions(results),
-        crate::stats::ALPHA
+        crate::stats::ALPHA,
+        crate::stats::MIN_EFFECT
     ))];
     let mut all_verdicts = Vec::new();
     for s in sweeps {
@@ -226,7 +227,7 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
         }
         let verdicts = verdict::verdicts(results, s);
         verdict_blocks.push(Block::Table(verdict_table(&verdicts)));
-        verdict_blocks.push(Block::List(verdict::findings(results, s, &verdicts)));
+        verdict_blocks.push(Block::List(findings::findings(results, s, &verdicts)));
         all_verdicts.extend(verdicts);
         verdict_blocks.extend(super::request_cost::findings_block(results, s));
     }

@@ -17,6 +17,7 @@ mod composite;
 mod data;
 mod document;
 mod figures;
+mod findings;
 mod html;
 mod latency;
 mod markdown;

@@ -1,9 +1,9 @@
-//! The verdict (which model wins each figure, by what ratio) and the plain-language
-//! findings, all computed from results.csv.
+//! The verdict (which model wins each figure, by what ratio), computed from
+//! results.csv; the plain-language findings under it are in findings.rs.
 
 use super::data::{Results, Row, Status};
 use super::latency;
-use super::sweep::{self, aggregate, at, problems, Sweep};
+use super::sweep::{self, at, Sweep};
 use crate::results::column;
 use crate::stats::{self, Comparison};
 use crate::units::fmt_bytes;
@@ -273,6 +273,12 @@ impl Verdict {
                 stats::p_equals(tie.p),
                 ahead.describe_p()
             ),
+            Decision::NoDifference { comparison, .. } if comparison.significant() => format!(
+                "no difference of x{} or more: x{:.2}, {}",
+                stats::MIN_EFFECT,
+                comparison.ratio,
+                comparison.describe_p()
+            ),
             Decision::NoDifference { comparison, .. } => {
                 format!("no difference: {}", comparison.describe_p())
             }
@@ -335,7 +341,8 @@ pub fn decide_robustly(
 }
 
 /// The intersection-union rule: the best-ranked model wins only when it is
-/// significantly better than every other model, each pair tested on its own. Each pair
+/// significantly better than every other model, each pair tested on its own, and by
+/// [`stats::MIN_EFFECT`] or more. Each pair
 /// must hold, so no multiple-comparison correction applies: the chance of naming a
 /// wrong winner is at most that of its weakest pair, below [`stats::ALPHA`].
 ///
@@ -348,34 +355,42 @@ pub fn decide(samples: &[Vec<f64>], higher_is_better: bool) -> Decision {
     if samples.len() < 2 || samples.iter().any(|s| s.is_empty()) {
         return Decision::Alone;
     }
-    // The weakest of the pairs (leader, model behind) when the first `count` lead; a
-    // significant difference the wrong way round is no lead either.
-    let weakest_across = |count: usize| -> Option<Comparison> {
-        let mut weakest: Option<Comparison> = None;
+    // The weakest of the pairs (leader, model behind) when the first `count` lead, and
+    // whether every pair is a lead: significant and by stats::MIN_EFFECT or more. A
+    // difference the wrong way round is no lead either (its p shown as 1); a lead
+    // smaller than MIN_EFFECT is weaker than any significant one and keeps its p.
+    let weakest_across = |count: usize| -> Option<(Comparison, bool)> {
+        let mut weakest: Option<(f64, Comparison)> = None;
         for a in &samples[..count] {
             for b in &samples[count..] {
                 let c = oriented(a, b, higher_is_better)?;
-                let p = if c.ratio > 1.0 { c.p } else { 1.0f64.max(c.p) };
-                if weakest.as_ref().is_none_or(|w| p > w.p) {
-                    weakest = Some(Comparison { p, ..c });
+                let (key, c) = if c.ratio <= 1.0 {
+                    (2.0, Comparison { p: 1.0, ..c })
+                } else if c.ratio < stats::MIN_EFFECT {
+                    (1.0 + c.p, c)
+                } else {
+                    (c.p, c)
+                };
+                if weakest.as_ref().is_none_or(|(k, _)| key > *k) {
+                    weakest = Some((key, c));
                 }
             }
         }
-        weakest
+        weakest.map(|(key, c)| (c, key < stats::ALPHA))
     };
-    let Some(alone) = weakest_across(1) else {
+    let Some((alone, alone_leads)) = weakest_across(1) else {
         return Decision::Alone;
     };
-    if alone.significant() {
+    if alone_leads {
         return Decision::Winner(
             oriented(&samples[0], &samples[1], higher_is_better).unwrap_or(alone),
         );
     }
     for count in 2..=samples.len() / 2 {
-        let Some(across) = weakest_across(count) else {
+        let Some((across, leads)) = weakest_across(count) else {
             break;
         };
-        if across.significant() {
+        if leads {
             let narrowest = oriented(&samples[count - 1], &samples[count], higher_is_better);
             let tie = (1..count)
                 .filter_map(|i| oriented(&samples[0], &samples[i], higher_is_better))
@@ -595,324 +610,6 @@ pub fn tally(results: &Results, verdicts: &[Verdict]) -> Vec<(String, usize)> {
     wins
 }
 
-/// Plain-language statements, each one derived from the rows of this sweep.
-pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<String> {
-    let models = sweep::models(results);
-    let axis = sweep.axis.as_str();
-    let mut out = Vec::new();
-    out.extend(failures_findings(results, sweep, &models, axis));
-    out.extend(memory_findings(results, sweep, &models, axis));
-    out.extend(throughput_findings(verdicts));
-    out.extend(p99_growth_findings(results, sweep, &models, axis));
-    out.extend(byte_accounting_findings(results, sweep));
-    out.extend(generator_bound_findings(results, sweep));
-    out.extend(disturbed_findings(results, sweep));
-    out.extend(spread_findings(results, sweep, &models, axis));
-    out
-}
-
-/// Where each model failed or was skipped (only the first failure says where it broke).
-fn failures_findings(
-    results: &Results,
-    sweep: &Sweep,
-    models: &[String],
-    axis: &str,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    for model in models {
-        // Only the first failure says where the model broke.
-        if let Some(p) = problems(
-            results,
-            sweep,
-            model,
-            &[Status::Failed, Status::Interrupted],
-        )
-        .into_iter()
-        .next()
-        {
-            let held = p
-                .rows
-                .iter()
-                .filter_map(|r| r.num(column::MAX_CONCURRENT_SERVER))
-                .reduce(f64::max);
-            let verb = if p.status == Status::Failed {
-                "failed"
-            } else {
-                "was interrupted"
-            };
-            let mut text = format!(
-                "{model} {verb} at {} ({} of {} repetitions)",
-                at(axis, p.x),
-                p.rows.len(),
-                p.total
-            );
-            if let Some(held) = held {
-                text.push_str(&format!(
-                    "; its server held at most {} connections there",
-                    fmt_count(held)
-                ));
-            }
-            text.push_str(&format!(": {}.", p.reasons()));
-            out.push(text);
-        }
-        let skipped = problems(results, sweep, model, &[Status::Skipped]);
-        if let Some(first) = skipped.first() {
-            let xs: Vec<String> = skipped.iter().map(|p| sweep::plain_number(p.x)).collect();
-            out.push(format!(
-                "{model} was skipped at {axis}={}: {}.",
-                xs.join(", "),
-                first.reasons()
-            ));
-        }
-    }
-    out
-}
-
-/// Memory per 1000 connections at the heaviest point each model passed.
-fn memory_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut memory: Vec<(String, f64, f64)> = models
-        .iter()
-        .filter_map(|m| {
-            aggregate(results, sweep, m, &|r: &Row| {
-                r.num(column::SERVER_RSS_PER_CONN_BYTES)
-            })
-            .last()
-            .map(|a| (m.clone(), a.mean, a.x))
-        })
-        .collect();
-    memory.sort_by(|a, b| a.1.total_cmp(&b.1));
-    if let Some((least_model, least, _)) = memory.first().cloned() {
-        for (model, per_conn, x) in &memory {
-            let mut text = format!(
-                "{model} used {:.2} MiB per 1000 connections (server RSS at {})",
-                per_conn * 1000.0 / 1048576.0,
-                at(axis, *x)
-            );
-            if *model != least_model && least > 0.0 {
-                text.push_str(&format!(
-                    ", {} {least_model}'s",
-                    fmt_ratio(per_conn / least)
-                ));
-            }
-            text.push('.');
-            out.push(text);
-        }
-    }
-    out
-}
-
-/// Throughput at the comparison point: a winner only when the test names one.
-fn throughput_findings(verdicts: &[Verdict]) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(v) = verdicts.iter().find(|v| v.figure == "Throughput") {
-        let note = v
-            .left_out_note()
-            .map(|n| format!(" ({n})"))
-            .unwrap_or_default();
-        if let Some((winner, value)) = v.winner() {
-            let mut text = format!(
-                "At {}, {winner} served the most: {} ({}{note})",
-                v.compared_at,
-                fmt_rate(*value),
-                v.significance()
-            );
-            if let (Some(base), Some(c)) = (v.baseline(), v.against_baseline()) {
-                text.push_str(&format!(
-                    ", {} the baseline {BASELINE} ({})",
-                    fmt_ratio_interval(&c),
-                    fmt_rate(base)
-                ));
-            }
-            text.push('.');
-            out.push(text);
-        } else if let (Decision::Leaders { .. }, Some(margin), Some((runner, _))) =
-            (v.decision, v.margin(), v.runner_up())
-        {
-            out.push(format!(
-                "At {}, {} served the most, tied ({}{note}): {} over {runner}.",
-                v.compared_at,
-                v.winners().join(" and "),
-                v.significance(),
-                fmt_ratio_interval(&margin)
-            ));
-        } else if matches!(v.decision, Decision::NoDifference { .. }) {
-            out.push(format!(
-                "At {}, no model served significantly more than every other ({}{note}): \
-                 no winner is declared.",
-                v.compared_at,
-                v.significance()
-            ));
-        }
-    }
-    out
-}
-
-/// How p99 grew across the sweep, for the models with the most and least growth.
-fn p99_growth_findings(
-    results: &Results,
-    sweep: &Sweep,
-    models: &[String],
-    axis: &str,
-) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut growth: Vec<(String, sweep::Agg, sweep::Agg)> = models
-        .iter()
-        .filter_map(|m| {
-            let aggs = aggregate(results, sweep, m, &|r: &Row| r.num(column::P99_US));
-            let (first, last) = (*aggs.first()?, *aggs.last()?);
-            (aggs.len() >= 2 && first.mean > 0.0).then(|| (m.clone(), first, last))
-        })
-        .collect();
-    growth.sort_by(|a, b| (b.2.mean / b.1.mean).total_cmp(&(a.2.mean / a.1.mean)));
-    let picks: Vec<_> = match growth.len() {
-        0 => vec![],
-        1 => vec![&growth[0]],
-        n => vec![&growth[0], &growth[n - 1]],
-    };
-    for (model, first, last) in picks {
-        out.push(format!(
-            "{model}'s p99 response time went from {} at {} to {} at {} ({}).",
-            fmt_latency(first.mean),
-            at(axis, first.x),
-            fmt_latency(last.mean),
-            at(axis, last.x),
-            fmt_ratio(last.mean / first.mean)
-        ));
-    }
-    out
-}
-
-/// Byte accounting and errors in the steps that counted.
-fn byte_accounting_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
-    let mut out = Vec::new();
-    let completed: Vec<&Row> = sweep
-        .rows(results)
-        .filter(|r| r.status == Status::Ok)
-        .collect();
-    let bad_bytes: Vec<String> = completed
-        .iter()
-        .filter(|r| r.bytes_match == Some(false) || r.num(column::MISMATCHES).unwrap_or(0.0) > 0.0)
-        .map(|r| format!("{} {} rep {}", r.model, r.step, r.repetition))
-        .collect();
-    // Servers given as commands keep no byte counts: only the client's echo check applies.
-    let counted = completed.iter().filter(|r| r.bytes_match.is_some()).count();
-    let uncounted = completed.len() - counted;
-    if !completed.is_empty() {
-        if bad_bytes.is_empty() && uncounted > 0 {
-            out.push(format!(
-                "No echo mismatches in all {} completed repetitions; client and server byte counts agreed in the {counted} whose server counts bytes (the other {uncounted} ran servers given as commands, which report none).",
-                completed.len()
-            ));
-        } else if bad_bytes.is_empty() {
-            out.push(format!(
-                "Every byte was accounted for: no echo mismatches, and client and server byte counts agreed, in all {} completed repetitions.",
-                completed.len()
-            ));
-        } else {
-            out.push(format!(
-                "Byte counts disagreed or echoes mismatched in {} completed repetitions: {}.",
-                bad_bytes.len(),
-                bad_bytes.join(", ")
-            ));
-        }
-    }
-    let errors: Vec<String> = completed
-        .iter()
-        .filter_map(|r| {
-            let e = r.num(column::ERRORS)?;
-            (e > 0.0).then(|| {
-                format!(
-                    "{} {} rep {} ({})",
-                    r.model,
-                    r.step,
-                    r.repetition,
-                    fmt_count(e)
-                )
-            })
-        })
-        .collect();
-    if !errors.is_empty() {
-        out.push(format!(
-            "Completed repetitions with connection errors: {}.",
-            errors.join(", ")
-        ));
-    }
-    out
-}
-
-/// Steps whose load generator was saturated: their differences may be the generator's.
-fn generator_bound_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
-    let mut out = Vec::new();
-    let bound: Vec<String> = sweep
-        .rows(results)
-        .filter(|r| r.raw(column::GENERATOR_BOUND) == "true")
-        .map(|r| format!("{} {} rep {}", r.model, r.step, r.repetition))
-        .collect();
-    if !bound.is_empty() {
-        out.push(format!(
-            "Generator-bound: in {} repetition(s) the load generator used more than 90% of the \
-             cores it was given ({}); there the generator may have set the pace, not the server.",
-            bound.len(),
-            bound.join(", ")
-        ));
-    }
-    out
-}
-
-/// Steps the machine did other work during: shown, never deciding alone.
-fn disturbed_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
-    let mut out = Vec::new();
-    let disturbed: Vec<String> = sweep
-        .rows(results)
-        .filter(|r| r.raw(column::DISTURBED) == "true")
-        .map(|r| {
-            format!(
-                "{} {} rep {} ({}%)",
-                r.model,
-                r.step,
-                r.repetition,
-                r.raw(column::INTERFERENCE_PCT)
-            )
-        })
-        .collect();
-    if !disturbed.is_empty() {
-        out.push(format!(
-            "Disturbed: in {} repetition(s) more than {}% of a core went to other work on the \
-             machine ({}); a winner must stay one without each of them.",
-            disturbed.len(),
-            crate::results::DISTURBED_PCT,
-            disturbed.join(", ")
-        ));
-    }
-    out
-}
-
-/// How far apart repetitions were: the largest throughput spread.
-fn spread_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut widest: Option<(String, f64, f64)> = None;
-    for model in models {
-        for a in aggregate(results, sweep, model, &|r: &Row| {
-            r.num(column::THROUGHPUT_RPS)
-        }) {
-            if a.n >= 2 && a.mean > 0.0 {
-                let spread = (a.max - a.min) / a.mean * 100.0;
-                if widest.as_ref().is_none_or(|w| spread > w.1) {
-                    widest = Some((model.clone(), spread, a.x));
-                }
-            }
-        }
-    }
-    if let Some((model, spread, x)) = widest {
-        out.push(format!(
-            "Repetitions agreed on throughput within {spread:.1}% of their mean (widest: {model} at {}).",
-            at(axis, x)
-        ));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -983,6 +680,28 @@ mod tests {
             format!("no difference: p = {}, n = 5", stats::fmt_p(comparison.p))
         );
         assert!(comparison.p > 0.5, "{comparison:?}");
+    }
+
+    #[test]
+    fn a_significant_gap_under_five_percent_names_no_winner() {
+        // Every tokio repetition 3 % above every epoll one: p = 0.012, but x1.03.
+        let v = throughput(
+            &[10.0, 10.02, 9.99, 10.01, 10.005],
+            &[10.3, 10.32, 10.29, 10.31, 10.305],
+            &[],
+        );
+        assert!(v.winners().is_empty(), "{:?}", v.decision);
+        assert_eq!(
+            v.significance(),
+            "no difference of x1.05 or more: x1.03, p = 0.012, n = 5"
+        );
+        // The same at 6 %: a winner.
+        let v = throughput(
+            &[10.0, 10.02, 9.99, 10.01, 10.005],
+            &[10.6, 10.62, 10.59, 10.61, 10.605],
+            &[],
+        );
+        assert_eq!(v.winners(), ["tokio"]);
     }
 
     #[test]

@@ -252,9 +252,11 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Ok(lines) = crate::report::verdict_lines(&out) {
         if !lines.is_empty() {
             crate::outln!(
-                "\nverdict (Mann-Whitney U: a winner only when p < {a} against every other model; \
-                 tied leaders when each of a group beats every other model with p < {a}):",
-                a = crate::stats::ALPHA
+                "\nverdict (Mann-Whitney U: a winner only when p < {a} against every other model \
+                 and x{e} or more apart; tied leaders when each of a group beats every other \
+                 model so):",
+                a = crate::stats::ALPHA,
+                e = crate::stats::MIN_EFFECT
             );
             for line in lines {
                 crate::outln!("  {line}");

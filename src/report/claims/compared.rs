@@ -57,11 +57,12 @@ pub(super) const MEMORY: Figure = Figure {
 /// How one comparison came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Outcome {
-    /// The claimed side is better, p < ALPHA.
+    /// The claimed side is better, p < ALPHA, by `stats::MIN_EFFECT` or more.
     Holds,
-    /// The other side is better, p < ALPHA.
+    /// The other side is better, p < ALPHA, by `stats::MIN_EFFECT` or more.
     Opposite,
-    /// p >= ALPHA with enough repetitions to have seen a difference.
+    /// p >= ALPHA with enough repetitions to have seen a difference, or medians within
+    /// `stats::MIN_EFFECT` of each other.
     NoDifference,
     /// Too few repetitions for any p to reach ALPHA.
     TooFew,
@@ -88,9 +89,9 @@ pub(super) fn contest(better: &Side, worse: &Side, figure: Figure) -> (Outcome, 
     } else {
         c.ratio > 1.0
     };
-    let outcome = if c.significant() && claimed_way {
+    let outcome = if c.decisive() && claimed_way {
         Outcome::Holds
-    } else if c.significant() {
+    } else if c.decisive() {
         Outcome::Opposite
     } else if stats::min_p(c.n_a, c.n_b) >= stats::ALPHA {
         Outcome::TooFew
@@ -126,14 +127,15 @@ pub(super) fn verdict_of(parts: &[(String, Outcome, String)]) -> (Verdict, Strin
             .map(|p| format!("{} ({})", p.0, p.2))
             .collect()
     };
-    if !with(Outcome::Opposite).is_empty() {
-        return (
-            Verdict::Refuted,
-            format!(
-                "the other way round, significantly: {}",
-                with(Outcome::Opposite).join("; ")
-            ),
-        );
+    // The statement and its numbers apart: "select holds more connections than threads
+    // (select 1,000 against threads 19,000 ...)" read as if it were the finding.
+    let reversed: Vec<String> = parts
+        .iter()
+        .filter(|p| p.1 == Outcome::Opposite)
+        .map(|p| format!("the reverse of “{}”, significantly: {}", p.0, p.2))
+        .collect();
+    if !reversed.is_empty() {
+        return (Verdict::Refuted, reversed.join("; "));
     }
     if !with(Outcome::Missing).is_empty() {
         return (
@@ -157,7 +159,8 @@ pub(super) fn verdict_of(parts: &[(String, Outcome, String)]) -> (Verdict, Strin
         );
     }
     let mut why = format!(
-        "no significant difference: {}",
+        "no difference (p >= 0.05, or within x{}): {}",
+        stats::MIN_EFFECT,
         with(Outcome::NoDifference).join("; ")
     );
     let held = with(Outcome::Holds);

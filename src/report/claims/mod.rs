@@ -505,8 +505,8 @@ pub fn section(
         blocks: vec![
             Block::Paragraph(
                 "Each claim of the classic studies, judged from this run's rows: confirmed, \
-                 refuted, no difference (a comparison with p >= 0.05), or inconclusive with \
-                 the reason; a claim whose scenario did not run \
+                 refuted, no difference (a comparison with p >= 0.05, or medians within \
+                 x1.05), or inconclusive with the reason; a claim whose scenario did not run \
                  says why. Spreads are the median and the range over the repetitions."
                     .into(),
             ),

@@ -1,0 +1,328 @@
+//! The plain-language findings under each sweep's verdict: failures, memory,
+//! throughput, tail growth, byte accounting and the runs' own health, each statement
+//! derived from the rows of results.csv.
+
+use super::data::{Results, Row, Status};
+use super::sweep::{self, aggregate, at, problems, Sweep};
+use super::verdict::{
+    fmt_count, fmt_latency, fmt_rate, fmt_ratio, fmt_ratio_interval, Decision, Verdict, BASELINE,
+};
+use crate::results::column;
+
+/// Plain-language statements, each one derived from the rows of this sweep.
+pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<String> {
+    let models = sweep::models(results);
+    let axis = sweep.axis.as_str();
+    let mut out = Vec::new();
+    out.extend(failures_findings(results, sweep, &models, axis));
+    out.extend(memory_findings(results, sweep, &models, axis));
+    out.extend(throughput_findings(verdicts));
+    out.extend(p99_growth_findings(results, sweep, &models, axis));
+    out.extend(byte_accounting_findings(results, sweep));
+    out.extend(generator_bound_findings(results, sweep));
+    out.extend(disturbed_findings(results, sweep));
+    out.extend(spread_findings(results, sweep, &models, axis));
+    out
+}
+
+/// Where each model failed or was skipped (only the first failure says where it broke).
+fn failures_findings(
+    results: &Results,
+    sweep: &Sweep,
+    models: &[String],
+    axis: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for model in models {
+        // Only the first failure says where the model broke.
+        if let Some(p) = problems(
+            results,
+            sweep,
+            model,
+            &[Status::Failed, Status::Interrupted],
+        )
+        .into_iter()
+        .next()
+        {
+            let held = p
+                .rows
+                .iter()
+                .filter_map(|r| r.num(column::MAX_CONCURRENT_SERVER))
+                .reduce(f64::max);
+            let verb = if p.status == Status::Failed {
+                "failed"
+            } else {
+                "was interrupted"
+            };
+            let mut text = format!(
+                "{model} {verb} at {} ({} of {} repetitions)",
+                at(axis, p.x),
+                p.rows.len(),
+                p.total
+            );
+            if let Some(held) = held {
+                text.push_str(&format!(
+                    "; its server held at most {} connections there",
+                    fmt_count(held)
+                ));
+            }
+            text.push_str(&format!(": {}.", p.reasons()));
+            out.push(text);
+        }
+        let skipped = problems(results, sweep, model, &[Status::Skipped]);
+        if let Some(first) = skipped.first() {
+            let xs: Vec<String> = skipped.iter().map(|p| sweep::plain_number(p.x)).collect();
+            out.push(format!(
+                "{model} was skipped at {axis}={}: {}.",
+                xs.join(", "),
+                first.reasons()
+            ));
+        }
+    }
+    out
+}
+
+/// Memory per 1000 connections at the heaviest point each model passed.
+fn memory_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut memory: Vec<(String, f64, f64)> = models
+        .iter()
+        .filter_map(|m| {
+            aggregate(results, sweep, m, &|r: &Row| {
+                r.num(column::SERVER_RSS_PER_CONN_BYTES)
+            })
+            .last()
+            .map(|a| (m.clone(), a.mean, a.x))
+        })
+        .collect();
+    memory.sort_by(|a, b| a.1.total_cmp(&b.1));
+    if let Some((least_model, least, _)) = memory.first().cloned() {
+        for (model, per_conn, x) in &memory {
+            let mut text = format!(
+                "{model} used {:.2} MiB per 1000 connections (server RSS at {})",
+                per_conn * 1000.0 / 1048576.0,
+                at(axis, *x)
+            );
+            if *model != least_model && least > 0.0 {
+                text.push_str(&format!(
+                    ", {} {least_model}'s",
+                    fmt_ratio(per_conn / least)
+                ));
+            }
+            text.push('.');
+            out.push(text);
+        }
+    }
+    out
+}
+
+/// Throughput at the comparison point: a winner only when the test names one.
+fn throughput_findings(verdicts: &[Verdict]) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(v) = verdicts.iter().find(|v| v.figure == "Throughput") {
+        let note = v
+            .left_out_note()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        if let Some((winner, value)) = v.winner() {
+            let mut text = format!(
+                "At {}, {winner} served the most: {} ({}{note})",
+                v.compared_at,
+                fmt_rate(*value),
+                v.significance()
+            );
+            if let (Some(base), Some(c)) = (v.baseline(), v.against_baseline()) {
+                text.push_str(&format!(
+                    ", {} the baseline {BASELINE} ({})",
+                    fmt_ratio_interval(&c),
+                    fmt_rate(base)
+                ));
+            }
+            text.push('.');
+            out.push(text);
+        } else if let (Decision::Leaders { .. }, Some(margin), Some((runner, _))) =
+            (v.decision, v.margin(), v.runner_up())
+        {
+            out.push(format!(
+                "At {}, {} served the most, tied ({}{note}): {} over {runner}.",
+                v.compared_at,
+                v.winners().join(" and "),
+                v.significance(),
+                fmt_ratio_interval(&margin)
+            ));
+        } else if matches!(v.decision, Decision::NoDifference { .. }) {
+            out.push(format!(
+                "At {}, no model served significantly more than every other ({}{note}): \
+                 no winner is declared.",
+                v.compared_at,
+                v.significance()
+            ));
+        }
+    }
+    out
+}
+
+/// How p99 grew across the sweep, for the models with the most and least growth.
+fn p99_growth_findings(
+    results: &Results,
+    sweep: &Sweep,
+    models: &[String],
+    axis: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut growth: Vec<(String, sweep::Agg, sweep::Agg)> = models
+        .iter()
+        .filter_map(|m| {
+            let aggs = aggregate(results, sweep, m, &|r: &Row| r.num(column::P99_US));
+            let (first, last) = (*aggs.first()?, *aggs.last()?);
+            (aggs.len() >= 2 && first.mean > 0.0).then(|| (m.clone(), first, last))
+        })
+        .collect();
+    growth.sort_by(|a, b| (b.2.mean / b.1.mean).total_cmp(&(a.2.mean / a.1.mean)));
+    let picks: Vec<_> = match growth.len() {
+        0 => vec![],
+        1 => vec![&growth[0]],
+        n => vec![&growth[0], &growth[n - 1]],
+    };
+    for (model, first, last) in picks {
+        out.push(format!(
+            "{model}'s p99 response time went from {} at {} to {} at {} ({}).",
+            fmt_latency(first.mean),
+            at(axis, first.x),
+            fmt_latency(last.mean),
+            at(axis, last.x),
+            fmt_ratio(last.mean / first.mean)
+        ));
+    }
+    out
+}
+
+/// Byte accounting and errors in the steps that counted.
+fn byte_accounting_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
+    let mut out = Vec::new();
+    let completed: Vec<&Row> = sweep
+        .rows(results)
+        .filter(|r| r.status == Status::Ok)
+        .collect();
+    let bad_bytes: Vec<String> = completed
+        .iter()
+        .filter(|r| r.bytes_match == Some(false) || r.num(column::MISMATCHES).unwrap_or(0.0) > 0.0)
+        .map(|r| format!("{} {} rep {}", r.model, r.step, r.repetition))
+        .collect();
+    // Servers given as commands keep no byte counts: only the client's echo check applies.
+    let counted = completed.iter().filter(|r| r.bytes_match.is_some()).count();
+    let uncounted = completed.len() - counted;
+    if !completed.is_empty() {
+        if bad_bytes.is_empty() && uncounted > 0 {
+            out.push(format!(
+                "No echo mismatches in all {} completed repetitions; client and server byte counts agreed in the {counted} whose server counts bytes (the other {uncounted} ran servers given as commands, which report none).",
+                completed.len()
+            ));
+        } else if bad_bytes.is_empty() {
+            out.push(format!(
+                "Every byte was accounted for: no echo mismatches, and client and server byte counts agreed, in all {} completed repetitions.",
+                completed.len()
+            ));
+        } else {
+            out.push(format!(
+                "Byte counts disagreed or echoes mismatched in {} completed repetitions: {}.",
+                bad_bytes.len(),
+                bad_bytes.join(", ")
+            ));
+        }
+    }
+    let errors: Vec<String> = completed
+        .iter()
+        .filter_map(|r| {
+            let e = r.num(column::ERRORS)?;
+            (e > 0.0).then(|| {
+                format!(
+                    "{} {} rep {} ({})",
+                    r.model,
+                    r.step,
+                    r.repetition,
+                    fmt_count(e)
+                )
+            })
+        })
+        .collect();
+    if !errors.is_empty() {
+        out.push(format!(
+            "Completed repetitions with connection errors: {}.",
+            errors.join(", ")
+        ));
+    }
+    out
+}
+
+/// Steps whose load generator was saturated: their differences may be the generator's.
+fn generator_bound_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
+    let mut out = Vec::new();
+    let bound: Vec<String> = sweep
+        .rows(results)
+        .filter(|r| r.raw(column::GENERATOR_BOUND) == "true")
+        .map(|r| format!("{} {} rep {}", r.model, r.step, r.repetition))
+        .collect();
+    if !bound.is_empty() {
+        out.push(format!(
+            "Generator-bound: in {} repetition(s) the load generator used more than 90% of the \
+             cores it was given ({}); there the generator may have set the pace, not the server.",
+            bound.len(),
+            bound.join(", ")
+        ));
+    }
+    out
+}
+
+/// Steps the machine did other work during: shown, never deciding alone.
+fn disturbed_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
+    let mut out = Vec::new();
+    let disturbed: Vec<String> = sweep
+        .rows(results)
+        .filter(|r| r.raw(column::DISTURBED) == "true")
+        .map(|r| {
+            format!(
+                "{} {} rep {} ({}%)",
+                r.model,
+                r.step,
+                r.repetition,
+                r.raw(column::INTERFERENCE_PCT)
+            )
+        })
+        .collect();
+    if !disturbed.is_empty() {
+        out.push(format!(
+            "Disturbed: in {} repetition(s) more than {}% of a core went to other work on the \
+             machine ({}); a winner must stay one without each of them.",
+            disturbed.len(),
+            crate::results::DISTURBED_PCT,
+            disturbed.join(", ")
+        ));
+    }
+    out
+}
+
+/// How far apart repetitions were: the largest throughput spread.
+fn spread_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut widest: Option<(String, f64, f64)> = None;
+    for model in models {
+        for a in aggregate(results, sweep, model, &|r: &Row| {
+            r.num(column::THROUGHPUT_RPS)
+        }) {
+            if a.n >= 2 && a.mean > 0.0 {
+                let spread = (a.max - a.min) / a.mean * 100.0;
+                if widest.as_ref().is_none_or(|w| spread > w.1) {
+                    widest = Some((model.clone(), spread, a.x));
+                }
+            }
+        }
+    }
+    if let Some((model, spread, x)) = widest {
+        out.push(format!(
+            "Repetitions agreed on throughput within {spread:.1}% of their mean (widest: {model} at {}).",
+            at(axis, x)
+        ));
+    }
+    out
+}
