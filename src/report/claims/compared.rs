@@ -5,7 +5,7 @@
 //! "no difference" (or inconclusive when the repetitions are too few for any p
 //! to reach ALPHA).
 
-use super::{column, num, ran, values_of, Judged, Row, Status, Verdict};
+use super::{column, num, ran, samples, values_of, Judged, Row, Status, Verdict};
 use crate::report::verdict::{fmt_count, fmt_cpu, fmt_latency, fmt_rate};
 use crate::stats::{self, Comparison};
 use crate::units::fmt_bytes;
@@ -168,14 +168,6 @@ pub(super) fn verdict_of(parts: &[(String, Outcome, String)]) -> (Verdict, Strin
         why += &format!("; held: {}", held.join("; "));
     }
     (Verdict::NoDifference, why)
-}
-
-/// The ok values of `c` for `model`, one per repetition, where `at` holds.
-pub(super) fn samples(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool, c: &str) -> Vec<f64> {
-    rows.iter()
-        .filter(|r| r.model == model && r.status == Status::Ok && at(r))
-        .filter_map(|r| r.num(c))
-        .collect()
 }
 
 /// Judges claims of the form "`better` beats `worse` on `figure`" over every row.

@@ -441,14 +441,17 @@ fn values_of<'a>(rows: impl Iterator<Item = &'a Row>, c: &str) -> Vec<f64> {
     v
 }
 
+/// The ok values of `c` for `model` where `at` holds, one per repetition.
+fn samples(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool, c: &str) -> Vec<f64> {
+    rows.iter()
+        .filter(|r| r.model == model && r.status == Status::Ok && at(r))
+        .filter_map(|r| r.num(c))
+        .collect()
+}
+
 /// `column` over the ok repetitions of `model` where `at` holds.
 fn ok_spread(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool, c: &str) -> Option<Spread> {
-    spread(
-        rows.iter()
-            .filter(|r| r.model == model && r.status == Status::Ok && at(r))
-            .filter_map(|r| r.num(c))
-            .collect(),
-    )
+    spread(samples(rows, model, at, c))
 }
 
 /// How `model` did at the steps where `at` holds: (ok reps, failed reps, a failure reason).

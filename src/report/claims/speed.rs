@@ -1,13 +1,23 @@
 //! The speed claims (4, 5, 6 and 8): response times compared between models or
 //! along a sweep.
 
-use super::{column, models, num, ok_spread, ran, spread, values_of, Judged, Row, Status, Verdict};
+use super::{
+    column, models, num, ok_spread, ran, samples, spread, values_of, Judged, Row, Spread, Verdict,
+};
 use crate::report::verdict::{fmt_count, fmt_latency};
 use crate::stats::{self, Comparison};
 
-/// Each step where both `a` and `b` have ok values of `c`: (step, a's values, b's
-/// values), the steps in `a`'s order.
-fn paired(rows: &[Row], a: &str, b: &str, c: &str) -> Vec<(String, Vec<f64>, Vec<f64>)> {
+/// One step where both models have ok values of a column: each side's spread over the
+/// repetitions and the comparison of b's against a's (`ratio`: b's median over a's).
+struct Paired {
+    step: String,
+    a: Spread,
+    b: Spread,
+    c: Comparison,
+}
+
+/// Each step where both `a` and `b` have ok values of `c`, in `a`'s order.
+fn paired(rows: &[Row], a: &str, b: &str, c: &str) -> Vec<Paired> {
     let mut steps: Vec<&str> = Vec::new();
     for r in rows.iter().filter(|r| r.model == a) {
         if !steps.contains(&r.step.as_str()) {
@@ -19,7 +29,12 @@ fn paired(rows: &[Row], a: &str, b: &str, c: &str) -> Vec<(String, Vec<f64>, Vec
         .filter_map(|step| {
             let at = |r: &Row| r.step == step;
             let (va, vb) = (samples(rows, a, at, c), samples(rows, b, at, c));
-            (!va.is_empty() && !vb.is_empty()).then(|| (step.to_string(), va, vb))
+            Some(Paired {
+                step: step.to_string(),
+                c: stats::compare(&va, &vb)?,
+                a: spread(va)?,
+                b: spread(vb)?,
+            })
         })
         .collect()
 }
@@ -28,20 +43,21 @@ fn paired(rows: &[Row], a: &str, b: &str, c: &str) -> Vec<(String, Vec<f64>, Vec
 const AS_FAST: f64 = 1.1;
 
 /// Claim 4: select's mean response time against epoll's, step by step. At a step select
-/// is faster when significantly so (p < 0.05, by x1.05 or more), as fast when the 95 % interval of epoll's
-/// time over select's stays above 1 / 1.1 (select at most 10 % slower), and epoll is
-/// faster when significantly so. Confirmed when select is as fast or faster at every
+/// is faster when significantly so (p < 0.05, by x1.05 or more), as fast when the 95 %
+/// interval of epoll's time over select's stays above 1 / 1.1 (select at most 10 %
+/// slower), and epoll is faster when significantly so. Confirmed when select is as fast or faster at every
 /// step, refuted when epoll is faster at most of them.
 pub(super) fn claim_4(rows: &[Row]) -> Judged {
     let pairs = paired(rows, "select", "epoll", column::MEAN_US);
     let mut numbers = Vec::new();
     let (mut as_good, mut epoll_faster, mut undecided) = (0, 0, Vec::new());
-    for (step, s, e) in &pairs {
-        let (Some(ss), Some(es), Some(c)) =
-            (spread(s.clone()), spread(e.clone()), stats::compare(s, e))
-        else {
-            continue;
-        };
+    for Paired {
+        step,
+        a: select,
+        b: epoll,
+        c,
+    } in &pairs
+    {
         // c.ratio is epoll's median over select's: above 1, select is faster.
         let outcome = if c.decisive() && c.ratio > 1.0 {
             as_good += 1;
@@ -58,9 +74,9 @@ pub(super) fn claim_4(rows: &[Row]) -> Judged {
         };
         numbers.push(format!(
             "{step}: mean response time select {}, epoll {}; epoll over select {} ({outcome})",
-            ss.show(fmt_latency),
-            es.show(fmt_latency),
-            shown(&c)
+            select.show(fmt_latency),
+            epoll.show(fmt_latency),
+            shown(c)
         ));
     }
     let n = pairs.len();
@@ -96,12 +112,13 @@ pub(super) fn claim_5(rows: &[Row]) -> Judged {
     let pairs = paired(rows, "epoll", "select", column::MEAN_US);
     let mut numbers = Vec::new();
     let (mut epoll_faster, mut select_faster, mut undecided) = (0, 0, Vec::new());
-    for (step, e, s) in &pairs {
-        let (Some(es), Some(ss), Some(c)) =
-            (spread(e.clone()), spread(s.clone()), stats::compare(e, s))
-        else {
-            continue;
-        };
+    for Paired {
+        step,
+        a: epoll,
+        b: select,
+        c,
+    } in &pairs
+    {
         // c.ratio is select's median over epoll's: above 1, epoll is faster.
         let outcome = if c.decisive() && c.ratio > 1.0 {
             epoll_faster += 1;
@@ -115,9 +132,9 @@ pub(super) fn claim_5(rows: &[Row]) -> Judged {
         };
         numbers.push(format!(
             "{step}: mean response time epoll {}, select {}; select over epoll {} ({outcome})",
-            es.show(fmt_latency),
-            ss.show(fmt_latency),
-            shown(&c)
+            epoll.show(fmt_latency),
+            select.show(fmt_latency),
+            shown(c)
         ));
         let at = |r: &Row| r.step == *step;
         if let (Some(ec), Some(sc)) = (
@@ -153,14 +170,6 @@ pub(super) fn claim_5(rows: &[Row]) -> Judged {
         _ => Verdict::Inconclusive,
     };
     (verdict, why, numbers)
-}
-
-/// The ok values of `c` for `model` where `at` holds, one per repetition.
-fn samples(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool, c: &str) -> Vec<f64> {
-    rows.iter()
-        .filter(|r| r.model == model && r.status == Status::Ok && at(r))
-        .filter_map(|r| r.num(c))
-        .collect()
 }
 
 /// "x1.93 (1.81–2.05), p = 0.029, n = 4": a comparison as the claims print it.
