@@ -106,6 +106,13 @@ pub fn read(pid: u32) -> Option<NetCounters> {
     parse(&snmp, &netstat)
 }
 
+/// The TCP segments in and out of the network namespace process `pid` is in, since it
+/// was made: /proc/PID/net/snmp alone.
+pub fn segments(pid: u32) -> Option<u64> {
+    let snmp = fs::read_to_string(format!("/proc/{pid}/net/snmp")).ok()?;
+    Some(field(&snmp, "Tcp:", "InSegs")? + field(&snmp, "Tcp:", "OutSegs")?)
+}
+
 /// The header of net-timeline.csv: one row per second, each a change over that second.
 pub const CSV_HEADER: &str = "t_s,segs_in_per_s,segs_out_per_s,retrans_segs,resets_sent,\
                               listen_overflows,listen_drops,syn_retrans";

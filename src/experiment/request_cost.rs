@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use super::netstat::segments;
 use super::probe::process_tree;
 use crate::results::Row;
 use crate::sys::perf::{tracepoint_ids, Counter};
@@ -223,12 +224,6 @@ struct Sampler {
     segments_at_start: Option<u64>,
     sampled: Arc<Mutex<Sampled>>,
     stop: Arc<AtomicBool>,
-}
-
-/// The TCP segments in and out of the network namespace of `pid`, since it was made.
-fn segments(pid: u32) -> Option<u64> {
-    let c = super::netstat::read(pid)?;
-    Some(c.segs_in + c.segs_out)
 }
 
 impl Sampler {
