@@ -15,6 +15,19 @@ use common::copy_dir;
 /// `load_cpu` and `bound`; epoll's two repetitions at 4000 connections get 54,600 and
 /// 56,200 req/s (mean 55,400, spread 1,600), 100 req/s from uring's mean of 55,500.
 fn fixture(tmp: &Path, load_cpu: &str, bound: &str) -> PathBuf {
+    let columns = [column::LOAD_CPU_PCT, column::GENERATOR_BOUND];
+    fixture_with(tmp, &columns, |fields| {
+        if fields[0] == "epoll" && fields[3] == "4000" {
+            fields[14] = if fields[2] == "1" { "54600" } else { "56200" }.into();
+        }
+        fields.push(load_cpu.into());
+        fields.push(bound.into());
+    })
+}
+
+/// The small results fixture with `columns` appended: `edit` changes each row's fields
+/// (model, step, repetition, connections, ...) and appends its values for them.
+fn fixture_with(tmp: &Path, columns: &[&str], edit: impl Fn(&mut Vec<String>)) -> PathBuf {
     let dir = tmp.join("results");
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-small"),
@@ -26,14 +39,9 @@ fn fixture(tmp: &Path, load_cpu: &str, bound: &str) -> PathBuf {
     for (i, line) in text.lines().enumerate() {
         let mut fields: Vec<String> = line.split(',').map(String::from).collect();
         if i == 0 {
-            fields.push(column::LOAD_CPU_PCT.into());
-            fields.push(column::GENERATOR_BOUND.into());
+            fields.extend(columns.iter().map(|c| c.to_string()));
         } else {
-            if fields[0] == "epoll" && fields[3] == "4000" {
-                fields[14] = if fields[2] == "1" { "54600" } else { "56200" }.into();
-            }
-            fields.push(load_cpu.into());
-            fields.push(bound.into());
+            edit(&mut fields);
         }
         out += &fields.join(",");
         out.push('\n');
@@ -133,4 +141,39 @@ connections = [4]
     assert_eq!(&rows[0][bound_at], expected.as_str());
     let probe = out.join("epoll/c4-s64/rep-1/load-probe-1.csv");
     assert!(probe.is_file(), "no {}", probe.display());
+}
+
+/// The findings name each flagged repetition as "model step rep N", and a disturbed one
+/// with the share of a core that went to other work.
+#[test]
+fn the_findings_name_each_generator_bound_and_disturbed_repetition() {
+    let tmp = tempfile::tempdir().unwrap();
+    let columns = [
+        column::GENERATOR_BOUND,
+        column::DISTURBED,
+        column::INTERFERENCE_PCT,
+    ];
+    let dir = fixture_with(tmp.path(), &columns, |fields| {
+        let (model, step, rep) = (&fields[0], &fields[1], &fields[2]);
+        let bound = model == "poll" && step == "c4000-s128";
+        let disturbed = model == "uring" && step == "c2000-s128" && rep == "2";
+        let share = if disturbed { "23.5" } else { "0.0" };
+        fields.extend([bound.to_string(), disturbed.to_string(), share.to_string()]);
+    });
+    let md = report(&dir);
+    assert!(
+        md.contains(
+            "Generator-bound: in 2 repetition(s) the load generator used more than 90% of the \
+             cores it was given (poll c4000-s128 rep 1, poll c4000-s128 rep 2); there the \
+             generator may have set the pace, not the server."
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "Disturbed: in 1 repetition(s) more than 10% of a core went to other work on the \
+             machine (uring c2000-s128 rep 2 (23.5%)); a winner must stay one without each of them."
+        ),
+        "{md}"
+    );
 }

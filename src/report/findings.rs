@@ -257,49 +257,47 @@ fn byte_accounting_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
 
 /// Steps whose load generator was saturated: their differences may be the generator's.
 fn generator_bound_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
-    let mut out = Vec::new();
-    let bound: Vec<String> = sweep
-        .rows(results)
-        .filter(|r| r.raw(column::GENERATOR_BOUND) == "true")
-        .map(|r| format!("{} {} rep {}", r.model, r.step, r.repetition))
-        .collect();
-    if !bound.is_empty() {
-        out.push(format!(
-            "Generator-bound: in {} repetition(s) the load generator used more than 90% of the \
-             cores it was given ({}); there the generator may have set the pace, not the server.",
-            bound.len(),
-            bound.join(", ")
-        ));
+    let bound = flagged(results, sweep, column::GENERATOR_BOUND, |_| String::new());
+    if bound.is_empty() {
+        return Vec::new();
     }
-    out
+    vec![format!(
+        "Generator-bound: in {} repetition(s) the load generator used more than 90% of the \
+         cores it was given ({}); there the generator may have set the pace, not the server.",
+        bound.len(),
+        bound.join(", ")
+    )]
 }
 
 /// Steps the machine did other work during: shown, never deciding alone.
 fn disturbed_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
-    let mut out = Vec::new();
-    let disturbed: Vec<String> = sweep
-        .rows(results)
-        .filter(|r| r.raw(column::DISTURBED) == "true")
-        .map(|r| {
-            format!(
-                "{} {} rep {} ({}%)",
-                r.model,
-                r.step,
-                r.repetition,
-                r.raw(column::INTERFERENCE_PCT)
-            )
-        })
-        .collect();
-    if !disturbed.is_empty() {
-        out.push(format!(
-            "Disturbed: in {} repetition(s) more than {}% of a core went to other work on the \
-             machine ({}); a winner must stay one without each of them.",
-            disturbed.len(),
-            crate::results::DISTURBED_PCT,
-            disturbed.join(", ")
-        ));
+    let disturbed = flagged(results, sweep, column::DISTURBED, |r| {
+        format!(" ({}%)", r.raw(column::INTERFERENCE_PCT))
+    });
+    if disturbed.is_empty() {
+        return Vec::new();
     }
-    out
+    vec![format!(
+        "Disturbed: in {} repetition(s) more than {}% of a core went to other work on the \
+         machine ({}); a winner must stay one without each of them.",
+        disturbed.len(),
+        crate::results::DISTURBED_PCT,
+        disturbed.join(", ")
+    )]
+}
+
+/// The repetitions whose `flag` column is true, named "model step rep N" and `detail`.
+fn flagged(
+    results: &Results,
+    sweep: &Sweep,
+    flag: &str,
+    detail: impl Fn(&Row) -> String,
+) -> Vec<String> {
+    sweep
+        .rows(results)
+        .filter(|r| r.raw(flag) == "true")
+        .map(|r| format!("{} {} rep {}{}", r.model, r.step, r.repetition, detail(r)))
+        .collect()
 }
 
 /// How far apart repetitions were: the largest throughput spread.
