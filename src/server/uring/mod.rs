@@ -40,7 +40,7 @@
 //!
 //! Costs: a system call per loop turn submits any number of requests and reaps any
 //! number of completions, and recv needs no readiness round trip. The buffer pool is
-//! fixed per worker, not per connection ([`crate::sys::uring::BufRing`]; 32 incremental
+//! fixed per worker, not per connection ([`crate::sys::uring::BufRing`]; 16 incremental
 //! buffers of 64 KiB, or 1024 whole buffers of 8 KiB before Linux 6.12: [`setup`]).
 //! `ECHOLAB_URING_BUFFERS` overrides the buffer count (a power of two).
 //! The ring's set-up and its errors are in [`setup`].
@@ -139,6 +139,9 @@ struct Counters {
     sq_full: u64,
     accept_rearms: u64,
     max_pending: usize,
+    /// Echo bytes received, and those of them copied out of the provided buffers.
+    bytes_in: u64,
+    bytes_copied: u64,
 }
 
 struct Worker {
@@ -260,9 +263,9 @@ impl Worker {
         crate::errln!(
             "echolab serve: uring worker {}: {} recv re-arms after an empty buffer ring (ENOBUFS), \
              {} after a byte limit, {} early submits, {} short sends, {} full submission queues, {} accept re-arms, \
-             most unsent echo {} bytes",
+             most unsent echo {} bytes, {} of {} bytes received copied out of their buffers",
             self.id, c.buffer_ring_empty, c.recv_limit_ends, c.early_submits, c.short_sends, c.sq_full,
-            c.accept_rearms, c.max_pending
+            c.accept_rearms, c.max_pending, c.bytes_copied, c.bytes_in
         );
         Ok(())
     }
@@ -530,6 +533,7 @@ impl Worker {
             } else {
                 conn.record.bytes_in += len as u64;
                 conn.record.reads += 1;
+                self.counters.bytes_in += len as u64;
                 conn.last_active = Instant::now();
                 if conn.copied() == 0 && !self.buffers.mostly_held() {
                     // Nothing copied ahead of these bytes: echo them from the buffer they
@@ -543,6 +547,7 @@ impl Worker {
                     // Pieces would hold the buffers other connections need: copy.
                     conn.queued.extend_from_slice(self.buffers.slice(piece));
                     self.buffers.release(piece);
+                    self.counters.bytes_copied += len as u64;
                 }
             }
             let conn = self.conns[slot].as_mut().expect("live connection");
