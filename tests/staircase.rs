@@ -225,3 +225,103 @@ to = 30
     assert_eq!(rows[1]["connections_established"], "10", "{rows:?}");
     assert!(number(&rows[1], "requests") > 0.0, "{rows:?}");
 }
+
+/// The pids of the `echolab load` processes writing under `dir`.
+fn loads_under(dir: &Path) -> Vec<i32> {
+    let dir = dir.to_string_lossy().into_owned();
+    let mut pids = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.iter().any(|a| a == "load") && args.iter().any(|a| a.starts_with(&dir)) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+#[test]
+fn a_stair_connected_after_its_deadline_fails_though_its_window_finds_every_connection() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    // Stair 2's deadline is 1 s + 2 x its ramp at stair 1's rate (1-2 s at 20/s as the
+    // runner sees it) + 2 s: 5-8 s. Its generator is frozen for 9 s from its start, then
+    // connects at once, well inside the 6 s window that follows the deadline.
+    let scenario = common::write_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+[server]
+workers = 1
+[load]
+size = 16
+delay = "100ms"
+connect_timeout = "1s"
+connect_rate = 20
+[failure]
+min_established = 0.9
+[staircase]
+batch = 20
+every = "6s"
+to = 40
+"#,
+    );
+    let out = tmp.path().join("out");
+    let mut child = std::process::Command::new(common::BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(QUIET_NO_REPORT)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let second = out.join("epoll").join("c40-s16-d100ms");
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut frozen = Vec::new();
+    while frozen.is_empty() && std::time::Instant::now() < give_up {
+        if second.exists() {
+            frozen = loads_under(&second);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(!frozen.is_empty(), "stair 2's load never started");
+    for &pid in &frozen {
+        // SAFETY: kill(2) with a pid read from /proc and a valid signal number.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+    }
+    std::thread::sleep(std::time::Duration::from_secs(9));
+    for &pid in &frozen {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+    }
+    assert!(child.wait().unwrap().success());
+    let rows = common::results_rows(&out);
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0]["status"], "ok", "{rows:?}");
+    let late = &rows[1];
+    assert_eq!(late["status"], "failed", "{late:?}");
+    // The window after the deadline found the batch connected...
+    assert_eq!(late["connections_established"], "40", "{late:?}");
+    // ...and the deadline decides.
+    let reason = &late["failure_reason"];
+    assert!(
+        reason.contains(" of 20 connections established within its deadline of "),
+        "{reason}"
+    );
+    assert!(
+        number(late, "ramp_s") > number(late, "stair_deadline_s"),
+        "{late:?}"
+    );
+}

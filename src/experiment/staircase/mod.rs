@@ -259,15 +259,17 @@ fn measure_window(
 }
 
 /// Waits until the batch in `dir` has established (or failed) all its `batch`
-/// connections, or its connect deadline passed: Ok(false) then. Err(()) when cut short.
+/// connections: Ok(Ok(())). When its connect deadline passes first: Ok(Err(what the
+/// loads had decided by then)). Err(()) when cut short.
 fn wait_established(
     dir: &Path,
     batch: u64,
     deadline: Instant,
     server: &mut Session,
     first_agent: usize,
-) -> Result<bool, ()> {
+) -> Result<Result<(), window::Connections>, ()> {
     let mut next_look = Instant::now();
+    let mut seen = window::Connections::default();
     while Instant::now() < deadline {
         if process::stop_requested() || server.dead() {
             return Err(());
@@ -277,15 +279,15 @@ fn wait_established(
             .iter_mut()
             .all(|a| a.guard.as_mut().is_none_or(|g| g.try_wait().is_some()));
         if Instant::now() >= next_look || ended {
-            let c = window::connections(&live_dirs(dir));
-            if c.established + c.failed >= batch || ended {
-                return Ok(true);
+            seen = window::connections(&live_dirs(dir));
+            if seen.established + seen.failed >= batch || ended {
+                return Ok(Ok(()));
             }
             next_look = Instant::now() + Duration::from_millis(250);
         }
         std::thread::sleep(TICK);
     }
-    Ok(false)
+    Ok(Err(seen))
 }
 
 /// Runs one staircase: `stairs` are its steps (cumulative connections, the other axes
@@ -475,9 +477,10 @@ impl<'s> Climb<'s> {
         );
         // The rate the runner saw (its summaries are written once a second), known now;
         // connections.csv, which `ramp_s` is read from, is written when the load ends.
-        self.last_rate = (established == Ok(true))
+        self.last_rate = (established == Ok(Ok(())))
             .then(|| batch.connections as f64 / load_start.elapsed().as_secs_f64());
         let dirs = self.dirs();
+        // A late stair is still measured, so its row shows what it reached.
         let measured = established.ok().and_then(|_| {
             measure_window(
                 server,
@@ -489,10 +492,12 @@ impl<'s> Climb<'s> {
             )
         });
         let ended = judge_stair(&self.scenario.failure, record, measured, server);
-        if established == Ok(false) && record.status == Status::Failed {
-            record.reason += &format!(" within {}", deadline.describe(batch.connections));
+        match established {
+            Ok(Err(by_deadline)) => {
+                missed_deadline(record, &by_deadline, batch.connections, &deadline) || ended
+            }
+            _ => ended,
         }
-        ended
     }
 
     /// The hold: every connection held together for `hold`, measured and judged.
@@ -580,6 +585,38 @@ fn judge_stair(
         return true;
     }
     false
+}
+
+/// A stair whose batch had not established (or failed) every connection by its
+/// deadline fails, whatever its window shows later (a batch that connects late would
+/// otherwise pass on a window measured after the deadline); true when it fails here.
+/// A stair that failed or was cut short for another reason keeps that reason, with the
+/// deadline it missed.
+fn missed_deadline(
+    stair: &mut Stair,
+    by_deadline: &window::Connections,
+    batch: u64,
+    deadline: &Deadline,
+) -> bool {
+    let within = deadline.describe(batch);
+    match stair.status {
+        Status::Ok => {
+            stair.status = Status::Failed;
+            stair.reason = format!(
+                "{} of {batch} connections established within {within}",
+                by_deadline.established.min(batch),
+            );
+            if by_deadline.failed > 0 {
+                stair.reason += &format!(" ({} failed)", by_deadline.failed);
+            }
+            true
+        }
+        Status::Failed => {
+            stair.reason += &format!(" within {within}");
+            false
+        }
+        _ => false,
+    }
 }
 
 /// What only the end shows: connections the server refused over the staircase, byte
@@ -776,6 +813,63 @@ mod tests {
         // The measured ramp at most four connect timeouts.
         let slow = Deadline::rule(s(30), None, 50_000, Some(10.0));
         assert_eq!(slow.total(), s(30 + 240 + 2));
+    }
+
+    #[test]
+    fn a_stair_not_connected_by_its_deadline_fails_whatever_its_window_shows() {
+        let s = Duration::from_secs;
+        let stairs = [step(100_000)];
+        // The measured previous rate of 1 316/s gives 30 + 2 x 3.8 + 2 = 39.6 s.
+        let deadline = Deadline::rule(s(30), None, 50_000, Some(50_000.0 / 3.8));
+        let by_deadline = window::Connections {
+            established: 49_744,
+            failed: 0,
+            open: 49_744,
+        };
+        // A window measured later found every connection: the stair still fails.
+        let mut late = stair_of(&stairs, 0, Status::Ok, String::new());
+        assert!(missed_deadline(&mut late, &by_deadline, 50_000, &deadline));
+        assert_eq!(late.status, Status::Failed);
+        assert_eq!(
+            late.reason,
+            "49744 of 50000 connections established within its deadline of 39.6 s: connect \
+             timeout 30 s + 2 x 50000 connections at the previous stair's 13158/s (3.8 s) + 2 s"
+        );
+        // Failed attempts are named.
+        let mut refused = stair_of(&stairs, 0, Status::Ok, String::new());
+        let some_failed = window::Connections {
+            failed: 12,
+            ..by_deadline
+        };
+        assert!(missed_deadline(
+            &mut refused,
+            &some_failed,
+            50_000,
+            &deadline
+        ));
+        assert!(
+            refused.reason.ends_with("+ 2 s (12 failed)"),
+            "{}",
+            refused.reason
+        );
+        // A stair the window failed keeps its reason, with the deadline it missed.
+        let mut failed = stair_of(&stairs, 0, Status::Failed, "too slow".into());
+        assert!(!missed_deadline(
+            &mut failed,
+            &by_deadline,
+            50_000,
+            &deadline
+        ));
+        assert!(failed
+            .reason
+            .starts_with("too slow within its deadline of 39.6 s"));
+        // A stair cut short stays so.
+        let mut cut = stair_of(&stairs, 0, Status::Interrupted, "signal 2".into());
+        assert!(!missed_deadline(&mut cut, &by_deadline, 50_000, &deadline));
+        assert_eq!(
+            (cut.status, cut.reason.as_str()),
+            (Status::Interrupted, "signal 2")
+        );
     }
 
     #[test]
