@@ -17,8 +17,8 @@
 //! than a few namespaces with several addresses each: the load's split over hosts
 //! (`--shard`, then `echolab merge`) is then the only mechanism, and each client host
 //! has its own port range, socket tables and load process. The lab sets its
-//! namespaces' somaxconn, tcp_max_syn_backlog and ip_local_port_range
-//! ([`LabSysctls`], `[hosts]` keys), never the host's.
+//! namespaces' somaxconn, tcp_max_syn_backlog, ip_local_port_range and
+//! tcp_max_tw_buckets ([`LabSysctls`], `[hosts]` keys), never the host's.
 //!
 //! The bridge lives in a namespace of its own and every veth is created inside
 //! `elabP-br` with its peer moved straight into its host, so the root namespace

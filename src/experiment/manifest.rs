@@ -8,13 +8,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::results::{axis_column, Conditions, Manifest};
 
 /// The sysctls that bound what a connection-heavy experiment can do.
-const SYSCTLS: [&str; 14] = [
+const SYSCTLS: [&str; 15] = [
     "net.core.somaxconn",
     "net.core.netdev_max_backlog",
     "net.ipv4.ip_local_port_range",
     "net.ipv4.tcp_max_syn_backlog",
     "net.ipv4.tcp_syncookies",
     "net.ipv4.tcp_tw_reuse",
+    "net.ipv4.tcp_max_tw_buckets",
     "net.ipv4.tcp_fin_timeout",
     "net.ipv4.tcp_mem",
     "fs.file-max",

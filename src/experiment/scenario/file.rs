@@ -96,6 +96,18 @@ fn message_size<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Byt
     }
 }
 
+/// `[hosts] tcp_max_tw_buckets`: 0 up to the kernel's int.
+fn tw_buckets<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    let v = i64::deserialize(deserializer)?;
+    if !(0..=i64::from(i32::MAX)).contains(&v) {
+        return Err(de::Error::custom(format!(
+            "must be between 0 and {}, not {v}",
+            i32::MAX
+        )));
+    }
+    Ok(Some(v as u64))
+}
+
 /// `[load] message`: the text every request sends, at least 1 byte.
 fn message<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
     let text = String::deserialize(deserializer)?;
@@ -244,6 +256,9 @@ pub struct HostsFile {
     pub tcp_max_syn_backlog: Option<Count>,
     /// net.ipv4.ip_local_port_range in the lab's namespaces, `LOW-HIGH` (default 1024-65535).
     pub ip_local_port_range: Option<Spanned<String>>,
+    /// net.ipv4.tcp_max_tw_buckets in the lab's namespaces (default 0: no TIME_WAIT).
+    #[serde(default, deserialize_with = "tw_buckets")]
+    pub tcp_max_tw_buckets: Option<u64>,
 }
 
 /// `[hosts] clients`: a number of namespaces, or a list of ssh URLs.

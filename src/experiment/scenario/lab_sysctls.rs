@@ -1,6 +1,6 @@
-//! `[hosts]` sysctls: what the lab sets in its own namespaces (the listen queue and
-//! the ephemeral ports are per network namespace, so a lab sized for scale never
-//! touches the host's values). Written there by [`hosts`](crate::experiment::hosts).
+//! `[hosts]` sysctls: what the lab sets in its own namespaces (the listen queue, the
+//! ephemeral ports and TIME_WAIT are per network namespace, so a lab sized for scale
+//! never touches the host's values). Written there by [`hosts`](crate::experiment::hosts).
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +14,14 @@ pub struct LabSysctls {
     pub tcp_max_syn_backlog: u64,
     /// net.ipv4.ip_local_port_range: the ephemeral ports of each client host.
     pub ip_local_port_range: (u16, u16),
+    /// net.ipv4.tcp_max_tw_buckets: TIME_WAIT sockets a namespace keeps. The lab's
+    /// hosts serve one model after another, and the TIME_WAIT a model's closed
+    /// connections leave (60 s, in the client hosts: the load closes first) slows the
+    /// next model's connect(2): its ephemeral port search (`__inet_hash_connect`) took
+    /// 91 % of the machine's CPU at c1m's 100 000 stair after epoll's 1 000 000 had
+    /// closed, 41.6 s to connect a stair that takes 4-7 s in a fresh lab. No TIME_WAIT
+    /// by default: each model meets the lab as the first one did.
+    pub tcp_max_tw_buckets: u64,
 }
 
 impl Default for LabSysctls {
@@ -23,6 +31,7 @@ impl Default for LabSysctls {
             tcp_max_syn_backlog: 65535,
             // 64 512 ports per (client host, server address:port), against 28 232 by default.
             ip_local_port_range: (1024, 65535),
+            tcp_max_tw_buckets: 0,
         }
     }
 }
@@ -38,6 +47,10 @@ impl LabSysctls {
                 self.tcp_max_syn_backlog.to_string(),
             ),
             ("net.ipv4.ip_local_port_range", format!("{low} {high}")),
+            (
+                "net.ipv4.tcp_max_tw_buckets",
+                self.tcp_max_tw_buckets.to_string(),
+            ),
         ]
     }
 
@@ -84,6 +97,7 @@ mod tests {
                 ("net.core.somaxconn", "65535".to_string()),
                 ("net.ipv4.tcp_max_syn_backlog", "65535".to_string()),
                 ("net.ipv4.ip_local_port_range", "1024 65535".to_string()),
+                ("net.ipv4.tcp_max_tw_buckets", "0".to_string()),
             ]
         );
     }

@@ -156,7 +156,8 @@ pub struct Scenario {
     pub client_hosts: Option<u32>,
     /// `[hosts]` with ssh URLs: real machines for the server and the load.
     pub ssh: Option<SshHosts>,
-    /// `[hosts]` somaxconn, tcp_max_syn_backlog, ip_local_port_range: set in the lab's namespaces.
+    /// `[hosts]` somaxconn, tcp_max_syn_backlog, ip_local_port_range, tcp_max_tw_buckets:
+    /// set in the lab's namespaces.
     pub lab_sysctls: LabSysctls,
     /// `[network]`: shaping of the client hosts' links.
     pub network: Option<NetworkFile>,
@@ -605,10 +606,19 @@ requests = 1
         let e = error_of(&format!("{base}[hosts]\nclients = 0\n"));
         assert!(e.contains("between 1 and 250, not 0"), "{e}");
         let s = parse_str(&format!(
-            "{base}[hosts]\nclients = 2\nsomaxconn = 8192\nip_local_port_range = \"2000-3000\"\n"
+            "{base}[hosts]\nclients = 2\nsomaxconn = 8192\nip_local_port_range = \"2000-3000\"\n\
+             tcp_max_tw_buckets = 262144\n"
         ))
         .unwrap();
         assert_eq!(s.lab_sysctls.somaxconn, 8192);
+        assert_eq!(s.lab_sysctls.tcp_max_tw_buckets, 262144);
+        let e = error_of(&format!(
+            "{base}[hosts]\nclients = 2\ntcp_max_tw_buckets = -1\n"
+        ));
+        assert!(
+            e.contains("line 7, column 22: must be between 0 and 2147483647, not -1"),
+            "{e}"
+        );
         assert_eq!(s.lab_sysctls.tcp_max_syn_backlog, 65535);
         assert_eq!(s.lab_sysctls.ip_local_port_range, (2000, 3000));
         let e = error_of(&format!(

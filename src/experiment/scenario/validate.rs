@@ -413,6 +413,7 @@ pub(super) fn ssh_hosts(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Optio
         ("somaxconn", h.somaxconn.is_some()),
         ("tcp_max_syn_backlog", h.tcp_max_syn_backlog.is_some()),
         ("ip_local_port_range", h.ip_local_port_range.is_some()),
+        ("tcp_max_tw_buckets", h.tcp_max_tw_buckets.is_some()),
     ];
     if let Some((key, _)) = lab_only.iter().find(|(_, set)| *set) {
         return Err(err(
@@ -460,6 +461,9 @@ pub(super) fn lab_sysctls(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Lab
     }
     if let Some(n) = h.tcp_max_syn_backlog {
         sysctls.tcp_max_syn_backlog = n.0;
+    }
+    if let Some(n) = h.tcp_max_tw_buckets {
+        sysctls.tcp_max_tw_buckets = n;
     }
     if let Some(range) = &h.ip_local_port_range {
         sysctls.ip_local_port_range = parse_port_range(range.get_ref()).map_err(|e| {
