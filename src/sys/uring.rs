@@ -173,12 +173,6 @@ impl BufRing {
         }
     }
 
-    /// Whether pieces hold more than half the buffers out of the kernel's reach: time to
-    /// copy received bytes rather than keep them in their buffer.
-    pub fn mostly_held(&self) -> bool {
-        self.held > self.count / 2
-    }
-
     /// Buffers the kernel can fill now or later: every buffer but those it is done with
     /// and pieces still hold (a partly filled one counts as the kernel's).
     pub fn in_kernel(&self) -> u16 {

@@ -11,13 +11,14 @@
 //! - received bytes stay in the provided buffer they arrived in (a piece; no copy, no
 //!   allocation) until echoed. A **send** is in flight per connection at most and
 //!   starts once the batch of completions is handled, taking every piece held (a
-//!   sendmsg gathering up to 16), so a loop turn's bytes leave in one request; a short
-//!   send is resubmitted for the rest. With incremental consumption (Linux 6.12+) a
-//!   buffer is shared by successive recvs, and goes back to the ring once the kernel is
-//!   done filling it and every piece of it is sent. When pieces hold more than half the
-//!   pool, new bytes are copied to their connection's queue instead, so clients that
-//!   do not read (their sends wait for ever, holding their pieces) cannot starve the
-//!   rest;
+//!   sendmsg gathering up to 16), so a loop turn's bytes leave in one request. A send
+//!   from pieces does not wait (MSG_DONTWAIT): what the socket did not take is copied
+//!   to the connection's queue and its buffers go back at once, as epoll keeps only
+//!   what its write did not take, so a client that does not read holds no buffer; the
+//!   queue is sent by sends that wait, and later bytes are copied behind it, in order.
+//!   With incremental consumption (Linux 6.12+) a buffer is shared by successive recvs,
+//!   and goes back to the ring once the kernel is done filling it and every piece of it
+//!   is sent;
 //! - the pool is small and shared, so an **empty buffer ring** is the normal state under
 //!   many connections of large messages. A turn that saw one submits its sends at once
 //!   (the kernel completes them at submission, handing their buffers back) and then
@@ -535,16 +536,15 @@ impl Worker {
                 conn.record.reads += 1;
                 self.counters.bytes_in += len as u64;
                 conn.last_active = Instant::now();
-                if conn.copied() == 0 && !self.buffers.mostly_held() {
+                if conn.copied() == 0 {
                     // Nothing copied ahead of these bytes: echo them from the buffer they
-                    // arrived in (no copy, no allocation). Copied instead once pieces hold
-                    // most buffers: a send may wait on its client for ever, and pieces
-                    // lent before any send started (a turn's recvs of many clients that
-                    // do not read) would otherwise take the whole pool from the rest.
+                    // arrived in (no copy, no allocation). Their send does not wait
+                    // (`on_send` copies what the socket did not take), so a piece is held
+                    // only until its send is tried, whether or not its client reads.
                     conn.lent.push_back(piece);
                     conn.lent_bytes += len;
                 } else {
-                    // Pieces would hold the buffers other connections need: copy.
+                    // Behind copied bytes, in order: copy.
                     conn.queued.extend_from_slice(self.buffers.slice(piece));
                     self.buffers.release(piece);
                     self.counters.bytes_copied += len as u64;
@@ -585,7 +585,9 @@ impl Worker {
     }
 
     /// Sends the pieces still in their provided buffers, several in one sendmsg (every
-    /// recv of a loop turn goes out in one send), or else the copied bytes.
+    /// recv of a loop turn goes out in one send), without waiting (MSG_DONTWAIT: the
+    /// kernel completes it at submission with what the socket took); or else the copied
+    /// bytes, waiting for room as long as it takes.
     fn start_send(&mut self, slot: usize) -> io::Result<()> {
         let conn = self.conns[slot].as_mut().expect("live connection");
         let fd = types::Fd(conn.fd.as_raw_fd());
@@ -602,22 +604,25 @@ impl Worker {
             gather.msg.msg_iovlen = conn.lent.len().min(GATHER);
             conn.in_flight_len = total;
             opcode::SendMsg::new(fd, &gather.msg)
-                .flags(libc::MSG_NOSIGNAL as u32)
+                .flags((libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) as u32)
                 .build()
         } else {
-            let rest = match conn.lent.front() {
-                Some(&piece) => self.buffers.slice(piece),
+            let (rest, flags) = match conn.lent.front() {
+                Some(&piece) => (
+                    self.buffers.slice(piece),
+                    libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+                ),
                 None => {
                     if conn.sent == conn.sending.len() {
                         conn.sending = std::mem::take(&mut conn.queued);
                         conn.sent = 0;
                     }
-                    &conn.sending[conn.sent..]
+                    (&conn.sending[conn.sent..], libc::MSG_NOSIGNAL)
                 }
             };
             conn.in_flight_len = rest.len();
             opcode::Send::new(fd, rest.as_ptr(), rest.len() as u32)
-                .flags(libc::MSG_NOSIGNAL)
+                .flags(flags)
                 .build()
         };
         conn.send_in_flight = true;
@@ -629,6 +634,9 @@ impl Worker {
             .as_mut()
             .expect("send completion for a live slot");
         conn.send_in_flight = false;
+        // A send from pieces that the socket did not take whole: what is left is copied.
+        let socket_full = !conn.lent.is_empty()
+            && (result == -libc::EAGAIN || (result > 0 && (result as usize) < conn.in_flight_len));
         if result > 0 {
             let written = result as usize;
             conn.record.bytes_out += written as u64;
@@ -660,7 +668,7 @@ impl Worker {
                     conn.sent = 0;
                 }
             }
-        } else if result != -libc::ECANCELED {
+        } else if result != -libc::ECANCELED && !socket_full {
             let error = if result == 0 {
                 io::Error::from(io::ErrorKind::WriteZero)
             } else {
@@ -669,7 +677,33 @@ impl Worker {
             conn.closing
                 .get_or_insert(CloseReason::from_io_error(&error));
         }
+        if socket_full && conn.closing.is_none() {
+            self.copy_unsent_pieces(slot);
+        }
         self.after_io(slot)
+    }
+
+    /// Copies the bytes a send from pieces left unsent (the socket was full) out of their
+    /// buffers, ahead of the bytes copied before, and gives the buffers back at once, as
+    /// epoll keeps only what its write did not take: a client that reads slowly, or
+    /// never, holds no provided buffer.
+    fn copy_unsent_pieces(&mut self, slot: usize) {
+        let conn = self.conns[slot].as_mut().expect("live connection");
+        if conn.lent.is_empty() {
+            return;
+        }
+        let mut unsent = Vec::with_capacity(conn.lent_bytes + conn.copied());
+        for piece in conn.lent.drain(..) {
+            unsent.extend_from_slice(self.buffers.slice(piece));
+            self.buffers.release(piece);
+        }
+        self.counters.bytes_copied += conn.lent_bytes as u64;
+        conn.lent_bytes = 0;
+        unsent.extend_from_slice(&conn.sending[conn.sent..]);
+        unsent.extend_from_slice(&conn.queued);
+        conn.sending = unsent;
+        conn.sent = 0;
+        conn.queued = Vec::new();
     }
 
     /// Decides a connection's next step after any of its completions: free it once it
