@@ -2,11 +2,11 @@
 # What counting a server's system calls (src/experiment/request_cost.rs) costs it, in
 # echolab steps: the same scenario (one worker pinned to CPU 0, an open-loop load below
 # saturation on CPU 1) run with ECHOLAB_COUNT_SYSCALLS=0 (context switches only),
-# unset (system calls in sampled windows, the default) and 1 (every system call over the
-# whole load), the three interleaved round by round in a turning order. Prints each
-# row, then per model and mode the median ratio of server CPU per request to mode 0's in
-# the same round, with the lowest and highest, and the system calls per request each
-# counting mode read.
+# `sampled` (system calls in sampled windows) and 1 (every system call over the whole
+# load), the three interleaved round by round in a turning order. Prints each row, then
+# per model and mode the median ratio to mode 0's in the same round, with the lowest and
+# highest, of the server's CPU per request and of the response time's mean, p50 and p99,
+# and the system calls per request each counting mode read.
 #
 #   scripts/request-cost-overhead.sh [ROUNDS] [DURATION]
 #
@@ -40,11 +40,7 @@ for r in $(seq 1 "$rounds"); do
     for k in 0 1 2; do
         mode=${modes[$(((r + k) % 3))]}
         dir="$out/round-$r-$mode"
-        if [ "$mode" = sampled ]; then
-            env -u ECHOLAB_COUNT_SYSCALLS "$bin" run "$out/overhead.toml" --out "$dir" --quiet >/dev/null
-        else
-            ECHOLAB_COUNT_SYSCALLS=$mode "$bin" run "$out/overhead.toml" --out "$dir" --quiet >/dev/null
-        fi
+        ECHOLAB_COUNT_SYSCALLS=$mode "$bin" run "$out/overhead.toml" --out "$dir" --quiet >/dev/null
     done
 done
 python3 - "$out" "$rounds" <<'PY'
@@ -62,17 +58,20 @@ for (model, r, mode), row in rows.items():
 def spread(v):
     v = sorted(v)
     return f"median {statistics.median(v):.3f} (lowest {v[0]:.3f}, highest {v[-1]:.3f}, n = {len(v)})"
+def ratios(model, mode, column):
+    return [float(rows[(model, r, mode)][column]) / float(rows[(model, r, "0")][column])
+            for r in range(1, rounds + 1)
+            if (model, r, mode) in rows and (model, r, "0") in rows]
 for model in dict.fromkeys(m for m, _, _ in rows):
     for mode in ("sampled", "1"):
-        ratios = [float(rows[(model, r, mode)]["server_cpu_us_per_request"])
-                  / float(rows[(model, r, "0")]["server_cpu_us_per_request"])
-                  for r in range(1, rounds + 1)
-                  if (model, r, mode) in rows and (model, r, "0") in rows]
         calls = [float(rows[(model, r, mode)]["server_syscalls_per_req"] or "nan")
                  for r in range(1, rounds + 1) if (model, r, mode) in rows]
         waits = [float(rows[(model, r, mode)]["server_wait_calls_per_req"] or "nan")
                  for r in range(1, rounds + 1) if (model, r, mode) in rows]
         name = "sampled" if mode == "sampled" else "whole"
-        print(f"{model} {name}/off CPU per request: {spread(ratios)}; "
+        print(f"{model} {name}/off CPU per request: "
+              f"{spread(ratios(model, mode, 'server_cpu_us_per_request'))}; "
               f"syscalls per request {spread(calls)}; wait calls per request {spread(waits)}")
+        for column in ("mean_us", "p50_us", "p99_us"):
+            print(f"{model} {name}/off {column}: {spread(ratios(model, mode, column))}")
 PY
