@@ -163,6 +163,22 @@ to = 1600
     assert_eq!(rows[3]["requests"], "");
 }
 
+/// `echolab run SCENARIO --out OUT` in the background, quiet, without a report.
+fn spawn_run(scenario: &Path, out: &Path) -> std::process::Child {
+    std::process::Command::new(common::BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(scenario)
+        .arg("--out")
+        .arg(out)
+        .args(QUIET_NO_REPORT)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_staircase_killed_keeps_the_rows_of_the_stairs_it_judged() {
     let _heavy = common::heavy();
@@ -184,18 +200,7 @@ to = 30
 "#,
     );
     let out = tmp.path().join("out");
-    let mut child = std::process::Command::new(common::BIN)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("run")
-        .arg(&scenario)
-        .arg("--out")
-        .arg(&out)
-        .args(QUIET_NO_REPORT)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(&scenario, &out);
     // Stair 3's folder is made once stairs 1 and 2 are judged.
     let third = out.join("epoll").join("c15-s16-d100ms");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
@@ -226,26 +231,20 @@ to = 30
     assert!(number(&rows[1], "requests") > 0.0, "{rows:?}");
 }
 
-/// The pids of the `echolab load` processes writing under `dir`.
-fn loads_under(dir: &Path) -> Vec<i32> {
-    let dir = dir.to_string_lossy().into_owned();
-    let mut pids = Vec::new();
-    for entry in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let args: Vec<String> = cmdline
-            .split(|b| *b == 0)
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        if args.iter().any(|a| a == "load") && args.iter().any(|a| a.starts_with(&dir)) {
-            pids.push(pid);
-        }
-    }
-    pids
+/// The runner `run`'s `echolab load` processes that write under `dir`.
+fn loads_under(run: &std::process::Child, dir: &Path) -> Vec<u32> {
+    let dir = dir.to_string_lossy();
+    common::descendants(run.id())
+        .into_iter()
+        .filter(|pid| {
+            let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<_> = cmdline
+                .split(|b| *b == 0)
+                .map(String::from_utf8_lossy)
+                .collect();
+            args.iter().any(|a| a == "load") && args.iter().any(|a| a.starts_with(&*dir))
+        })
+        .collect()
 }
 
 #[test]
@@ -275,38 +274,26 @@ to = 40
 "#,
     );
     let out = tmp.path().join("out");
-    let mut child = std::process::Command::new(common::BIN)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("run")
-        .arg(&scenario)
-        .arg("--out")
-        .arg(&out)
-        .args(QUIET_NO_REPORT)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&scenario, &out);
     let second = out.join("epoll").join("c40-s16-d100ms");
     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let mut frozen = Vec::new();
     while frozen.is_empty() && std::time::Instant::now() < give_up {
         if second.exists() {
-            frozen = loads_under(&second);
+            frozen = loads_under(&child, &second);
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     assert!(!frozen.is_empty(), "stair 2's load never started");
     for &pid in &frozen {
-        // SAFETY: kill(2) with a pid read from /proc and a valid signal number.
-        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        common::signal(pid as i32, libc::SIGSTOP);
     }
     std::thread::sleep(std::time::Duration::from_secs(9));
     for &pid in &frozen {
-        // SAFETY: as above.
-        unsafe { libc::kill(pid, libc::SIGCONT) };
+        common::signal(pid as i32, libc::SIGCONT);
     }
-    assert!(child.wait().unwrap().success());
+    let ran = common::finish_within(child, "the run", std::time::Duration::from_secs(120));
+    assert!(ran.status.success());
     let rows = common::results_rows(&out);
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!(rows[0]["status"], "ok", "{rows:?}");

@@ -598,13 +598,13 @@ fn missed_deadline(
     batch: u64,
     deadline: &Deadline,
 ) -> bool {
-    let within = deadline.describe(batch);
     match stair.status {
         Status::Ok => {
             stair.status = Status::Failed;
             stair.reason = format!(
-                "{} of {batch} connections established within {within}",
+                "{} of {batch} connections established within {}",
                 by_deadline.established.min(batch),
+                deadline.describe(batch)
             );
             if by_deadline.failed > 0 {
                 stair.reason += &format!(" ({} failed)", by_deadline.failed);
@@ -612,7 +612,7 @@ fn missed_deadline(
             true
         }
         Status::Failed => {
-            stair.reason += &format!(" within {within}");
+            stair.reason += &format!(" within {}", deadline.describe(batch));
             false
         }
         _ => false,

@@ -689,9 +689,6 @@ impl Worker {
     /// never, holds no provided buffer.
     fn copy_unsent_pieces(&mut self, slot: usize) {
         let conn = self.conns[slot].as_mut().expect("live connection");
-        if conn.lent.is_empty() {
-            return;
-        }
         let mut unsent = Vec::with_capacity(conn.lent_bytes + conn.copied());
         for piece in conn.lent.drain(..) {
             unsent.extend_from_slice(self.buffers.slice(piece));
