@@ -1,5 +1,5 @@
 //! Counts a running process tree's system calls and context switches the way
-//! `echolab run` does (src/experiment/request_cost.rs), for a while, then prints them.
+//! `echolab run` does (src/experiment/measurement/request_cost.rs), for a while, then prints them.
 //! With `--check`, every system call is counted over the whole time too, and both are
 //! printed: the sampled windows' estimate against the exact count of the same calls.
 //!
@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use echolab::experiment::request_cost::{Calls, Counting, Scaling};
+use echolab::experiment::measurement::request_cost::{Calls, Counting, Scaling};
 
 fn print(label: &str, c: &Calls) {
     println!(

@@ -22,7 +22,7 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 
-use echolab::experiment::request_cost::{Counting, Scaling};
+use echolab::experiment::measurement::request_cost::{Counting, Scaling};
 use echolab::sys::perf::{tracepoint_ids, Counter};
 
 fn thread_cpu_ns() -> u128 {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What counting a server's system calls (src/experiment/request_cost.rs) costs it, in
+# What counting a server's system calls (src/experiment/measurement/request_cost.rs) costs it, in
 # echolab steps: the same scenario (one worker pinned to CPU 0, an open-loop load below
 # saturation on CPU 1) run with ECHOLAB_COUNT_SYSCALLS=0 (context switches only),
 # `sampled` (system calls in sampled windows) and 1 (every system call over the whole

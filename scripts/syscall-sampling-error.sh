@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How far the sampled system-call counts (ECHOLAB_COUNT_SYSCALLS=sampled: windows of 10 ms
-# every second, scaled by the server's TCP segments; src/experiment/request_cost.rs) are
+# every second, scaled by the server's TCP segments; src/experiment/measurement/request_cost.rs) are
 # from the exact ones (ECHOLAB_COUNT_SYSCALLS=1): the same scenario run both ways, one
 # after the other, ROUNDS times, and per model and step the sampled figure over the median
 # exact one. Counted apart, not at once: an exact count keeps every call on the kernel's

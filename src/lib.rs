@@ -13,6 +13,7 @@ pub mod load;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod scenario;
 pub mod server;
 pub mod stats;
 pub mod sys;

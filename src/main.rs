@@ -31,7 +31,7 @@ enum Command {
     Merge(echolab::load::MergeArgs),
     /// What the runner starts on a host it reaches over ssh: a process tied to the ssh
     /// session, or the server's probe
-    Remote(echolab::experiment::remote::RemoteArgs),
+    Remote(echolab::experiment::placement::remote::RemoteArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         Command::Run(args) => echolab::run::main(args),
         Command::Report(args) => echolab::report::main(args),
         Command::Merge(args) => echolab::load::merge_main(args),
-        Command::Remote(args) => echolab::experiment::remote::main(args),
+        Command::Remote(args) => echolab::experiment::placement::remote::main(args),
     };
     match result {
         Ok(code) => code,

@@ -737,8 +737,8 @@ fn the_default_run_is_the_quick_scenario() {
         .map(|(m, s, r, _, _)| (m, s, r))
         .collect();
     // The steps of the built-in quick scenario, as its own file names them.
-    let (origin, default_name, text) = echolab::experiment::scenario::locate("quick").unwrap();
-    let quick = echolab::experiment::scenario::parse(&origin, &default_name, &text).unwrap();
+    let (origin, default_name, text) = echolab::scenario::locate("quick").unwrap();
+    let quick = echolab::scenario::parse(&origin, &default_name, &text).unwrap();
     assert_eq!(
         quick.steps.len(),
         3,

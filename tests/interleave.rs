@@ -4,7 +4,7 @@
 
 use std::fs;
 
-use echolab::experiment::runner::{round_order, ORDER_FILE};
+use echolab::experiment::orchestration::runner::{round_order, ORDER_FILE};
 use echolab::results::{column, DISTURBED_PCT};
 
 mod common;

@@ -9,7 +9,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use echolab::experiment::scenario;
+use echolab::scenario;
 use echolab::server::echo::{EchoConn, Ready, Scratch};
 use echolab::server::stats::{CloseReason, ServerConnRecord};
 use echolab::units::{parse_duration, parse_size};

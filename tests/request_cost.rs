@@ -1,4 +1,4 @@
-//! The cost-of-a-request columns (src/experiment/request_cost.rs) filled by a real run of
+//! The cost-of-a-request columns (src/experiment/measurement/request_cost.rs) filled by a real run of
 //! every model: context switches in every run, the system calls counted whole when
 //! ECHOLAB_COUNT_SYSCALLS=1 and sampled in windows when it is `sampled`. perf events need
 //! root here.

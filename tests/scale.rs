@@ -170,8 +170,7 @@ max_error_rate = 0.0
 fn c1m_climbs_to_a_million_within_the_machine_limits() {
     let text =
         fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/c1m.toml")).unwrap();
-    let s = echolab::experiment::scenario::parse("c1m.toml", "c1m", &text)
-        .unwrap_or_else(|e| panic!("{e:#}"));
+    let s = echolab::scenario::parse("c1m.toml", "c1m", &text).unwrap_or_else(|e| panic!("{e:#}"));
     let to = s.staircase.expect("c1m is a staircase").to;
     assert_eq!(to, 1_000_000);
     let models: Vec<&str> = s.models.iter().map(|m| m.label.as_str()).collect();

@@ -80,7 +80,7 @@ fn git_revision() -> Option<String> {
 }
 
 impl Manifest {
-    pub fn new(scenario: &super::scenario::Scenario) -> Manifest {
+    pub fn new(scenario: &crate::scenario::Scenario) -> Manifest {
         let limits = crate::sys::raise_fd_limit().ok();
         let kernel = format!(
             "{} {}",
@@ -145,8 +145,7 @@ mod tests {
     #[test]
     fn a_failed_write_leaves_no_temp_file_and_names_the_file() {
         let scenario =
-            super::super::scenario::parse("t", "tiny", "models=[\"poll\"]\n[load]\nrequests=1\n")
-                .unwrap();
+            crate::scenario::parse("t", "tiny", "models=[\"poll\"]\n[load]\nrequests=1\n").unwrap();
         let dir = tempfile::tempdir().unwrap();
         // A directory where manifest.json should be: the rename fails after the temp is written.
         fs::create_dir(dir.path().join("manifest.json")).unwrap();
@@ -158,8 +157,7 @@ mod tests {
     #[test]
     fn manifest_describes_machine_and_run() {
         let scenario =
-            super::super::scenario::parse("t", "tiny", "models=[\"poll\"]\n[load]\nrequests=1\n")
-                .unwrap();
+            crate::scenario::parse("t", "tiny", "models=[\"poll\"]\n[load]\nrequests=1\n").unwrap();
         let mut m = Manifest::new(&scenario);
         assert_eq!(m.scenario_name.as_deref(), Some("tiny"));
         assert_eq!(m.models, ["poll"]);
@@ -205,7 +203,7 @@ mod tests {
             assert!(v.get(key).is_some(), "manifest lacks {key}");
         }
         assert_eq!(v["interrupted"], serde_json::Value::Bool(false));
-        let swept = super::super::scenario::parse(
+        let swept = crate::scenario::parse(
             "t",
             "t",
             "models=[\"poll\"]\n[load]\nrequests=1\n[sweep]\ndelay=[\"1ms\",\"2ms\"]\n",

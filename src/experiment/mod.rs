@@ -1,59 +1,33 @@
-//! Experiments: a scenario (models x load steps x repetitions) run as child
-//! processes, measured, judged and written to a results directory.
+//! Experiments: a scenario ([`crate::scenario`]: models x load steps x repetitions) run
+//! as child processes, measured, judged and written to a results directory.
 //!
-//! - [`scenario`]: the TOML format, its validation and its expansion into steps (docs/scenarios.md).
-//! - [`runner`]: the sweep: every model over every step and repetition.
-//! - [`staircase`]: the staircase load shape: one live server, connections added in batches.
-//! - [`session`]: a server started at a placement with its observers and load agents,
-//!   watched and stopped: what a step and a stair share.
-//! - [`step`]: one step as processes: start the server and the load, collect what they left.
-//! - [`judge`]: a step's summaries and samples to a failure reason and a row (pure).
-//! - [`results`]: results.csv written row by row ([`crate::results`] is its schema) and the
-//!   comparison table.
-//! - [`probe`]: the server's CPU, memory, threads and fds from /proc.
-//! - [`cost`]: what each connection costs in user space and in the kernel, from snapshots.
-//! - [`hosts`]: network namespaces standing in for a server host and client hosts, and
-//!   the shaping of their links (`[network]`).
-//! - [`conditions`]: a cgroup of the server's own with its CPU, memory and task caps.
-//! - `placement`: where a process runs (this machine, a lab namespace, an ssh host), one trait.
-//! - `ssh`: hosts reached with the system `ssh`: checked, placed on, brought back from.
-//! - [`remote`]: `echolab remote`, what the runner starts on an ssh host.
-//! - [`process`]: children that never outlive the runner; SIGINT/SIGTERM handling.
+//! Three rooms, data flowing one way (orchestration → placement and measurement):
+//!
+//! - [`orchestration`]: the sweep, its steps and stairs, the session they share, and
+//!   the results.csv writer.
+//! - [`placement`]: where a process runs (this machine, a lab namespace, an ssh host),
+//!   the cgroup caps and the children that never outlive the runner.
+//! - [`measurement`]: what is read from a server and its host (/proc, counters) and the
+//!   pure judging of a step into a row.
 //! - [`manifest`]: the facts of manifest.json (machine, limits, scenario, run status).
 //!
-//! Data flows one way: scenario → session (step, staircase) → judge → results;
-//! `scripts/module-graph.sh src/experiment` shows the imports and any cycle. The
-//! `run` verb ([`crate::run`]) composes an experiment and its report.
+//! `scripts/module-graph.sh src/experiment` shows the imports and any cycle. The `run`
+//! verb ([`crate::run`]) composes an experiment and its report.
 
-pub mod conditions;
-pub mod cost;
-pub mod hosts;
-pub mod judge;
 pub mod manifest;
-pub mod netstat;
-mod placement;
-pub mod probe;
-pub mod process;
-pub mod remote;
-pub mod request_cost;
-pub mod results;
-pub mod runner;
-pub mod scenario;
-pub mod session;
-pub mod spread;
-mod ssh;
-pub mod staircase;
-pub mod step;
+pub mod measurement;
+pub mod orchestration;
+pub mod placement;
 
 use anyhow::Context as _;
 
 /// Runs one (ordinary) scenario into `out`: checks it can run here, then writes the
 /// manifest and results.csv as it goes. `quiet`: no progress output.
 pub fn run_into(
-    scenario: &scenario::Scenario,
+    scenario: &crate::scenario::Scenario,
     out: &std::path::Path,
     quiet: bool,
-) -> anyhow::Result<runner::RunOutcome> {
+) -> anyhow::Result<orchestration::runner::RunOutcome> {
     if scenario
         .models
         .iter()
@@ -63,12 +37,12 @@ pub fn run_into(
         anyhow::ensure!(
             unsafe { libc::geteuid() } == 0,
             "{}: this process is not root",
-            conditions::NEEDS
+            placement::conditions::NEEDS
         );
     }
     if scenario.client_hosts.is_some() {
         // Before anything is written: a machine that cannot make namespaces cannot run it.
-        hosts::check_available()?;
+        placement::hosts::check_available()?;
     }
     std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create results directory {}", out.display()))?;
@@ -95,16 +69,17 @@ pub fn run_into(
         crate::outln!("  needs: {r}");
     }
 
-    process::install_stop_handlers().context("cannot install SIGINT/SIGTERM handlers")?;
+    placement::process::install_stop_handlers()
+        .context("cannot install SIGINT/SIGTERM handlers")?;
     let mut manifest = crate::results::Manifest::new(scenario);
     manifest.write(out)?;
-    let config = runner::RunConfig {
+    let config = orchestration::runner::RunConfig {
         exe,
         out: out.to_path_buf(),
-        progress_bar: runner::stderr_is_terminal(),
+        progress_bar: orchestration::runner::stderr_is_terminal(),
         quiet,
     };
-    let outcome = runner::run(scenario, &config);
+    let outcome = orchestration::runner::run(scenario, &config);
     if let Some(applied) = outcome.as_ref().ok().and_then(|o| o.network.clone()) {
         manifest.conditions.network = Some(applied);
     }

@@ -1,7 +1,7 @@
 //! The cost of a request in the report's words: per model, at the heaviest point of a
 //! sweep it completed, its system calls per request (and how many requests one wait
 //! call serves), its reads and writes, and its context switches, from the columns
-//! src/experiment/request_cost.rs fills. Sentences only; the charts are entries of
+//! src/experiment/measurement/request_cost.rs fills. Sentences only; the charts are entries of
 //! figures.rs's metric table.
 
 use super::data::Results;

@@ -128,7 +128,7 @@ results_columns! {
     RAMP_S ramp_s: Option<f64>, "s";
     /// The batch's connections established per second of `ramp_s`.
     CONNECT_RATE_PER_S connect_rate_per_s: Option<f64>, "connections/s";
-    /// The cost per connection (src/experiment/cost.rs): connections held at the hold
+    /// The cost per connection (src/experiment/measurement/cost.rs): connections held at the hold
     /// (the server's fds gained).
     HELD_CONNECTIONS held_connections: Option<u64>, "count";
     /// Seconds to establish the held connections.
@@ -155,7 +155,7 @@ results_columns! {
     DISTURBED disturbed: Option<bool>, "true/false";
     /// Server CPU seconds (user + system) over the load per request completed, in µs.
     SERVER_CPU_US_PER_REQUEST server_cpu_us_per_request: Option<f64>, "µs";
-    /// The cost of a request (src/experiment/request_cost.rs): the server's system calls
+    /// The cost of a request (src/experiment/measurement/request_cost.rs): the server's system calls
     /// per request over the load. Empty where perf events are not allowed (not root).
     SERVER_SYSCALLS_PER_REQ server_syscalls_per_req: Option<f64>, "calls";
     /// Its wait calls (epoll_wait, select, poll, io_uring_enter) per request.
@@ -169,7 +169,7 @@ results_columns! {
     /// Its threads' involuntary context switches per request.
     SERVER_INVOLUNTARY_SWITCHES_PER_REQ server_involuntary_switches_per_req: Option<f64>, "switches";
     /// A staircase stair's connect deadline from its batch's start (the rule in
-    /// src/experiment/staircase/mod.rs, `Deadline`); empty otherwise.
+    /// src/experiment/orchestration/staircase/mod.rs, `Deadline`); empty otherwise.
     STAIR_DEADLINE_S stair_deadline_s: Option<f64>, "s";
 }
 

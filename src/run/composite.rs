@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 
 use super::{default_out, run_into, write_report, RunArgs};
-use crate::experiment::process;
-use crate::experiment::results::ResultsCsv;
-use crate::experiment::scenario::{self, Scenario};
+use crate::experiment::orchestration::results_csv::ResultsCsv;
+use crate::experiment::placement::process;
+use crate::scenario::{self, Scenario};
 
 pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(

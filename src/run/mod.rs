@@ -8,8 +8,9 @@ mod composite;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::experiment::runner::RunOutcome;
-use crate::experiment::{self, results, scenario};
+use crate::experiment::orchestration::runner::RunOutcome;
+use crate::experiment::{self, orchestration::results_csv};
+use crate::scenario;
 
 /// `echolab run`: an experiment.
 #[derive(clap::Args, Debug)]
@@ -247,7 +248,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     let outcome = run_into(&scenario, &out, &args)?;
     let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
     crate::outln!();
-    crate::out!("{}", results::comparison_table(&outcome.rows, &labels));
+    crate::out!("{}", results_csv::comparison_table(&outcome.rows, &labels));
     // The verdict with its significance: a winner only where the test names one.
     if let Ok(lines) = crate::report::verdict_lines(&out) {
         if !lines.is_empty() {

@@ -880,7 +880,7 @@ fn minutes(expected: &str) -> u32 {
 
 #[test]
 fn classic_judges_every_claim_in_at_most_an_hour_with_at_least_3_repetitions() {
-    use crate::experiment::scenario::{parse, BUILTIN};
+    use crate::scenario::{parse, BUILTIN};
     let builtin = |name: &str| {
         let text = BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1;
         parse(name, name, text).unwrap()

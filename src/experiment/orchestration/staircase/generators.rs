@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::experiment::probe;
-use crate::experiment::session::Agent;
+use crate::experiment::measurement::probe;
+use crate::experiment::orchestration::session::Agent;
 
 /// The load generators of the stairs so far: their process trees and the RSS they had
 /// before their batches connected.

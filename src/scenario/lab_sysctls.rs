@@ -1,6 +1,6 @@
 //! `[hosts]` sysctls: what the lab sets in its own namespaces (the listen queue, the
 //! ephemeral ports and TIME_WAIT are per network namespace, so a lab sized for scale
-//! never touches the host's values). Written there by [`hosts`](crate::experiment::hosts).
+//! never touches the host's values). Written there by [`hosts`](crate::experiment::placement::hosts).
 
 use serde::{Deserialize, Serialize};
 

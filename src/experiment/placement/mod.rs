@@ -3,6 +3,21 @@
 //! to reach a server from there, to read the counters of a process and of the host it
 //! runs on, and to bring back what it wrote; a new kind of host is one more
 //! implementation, and a set of them (the lab, the ssh hosts) one [`Lab`].
+//!
+//! The room's other modules:
+//!
+//! - [`hosts`]: network namespaces standing in for a server host and client hosts, and
+//!   the shaping of their links (`[network]`).
+//! - [`conditions`]: a cgroup of the server's own with its CPU, memory and task caps.
+//! - `ssh`: hosts reached with the system `ssh`: checked, placed on, brought back from.
+//! - [`remote`]: `echolab remote`, what the runner starts on an ssh host.
+//! - [`process`]: children that never outlive the runner; SIGINT/SIGTERM handling.
+
+pub mod conditions;
+pub mod hosts;
+pub mod process;
+pub mod remote;
+pub(crate) mod ssh;
 
 use std::fs::File;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -10,11 +25,11 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::cost::{self, KernelSnapshot};
-use super::hosts::Host;
-use super::netstat::{self, NetCounters, Timeline};
-use super::probe::{self, Probe, Sample};
-use super::request_cost::Counting;
+use crate::experiment::measurement::cost::{self, KernelSnapshot};
+use crate::experiment::measurement::netstat::{self, NetCounters, Timeline};
+use crate::experiment::measurement::probe::{self, Probe, Sample};
+use crate::experiment::measurement::request_cost::Counting;
+use crate::experiment::placement::hosts::Host;
 
 /// A place processes run: how to start one there, and how to read what it and its host
 /// count. The readers default to this machine's /proc, which also sees the processes
@@ -57,7 +72,7 @@ pub trait Placement {
     }
 
     /// Whether processes there are reached through a session (ssh): their pids are the
-    /// far side's, and signals go through [`crate::experiment::process::spawn_relayed`].
+    /// far side's, and signals go through [`crate::experiment::placement::process::spawn_relayed`].
     fn remote(&self) -> bool {
         false
     }
@@ -125,20 +140,20 @@ pub trait Lab {
     }
 }
 
-impl Lab for super::hosts::Hosts {
+impl Lab for crate::experiment::placement::hosts::Hosts {
     fn server(&self) -> &dyn Placement {
-        super::hosts::Hosts::server(self)
+        crate::experiment::placement::hosts::Hosts::server(self)
     }
 
     fn clients(&self) -> Vec<&dyn Placement> {
-        super::hosts::Hosts::clients(self)
+        crate::experiment::placement::hosts::Hosts::clients(self)
             .iter()
             .map(|h| h as &dyn Placement)
             .collect()
     }
 
     fn server_link_counters(&self) -> Option<String> {
-        super::hosts::Hosts::server_link_counters(self)
+        crate::experiment::placement::hosts::Hosts::server_link_counters(self)
     }
 }
 

@@ -47,8 +47,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
 
-use super::scenario::{LabSysctls, NetworkFile, MAX_CLIENTS};
 use crate::results::Shaping;
+use crate::scenario::{LabSysctls, NetworkFile, MAX_CLIENTS};
 
 mod sysctl;
 

@@ -191,10 +191,10 @@ mod tests {
         .unwrap();
         let pid = guard.pid();
         let deadline = Instant::now() + Duration::from_secs(5);
-        let mut tree = super::super::probe::process_tree(pid);
+        let mut tree = crate::experiment::measurement::probe::process_tree(pid);
         while tree.len() < 3 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
-            tree = super::super::probe::process_tree(pid);
+            tree = crate::experiment::measurement::probe::process_tree(pid);
         }
         assert_eq!(tree.len(), 3);
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();

@@ -6,9 +6,9 @@
 use super::cost::KernelWatch;
 use super::netstat::{NetCounters, Scope};
 use super::probe::Sample;
-use super::scenario::{FailureRule, ModelEntry, Scenario, Step};
 use crate::load::measurements::LoadSummary;
 use crate::results::{generator_bound, Row, DISTURBED_PCT};
+use crate::scenario::{FailureRule, ModelEntry, Scenario, Step};
 use crate::server::stats::ServerSummary;
 use crate::units::{ms, trim_float};
 
@@ -373,9 +373,9 @@ fn round(v: f64, digits: i32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::scenario::{Dur, Fraction};
     use crate::load::measurements::LatencyStats;
     use crate::results::Row;
+    use crate::scenario::{Dur, Fraction};
     use std::time::Duration;
 
     fn step(connections: u64) -> Step {

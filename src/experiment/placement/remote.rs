@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
-use super::netstat::{self, NetCounters, Timeline};
-use super::probe::{self, Probe, Sample};
+use crate::experiment::measurement::netstat::{self, NetCounters, Timeline};
+use crate::experiment::measurement::probe::{self, Probe, Sample};
 use crate::sys::spawn::Supervision;
 
 /// How often the remote probe samples, as the local one does.

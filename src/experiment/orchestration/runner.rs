@@ -1,6 +1,6 @@
 //! The sweep: for each model, each step and each repetition, a fresh server and
-//! one load-generator run ([`step`](super::step)), judged ([`judge`](super::judge))
-//! and written to results.csv ([`results`](super::results)) as it finishes.
+//! one load-generator run ([`step`](super::step)), judged ([`judge`](crate::experiment::measurement::judge))
+//! and written to results.csv ([`results`](crate::experiment::orchestration::results_csv)) as it finishes.
 //!
 //! A fresh server per step and repetition keeps each step's server counters
 //! (bytes, connections, CPU, memory) exact and joinable with the client's, and
@@ -11,18 +11,18 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Instant;
 
-use super::conditions;
-use super::hosts::{self, Hosts};
-use super::judge::{base_row, judge, measure};
-use super::placement::Lab;
-use super::process;
-use super::results::ResultsCsv;
-use super::scenario::{ModelEntry, ModelKind, Scenario, Step};
 pub use super::session::RunConfig;
-use super::ssh::SshLab;
 use super::staircase::run_staircase;
 use super::step::{run_step, StepOutcome};
+use crate::experiment::measurement::judge::{base_row, judge, measure};
+use crate::experiment::orchestration::results_csv::ResultsCsv;
+use crate::experiment::placement::conditions;
+use crate::experiment::placement::hosts::{self, Hosts};
+use crate::experiment::placement::process;
+use crate::experiment::placement::ssh::SshLab;
+use crate::experiment::placement::Lab;
 use crate::results::{Limits, Row, Shaping, Status};
+use crate::scenario::{ModelEntry, ModelKind, Scenario, Step};
 use crate::units::trim_float;
 
 /// What a run produced.
@@ -428,8 +428,11 @@ impl Sweep<'_> {
                 interrupted: stopped,
             } = run_step(config, scenario, entry, step, &dir, self.hosts);
             measure(&mut row, &server, &load);
-            super::spread::join_order(&mut row, &dir.join("load"));
-            super::spread::request_rate_spread(&mut row, &dir.join("load"));
+            crate::experiment::measurement::spread::join_order(&mut row, &dir.join("load"));
+            crate::experiment::measurement::spread::request_rate_spread(
+                &mut row,
+                &dir.join("load"),
+            );
             if let (Some(note), false) = (&server.net_note, config.quiet) {
                 eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
             }
@@ -541,10 +544,10 @@ pub fn stderr_is_terminal() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::probe;
-    use crate::experiment::scenario;
+    use crate::experiment::measurement::probe;
     use crate::load::measurements::{LatencyStats, LoadSummary};
     use crate::results::RESULTS_HEADER;
+    use crate::scenario;
     use crate::server::stats::ServerSummary;
     use std::fs;
     use std::os::unix::fs::PermissionsExt;

@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 use super::tail;
 use super::RunConfig;
-use crate::experiment::conditions::Cgroup;
+use crate::experiment::measurement::probe;
+use crate::experiment::placement::conditions::Cgroup;
+use crate::experiment::placement::process::{self, Guard};
 use crate::experiment::placement::Placement;
-use crate::experiment::probe;
-use crate::experiment::process::{self, Guard};
-use crate::experiment::scenario::{server_config, ModelEntry, ModelKind, Step};
 use crate::results::Limits;
+use crate::scenario::{server_config, ModelEntry, ModelKind, Step};
 use crate::server::{Listening, ServerConfig};
 use crate::units::trim_float;
 

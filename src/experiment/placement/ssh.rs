@@ -25,12 +25,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
 
-use super::netstat::NetCounters;
-use super::placement::{connects, Lab, Observer, Placement};
-use super::probe::Sample;
 use super::process::{self, Guard};
 use super::remote::{parse_probe_csv, parse_snapshot, Snapshot};
-use super::scenario::{Scenario, SshHosts, SshUrl};
+use crate::experiment::measurement::netstat::NetCounters;
+use crate::experiment::measurement::probe::Sample;
+use crate::experiment::placement::{connects, Lab, Observer, Placement};
+use crate::scenario::{Scenario, SshHosts, SshUrl};
 
 /// The clock offset between a host and the runner beyond which agents would not start
 /// together at the common `--start-at` (its margin is half a second and more).
@@ -305,7 +305,7 @@ impl SshHost {
             let master = self.master.as_mut().expect("opened");
             if let Some(status) = master.try_wait() {
                 self.master = None;
-                let why = super::session::tail(stderr);
+                let why = crate::experiment::orchestration::session::tail(stderr);
                 return Err(format!("unreachable ({status}): {why}"));
             }
             if Instant::now() >= deadline {
@@ -556,7 +556,11 @@ impl Placement for SshHost {
     }
 
     /// Written by the remote probe with probe.csv.
-    fn net_timeline(&self, _pid: u32, _path: &Path) -> Option<super::netstat::Timeline> {
+    fn net_timeline(
+        &self,
+        _pid: u32,
+        _path: &Path,
+    ) -> Option<crate::experiment::measurement::netstat::Timeline> {
         None
     }
 
@@ -564,7 +568,7 @@ impl Placement for SshHost {
         self.snapshot(pid, 0.0).net
     }
 
-    fn kernel(&self, _pid: u32) -> Option<super::cost::KernelSnapshot> {
+    fn kernel(&self, _pid: u32) -> Option<crate::experiment::measurement::cost::KernelSnapshot> {
         None
     }
 
@@ -573,7 +577,10 @@ impl Placement for SshHost {
         self.snapshot(1, 0.0).busy_s
     }
 
-    fn count_calls(&self, _pid: u32) -> Option<super::request_cost::Counting> {
+    fn count_calls(
+        &self,
+        _pid: u32,
+    ) -> Option<crate::experiment::measurement::request_cost::Counting> {
         None
     }
 

@@ -180,7 +180,7 @@ requests = 5
 connections = [6]
 "#;
 
-    fn with_hosts(hosts: &str) -> anyhow::Result<crate::experiment::scenario::Scenario> {
+    fn with_hosts(hosts: &str) -> anyhow::Result<crate::scenario::Scenario> {
         parse("t.toml", "t", &format!("{HOSTS}[hosts]\n{hosts}"))
     }
 
@@ -189,7 +189,7 @@ connections = [6]
         let s = parse(
             "ssh-lab.toml",
             "ssh-lab",
-            include_str!("../../../scenarios/ssh-lab.toml"),
+            include_str!("../../scenarios/ssh-lab.toml"),
         )
         .unwrap();
         let ssh = s.ssh.expect("ssh hosts");

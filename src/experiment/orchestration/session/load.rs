@@ -10,14 +10,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::server::command_line;
 use super::RunConfig;
 use super::{read_summary, tail};
-use crate::experiment::judge::LoadSide;
+use crate::experiment::measurement::judge::LoadSide;
+use crate::experiment::placement::process::{self, Guard};
 use crate::experiment::placement::{Placement, ThisMachine};
-use crate::experiment::process::{self, Guard};
-use crate::experiment::scenario::{
-    load_args, load_config, processes_for, ramp_time, Scenario, Step,
-};
 use crate::load::LoadArgs;
 use crate::results::LOAD_HOSTS;
+use crate::scenario::{load_args, load_config, processes_for, ramp_time, Scenario, Step};
 
 /// How long the load generator may take to flush after SIGINT.
 const LOAD_GRACE: Duration = Duration::from_secs(10);

@@ -6,19 +6,19 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::judge::{LoadSide, ServerSide};
-use super::placement::Lab;
-use super::probe::{self, Probe, Sample};
-use super::process;
-use super::request_cost::Counting;
-use super::scenario::{ModelEntry, Scenario, Step};
 use super::session::{
     collect_load, exit_reason, load_cores, step_timeout, RunConfig, Session, StartError, Unstarted,
     PROBE_INTERVAL,
 };
+use crate::experiment::measurement::judge::{LoadSide, ServerSide};
+use crate::experiment::measurement::probe::{self, Probe, Sample};
+use crate::experiment::measurement::request_cost::Counting;
+use crate::experiment::placement::process;
+use crate::experiment::placement::Lab;
+use crate::scenario::{ModelEntry, Scenario, Step};
 
-pub use super::scenario::{load_args, load_config, server_args};
 pub use super::session::substitute;
+pub use crate::scenario::{load_args, load_config, server_args};
 
 /// How often the kernel's socket and slab memory is read during a step.
 const KERNEL_READ_INTERVAL: Duration = Duration::from_millis(250);
@@ -247,8 +247,8 @@ fn watch_load(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::scenario;
     use crate::load::LoadArgs;
+    use crate::scenario;
     use crate::server::{Model, ServerConfig, Trigger};
     use clap::Parser as _;
     use std::net::{IpAddr, Ipv4Addr, SocketAddr};

@@ -17,15 +17,15 @@ use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 
-use super::cost::KernelSnapshot;
-use super::hosts::Hosts;
-use super::judge::ServerSide;
-use super::netstat::{self, NetCounters, Scope};
-use super::placement::{Lab, Observer, Placement, ThisMachine};
-use super::probe::Sample;
-use super::process;
-use super::request_cost::Counting;
-use super::scenario::{ModelEntry, Scenario, Step};
+use crate::experiment::measurement::cost::KernelSnapshot;
+use crate::experiment::measurement::judge::ServerSide;
+use crate::experiment::measurement::netstat::{self, NetCounters, Scope};
+use crate::experiment::measurement::probe::Sample;
+use crate::experiment::measurement::request_cost::Counting;
+use crate::experiment::placement::hosts::Hosts;
+use crate::experiment::placement::process;
+use crate::experiment::placement::{Lab, Observer, Placement, ThisMachine};
+use crate::scenario::{ModelEntry, Scenario, Step};
 pub(in crate::experiment) use load::{collect_load, exit_reason, step_timeout, Agent};
 use load::{start_load, stop_agents};
 pub(in crate::experiment) use server::StartError;

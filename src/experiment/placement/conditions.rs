@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
-use super::scenario::ServerOptions;
 use crate::results::{Conditions, Limits, Shaping};
+use crate::scenario::ServerOptions;
 use crate::units::format_size;
 
 /// The message for a machine where the runner cannot make cgroups.
@@ -105,7 +105,7 @@ impl Limits {
 }
 
 impl Conditions {
-    pub fn of(scenario: &super::scenario::Scenario) -> Conditions {
+    pub fn of(scenario: &crate::scenario::Scenario) -> Conditions {
         Conditions {
             server_limits: scenario
                 .models

@@ -17,15 +17,15 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::cost::KernelWatch;
-use super::judge::{base_row, judge, measure, LoadSide, ServerSide};
-use super::placement::Lab;
-use super::probe::Sample;
-use super::process;
-use super::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
 use super::session::{load_cores, RunConfig, Session, StartError, Unstarted};
+use crate::experiment::measurement::cost::KernelWatch;
+use crate::experiment::measurement::judge::{base_row, judge, measure, LoadSide, ServerSide};
+use crate::experiment::measurement::probe::Sample;
+use crate::experiment::placement::process;
+use crate::experiment::placement::Lab;
 use crate::load::measurements::unix_now;
 use crate::results::{Row, Status};
+use crate::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
 use crate::server::stats::ServerSummary;
 use generators::Generators;
 use window::{live_dirs, Window};
@@ -767,7 +767,7 @@ fn fill_stair_row(row: &mut Row, stair: &Stair, server: Option<&Finished>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::hosts::Host;
+    use crate::experiment::placement::hosts::Host;
 
     fn step(c: u64) -> Step {
         Step {
