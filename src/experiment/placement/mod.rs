@@ -11,7 +11,8 @@
 //! - [`conditions`]: a cgroup of the server's own with its CPU, memory and task caps.
 //! - `ssh`: hosts reached with the system `ssh`: checked, placed on, brought back from.
 //! - [`remote`]: `echolab remote`, what the runner starts on an ssh host.
-//! - [`process`]: children that never outlive the runner; SIGINT/SIGTERM handling.
+//! - [`process`]: children that never outlive the runner; SIGINT/SIGTERM handling; the
+//!   last line of a child's stderr.
 
 pub mod conditions;
 pub mod hosts;

@@ -165,6 +165,26 @@ impl Drop for Guard {
     }
 }
 
+/// The last line of a file (a child's stderr), for failure reasons: read from its last
+/// 64 KiB, however much the child wrote.
+pub(crate) fn tail(path: &Path) -> String {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut bytes = Vec::new();
+    if let Ok(mut file) = std::fs::File::open(path) {
+        let _ = file
+            .seek(SeekFrom::End(-(64 * 1024)))
+            .or_else(|_| file.rewind().map(|()| 0));
+        let _ = file.take(64 * 1024).read_to_end(&mut bytes);
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    // Quoted in the terminal, results.csv and the report: escaped and bounded.
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| crate::units::escape_controls(l, 500))
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -305,7 +305,7 @@ impl SshHost {
             let master = self.master.as_mut().expect("opened");
             if let Some(status) = master.try_wait() {
                 self.master = None;
-                let why = crate::experiment::orchestration::session::tail(stderr);
+                let why = process::tail(stderr);
                 return Err(format!("unreachable ({status}): {why}"));
             }
             if Instant::now() >= deadline {

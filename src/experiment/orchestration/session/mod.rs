@@ -23,7 +23,7 @@ use crate::experiment::measurement::netstat::{self, NetCounters, Scope};
 use crate::experiment::measurement::probe::Sample;
 use crate::experiment::measurement::request_cost::Counting;
 use crate::experiment::placement::hosts::Hosts;
-use crate::experiment::placement::process;
+use crate::experiment::placement::process::{self, tail};
 use crate::experiment::placement::{Lab, Observer, Placement, ThisMachine};
 use crate::scenario::{ModelEntry, Scenario, Step};
 pub(in crate::experiment) use load::{collect_load, exit_reason, step_timeout, Agent};
@@ -52,26 +52,6 @@ pub struct RunConfig {
 /// unreadable (the judge then says which side left none).
 pub(in crate::experiment) fn read_summary<T: DeserializeOwned>(path: &Path) -> Option<T> {
     serde_json::from_str(&fs::read_to_string(path).ok()?).ok()
-}
-
-/// The last line of a file (a child's stderr), for failure reasons: read from its last
-/// 64 KiB, however much the child wrote.
-pub(in crate::experiment) fn tail(path: &Path) -> String {
-    use std::io::{Read as _, Seek as _, SeekFrom};
-    let mut bytes = Vec::new();
-    if let Ok(mut file) = fs::File::open(path) {
-        let _ = file
-            .seek(SeekFrom::End(-(64 * 1024)))
-            .or_else(|_| file.rewind().map(|()| 0));
-        let _ = file.take(64 * 1024).read_to_end(&mut bytes);
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    // Quoted in the terminal, results.csv and the report: escaped and bounded.
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| crate::units::escape_controls(l, 500))
-        .unwrap_or_default()
 }
 
 /// The cores a step's load generator may use: its `cpus` pinning or every CPU, and no
