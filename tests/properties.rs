@@ -10,8 +10,8 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use echolab::scenario;
+use echolab::server::counters::{CloseReason, ServerConnRecord};
 use echolab::server::echo::{EchoConn, Ready, Scratch};
-use echolab::server::stats::{CloseReason, ServerConnRecord};
 use echolab::units::{parse_duration, parse_size};
 use proptest::prelude::*;
 

@@ -2,7 +2,7 @@
 //! sweep (its figures from figures.rs, its timelines from timelines.rs), and
 //! every step as results.csv has it.
 
-use super::claims::Limits;
+use super::claims::MachineLimits;
 use super::data::{Results, Status};
 use super::document::{Block, Document, Section, Table};
 use super::sweep::{self, Sweep};
@@ -229,7 +229,7 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
         verdict_blocks.push(Block::Table(verdict_table(&verdicts)));
         verdict_blocks.push(Block::List(findings::findings(results, s, &verdicts)));
         all_verdicts.extend(verdicts);
-        verdict_blocks.extend(super::request_cost::findings_block(results, s));
+        verdict_blocks.extend(super::cost_findings::findings_block(results, s));
     }
     let tally = verdict::tally(results, &all_verdicts);
     if !tally.is_empty() {
@@ -547,7 +547,7 @@ fn steps_section(results: &Results) -> Section {
 }
 
 /// The limits claim 2 is judged against, as the manifest recorded them.
-pub fn limits(manifest: &Manifest) -> Limits {
+pub fn limits(manifest: &Manifest) -> MachineLimits {
     let sysctl = |name: &str| -> Option<u64> {
         match manifest.sysctls.get(name)? {
             serde_json::Value::String(s) => s.trim().parse().ok(),
@@ -558,7 +558,7 @@ pub fn limits(manifest: &Manifest) -> Limits {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    Limits {
+    MachineLimits {
         threads,
         fds: manifest.fd_limit_hard.filter(|&f| f > 0),
     }

@@ -120,7 +120,7 @@ pub fn document(results: &Results) -> Document {
         .collect();
     for c in claims_judged
         .iter()
-        .filter(|c| c.verdict == claims::Verdict::NotRun)
+        .filter(|c| c.verdict == claims::ClaimVerdict::NotRun)
     {
         alerts.push(format!("Claim {} was not run: {}", c.number, c.why));
     }

@@ -38,7 +38,7 @@ fn is_text(column: &str) -> bool {
 
 /// One line of results.csv: one repetition of one step of one model.
 #[derive(Debug, Clone)]
-pub struct Row {
+pub struct Record {
     pub model: String,
     pub step: String,
     pub repetition: u32,
@@ -51,7 +51,7 @@ pub struct Row {
     pub raw: BTreeMap<String, String>,
 }
 
-impl Row {
+impl Record {
     pub fn num(&self, column: &str) -> Option<f64> {
         self.numbers.get(column).copied()
     }
@@ -72,7 +72,7 @@ impl Row {
 pub struct Results {
     pub dir: PathBuf,
     pub manifest: Manifest,
-    pub rows: Vec<Row>,
+    pub rows: Vec<Record>,
     /// results.csv columns in file order (for the all-steps table).
     pub columns: Vec<String>,
     /// Problems that did not stop the report (an unreadable step file), shown at the top.
@@ -193,7 +193,7 @@ impl Impossible {
 fn read_results_csv(
     path: &Path,
     text: &str,
-) -> anyhow::Result<(Vec<String>, Vec<Row>, Impossible)> {
+) -> anyhow::Result<(Vec<String>, Vec<Record>, Impossible)> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(false)
         .from_reader(text.as_bytes());
@@ -260,7 +260,7 @@ fn read_results_csv(
                 ))
             }
         };
-        rows.push(Row {
+        rows.push(Record {
             step: raw[column::STEP].clone(),
             failure_reason: raw.get(column::FAILURE_REASON).cloned().unwrap_or_default(),
             model,
@@ -276,11 +276,11 @@ fn read_results_csv(
 
 /// A small numeric CSV (probe.csv, timeline.csv, percentiles.csv): rows of named
 /// optional numbers.
-pub struct Table {
+pub struct NumberTable {
     pub rows: Vec<BTreeMap<String, f64>>,
 }
 
-impl Table {
+impl NumberTable {
     /// Pairs (x, y) for the rows where both columns have a value.
     pub fn pairs(&self, x: &str, y: &str) -> Vec<(f64, f64)> {
         self.rows
@@ -318,7 +318,7 @@ fn record_with_line(
 
 /// Reads a per-step CSV. Ok(None) when the file does not exist (a step that
 /// never ran its load); an error naming file and line when it is malformed.
-pub fn read_table(path: &Path) -> anyhow::Result<Option<Table>> {
+pub fn read_table(path: &Path) -> anyhow::Result<Option<NumberTable>> {
     if !path.exists() {
         return Ok(None);
     }
@@ -362,7 +362,7 @@ pub fn read_table(path: &Path) -> anyhow::Result<Option<Table>> {
         }
         rows.push(row);
     }
-    Ok(Some(Table { rows }))
+    Ok(Some(NumberTable { rows }))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use super::charts::{
     self, chart, model_color, time_unit, Bar, BarSpec, Mark, Pt, Series, XFormat, XySpec,
 };
-use super::data::{Results, Row, Status};
+use super::data::{Record, Results, Status};
 use super::document::{Block, Chart, Section, Table};
 use super::sweep::{self, aggregate, at, axis_desc, problems, Sweep};
 use super::timelines::{self, HeavyStep};
@@ -288,14 +288,14 @@ fn series_of(
     let groups = s.by_x(results, model);
     let merged = |x: f64| {
         let (_, rows) = groups.iter().find(|(gx, _)| *gx == x)?;
-        let ok: Vec<&Row> = rows
+        let ok: Vec<&Record> = rows
             .iter()
             .copied()
             .filter(|r| r.status == super::data::Status::Ok)
             .collect();
         super::latency::merged(results, &ok, column)
     };
-    let points = aggregate(results, s, model, &|r: &Row| r.num(column))
+    let points = aggregate(results, s, model, &|r: &Record| r.num(column))
         .into_iter()
         .map(|a| Pt {
             x: a.x,
@@ -554,7 +554,7 @@ fn summary_table(results: &Results, s: &Sweep) -> Table {
     let mut flagged = Vec::new();
     for m in &models {
         for &x in &s.xs {
-            let at_x: Vec<&Row> = s
+            let at_x: Vec<&Record> = s
                 .rows(results)
                 .filter(|r| &r.model == m && s.x_of(r) == Some(x))
                 .collect();
@@ -563,7 +563,7 @@ fn summary_table(results: &Results, s: &Sweep) -> Table {
             }
             let ok = at_x.iter().filter(|r| r.status == Status::Ok).count();
             let cell = |column: &str, fmt: &fn(f64) -> String| -> String {
-                let aggs = aggregate(results, s, m, &|r: &Row| r.num(column));
+                let aggs = aggregate(results, s, m, &|r: &Record| r.num(column));
                 match aggs.iter().find(|a| a.x == x) {
                     Some(a) if a.max > a.min => {
                         format!("{} [{}–{}]", fmt(a.mean), fmt(a.min), fmt(a.max))

@@ -2,7 +2,7 @@
 //! throughput, tail growth, byte accounting and the runs' own health, each statement
 //! derived from the rows of results.csv.
 
-use super::data::{Results, Row, Status};
+use super::data::{Record, Results, Status};
 use super::sweep::{self, aggregate, at, problems, Sweep};
 use super::verdict::{
     fmt_count, fmt_latency, fmt_rate, fmt_ratio, fmt_ratio_interval, Decision, Verdict, BASELINE,
@@ -88,7 +88,7 @@ fn memory_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &s
     let mut memory: Vec<(String, f64, f64)> = models
         .iter()
         .filter_map(|m| {
-            aggregate(results, sweep, m, &|r: &Row| {
+            aggregate(results, sweep, m, &|r: &Record| {
                 r.num(column::SERVER_RSS_PER_CONN_BYTES)
             })
             .last()
@@ -173,7 +173,7 @@ fn p99_growth_findings(
     let mut growth: Vec<(String, sweep::Agg, sweep::Agg)> = models
         .iter()
         .filter_map(|m| {
-            let aggs = aggregate(results, sweep, m, &|r: &Row| r.num(column::P99_US));
+            let aggs = aggregate(results, sweep, m, &|r: &Record| r.num(column::P99_US));
             let (first, last) = (*aggs.first()?, *aggs.last()?);
             (aggs.len() >= 2 && first.mean > 0.0).then(|| (m.clone(), first, last))
         })
@@ -200,7 +200,7 @@ fn p99_growth_findings(
 /// Byte accounting and errors in the steps that counted.
 fn byte_accounting_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
     let mut out = Vec::new();
-    let completed: Vec<&Row> = sweep
+    let completed: Vec<&Record> = sweep
         .rows(results)
         .filter(|r| r.status == Status::Ok)
         .collect();
@@ -291,7 +291,7 @@ fn flagged(
     results: &Results,
     sweep: &Sweep,
     flag: &str,
-    detail: impl Fn(&Row) -> String,
+    detail: impl Fn(&Record) -> String,
 ) -> Vec<String> {
     sweep
         .rows(results)
@@ -305,7 +305,7 @@ fn spread_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &s
     let mut out = Vec::new();
     let mut widest: Option<(String, f64, f64)> = None;
     for model in models {
-        for a in aggregate(results, sweep, model, &|r: &Row| {
+        for a in aggregate(results, sweep, model, &|r: &Record| {
             r.num(column::THROUGHPUT_RPS)
         }) {
             if a.n >= 2 && a.mean > 0.0 {

@@ -5,13 +5,13 @@
 
 use hdrhistogram::Histogram;
 
-use super::data::{Results, Row};
+use super::data::{Record, Results};
 use crate::load::merge::read_hlog;
 use crate::results::column;
 
 /// The histogram of every request of `rows` (latency, not the raw tag of an open loop);
 /// None when any of them has no readable latency.hlog.
-pub fn histogram(results: &Results, rows: &[&Row]) -> Option<Histogram<u64>> {
+pub fn histogram(results: &Results, rows: &[&Record]) -> Option<Histogram<u64>> {
     let mut sum: Option<Histogram<u64>> = None;
     for row in rows {
         let path = row.step_dir(&results.dir).join("load/latency.hlog");
@@ -28,7 +28,7 @@ pub fn histogram(results: &Results, rows: &[&Row]) -> Option<Histogram<u64>> {
 
 /// The value of a latency column (p50, p90, p99, p99.9, max, mean in µs) over `rows`'
 /// histograms added; None for any other column, or when a histogram is missing.
-pub fn merged(results: &Results, rows: &[&Row], column: &str) -> Option<f64> {
+pub fn merged(results: &Results, rows: &[&Record], column: &str) -> Option<f64> {
     let quantile = match column {
         column::P50_US => Some(0.5),
         column::P90_US => Some(0.9),

@@ -5,23 +5,23 @@
 use std::fs;
 use std::path::Path;
 
-use super::data::{Results, Row, Status};
+use super::data::{Record, Results, Status};
 use super::document::{Block, Section, Table};
 use super::verdict::{fmt_count, fmt_latency};
 use crate::load::measurements::LoadSummary;
 use crate::results::{column, LOAD_HOSTS};
-use crate::server::stats::ServerSummary;
+use crate::server::counters::ServerSummary;
 
 /// The heaviest ok repetition of each model whose load was split over two or more
 /// client hosts (most connections, then most requests per connection).
-fn heaviest_split_rows(results: &Results) -> Vec<&Row> {
-    let mut chosen: Vec<&Row> = Vec::new();
+fn heaviest_split_rows(results: &Results) -> Vec<&Record> {
+    let mut chosen: Vec<&Record> = Vec::new();
     for row in results
         .rows
         .iter()
         .filter(|r| r.status == Status::Ok && r.num(column::CLIENT_HOSTS).is_some_and(|h| h > 1.0))
     {
-        let weight = |r: &Row| {
+        let weight = |r: &Record| {
             (
                 r.num(column::CONNECTIONS).unwrap_or(0.0),
                 r.num(column::REQUESTS_PER_CONN).unwrap_or(0.0),

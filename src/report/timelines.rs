@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::charts::{chart, model_color, time_unit, Pt, Series, XFormat, XySpec};
-use super::data::{self, Results, Row, Status, Table as DataTable};
+use super::data::{self, NumberTable, Record, Results, Status};
 use super::document::Block;
 use super::sweep::{self, at, Sweep};
 
@@ -18,16 +18,16 @@ pub(super) struct HeavyStep {
     pub(super) x: String,
     pub(super) step: String,
     /// (repetition, table) for each repetition that has the file.
-    pub(super) percentiles: Vec<(u32, DataTable)>,
-    pub(super) timeline: Option<DataTable>,
-    pub(super) probe: Option<DataTable>,
+    pub(super) percentiles: Vec<(u32, NumberTable)>,
+    pub(super) timeline: Option<NumberTable>,
+    pub(super) probe: Option<NumberTable>,
     /// The kernel's TCP counters second by second (absent in older results).
-    pub(super) net: Option<DataTable>,
+    pub(super) net: Option<NumberTable>,
 }
 
 /// Reads a step file, turning a malformed one into a warning: one bad file
 /// should not cost the whole report.
-fn read_step_file(results: &mut Results, path: &Path) -> Option<DataTable> {
+fn read_step_file(results: &mut Results, path: &Path) -> Option<NumberTable> {
     match data::read_table(path) {
         Ok(table) => table,
         Err(error) => {
@@ -49,13 +49,13 @@ pub(super) fn heaviest_steps(
 ) -> Vec<HeavyStep> {
     let mut out = Vec::new();
     for model in sweep::models(results) {
-        let mut candidates: Vec<Row> = s
+        let mut candidates: Vec<Record> = s
             .rows(results)
             .filter(|r| r.model == model && r.status != Status::Skipped)
             .cloned()
             .collect();
         candidates.sort_by(|a, b| {
-            let ok = |r: &Row| r.status == Status::Ok;
+            let ok = |r: &Record| r.status == Status::Ok;
             ok(b)
                 .cmp(&ok(a))
                 .then(
@@ -88,7 +88,7 @@ pub(super) fn heaviest_steps(
             }
             continue;
         };
-        let same_step: Vec<Row> = candidates
+        let same_step: Vec<Record> = candidates
             .iter()
             .filter(|r| r.step == first.step)
             .cloned()
@@ -255,7 +255,7 @@ fn load_blocks(slug: &str, heavy: &[HeavyStep]) -> anyhow::Result<Vec<Block>> {
 }
 
 /// Each model's line from its probe.csv, as `f` reads it.
-fn probe_series(heavy: &[HeavyStep], f: &dyn Fn(&DataTable) -> Vec<(f64, f64)>) -> Vec<Series> {
+fn probe_series(heavy: &[HeavyStep], f: &dyn Fn(&NumberTable) -> Vec<(f64, f64)>) -> Vec<Series> {
     heavy
         .iter()
         .filter_map(|h| Some(line(h, f(h.probe.as_ref()?))))
@@ -263,7 +263,7 @@ fn probe_series(heavy: &[HeavyStep], f: &dyn Fn(&DataTable) -> Vec<(f64, f64)>) 
 }
 
 /// probe.csv holds cumulative CPU seconds: the rate between samples is the load.
-fn cpu_percent(t: &DataTable) -> Vec<(f64, f64)> {
+fn cpu_percent(t: &NumberTable) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     let mut prev: Option<(f64, f64)> = None;
     for row in &t.rows {
@@ -282,7 +282,7 @@ fn cpu_percent(t: &DataTable) -> Vec<(f64, f64)> {
     out
 }
 
-fn rss_mib(t: &DataTable) -> Vec<(f64, f64)> {
+fn rss_mib(t: &NumberTable) -> Vec<(f64, f64)> {
     t.pairs("t_s", "rss_bytes")
         .into_iter()
         .map(|(x, b)| (x, b / 1048576.0))

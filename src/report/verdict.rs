@@ -1,7 +1,7 @@
 //! The verdict (which model wins each figure, by what ratio), computed from
 //! results.csv; the plain-language findings under it are in findings.rs.
 
-use super::data::{Results, Row, Status};
+use super::data::{Record, Results, Status};
 use super::latency;
 use super::sweep::{self, at, Sweep};
 use crate::results::column;
@@ -422,7 +422,7 @@ fn rank_by(order: &mut [usize], values: &[f64], higher_is_better: bool) {
 }
 
 /// Whether a repetition is flagged: generator-bound, or disturbed (not both counted).
-fn flag(row: &Row) -> (bool, bool) {
+fn flag(row: &Record) -> (bool, bool) {
     let bound = row.raw(column::GENERATOR_BOUND) == "true";
     (bound, !bound && row.raw(column::DISTURBED) == "true")
 }
@@ -453,7 +453,7 @@ fn figure_verdict(
 ) -> Option<Verdict> {
     // A model is compared at a point it completed: a repetition that failed or was
     // interrupted there says it broke, and its one lucky repetition is no sample.
-    let has = |rows: &[&Row]| {
+    let has = |rows: &[&Record]| {
         rows.iter()
             .any(|r| r.status == Status::Ok && r.num(figure.column).is_some())
             && !rows
@@ -481,7 +481,7 @@ fn figure_verdict(
         let Some((_, rows)) = groups.iter().find(|(gx, rows)| *gx == x && has(rows)) else {
             continue;
         };
-        let ok: Vec<&Row> = rows
+        let ok: Vec<&Record> = rows
             .iter()
             .copied()
             .filter(|r| r.status == Status::Ok)
@@ -618,7 +618,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// One ok repetition of `model` at 100 connections with this throughput.
-    fn row(model: &str, rep: u32, rps: f64, disturbed: bool) -> Row {
+    fn row(model: &str, rep: u32, rps: f64, disturbed: bool) -> Record {
         let mut numbers = BTreeMap::new();
         numbers.insert(column::CONNECTIONS.to_string(), 100.0);
         numbers.insert(column::THROUGHPUT_RPS.to_string(), rps);
@@ -627,7 +627,7 @@ mod tests {
             .map(|(k, v)| (k.clone(), v.to_string()))
             .collect();
         raw.insert(column::DISTURBED.into(), disturbed.to_string());
-        Row {
+        Record {
             model: model.into(),
             step: "c100".into(),
             repetition: rep,
@@ -650,7 +650,7 @@ mod tests {
     }
 
     /// The first verdict (throughput) of these rows.
-    fn first_verdict(rows: Vec<Row>) -> Verdict {
+    fn first_verdict(rows: Vec<Record>) -> Verdict {
         let results = Results {
             dir: std::env::temp_dir().join("echolab-no-such-dir"),
             manifest: Manifest::default(),

@@ -8,7 +8,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::stats::{RefuseReason, ServerConnRecord, Stats};
+use super::counters::{RefuseReason, ServerConnRecord, Stats};
 use crate::syscall;
 
 /// What one accept attempt gave.

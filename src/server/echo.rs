@@ -13,7 +13,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::accept::{Accepted, Acceptor};
-use super::stats::{CloseReason, ServerConnRecord, Stats};
+use super::counters::{CloseReason, ServerConnRecord, Stats};
 use crate::syscall;
 
 /// Bytes read from one connection per wakeup, so one fast client cannot starve the rest.

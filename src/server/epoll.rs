@@ -63,8 +63,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 
 use super::accept::{Accepted, Acceptor};
+use super::counters::{CloseReason, ServerConnRecord, Stats};
 use super::echo::{EchoConn, ReadStop, Ready, Scratch};
-use super::stats::{CloseReason, ServerConnRecord, Stats};
 use super::stop::{request_stop, stop_fd, stop_requested};
 use super::{timeout_ms, wake_up, AcceptMode, IdleScan, Setup, Trigger};
 use crate::sys::epoll::{Epoll, Event, Events, Interest};

@@ -11,10 +11,10 @@
 //! - [`accept`]: the accept policy (`--max-conns`, EMFILE shedding with a spare fd);
 //! - [`stop`]: the flag and eventfd that SIGINT/SIGTERM set;
 //! - [`echo`]: the per-connection echo state of the readiness models (select, poll, epoll);
-//! - [`stats`]: the counters, the connection log and the summary.
+//! - [`counters`]: the counters, the connection log and the summary.
 
+pub mod counters;
 pub mod echo;
-pub mod stats;
 
 mod accept;
 mod config;
@@ -41,8 +41,8 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 pub use accept::{Accepted, Acceptor};
 pub use config::{AcceptMode, Model, ServerConfig, Trigger};
+use counters::{ServerSummary, Stats};
 pub use listening::Listening;
-use stats::{ServerSummary, Stats};
 pub use stop::{install_stop_handler, request_stop, stop_fd, stop_requested};
 
 /// What a model's `serve` function is given: the bound listener and the shared counters.

@@ -10,8 +10,8 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 
 use super::accept::Acceptor;
+use super::counters::CloseReason;
 use super::echo::{accept_all, close_all, close_idle, ConnTable, Ready, Scratch};
-use super::stats::CloseReason;
 use super::stop::{stop_fd, stop_requested};
 use super::{timeout_ms, wake_up, IdleScan, Setup};
 use crate::syscall;

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::stats::{unix_now, ServerSummary, Stats};
+use super::counters::{unix_now, ServerSummary, Stats};
 use super::stop::stop_requested;
 use super::{bind_first_listener, finish, Listening, ServerConfig};
 use crate::sys::spawn::Supervision;

@@ -30,7 +30,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::accept::{Accepted, Acceptor};
-use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
+use super::counters::{CloseReason, RefuseReason, ServerConnRecord, Stats};
 use super::stop::{stop_fd, stop_requested};
 use super::{timeout_ms, wake_up, Setup};
 use crate::syscall;

@@ -25,7 +25,7 @@ use ::tokio::task::JoinSet;
 use anyhow::Context as _;
 
 use super::accept::{is_fd_exhaustion, reserve_spare_fd, shed_connection, Acceptor};
-use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
+use super::counters::{CloseReason, RefuseReason, ServerConnRecord, Stats};
 use super::stop::stop_fd;
 use super::Setup;
 

@@ -9,7 +9,7 @@ use super::probe::Sample;
 use crate::load::measurements::LoadSummary;
 use crate::results::{generator_bound, Row, DISTURBED_PCT};
 use crate::scenario::{FailureRule, ModelEntry, Scenario, Step};
-use crate::server::stats::ServerSummary;
+use crate::server::counters::ServerSummary;
 use crate::units::{ms, trim_float};
 
 /// What the server side of a step left behind.

@@ -173,7 +173,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         (None, None) => None,
     };
     remove_leftover_cgroups(scenario, config.quiet);
-    let mut sweep = Sweep {
+    let mut sweep = Recorder {
         scenario,
         config,
         hosts: lab,
@@ -246,7 +246,7 @@ fn remove_leftover_cgroups(scenario: &Scenario, quiet: bool) {
 }
 
 /// A run in progress: where its rows go as they finish.
-struct Sweep<'a> {
+struct Recorder<'a> {
     scenario: &'a Scenario,
     config: &'a RunConfig,
     hosts: Option<&'a dyn Lab>,
@@ -258,7 +258,7 @@ struct Sweep<'a> {
 /// Why a sweep stops early: a stop signal.
 type Interrupted = bool;
 
-impl Sweep<'_> {
+impl Recorder<'_> {
     /// Writes a finished row.
     fn record(&mut self, what: &str, row: Row) -> anyhow::Result<()> {
         self.csv.append(&row)?;
@@ -548,7 +548,7 @@ mod tests {
     use crate::load::measurements::{LatencyStats, LoadSummary};
     use crate::results::RESULTS_HEADER;
     use crate::scenario;
-    use crate::server::stats::ServerSummary;
+    use crate::server::counters::ServerSummary;
     use std::fs;
     use std::os::unix::fs::PermissionsExt;
 

@@ -2,13 +2,14 @@
 //! a model holds before it fails.
 
 use super::{
-    column, models, num, ok_spread, outcome, ran, spread, values_of, Judged, Limits, Row, Verdict,
+    column, models, num, ok_spread, outcome, ran, spread, values_of, ClaimVerdict, Judged,
+    MachineLimits, Record,
 };
 use crate::report::verdict::fmt_count;
 use crate::units::format_size;
 
-fn held_line(rows: &[Row], model: &str, c: f64) -> String {
-    let at = |r: &Row| num(r, column::CONNECTIONS) == c;
+fn held_line(rows: &[Record], model: &str, c: f64) -> String {
+    let at = |r: &Record| num(r, column::CONNECTIONS) == c;
     let (ok, failed, reason) = outcome(rows, model, at);
     let mut line = format!(
         "{model} at {} connections: held in {ok} of {} repetitions",
@@ -25,9 +26,9 @@ fn held_line(rows: &[Row], model: &str, c: f64) -> String {
 }
 
 /// Claim 1: select holds every step up to FD_SETSIZE and none above it.
-pub(super) fn claim_1(rows: &[Row]) -> Judged {
+pub(super) fn claim_1(rows: &[Record]) -> Judged {
     const FD_SETSIZE: f64 = 1024.0;
-    let select = |r: &Row| r.model == "select" && ran(r);
+    let select = |r: &Record| r.model == "select" && ran(r);
     let steps = values_of(rows.iter().filter(|r| select(r)), column::CONNECTIONS);
     let mut numbers: Vec<String> = steps
         .iter()
@@ -46,17 +47,17 @@ pub(super) fn claim_1(rows: &[Row]) -> Judged {
         }
     }
     if steps.is_empty() {
-        return (Verdict::NotRun, "no select step ran".into(), numbers);
+        return (ClaimVerdict::NotRun, "no select step ran".into(), numbers);
     }
     let held = |c: f64| outcome(rows, "select", |r| num(r, column::CONNECTIONS) == c);
     let above: Vec<f64> = steps.iter().copied().filter(|&c| c > FD_SETSIZE).collect();
     if let Some(&c) = above.iter().find(|&&c| held(c).0 > 0) {
         let why = format!("select held {} connections, above FD_SETSIZE", fmt_count(c));
-        return (Verdict::Refuted, why, numbers);
+        return (ClaimVerdict::Refuted, why, numbers);
     }
     if above.is_empty() {
         let why = "no step above 1024 connections ran".to_string();
-        return (Verdict::Inconclusive, why, numbers);
+        return (ClaimVerdict::Inconclusive, why, numbers);
     }
     let below_held = steps
         .iter()
@@ -66,7 +67,7 @@ pub(super) fn claim_1(rows: &[Row]) -> Judged {
     let Some(most) = below_held else {
         let why = "select failed even at or below 1024 connections: something else stopped it"
             .to_string();
-        return (Verdict::Inconclusive, why, numbers);
+        return (ClaimVerdict::Inconclusive, why, numbers);
     };
     let first_failed = above[0];
     let control_failed = controls.iter().find(|m| {
@@ -78,7 +79,7 @@ pub(super) fn claim_1(rows: &[Row]) -> Judged {
             "{m} failed at {} connections too: the machine, not select, may be the limit",
             fmt_count(first_failed)
         );
-        return (Verdict::Inconclusive, why, numbers);
+        return (ClaimVerdict::Inconclusive, why, numbers);
     }
     let why = format!(
         "select held {} connections and failed at {}{}",
@@ -90,14 +91,14 @@ pub(super) fn claim_1(rows: &[Row]) -> Judged {
             format!(", where {} held them", controls.join(" and "))
         }
     );
-    (Verdict::Confirmed, why, numbers)
+    (ClaimVerdict::Confirmed, why, numbers)
 }
 
 /// At or above this many threads the report's "tens of thousands" held.
 const TENS_OF_THOUSANDS: f64 = 10_000.0;
 
 /// Claim 2: where the threads model failed, against the thread and fd limits.
-pub(super) fn claim_2(rows: &[Row], limits: Limits) -> Judged {
+pub(super) fn claim_2(rows: &[Record], limits: MachineLimits) -> Judged {
     let steps = values_of(
         rows.iter().filter(|r| r.model == "threads" && ran(r)),
         column::CONNECTIONS,
@@ -114,7 +115,7 @@ pub(super) fn claim_2(rows: &[Row], limits: Limits) -> Judged {
         let (verdict, why) = threads_held_every_step(held, limit);
         return (verdict, why, numbers);
     };
-    let at_failed = |r: &Row| num(r, column::CONNECTIONS) == failed;
+    let at_failed = |r: &Record| num(r, column::CONNECTIONS) == failed;
     let (_, _, reason) = outcome(rows, "threads", at_failed);
     // The server says why it refused connections: thread_spawn when no thread could start.
     if reason.contains("thread") {
@@ -129,7 +130,7 @@ pub(super) fn claim_2(rows: &[Row], limits: Limits) -> Judged {
             fmt_count(failed),
             limits.fds.map_or("?".into(), |f| fmt_count(f as f64))
         );
-        return (Verdict::Inconclusive, why, numbers);
+        return (ClaimVerdict::Inconclusive, why, numbers);
     }
     let near = limit.is_none_or(|l| failed >= l * 0.5 && held <= l);
     if held >= TENS_OF_THOUSANDS && near {
@@ -142,7 +143,7 @@ pub(super) fn claim_2(rows: &[Row], limits: Limits) -> Judged {
                 fmt_count(l)
             ))
         );
-        return (Verdict::Confirmed, why, numbers);
+        return (ClaimVerdict::Confirmed, why, numbers);
     }
     let why = format!(
         "threads failed at {} connections, far below {}",
@@ -152,11 +153,11 @@ pub(super) fn claim_2(rows: &[Row], limits: Limits) -> Judged {
             fmt_count(l)
         ))
     );
-    (Verdict::Refuted, why, numbers)
+    (ClaimVerdict::Refuted, why, numbers)
 }
 
 /// Claim 2's numbers: each threads step, the most server threads, the machine's limits.
-fn threads_numbers(rows: &[Row], steps: &[f64], limits: Limits) -> Vec<String> {
+fn threads_numbers(rows: &[Record], steps: &[f64], limits: MachineLimits) -> Vec<String> {
     let mut numbers: Vec<String> = steps
         .iter()
         .map(|&c| held_line(rows, "threads", c))
@@ -179,10 +180,10 @@ fn threads_numbers(rows: &[Row], steps: &[f64], limits: Limits) -> Vec<String> {
 }
 
 /// Claim 2 when threads held every step: refuted only if it held beyond the thread limit.
-fn threads_held_every_step(held: f64, limit: Option<f64>) -> (Verdict, String) {
+fn threads_held_every_step(held: f64, limit: Option<f64>) -> (ClaimVerdict, String) {
     match limit {
         Some(l) if held >= l => (
-            Verdict::Refuted,
+            ClaimVerdict::Refuted,
             format!(
                 "threads held {} connections, beyond the thread limit {}",
                 fmt_count(held),
@@ -190,7 +191,7 @@ fn threads_held_every_step(held: f64, limit: Option<f64>) -> (Verdict, String) {
             ),
         ),
         _ => (
-            Verdict::Inconclusive,
+            ClaimVerdict::Inconclusive,
             format!(
                 "threads held every step up to {}: the sweep did not reach its limit",
                 fmt_count(held)
@@ -202,12 +203,12 @@ fn threads_held_every_step(held: f64, limit: Option<f64>) -> (Verdict, String) {
 /// Claim 2 when the failed step's reason says no thread could start: confirmed when
 /// the server had reached tens of thousands of threads by then.
 fn kernel_refused_a_thread(
-    rows: &[Row],
+    rows: &[Record],
     reason: &str,
     held: f64,
     failed: f64,
-    limits: Limits,
-) -> (Verdict, String) {
+    limits: MachineLimits,
+) -> (ClaimVerdict, String) {
     let limit = limits.threads.map(|l| l as f64);
     let reached = rows
         .iter()
@@ -223,9 +224,9 @@ fn kernel_refused_a_thread(
         _ => String::new(),
     };
     let verdict = if reached >= TENS_OF_THOUSANDS {
-        Verdict::Confirmed
+        ClaimVerdict::Confirmed
     } else {
-        Verdict::Refuted
+        ClaimVerdict::Refuted
     };
     // As observed: the error pthread_create returned, which the step's reason carries.
     let kernel = reason
@@ -247,7 +248,7 @@ fn kernel_refused_a_thread(
 }
 
 /// Whether the threads failed at one process's fd limit, which is below the thread limit.
-fn fd_limit_came_first(limits: Limits, failed: f64) -> bool {
+fn fd_limit_came_first(limits: MachineLimits, failed: f64) -> bool {
     let limit = limits.threads.map(|l| l as f64);
     match (limits.fds.map(|f| f as f64), limit) {
         (Some(fds), Some(l)) => fds < l && failed >= fds * 0.9,
@@ -257,9 +258,9 @@ fn fd_limit_came_first(limits: Limits, failed: f64) -> bool {
 }
 
 /// Claim 3: epoll holds 100 000 connections in every repetition.
-pub(super) fn claim_3(rows: &[Row]) -> Judged {
+pub(super) fn claim_3(rows: &[Record]) -> Judged {
     const CLIENTS: f64 = 100_000.0;
-    let at = |r: &Row| num(r, column::CONNECTIONS) >= CLIENTS;
+    let at = |r: &Record| num(r, column::CONNECTIONS) >= CLIENTS;
     let (ok, failed, reason) = outcome(rows, "epoll", at);
     let mut numbers = vec![format!(
         "epoll at 100 000 connections: held in {ok} of {} repetitions",
@@ -281,22 +282,22 @@ pub(super) fn claim_3(rows: &[Row]) -> Judged {
     }
     match (ok, failed) {
         (0, 0) => (
-            Verdict::NotRun,
+            ClaimVerdict::NotRun,
             "no epoll step at 100 000 connections ran".into(),
             numbers,
         ),
         (_, 0) => (
-            Verdict::Confirmed,
+            ClaimVerdict::Confirmed,
             format!("epoll held 100 000 connections in all {ok} repetitions"),
             numbers,
         ),
         (0, _) => (
-            Verdict::Refuted,
+            ClaimVerdict::Refuted,
             format!("epoll failed in all {failed} repetitions: {reason}"),
             numbers,
         ),
         _ => (
-            Verdict::Inconclusive,
+            ClaimVerdict::Inconclusive,
             format!("epoll held them in {ok} repetitions and failed in {failed}: {reason}"),
             numbers,
         ),
@@ -316,19 +317,20 @@ fn failed_note(reason: &str) -> String {
 /// terminated by the system, select cannot complete, and epoll cannot support the
 /// test either (it terminates connections). Each part is judged from the 1 MiB
 /// steps; the smaller sizes are listed beside them, as the report had them.
-pub(super) fn claim_7(rows: &[Row]) -> Judged {
+pub(super) fn claim_7(rows: &[Record]) -> Judged {
     const MIB: f64 = 1_048_576.0;
-    let big = |r: &Row| num(r, column::SIZE) >= MIB;
+    let big = |r: &Record| num(r, column::SIZE) >= MIB;
     let numbers = size_numbers(rows);
-    let all = |_: &Row| true;
-    let part = |model: &str, at: &dyn Fn(&Row) -> bool, holds: &dyn Fn(&str) -> bool| match outcome(
-        rows, model, at,
-    ) {
-        (0, 0, _) => None,
-        (0, _, reason) if holds(&reason) => Some(true),
-        (0, _, _) => None,
-        _ => Some(false),
-    };
+    let all = |_: &Record| true;
+    let part =
+        |model: &str, at: &dyn Fn(&Record) -> bool, holds: &dyn Fn(&str) -> bool| match outcome(
+            rows, model, at,
+        ) {
+            (0, 0, _) => None,
+            (0, _, reason) if holds(&reason) => Some(true),
+            (0, _, _) => None,
+            _ => Some(false),
+        };
     // select "Could not complete tests" at any size; the others at 1 MiB.
     let threads = part("threads", &big, &terminated_by_the_system);
     let select = part("select", &all, &|_| true);
@@ -348,7 +350,7 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
     };
     let (verdict, why) = if parts.iter().any(|(_, v)| *v == Some(false)) {
         (
-            Verdict::Refuted,
+            ClaimVerdict::Refuted,
             format!(
                 "held in a repetition here, against the report: {}",
                 list(Some(false))
@@ -356,7 +358,7 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
         )
     } else if parts.iter().all(|(_, v)| *v == Some(true)) {
         (
-            Verdict::Confirmed,
+            ClaimVerdict::Confirmed,
             format!("all three as the report found: {}", list(Some(true))),
         )
     } else {
@@ -365,13 +367,13 @@ pub(super) fn claim_7(rows: &[Row]) -> Judged {
         if threads.is_none() && t_failed > 0 {
             why += &format!(" (threads failed at 1 MiB, but was not stopped: {t_reason})");
         }
-        (Verdict::Inconclusive, why)
+        (ClaimVerdict::Inconclusive, why)
     };
     (verdict, why, numbers)
 }
 
 /// Claim 7's numbers: each model's repetitions at each message size.
-fn size_numbers(rows: &[Row]) -> Vec<String> {
+fn size_numbers(rows: &[Record]) -> Vec<String> {
     let mut numbers = Vec::new();
     for model in ["threads", "select", "epoll"] {
         for size in values_of(
@@ -408,25 +410,25 @@ fn terminated_by_the_system(reason: &str) -> bool {
 
 /// Claim 16 (002, Test Cases 10 and 11): epoll finishes 40 000 and 45 000 clients of
 /// 100 messages each without an error.
-pub(super) fn claim_16(rows: &[Row]) -> Judged {
+pub(super) fn claim_16(rows: &[Record]) -> Judged {
     held_every_step(rows)
 }
 
 /// Claim 19 (004, Case 1-5): epoll keeps 2 500 to 20 000 clients of 60 requests
 /// connected in one session.
-pub(super) fn claim_19(rows: &[Row]) -> Judged {
+pub(super) fn claim_19(rows: &[Record]) -> Judged {
     held_every_step(rows)
 }
 
 /// Confirmed when every repetition of every epoll step held, refuted when a step
 /// failed in every repetition, inconclusive when a step held in some only.
-fn held_every_step(rows: &[Row]) -> Judged {
+fn held_every_step(rows: &[Record]) -> Judged {
     let steps = values_of(
         rows.iter().filter(|r| r.model == "epoll" && ran(r)),
         column::CONNECTIONS,
     );
     let numbers: Vec<String> = steps.iter().map(|&c| held_line(rows, "epoll", c)).collect();
-    let at = |c: f64| move |r: &Row| num(r, column::CONNECTIONS) == c;
+    let at = |c: f64| move |r: &Record| num(r, column::CONNECTIONS) == c;
     let failed_all = steps.iter().copied().find(|&c| {
         let (ok, failed, _) = outcome(rows, "epoll", at(c));
         ok == 0 && failed > 0
@@ -437,7 +439,7 @@ fn held_every_step(rows: &[Row]) -> Judged {
             "epoll failed at {} clients in every repetition: {reason}",
             fmt_count(c)
         );
-        return (Verdict::Refuted, why, numbers);
+        return (ClaimVerdict::Refuted, why, numbers);
     }
     let mixed = steps
         .iter()
@@ -449,10 +451,10 @@ fn held_every_step(rows: &[Row]) -> Judged {
             "epoll held {} clients in {ok} repetitions and failed in {failed}: {reason}",
             fmt_count(c)
         );
-        return (Verdict::Inconclusive, why, numbers);
+        return (ClaimVerdict::Inconclusive, why, numbers);
     }
     let Some(&top) = steps.last() else {
-        return (Verdict::NotRun, "no epoll step ran".into(), numbers);
+        return (ClaimVerdict::NotRun, "no epoll step ran".into(), numbers);
     };
     let reps = outcome(rows, "epoll", at(top)).0;
     let why = format!(
@@ -461,5 +463,5 @@ fn held_every_step(rows: &[Row]) -> Judged {
         reps,
         if reps == 1 { "" } else { "s" }
     );
-    (Verdict::Confirmed, why, numbers)
+    (ClaimVerdict::Confirmed, why, numbers)
 }

@@ -5,7 +5,7 @@
 //! "no difference" (or inconclusive when the repetitions are too few for any p
 //! to reach ALPHA).
 
-use super::{column, num, ran, samples, values_of, Judged, Row, Status, Verdict};
+use super::{column, num, ran, samples, values_of, ClaimVerdict, Judged, Record, Status};
 use crate::report::verdict::{fmt_count, fmt_cpu, fmt_latency, fmt_rate};
 use crate::stats::{self, Comparison};
 use crate::units::fmt_bytes;
@@ -119,7 +119,7 @@ fn line(better: &Side, worse: &Side, figure: Figure, c: &Comparison) -> String {
 }
 
 /// The verdict of a claim made of several comparisons, each (what it says, outcome, line).
-pub(super) fn verdict_of(parts: &[(String, Outcome, String)]) -> (Verdict, String) {
+pub(super) fn verdict_of(parts: &[(String, Outcome, String)]) -> (ClaimVerdict, String) {
     let with = |o: Outcome| -> Vec<String> {
         parts
             .iter()
@@ -135,23 +135,23 @@ pub(super) fn verdict_of(parts: &[(String, Outcome, String)]) -> (Verdict, Strin
         .map(|p| format!("the reverse of “{}”, significantly: {}", p.0, p.2))
         .collect();
     if !reversed.is_empty() {
-        return (Verdict::Refuted, reversed.join("; "));
+        return (ClaimVerdict::Refuted, reversed.join("; "));
     }
     if !with(Outcome::Missing).is_empty() {
         return (
-            Verdict::Inconclusive,
+            ClaimVerdict::Inconclusive,
             format!("not measured: {}", with(Outcome::Missing).join("; ")),
         );
     }
     if parts.iter().all(|p| p.1 == Outcome::Holds) {
         return (
-            Verdict::Confirmed,
+            ClaimVerdict::Confirmed,
             format!("significantly: {}", with(Outcome::Holds).join("; ")),
         );
     }
     if !with(Outcome::TooFew).is_empty() {
         return (
-            Verdict::Inconclusive,
+            ClaimVerdict::Inconclusive,
             format!(
                 "too few repetitions for p < 0.05: {}",
                 with(Outcome::TooFew).join("; ")
@@ -167,11 +167,11 @@ pub(super) fn verdict_of(parts: &[(String, Outcome, String)]) -> (Verdict, Strin
     if !held.is_empty() {
         why += &format!("; held: {}", held.join("; "));
     }
-    (Verdict::NoDifference, why)
+    (ClaimVerdict::NoDifference, why)
 }
 
 /// Judges claims of the form "`better` beats `worse` on `figure`" over every row.
-fn beats(rows: &[Row], claims: &[(&str, &str, Figure, &str)]) -> Judged {
+fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> Judged {
     let mut numbers = Vec::new();
     let parts: Vec<(String, Outcome, String)> = claims
         .iter()
@@ -197,7 +197,7 @@ fn beats(rows: &[Row], claims: &[(&str, &str, Figure, &str)]) -> Judged {
 
 /// Claim 9 (000, Background): epoll the most scalable, select second, threads the
 /// least. Each repetition's scale is the most connections it held (its highest ok step).
-pub(super) fn claim_9(rows: &[Row]) -> Judged {
+pub(super) fn claim_9(rows: &[Record]) -> Judged {
     let most_held = |model: &str| -> Vec<f64> {
         let mut reps: Vec<u32> = rows
             .iter()
@@ -258,7 +258,7 @@ pub(super) fn claim_9(rows: &[Row]) -> Judged {
 }
 
 /// Claim 10 (000, Figure 6): epoll takes longer per request than threads (and select).
-pub(super) fn claim_10(rows: &[Row]) -> Judged {
+pub(super) fn claim_10(rows: &[Record]) -> Judged {
     let slower = Figure {
         name: "mean response time",
         lower_is_better: false,
@@ -274,7 +274,7 @@ pub(super) fn claim_10(rows: &[Row]) -> Judged {
 }
 
 /// Claim 11 (000, Figure 7): threads takes more CPU than epoll and select.
-pub(super) fn claim_11(rows: &[Row]) -> Judged {
+pub(super) fn claim_11(rows: &[Record]) -> Judged {
     beats(
         rows,
         &[
@@ -285,7 +285,7 @@ pub(super) fn claim_11(rows: &[Row]) -> Judged {
 }
 
 /// Claim 12 (000, Figure 8): select takes less memory than threads and epoll.
-pub(super) fn claim_12(rows: &[Row]) -> Judged {
+pub(super) fn claim_12(rows: &[Record]) -> Judged {
     beats(
         rows,
         &[
@@ -296,13 +296,13 @@ pub(super) fn claim_12(rows: &[Row]) -> Judged {
 }
 
 /// Claim 13 (001, Case 4): select answers faster than epoll (300 clients, 1000 requests).
-pub(super) fn claim_13(rows: &[Row]) -> Judged {
+pub(super) fn claim_13(rows: &[Record]) -> Judged {
     beats(rows, &[("select", "epoll", MEAN, column::MEAN_US)])
 }
 
 /// Claim 14 (001, Conclusion): an epoll server scaled out over worker threads beats
 /// select "on all aspects": throughput and mean response time.
-pub(super) fn claim_14(rows: &[Row]) -> Judged {
+pub(super) fn claim_14(rows: &[Record]) -> Judged {
     let (verdict, why, mut numbers) = beats(
         rows,
         &[
@@ -328,7 +328,7 @@ pub(super) fn claim_14(rows: &[Row]) -> Judged {
 
 /// Claim 15 (002, Conclusion): more epoll worker threads on more cores give more
 /// throughput (2 workers against 1 on this machine's 2 cores).
-pub(super) fn claim_15(rows: &[Row]) -> Judged {
+pub(super) fn claim_15(rows: &[Record]) -> Judged {
     beats(
         rows,
         &[("epoll-2w", "epoll", THROUGHPUT, column::THROUGHPUT_RPS)],
@@ -339,7 +339,7 @@ pub(super) fn claim_15(rows: &[Row]) -> Judged {
 /// speed. The stairs of the upper half of the staircase against those of the lower
 /// half: confirmed when the upper half is not significantly faster, refuted when it
 /// is (throughput kept growing with the connections).
-pub(super) fn claim_17(rows: &[Row]) -> Judged {
+pub(super) fn claim_17(rows: &[Record]) -> Judged {
     const MIB_S: Figure = Figure {
         name: "echo throughput",
         lower_is_better: false,
@@ -374,7 +374,7 @@ pub(super) fn claim_17(rows: &[Row]) -> Judged {
         })
         .collect();
     let Some(&top) = stairs.last() else {
-        return (Verdict::Inconclusive, "no stair ran".into(), numbers);
+        return (ClaimVerdict::Inconclusive, "no stair ran".into(), numbers);
     };
     let half = |upper: bool| {
         samples(
@@ -391,25 +391,25 @@ pub(super) fn claim_17(rows: &[Row]) -> Judged {
     numbers.push("the report: about 3.0 MB/s (2.86 MiB/s) up and down at most".into());
     let (verdict, why) = match outcome {
         Outcome::Holds => (
-            Verdict::Refuted,
+            ClaimVerdict::Refuted,
             format!("the speed grew with the connections: {line}"),
         ),
         Outcome::Opposite | Outcome::NoDifference => (
-            Verdict::Confirmed,
+            ClaimVerdict::Confirmed,
             format!("more connections did not raise the speed: {line}"),
         ),
         Outcome::TooFew => (
-            Verdict::Inconclusive,
+            ClaimVerdict::Inconclusive,
             format!("too few stairs for p < 0.05: {line}"),
         ),
-        Outcome::Missing => (Verdict::Inconclusive, line),
+        Outcome::Missing => (ClaimVerdict::Inconclusive, line),
     };
     (verdict, why, numbers)
 }
 
 /// Claim 18 (004, Case 6-11): more retransmissions at a request delay of 125 ms and
 /// below than at 250 ms and above.
-pub(super) fn claim_18(rows: &[Row]) -> Judged {
+pub(super) fn claim_18(rows: &[Record]) -> Judged {
     const RETRANS: Figure = Figure {
         name: "TCP retransmissions",
         lower_is_better: false,
@@ -427,7 +427,7 @@ pub(super) fn claim_18(rows: &[Row]) -> Judged {
         .iter()
         .rev()
         .map(|&d| {
-            let at = |r: &Row| num(r, column::DELAY_MS) == d;
+            let at = |r: &Record| num(r, column::DELAY_MS) == d;
             let median = |c: &str| stats::median(&samples(rows, &model, at, c));
             format!(
                 "delay {d} ms: retransmitted segments median {}, segments in {}/s",
@@ -473,7 +473,7 @@ pub(super) fn claim_18(rows: &[Row]) -> Judged {
 /// ran, the last tenth to join is compared with the tenth before it over the
 /// repetitions: linear growth makes the last at most about x1.12 the ninth, so the
 /// claim holds when the last tenth is significantly slower by x1.5 or more.
-pub(super) fn claim_20(rows: &[Row]) -> Judged {
+pub(super) fn claim_20(rows: &[Record]) -> Judged {
     const JUMP: f64 = 1.5;
     const BY_JOIN_ORDER: Figure = Figure {
         name: "mean response time by join order",
@@ -489,7 +489,7 @@ pub(super) fn claim_20(rows: &[Row]) -> Judged {
         column::CONNECTIONS,
     );
     let tenths = |c: f64| {
-        let at = |r: &Row| num(r, column::CONNECTIONS) == c;
+        let at = |r: &Record| num(r, column::CONNECTIONS) == c;
         (
             Side::new(
                 "the last tenth to join",
@@ -521,7 +521,7 @@ pub(super) fn claim_20(rows: &[Row]) -> Judged {
         .find(|&c| !tenths(c).0.samples.is_empty())
     else {
         return (
-            Verdict::Inconclusive,
+            ClaimVerdict::Inconclusive,
             "no step finished with its connections' response times by join order".into(),
             numbers,
         );
@@ -533,7 +533,7 @@ pub(super) fn claim_20(rows: &[Row]) -> Judged {
         / stats::median(&ninth.samples).unwrap_or(f64::NAN);
     if outcome == Outcome::Holds && ratio < JUMP {
         return (
-            Verdict::Refuted,
+            ClaimVerdict::Refuted,
             format!(
                 "the last tenth to join is slower, but by x{ratio:.2}, as growth along the \
                  order would be, not the jump (x{JUMP} or more) the report saw ({line})"
@@ -552,7 +552,7 @@ pub(super) fn claim_20(rows: &[Row]) -> Judged {
 /// Claim 21 (001, Analysis, Case2): the requests coming in to select are more
 /// consistent than to epoll: select's spread of the per-second request rate
 /// (`requests_per_s_cv`) is significantly below epoll's over the repetitions.
-pub(super) fn claim_21(rows: &[Row]) -> Judged {
+pub(super) fn claim_21(rows: &[Record]) -> Judged {
     const SPREAD: Figure = Figure {
         name: "spread of the requests per second (sd / mean)",
         lower_is_better: true,

@@ -3,13 +3,13 @@
 //! claim turns rows into the claim, its numbers with their spread over the
 //! repetitions, and a verdict with its reason; section() lays them out.
 
-use super::data::{Row, Status};
+use super::data::{Record, Status};
 use super::document::{Block, Section, Table};
 use crate::results::column;
 
 mod capacity;
+mod claim_charts;
 mod compared;
-mod figures;
 mod speed;
 #[cfg(test)]
 mod tests;
@@ -221,7 +221,7 @@ pub const CLAIMS: [Source; 21] = [
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum ClaimVerdict {
     Confirmed,
     Refuted,
     /// "A beats B" compared with enough repetitions, and p >= ALPHA.
@@ -230,14 +230,14 @@ pub enum Verdict {
     NotRun,
 }
 
-impl Verdict {
+impl ClaimVerdict {
     pub fn name(self) -> &'static str {
         match self {
-            Verdict::Confirmed => "confirmed",
-            Verdict::Refuted => "refuted",
-            Verdict::NoDifference => "no difference",
-            Verdict::Inconclusive => "inconclusive",
-            Verdict::NotRun => "not run",
+            ClaimVerdict::Confirmed => "confirmed",
+            ClaimVerdict::Refuted => "refuted",
+            ClaimVerdict::NoDifference => "no difference",
+            ClaimVerdict::Inconclusive => "inconclusive",
+            ClaimVerdict::NotRun => "not run",
         }
     }
 }
@@ -248,10 +248,10 @@ pub struct Claim {
     /// 1 to 21.
     pub number: usize,
     pub numbers: Vec<String>,
-    pub verdict: Verdict,
+    pub verdict: ClaimVerdict,
     pub why: String,
     /// The figures the claim rests on, charted per step (claims 18 and 20).
-    pub charts: Vec<figures::ClaimChart>,
+    pub charts: Vec<claim_charts::ClaimChart>,
 }
 
 impl Claim {
@@ -272,15 +272,15 @@ impl Claim {
             number,
             numbers: Vec::new(),
             charts: Vec::new(),
-            verdict: Verdict::NotRun,
+            verdict: ClaimVerdict::NotRun,
             why: reason.into(),
         }
     }
 }
 
-/// Limits of the machine the verdict of claim 2 compares with (from the manifest).
+/// MachineLimits of the machine the verdict of claim 2 compares with (from the manifest).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Limits {
+pub struct MachineLimits {
     /// The smaller of kernel.threads-max and kernel.pid_max.
     pub threads: Option<u64>,
     /// The per-process fd hard limit.
@@ -312,9 +312,9 @@ pub fn claims_of(scenario: &str) -> Vec<usize> {
 }
 
 /// Judges claim `number` from its scenario's rows.
-pub fn judge(number: usize, rows: &[Row], limits: Limits) -> Claim {
+pub fn judge(number: usize, rows: &[Record], limits: MachineLimits) -> Claim {
     // A repetition stopped by this machine's own limits says nothing of the claim.
-    let (stopped, rows): (Vec<Row>, Vec<Row>) = rows
+    let (stopped, rows): (Vec<Record>, Vec<Record>) = rows
         .iter()
         .cloned()
         .partition(|r| r.status == Status::Failed && machine_limit(&r.failure_reason));
@@ -353,7 +353,7 @@ pub fn judge(number: usize, rows: &[Row], limits: Limits) -> Claim {
         numbers,
         verdict,
         why,
-        charts: figures::blocks(number, rows),
+        charts: claim_charts::blocks(number, rows),
     }
 }
 
@@ -365,10 +365,10 @@ fn machine_limit(reason: &str) -> bool {
         .any(|w| reason.contains(w))
 }
 
-type Judged = (Verdict, String, Vec<String>);
+type Judged = (ClaimVerdict, String, Vec<String>);
 
 /// Why no row of a claim ran (no rows, or every one not run or interrupted).
-fn nothing_ran(rows: &[Row]) -> Option<String> {
+fn nothing_ran(rows: &[Record]) -> Option<String> {
     if rows
         .iter()
         .any(|r| matches!(r.status, Status::Ok | Status::Failed))
@@ -425,16 +425,16 @@ impl Spread {
     }
 }
 
-fn ran(r: &Row) -> bool {
+fn ran(r: &Record) -> bool {
     matches!(r.status, Status::Ok | Status::Failed)
 }
 
-fn num(r: &Row, c: &str) -> f64 {
+fn num(r: &Record, c: &str) -> f64 {
     r.num(c).unwrap_or(0.0)
 }
 
 /// The distinct values of `c` among `rows`, ascending.
-fn values_of<'a>(rows: impl Iterator<Item = &'a Row>, c: &str) -> Vec<f64> {
+fn values_of<'a>(rows: impl Iterator<Item = &'a Record>, c: &str) -> Vec<f64> {
     let mut v: Vec<f64> = rows.map(|r| num(r, c)).collect();
     v.sort_by(f64::total_cmp);
     v.dedup();
@@ -442,7 +442,7 @@ fn values_of<'a>(rows: impl Iterator<Item = &'a Row>, c: &str) -> Vec<f64> {
 }
 
 /// The ok values of `c` for `model` where `at` holds, one per repetition.
-fn samples(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool, c: &str) -> Vec<f64> {
+fn samples(rows: &[Record], model: &str, at: impl Fn(&Record) -> bool, c: &str) -> Vec<f64> {
     rows.iter()
         .filter(|r| r.model == model && r.status == Status::Ok && at(r))
         .filter_map(|r| r.num(c))
@@ -450,13 +450,18 @@ fn samples(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool, c: &str) -> Vec
 }
 
 /// `column` over the ok repetitions of `model` where `at` holds.
-fn ok_spread(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool, c: &str) -> Option<Spread> {
+fn ok_spread(
+    rows: &[Record],
+    model: &str,
+    at: impl Fn(&Record) -> bool,
+    c: &str,
+) -> Option<Spread> {
     spread(samples(rows, model, at, c))
 }
 
 /// How `model` did at the steps where `at` holds: (ok reps, failed reps, a failure reason).
-fn outcome(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool) -> (usize, usize, String) {
-    let mine: Vec<&Row> = rows
+fn outcome(rows: &[Record], model: &str, at: impl Fn(&Record) -> bool) -> (usize, usize, String) {
+    let mine: Vec<&Record> = rows
         .iter()
         .filter(|r| r.model == model && ran(r) && at(r))
         .collect();
@@ -469,7 +474,7 @@ fn outcome(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool) -> (usize, usiz
 }
 
 /// The models of `rows` in order of appearance.
-fn models(rows: &[Row]) -> Vec<&str> {
+fn models(rows: &[Record]) -> Vec<&str> {
     let mut models: Vec<&str> = Vec::new();
     for r in rows {
         if !models.contains(&r.model.as_str()) {
@@ -499,7 +504,7 @@ pub fn section(
         .collect();
     let flagged = claims
         .iter()
-        .map(|c| c.verdict == Verdict::NotRun)
+        .map(|c| c.verdict == ClaimVerdict::NotRun)
         .collect();
     let mut sections = vec![Section {
         heading: "Claims".into(),
@@ -532,7 +537,7 @@ pub fn section(
         if !c.numbers.is_empty() {
             blocks.push(Block::List(c.numbers.clone()));
         }
-        blocks.extend(c.charts.iter().map(figures::ClaimChart::block));
+        blocks.extend(c.charts.iter().map(claim_charts::ClaimChart::block));
         blocks.push(Block::Paragraph(format!(
             "Verdict: {}: {}.",
             c.verdict.name(),

@@ -2,7 +2,8 @@
 //! along a sweep.
 
 use super::{
-    column, models, num, ok_spread, ran, samples, spread, values_of, Judged, Row, Spread, Verdict,
+    column, models, num, ok_spread, ran, samples, spread, values_of, ClaimVerdict, Judged, Record,
+    Spread,
 };
 use crate::report::verdict::{fmt_count, fmt_latency};
 use crate::stats::{self, Comparison};
@@ -17,7 +18,7 @@ struct Paired {
 }
 
 /// Each step where both `a` and `b` have ok values of `c`, in `a`'s order.
-fn paired(rows: &[Row], a: &str, b: &str, c: &str) -> Vec<Paired> {
+fn paired(rows: &[Record], a: &str, b: &str, c: &str) -> Vec<Paired> {
     let mut steps: Vec<&str> = Vec::new();
     for r in rows.iter().filter(|r| r.model == a) {
         if !steps.contains(&r.step.as_str()) {
@@ -27,7 +28,7 @@ fn paired(rows: &[Row], a: &str, b: &str, c: &str) -> Vec<Paired> {
     steps
         .into_iter()
         .filter_map(|step| {
-            let at = |r: &Row| r.step == step;
+            let at = |r: &Record| r.step == step;
             let (va, vb) = (samples(rows, a, at, c), samples(rows, b, at, c));
             Some(Paired {
                 step: step.to_string(),
@@ -47,7 +48,7 @@ const AS_FAST: f64 = 1.1;
 /// interval of epoll's time over select's stays above 1 / 1.1 (select at most 10 %
 /// slower), and epoll is faster when significantly so. Confirmed when select is as fast or faster at every
 /// step, refuted when epoll is faster at most of them.
-pub(super) fn claim_4(rows: &[Row]) -> Judged {
+pub(super) fn claim_4(rows: &[Record]) -> Judged {
     let pairs = paired(rows, "select", "epoll", column::MEAN_US);
     let mut numbers = Vec::new();
     let (mut as_good, mut epoll_faster, mut undecided) = (0, 0, Vec::new());
@@ -89,16 +90,16 @@ pub(super) fn claim_4(rows: &[Row]) -> Judged {
     }
     let verdict = if n == 0 {
         return (
-            Verdict::Inconclusive,
+            ClaimVerdict::Inconclusive,
             "no step where both select and epoll finished".into(),
             numbers,
         );
     } else if as_good == n {
-        Verdict::Confirmed
+        ClaimVerdict::Confirmed
     } else if epoll_faster * 2 > n {
-        Verdict::Refuted
+        ClaimVerdict::Refuted
     } else {
-        Verdict::Inconclusive
+        ClaimVerdict::Inconclusive
     };
     (verdict, why, numbers)
 }
@@ -108,7 +109,7 @@ pub(super) fn claim_4(rows: &[Row]) -> Judged {
 /// confirmed when epoll is significantly faster (p < 0.05) at a step and select at none.
 /// The time to complete the workload is listed beside it: the connections open at a
 /// fixed rate, so it is the same for both unless a server falls behind.
-pub(super) fn claim_5(rows: &[Row]) -> Judged {
+pub(super) fn claim_5(rows: &[Record]) -> Judged {
     let pairs = paired(rows, "epoll", "select", column::MEAN_US);
     let mut numbers = Vec::new();
     let (mut epoll_faster, mut select_faster, mut undecided) = (0, 0, Vec::new());
@@ -136,7 +137,7 @@ pub(super) fn claim_5(rows: &[Row]) -> Judged {
             select.show(fmt_latency),
             shown(c)
         ));
-        let at = |r: &Row| r.step == *step;
+        let at = |r: &Record| r.step == *step;
         if let (Some(ec), Some(sc)) = (
             ok_spread(rows, "epoll", at, column::COMPLETION_S),
             ok_spread(rows, "select", at, column::COMPLETION_S),
@@ -160,14 +161,14 @@ pub(super) fn claim_5(rows: &[Row]) -> Judged {
     let verdict = match (n, epoll_faster, select_faster) {
         (0, _, _) => {
             return (
-                Verdict::Inconclusive,
+                ClaimVerdict::Inconclusive,
                 "no step where both epoll and select finished".into(),
                 numbers,
             )
         }
-        (_, e, 0) if e > 0 => Verdict::Confirmed,
-        (_, 0, s) if s > 0 => Verdict::Refuted,
-        _ => Verdict::Inconclusive,
+        (_, e, 0) if e > 0 => ClaimVerdict::Confirmed,
+        (_, 0, s) if s > 0 => ClaimVerdict::Refuted,
+        _ => ClaimVerdict::Inconclusive,
     };
     (verdict, why, numbers)
 }
@@ -185,17 +186,17 @@ fn shown(c: &Comparison) -> String {
 
 /// Claim 6 (004, cases 1-5): each doubling of the clients at one delay, does the mean
 /// response time double (x1.5–2.6, the difference significant)?
-pub(super) fn claim_6(rows: &[Row]) -> Judged {
+pub(super) fn claim_6(rows: &[Record]) -> Judged {
     let model = models(rows)
         .first()
         .map_or(String::new(), |m| m.to_string());
-    let mine: Vec<&Row> = rows.iter().filter(|r| r.model == model).collect();
+    let mine: Vec<&Record> = rows.iter().filter(|r| r.model == model).collect();
     let mut numbers = Vec::new();
     let (mut doubled, mut not_doubled, mut undecided, mut pairs) = (0, 0, 0, 0);
     let mut undecided_p = Vec::new();
     for delay in values_of(mine.iter().copied(), column::DELAY_MS) {
         let at = |c: f64| {
-            move |r: &Row| num(r, column::DELAY_MS) == delay && num(r, column::CONNECTIONS) == c
+            move |r: &Record| num(r, column::DELAY_MS) == delay && num(r, column::CONNECTIONS) == c
         };
         let clients = values_of(
             mine.iter()
@@ -254,13 +255,13 @@ pub(super) fn claim_6(rows: &[Row]) -> Judged {
         }
     );
     let verdict = if pairs == 0 {
-        Verdict::Inconclusive
+        ClaimVerdict::Inconclusive
     } else if doubled * 2 > pairs {
-        Verdict::Confirmed
+        ClaimVerdict::Confirmed
     } else if not_doubled * 2 > pairs {
-        Verdict::Refuted
+        ClaimVerdict::Refuted
     } else {
-        Verdict::Inconclusive
+        ClaimVerdict::Inconclusive
     };
     (verdict, why, numbers)
 }
@@ -269,7 +270,7 @@ pub(super) fn claim_6(rows: &[Row]) -> Judged {
 /// The report puts it between 250 ms (fast, ~30 ms) and 125 ms (about 10x slower).
 /// Going from long delays to short, the knee is the first step where the mean
 /// response time at least doubles, significantly.
-pub(super) fn claim_8(rows: &[Row]) -> Judged {
+pub(super) fn claim_8(rows: &[Record]) -> Judged {
     const REPORT_KNEE: (f64, f64) = (250.0, 125.0);
     const CLIMB: f64 = 2.0;
     let model = models(rows)
@@ -280,7 +281,7 @@ pub(super) fn claim_8(rows: &[Row]) -> Judged {
         column::DELAY_MS,
     );
     delays.reverse();
-    let at = |d: f64| move |r: &Row| num(r, column::DELAY_MS) == d;
+    let at = |d: f64| move |r: &Record| num(r, column::DELAY_MS) == d;
     let means = |d: f64| samples(rows, &model, at(d), column::MEAN_US);
     let mut numbers = Vec::new();
     for &d in &delays {
@@ -302,7 +303,7 @@ pub(super) fn claim_8(rows: &[Row]) -> Judged {
     }
     let (Some(&longest), Some(&shortest)) = (delays.first(), delays.last()) else {
         return (
-            Verdict::Inconclusive,
+            ClaimVerdict::Inconclusive,
             "no delay of the sweep finished".into(),
             numbers,
         );
@@ -315,10 +316,10 @@ pub(super) fn claim_8(rows: &[Row]) -> Judged {
             shown(&c)
         );
         return if (long, short) == REPORT_KNEE {
-            (Verdict::Confirmed, found, numbers)
+            (ClaimVerdict::Confirmed, found, numbers)
         } else {
             (
-                Verdict::Refuted,
+                ClaimVerdict::Refuted,
                 format!("{found}, not 250 → 125 ms"),
                 numbers,
             )
@@ -326,7 +327,7 @@ pub(super) fn claim_8(rows: &[Row]) -> Judged {
     }
     let Some(all) = stats::compare(&means(longest), &means(shortest)) else {
         return (
-            Verdict::Inconclusive,
+            ClaimVerdict::Inconclusive,
             "the longest and shortest delays have no finished repetition to compare".into(),
             numbers,
         );
@@ -337,12 +338,12 @@ pub(super) fn claim_8(rows: &[Row]) -> Judged {
             "the response time climbs over the sweep ({overall}) but no single step of it \
              doubles significantly, so no knee is located ({report})"
         );
-        (Verdict::Inconclusive, why, numbers)
+        (ClaimVerdict::Inconclusive, why, numbers)
     } else if all.interval.1 < CLIMB && stats::min_p(all.n_a, all.n_b) < stats::ALPHA {
         let why = format!("no knee: not even x{CLIMB} over the whole sweep ({overall}; {report})");
-        (Verdict::Refuted, why, numbers)
+        (ClaimVerdict::Refuted, why, numbers)
     } else {
         let why = format!("no knee located: {overall} ({report})");
-        (Verdict::Inconclusive, why, numbers)
+        (ClaimVerdict::Inconclusive, why, numbers)
     }
 }

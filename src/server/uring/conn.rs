@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
 use std::time::Instant;
 
-use crate::server::stats::{CloseReason, ServerConnRecord};
+use crate::server::counters::{CloseReason, ServerConnRecord};
 use crate::sys::uring::Piece;
 
 /// One connection: its socket, counters, send queue and the state of its requests.

@@ -60,8 +60,8 @@ use anyhow::Context as _;
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use super::accept::{keep_spare_fd, peer_addr, Accepted, Acceptor};
+use super::counters::{CloseReason, RefuseReason, ServerConnRecord, Stats};
 use super::echo::READ_BUDGET;
-use super::stats::{CloseReason, RefuseReason, ServerConnRecord, Stats};
 use super::stop::{request_stop, stop_fd, stop_requested};
 use super::{wake_up, IdleScan, Setup};
 use crate::sys::uring::{BufRing, BUFFER_GROUP};

@@ -26,7 +26,7 @@ use crate::experiment::placement::Lab;
 use crate::load::measurements::unix_now;
 use crate::results::{Row, Status};
 use crate::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
-use crate::server::stats::ServerSummary;
+use crate::server::counters::ServerSummary;
 use generators::Generators;
 use window::{live_dirs, Window};
 

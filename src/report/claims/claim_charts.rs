@@ -3,7 +3,7 @@
 //! and the response time of the last clients to join against the tenth before (claim
 //! 20). Each point is the median over the ok repetitions, with their range.
 
-use super::{column, num, values_of, Row, Status};
+use super::{column, num, values_of, Record, Status};
 use crate::report::charts::{self, model_color, Pt, Series, XFormat, XySpec};
 use crate::report::document::{Block, Chart};
 
@@ -89,7 +89,7 @@ const PLOTS: [(usize, Plot); 3] = [
 ];
 
 /// The median and range of `c` over the ok repetitions of `model` at x = `x`.
-fn point(rows: &[Row], model: &str, x_column: &str, x: f64, c: &str) -> Option<Pt> {
+fn point(rows: &[Record], model: &str, x_column: &str, x: f64, c: &str) -> Option<Pt> {
     let mut v: Vec<f64> = rows
         .iter()
         .filter(|r| r.model == model && r.status == Status::Ok && num(r, x_column) == x)
@@ -107,7 +107,7 @@ fn point(rows: &[Row], model: &str, x_column: &str, x: f64, c: &str) -> Option<P
 
 /// The charts of claim `number` from `rows` (none for a claim without figures or rows
 /// without them).
-pub(super) fn blocks(number: usize, rows: &[Row]) -> Vec<ClaimChart> {
+pub(super) fn blocks(number: usize, rows: &[Record]) -> Vec<ClaimChart> {
     let mut models: Vec<String> = rows.iter().map(|r| r.model.clone()).collect();
     models.sort();
     models.dedup();
@@ -163,13 +163,13 @@ pub(super) fn blocks(number: usize, rows: &[Row]) -> Vec<ClaimChart> {
 mod tests {
     use super::*;
 
-    fn row(rep: u32, delay: f64, retrans: f64) -> Row {
+    fn row(rep: u32, delay: f64, retrans: f64) -> Record {
         let numbers: std::collections::BTreeMap<String, f64> = [
             (column::DELAY_MS.to_string(), delay),
             (column::NET_RETRANS_SEGS.to_string(), retrans),
         ]
         .into();
-        Row {
+        Record {
             model: "epoll".into(),
             step: format!("d{delay}"),
             repetition: rep,
@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn claim_18_charts_retransmissions_per_delay() {
-        let rows: Vec<Row> = [(1, 1.0, 4.0), (2, 1.0, 8.0), (3, 1.0, 6.0), (1, 250.0, 0.0)]
+        let rows: Vec<Record> = [(1, 1.0, 4.0), (2, 1.0, 8.0), (3, 1.0, 6.0), (1, 250.0, 0.0)]
             .iter()
             .map(|&(rep, d, r)| row(rep, d, r))
             .collect();
