@@ -124,8 +124,8 @@ pub struct ServerConfig {
     #[arg(long, value_enum, default_value = "dispatcher")]
     pub accept: AcceptMode,
 
-    /// Copies of the server sharing the port with SO_REUSEPORT (poll, epoll, uring,
-    /// tokio), so one server can hold more connections than one process's fd limit
+    /// Copies of the server sharing the port with SO_REUSEPORT (threads, poll, epoll,
+    /// uring, tokio), so one server can hold more connections than one process's fd limit
     #[arg(long, default_value_t = 1)]
     pub processes: usize,
 
