@@ -19,6 +19,7 @@
 //! - `ssh`: hosts reached with the system `ssh`: checked, placed on, brought back from.
 //! - [`remote`]: `echolab remote`, what the runner starts on an ssh host.
 //! - [`process`]: children that never outlive the runner; SIGINT/SIGTERM handling.
+//! - [`fault`]: a step failed by the machine (disk full, no fds), told from a model's.
 //! - [`manifest`]: the facts of manifest.json (machine, limits, scenario, run status).
 //!
 //! Data flows one way: scenario → session (step, staircase) → judge → results;
@@ -27,6 +28,7 @@
 
 pub mod conditions;
 pub mod cost;
+pub mod fault;
 pub mod hosts;
 pub mod judge;
 pub mod manifest;
@@ -111,7 +113,13 @@ pub fn run_into(
     if let Some(sysctls) = outcome.as_ref().ok().and_then(|o| o.lab_sysctls.clone()) {
         manifest.conditions.lab_sysctls = Some(sysctls);
     }
-    manifest.finish(outcome.as_ref().map_or(true, |o| o.interrupted));
+    match &outcome {
+        Ok(o) => match &o.fault {
+            Some(fault) => manifest.stop(fault.clone()),
+            None => manifest.finish(o.interrupted),
+        },
+        Err(e) => manifest.stop(format!("{e:#}")),
+    }
     manifest.write(out)?;
     let outcome = outcome?;
 

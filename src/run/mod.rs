@@ -208,7 +208,14 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let (origin, default_name, text) = scenario::locate(&args.scenario)?;
-    let mut scenario = scenario::parse(&origin, &default_name, &text)?;
+    // A scenario refused at its line is a usage error, as a bad option is.
+    let mut scenario = match scenario::parse(&origin, &default_name, &text) {
+        Ok(scenario) => scenario,
+        Err(e) => {
+            crate::errln!("echolab: {e:#}");
+            return Ok(ExitCode::from(crate::load::EXIT_USAGE));
+        }
+    };
     if !scenario.parts.is_empty() {
         return composite::run(&args, &scenario);
     }
@@ -264,6 +271,10 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     crate::outln!("results: {}", out.display());
+    if let Some(fault) = &outcome.fault {
+        crate::errln!("echolab: run stopped: {fault}");
+        return Ok(ExitCode::FAILURE);
+    }
     if outcome.interrupted {
         crate::errln!(
             "interrupted: the finished steps are kept in {}",
