@@ -4,7 +4,7 @@
 
 use super::claims::Limits;
 use super::data::{Results, Status};
-use super::document::{Block, Document, Section, Table};
+use super::document::{self, Block, Document, Section, Table};
 use super::sweep::{self, Sweep};
 use super::verdict::{self, fmt_count, fmt_ratio_interval, BASELINE};
 use super::{claims, figures, findings, per_host, timelines};
@@ -48,6 +48,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     sections.push(steps_section(results));
     Ok(Document {
         title: format!("echolab report: {scenario}"),
+        status: document::RUN_STATUS,
         alerts: alerts(results),
         notes: [notes(results), missing_folders].concat(),
         sections,

@@ -1,0 +1,130 @@
+//! `echolab compare OLD NEW`: every figure of the verdict, step by step, old against
+//! new, a change named only where the verdict's own test names one ("~" otherwise),
+//! and a gate for CI (`--fail-if`).
+//!
+//! matching.rs pairs the two sides' steps by their parameters and compares the two
+//! manifests, changes.rs measures each figure on both sides and decides, gate.rs parses
+//! and judges the thresholds, render.rs writes the table, Markdown, CSV and JSON, and
+//! page.rs writes compare.html. docs/compare.md says how to read it.
+
+mod changes;
+mod gate;
+mod matching;
+mod page;
+mod render;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context as _};
+
+use crate::report::data;
+
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// The results directory before the change (written by `echolab run`)
+    pub old: PathBuf,
+
+    /// The results directory after the change (default: OLD itself, with --models)
+    pub new: Option<PathBuf>,
+
+    /// Compare two models: OLD's first against NEW's second (one directory: two models
+    /// of one run, e.g. --models mine,epoll)
+    #[arg(long, value_delimiter = ',', value_name = "OLD_MODEL,NEW_MODEL")]
+    pub models: Vec<String>,
+
+    /// Exit 1 when a significant change crosses this threshold: 'p99 > +10%',
+    /// 'throughput < -5%', 'cpu_per_request > +5%', or an absolute 'p99 > 2ms',
+    /// 'errors > 0' (judged on NEW's value); repeatable
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
+
+    /// How to print the comparison
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Also write compare.html (self-contained: tables and a paired chart per figure)
+    /// into this directory
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned columns for a terminal
+    Table,
+    /// A Markdown table, to paste into a pull request
+    Markdown,
+    /// One JSON document (schema: docs/compare.md)
+    Json,
+    /// One CSV row per step and figure
+    Csv,
+}
+
+/// A significant change crossed a `--fail-if` threshold.
+pub const EXIT_CROSSED: u8 = 1;
+/// A usage error, a results directory missing or damaged, or steps that do not match.
+pub const EXIT_USAGE: u8 = 2;
+
+pub fn main(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    match compare(&args) {
+        Ok(code) => Ok(code),
+        Err(error) => {
+            crate::errln!("echolab compare: {error:#}");
+            Ok(ExitCode::from(EXIT_USAGE))
+        }
+    }
+}
+
+fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    let thresholds = args
+        .fail_if
+        .iter()
+        .map(|text| gate::Threshold::parse(text))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let models = match args.models.as_slice() {
+        [] => None,
+        [old, new] => Some((old.as_str(), new.as_str())),
+        _ => bail!("--models takes two models, OLD's and NEW's (e.g. --models mine,epoll)"),
+    };
+    let new_dir = match (&args.new, models) {
+        (Some(new), _) => new.clone(),
+        (None, Some(_)) => args.old.clone(),
+        (None, None) => {
+            bail!(
+                "give two results directories (OLD NEW), or one with --models OLD_MODEL,NEW_MODEL"
+            )
+        }
+    };
+    let old = data::load(&args.old).context("OLD")?;
+    let new = data::load(&new_dir).context("NEW")?;
+    let figures = changes::figures(&gate::columns(&thresholds));
+    let changes = changes::compare(&old, &new, models, figures)?;
+    let crossed = gate::judge(&thresholds, &changes);
+    if matches!(args.format, Format::Json | Format::Csv) {
+        for warning in &changes.warnings {
+            crate::errln!("echolab compare: warning: {warning}");
+        }
+    }
+    crate::out!(
+        "{}",
+        match args.format {
+            Format::Table => render::text(&changes),
+            Format::Markdown => render::markdown(&changes, &crossed),
+            Format::Json => render::json(&changes, &thresholds, &crossed)?,
+            Format::Csv => render::csv(&changes)?,
+        }
+    );
+    if let Some(dir) = &args.out {
+        let path = page::write(dir, &changes, &crossed)?;
+        crate::errln!("{}", path.display());
+    }
+    for crossing in &crossed {
+        crate::errln!("echolab compare: {}", crossing.describe());
+    }
+    Ok(if crossed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_CROSSED)
+    })
+}
