@@ -168,7 +168,7 @@ pub fn warnings(old: &Manifest, new: &Manifest) -> Vec<String> {
     };
     differ("kernel", opt(&old.kernel), opt(&new.kernel));
     differ("CPU", opt(&old.cpu_model), opt(&new.cpu_model));
-    differ("cores", num(old.cores), num(new.cores));
+    differ("core count", num(old.cores), num(new.cores));
     differ(
         "memory",
         old.memory_bytes
@@ -225,7 +225,7 @@ pub fn warnings(old: &Manifest, new: &Manifest) -> Vec<String> {
     for model in la.keys().chain(lb.keys().filter(|k| !la.contains_key(*k))) {
         let get =
             |l: &BTreeMap<String, String>| l.get(model).cloned().unwrap_or_else(|| "none".into());
-        differ(&format!("{model}'s limits"), get(&la), get(&lb));
+        differ(&format!("{model}'s cgroup limit"), get(&la), get(&lb));
     }
     let shaping = |m: &Manifest| {
         m.conditions
@@ -286,7 +286,7 @@ mod tests {
             warnings(&old, &new),
             [
                 "kernel differs: OLD 6.1.0, NEW 6.8.0",
-                "cores differs: OLD 2, NEW 4",
+                "core count differs: OLD 2, NEW 4",
                 "scenario definition differs: OLD `size = 32`, NEW `size = 64`",
             ]
         );
