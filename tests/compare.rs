@@ -98,6 +98,22 @@ fn fixture(dir: &Path, manifest: serde_json::Value, steps: &[Step]) -> PathBuf {
     dir.to_path_buf()
 }
 
+/// The simplest results directory: epoll at 10 connections, five repetitions.
+fn plain(tmp: &Path, name: &str) -> PathBuf {
+    fixture(
+        &tmp.join(name),
+        no_manifest_change(),
+        &[step("epoll", 10, five(10.0))],
+    )
+}
+
+/// The command exited 2 and its stderr contains `message`.
+fn fails_saying(output: &Output, message: &str) {
+    expect_code(output, 2);
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains(message), "{stderr}");
+}
+
 fn no_manifest_change() -> serde_json::Value {
     serde_json::json!({})
 }
@@ -287,11 +303,7 @@ fn a_significant_change_crossing_a_threshold_exits_1_naming_it_and_the_step() {
 #[test]
 fn a_change_the_verdict_does_not_name_never_fails_the_gate() {
     let tmp = tempfile::tempdir().unwrap();
-    let old = fixture(
-        &tmp.path().join("old"),
-        no_manifest_change(),
-        &[step("epoll", 10, five(10.0))],
-    );
+    let old = plain(tmp.path(), "old");
     // Three against three, 50 % apart: Mann–Whitney cannot reach p < 0.05 (0.081).
     let three_old = fixture(
         &tmp.path().join("three-old"),
@@ -314,11 +326,7 @@ fn a_change_the_verdict_does_not_name_never_fails_the_gate() {
         )],
     );
     // The same run twice.
-    let same = fixture(
-        &tmp.path().join("same"),
-        no_manifest_change(),
-        &[step("epoll", 10, five(10.0))],
-    );
+    let same = plain(tmp.path(), "same");
     for (a, b, p) in [
         (&three_old, &three_new, "p = 0.081, n = 3"),
         (&old, &small, "p = 0.012, n = 5"),
@@ -339,11 +347,7 @@ fn a_change_the_verdict_does_not_name_never_fails_the_gate() {
 #[test]
 fn absolute_thresholds_judge_new_values_with_their_units() {
     let tmp = tempfile::tempdir().unwrap();
-    let old = fixture(
-        &tmp.path().join("old"),
-        no_manifest_change(),
-        &[step("epoll", 10, five(10.0))],
-    );
+    let old = plain(tmp.path(), "old");
     // One repetition of three with errors; p99 1.5 ms.
     let new = fixture(
         &tmp.path().join("new"),
@@ -467,32 +471,19 @@ fn steps_match_by_parameters_and_what_is_on_one_side_is_listed() {
         &[step("epoll", 99, five(10.0))],
     );
     let out = compare(&[path(&old), path(&other)]);
-    expect_code(&out, 2);
-    assert!(
-        text(&out.stderr).contains(
-            "no step of OLD (epoll c10-s64, epoll c20-s64, poll c10-s64) matches a step of NEW \
-             (epoll c99-s64) by model and parameters"
-        ),
-        "{}",
-        text(&out.stderr)
+    fails_saying(
+        &out,
+        "no step of OLD (epoll c10-s64, epoll c20-s64, poll c10-s64) matches a step of NEW \
+             (epoll c99-s64) by model and parameters",
     );
     let out = compare(&[path(&old), "--models", "poll,uring"]);
-    expect_code(&out, 2);
-    assert!(
-        text(&out.stderr).contains("NEW has no model 'uring' (its models: epoll, poll)"),
-        "{}",
-        text(&out.stderr)
-    );
+    fails_saying(&out, "NEW has no model 'uring' (its models: epoll, poll)");
 }
 
 #[test]
 fn manifests_that_differ_are_warned_above_the_table_naming_both_values() {
     let tmp = tempfile::tempdir().unwrap();
-    let old = fixture(
-        &tmp.path().join("old"),
-        no_manifest_change(),
-        &[step("epoll", 10, five(10.0))],
-    );
+    let old = plain(tmp.path(), "old");
     let new = fixture(
         &tmp.path().join("new"),
         serde_json::json!({
@@ -529,20 +520,15 @@ fn manifests_that_differ_are_warned_above_the_table_naming_both_values() {
 #[test]
 fn a_missing_or_damaged_results_directory_is_an_error_exit_2() {
     let tmp = tempfile::tempdir().unwrap();
-    let good = fixture(
-        &tmp.path().join("good"),
-        no_manifest_change(),
-        &[step("epoll", 10, five(10.0))],
-    );
+    let good = plain(tmp.path(), "good");
     let missing = tmp.path().join("missing");
     let out = compare(&[path(&good), path(&missing)]);
-    expect_code(&out, 2);
-    assert_eq!(
-        text(&out.stderr),
-        format!(
+    fails_saying(
+        &out,
+        &format!(
             "echolab compare: NEW: results directory {} does not exist or is not a directory\n",
             missing.display()
-        )
+        ),
     );
     // A results.csv with a cell that is not a number.
     let damaged = tmp.path().join("damaged");
@@ -553,42 +539,29 @@ fn a_missing_or_damaged_results_directory_is_an_error_exit_2() {
         .replacen(",1000,", ",fast,", 1);
     fs::write(damaged.join("results.csv"), csv).unwrap();
     let out = compare(&[path(&damaged), path(&good)]);
-    expect_code(&out, 2);
-    assert!(
-        text(&out.stderr).starts_with(&format!(
+    fails_saying(
+        &out,
+        &format!(
             "echolab compare: OLD: {} line 2, column throughput_rps: 'fast' is not a number",
             damaged.join("results.csv").display()
-        )),
-        "{}",
-        text(&out.stderr)
+        ),
     );
     // No results.csv; a manifest that is not JSON.
     fs::remove_file(damaged.join("results.csv")).unwrap();
     let out = compare(&[path(&good), path(&damaged)]);
-    expect_code(&out, 2);
-    assert!(
-        text(&out.stderr).contains("cannot read") && text(&out.stderr).contains("results.csv"),
-        "{}",
-        text(&out.stderr)
+    fails_saying(
+        &out,
+        &format!("cannot read {}", damaged.join("results.csv").display()),
     );
     fs::write(damaged.join("manifest.json"), "{not json").unwrap();
     let out = compare(&[path(&good), path(&damaged)]);
-    expect_code(&out, 2);
-    assert!(
-        text(&out.stderr).contains("invalid manifest"),
-        "{}",
-        text(&out.stderr)
-    );
+    fails_saying(&out, "invalid manifest");
 }
 
 #[test]
 fn usage_errors_exit_2_with_a_clear_message() {
     let tmp = tempfile::tempdir().unwrap();
-    let good = fixture(
-        &tmp.path().join("good"),
-        no_manifest_change(),
-        &[step("epoll", 10, five(10.0))],
-    );
+    let good = plain(tmp.path(), "good");
     for (args, message) in [
         (
             vec![path(&good), path(&good), "--fail-if", "p98 > +10%"],
