@@ -878,3 +878,77 @@ connections = [5]
     assert!(stdout.contains("poll c5-s32 → epoll"), "{stdout}");
     assert_eq!(stdout.matches("poll c5-s32").count(), 1, "{stdout}");
 }
+
+/// A scenario's `[thresholds]`: judged at the end of `run` and in the report; only
+/// `--enforce-thresholds` makes one not met fail the run (exit 3).
+#[test]
+fn scenario_thresholds_are_judged_and_enforced_only_when_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+name = "thresholds"
+models = ["epoll"]
+[server]
+workers = 1
+[load]
+size = 32
+requests = 20
+hold = "200ms"
+connect_timeout = "5s"
+[sweep]
+connections = [5]
+[thresholds]
+p99 = "< 1h"
+error_rate = "< 0.001"
+held = "> 5"
+"#,
+    );
+    let out = tmp.path().join("run");
+    let enforced = common::run_scenario(&scenario, &out, &["--quiet", "--enforce-thresholds"]);
+    expect_code(&enforced, 3);
+    // Five connections held, never more than five: only `held > 5` is not met.
+    let stdout = text(&enforced.stdout);
+    let judged: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("thresholds"))
+        .take(2)
+        .collect();
+    assert_eq!(
+        judged,
+        [
+            "thresholds (error_rate < 0.001, held > 5, p99 < 1h): not all met",
+            "  'held > 5' not met at epoll c5-s32: held is 5",
+        ],
+        "{stdout}"
+    );
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("## Thresholds\n\nThresholds: error_rate < 0.001, held > 5, p99 < 1h. Not met (1):\n\n- 'held > 5' not met at epoll c5-s32: held is 5\n"),
+        "{report}"
+    );
+    // The same run without the flag: judged and printed, exit 0.
+    let plain_run = common::run_scenario(&scenario, &out, &["--quiet", "--no-report", "--force"]);
+    expect_code(&plain_run, 0);
+    assert!(text(&plain_run.stdout).contains("'held > 5' not met"));
+
+    // A threshold that is a change, or names no figure, is a scenario error.
+    let text_of = fs::read_to_string(&scenario).unwrap();
+    for (bad, message) in [
+        (
+            "held = \"> +5%\"",
+            "[thresholds] held: 'held = \"> +5%\"': a run's threshold is a value with its unit",
+        ),
+        (
+            "latency = \"< 1ms\"",
+            "[thresholds] latency: [thresholds] 'latency < 1ms': 'latency' is not a figure",
+        ),
+    ] {
+        fs::write(&scenario, text_of.replace("held = \"> 5\"", bad)).unwrap();
+        let rejected = common::run_scenario(&scenario, &tmp.path().join("bad"), QUIET_NO_REPORT);
+        assert!(!rejected.status.success());
+        let stderr = text(&rejected.stderr);
+        assert!(stderr.contains(message), "{stderr}");
+        assert!(!tmp.path().join("bad").exists());
+    }
+}

@@ -40,13 +40,18 @@ pub struct Threshold {
 }
 
 impl Threshold {
+    /// A `--fail-if` expression.
     pub fn parse(text: &str) -> anyhow::Result<Threshold> {
-        let fail = |why: String| {
-            anyhow::anyhow!(
-                "--fail-if '{text}': {why} (examples: 'p99 > +10%', 'throughput < -5%', \
-                 'p99 > 2ms', 'errors > 0')"
-            )
-        };
+        Self::parse_in(
+            text,
+            "--fail-if",
+            "'p99 > +10%', 'throughput < -5%', 'p99 > 2ms', 'errors > 0'",
+        )
+    }
+
+    /// `text` as a threshold, its errors said as of `place` with `examples`.
+    fn parse_in(text: &str, place: &str, examples: &str) -> anyhow::Result<Threshold> {
+        let fail = |why: String| anyhow::anyhow!("{place} '{text}': {why} (examples: {examples})");
         let Some(at) = text.find(['>', '<']) else {
             return Err(fail("no comparison: use > or <".into()));
         };
@@ -145,6 +150,23 @@ fn parse_limit(column: &str, text: &str) -> Result<Limit, String> {
     Ok(Limit::Value(value))
 }
 
+/// A scenario's `[thresholds]` entry (`p99 = "< 1ms"`): the condition every step's
+/// value must meet, absolute only (a run alone has no change).
+pub fn requirement(figure: &str, condition: &str) -> anyhow::Result<Threshold> {
+    let t = Threshold::parse_in(
+        &format!("{figure} {condition}"),
+        "[thresholds]",
+        "p99 = \"< 1ms\", error_rate = \"< 0.001\", throughput = \"> 1000\"",
+    )?;
+    if let Limit::Change(_) = t.limit {
+        anyhow::bail!(
+            "'{figure} = \"{condition}\"': a run's threshold is a value with its unit \
+             (\"< 1ms\"), not a change"
+        );
+    }
+    Ok(t)
+}
+
 /// The columns the thresholds name, for [`changes::figures`].
 pub fn columns(thresholds: &[Threshold]) -> Vec<&'static str> {
     thresholds.iter().map(|t| t.column).collect()
@@ -169,6 +191,24 @@ impl Crossing {
 
 /// Every threshold crossed, at every matched step, in threshold order.
 pub fn judge(thresholds: &[Threshold], changes: &Changes) -> Vec<Crossing> {
+    judge_by(thresholds, changes, Threshold::crossed_by)
+}
+
+/// Every requirement ([`requirement`]) not met by NEW's value, at every step.
+pub fn unmet(requirements: &[Threshold], changes: &Changes) -> Vec<Crossing> {
+    judge_by(requirements, changes, |t, change| {
+        let Limit::Value(limit) = t.limit else {
+            return None;
+        };
+        change.new.value.filter(|v| !t.op.crosses(*v, limit))
+    })
+}
+
+fn judge_by(
+    thresholds: &[Threshold],
+    changes: &Changes,
+    crossed_by: impl Fn(&Threshold, &Change) -> Option<f64>,
+) -> Vec<Crossing> {
     let mut out = Vec::new();
     for t in thresholds {
         let Some(i) = changes.figures.iter().position(|f| f.column == t.column) else {
@@ -177,7 +217,7 @@ pub fn judge(thresholds: &[Threshold], changes: &Changes) -> Vec<Crossing> {
         let figure = &changes.figures[i];
         for step in &changes.steps {
             let change = &step.changes[i];
-            let Some(crossed) = t.crossed_by(change) else {
+            let Some(crossed) = crossed_by(t, change) else {
                 continue;
             };
             let what = match (t.limit, change.test) {

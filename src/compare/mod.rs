@@ -8,17 +8,17 @@
 //! page.rs writes compare.html. docs/compare.md says how to read it.
 
 mod changes;
-mod gate;
+pub mod gate;
 mod matching;
 mod page;
 mod render;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context as _};
 
-use crate::report::data;
+use crate::report::data::{self, Results};
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
@@ -127,4 +127,45 @@ fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(EXIT_CROSSED)
     })
+}
+
+/// `echolab run --enforce-thresholds` exits with this when a scenario threshold is not met.
+pub const EXIT_THRESHOLDS: u8 = 3;
+
+/// The `[thresholds]` of the scenario that wrote `results` (from its manifest), each
+/// judged on every step of every model: None when it has none, else each one not met
+/// ("'p99 < 1ms' not met at epoll c100-s64: p99 is 1.50 ms").
+pub fn scenario_thresholds(
+    results: &Results,
+) -> anyhow::Result<Option<(Vec<String>, Vec<String>)>> {
+    let Some(toml_text) = results.manifest.scenario_toml.as_deref() else {
+        return Ok(None);
+    };
+    let file: toml::Table = toml::from_str(toml_text).context("the manifest's scenario")?;
+    let Some(table) = file.get("thresholds").and_then(toml::Value::as_table) else {
+        return Ok(None);
+    };
+    let mut requirements = Vec::new();
+    for (figure, condition) in table {
+        let condition = condition.as_str().with_context(|| {
+            format!("[thresholds] {figure}: a condition is a string (\"< 1ms\")")
+        })?;
+        requirements.push(gate::requirement(figure, condition)?);
+    }
+    if requirements.is_empty() || results.rows.is_empty() {
+        return Ok(None);
+    }
+    let figures = changes::figures(&gate::columns(&requirements));
+    let changes = changes::compare(results, results, None, figures)?;
+    let unmet = gate::unmet(&requirements, &changes)
+        .iter()
+        .map(|c| format!("'{}' not met at {}: {}", c.threshold, c.step, c.what))
+        .collect();
+    let all = requirements.iter().map(|t| t.text.clone()).collect();
+    Ok(Some((all, unmet)))
+}
+
+/// [`scenario_thresholds`] of the results directory `dir`.
+pub fn judge_thresholds(dir: &Path) -> anyhow::Result<Option<(Vec<String>, Vec<String>)>> {
+    scenario_thresholds(&data::load(dir)?)
 }

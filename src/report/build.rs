@@ -45,6 +45,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         sections.extend(figures::sweep_sections(results, s, &heavy)?);
     }
     sections.extend(per_host::section(results));
+    sections.extend(thresholds_section(results));
     sections.push(steps_section(results));
     Ok(Document {
         title: format!("echolab report: {scenario}"),
@@ -563,4 +564,32 @@ pub fn limits(manifest: &Manifest) -> Limits {
         threads,
         fds: manifest.fd_limit_hard.filter(|&f| f > 0),
     }
+}
+
+/// The scenario's `[thresholds]`, judged on every step: each one not met, or that all were.
+fn thresholds_section(results: &Results) -> Option<Section> {
+    let blocks = match crate::compare::scenario_thresholds(results) {
+        Ok(None) => return None,
+        Ok(Some((all, unmet))) if unmet.is_empty() => vec![Block::Paragraph(format!(
+            "Every step of every model met every threshold: {}.",
+            all.join(", ")
+        ))],
+        Ok(Some((all, unmet))) => vec![
+            Block::Paragraph(format!(
+                "Thresholds: {}. Not met ({}):",
+                all.join(", "),
+                unmet.len()
+            )),
+            Block::List(unmet),
+        ],
+        Err(e) => vec![Block::Paragraph(format!(
+            "The thresholds could not be judged: {e:#}"
+        ))],
+    };
+    Some(Section {
+        heading: "Thresholds".into(),
+        level: 2,
+        id: "thresholds".into(),
+        blocks,
+    })
 }

@@ -63,6 +63,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "LABEL", requires = "server_cmd")]
     pub server_name: Option<String>,
 
+    /// Exit 3 when a threshold of the scenario's `[thresholds]` is not met (without it
+    /// they are judged and printed, and the exit status does not change)
+    #[arg(long)]
+    pub enforce_thresholds: bool,
+
     /// With ssh hosts ([hosts] server = "ssh://..."): copy this echolab binary into
     /// the run's temporary directory on every host whose echolab differs from it
     #[arg(long)]
@@ -263,6 +268,28 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    let unmet = match crate::compare::judge_thresholds(&out) {
+        Ok(Some((all, unmet))) => {
+            crate::outln!(
+                "\nthresholds ({}): {}",
+                all.join(", "),
+                if unmet.is_empty() {
+                    "all met"
+                } else {
+                    "not all met"
+                }
+            );
+            for line in &unmet {
+                crate::outln!("  {line}");
+            }
+            unmet.len()
+        }
+        Ok(None) => 0,
+        Err(e) => {
+            crate::errln!("warning: the thresholds could not be judged: {e:#}");
+            0
+        }
+    };
     crate::outln!("results: {}", out.display());
     if outcome.interrupted {
         crate::errln!(
@@ -270,6 +297,9 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             out.display()
         );
         return Ok(ExitCode::from(130));
+    }
+    if unmet > 0 && args.enforce_thresholds {
+        return Ok(ExitCode::from(crate::compare::EXIT_THRESHOLDS));
     }
     Ok(ExitCode::SUCCESS)
 }

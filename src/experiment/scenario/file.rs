@@ -180,6 +180,11 @@ pub struct ScenarioFile {
     /// Built-in scenarios run one after the other into folders of one results
     /// directory, judged together (`classic`); such a file has nothing else to run.
     pub parts: Option<Spanned<Vec<String>>>,
+    /// `[thresholds]`: a figure (`p99`, `error_rate`, any numeric results.csv column)
+    /// and the condition every step's value must meet (`"< 1ms"`), judged at the end of
+    /// the run (docs/compare.md).
+    #[serde(default)]
+    pub thresholds: BTreeMap<String, String>,
 }
 
 /// `[network]`: shaping of the client hosts' links (needs `[hosts]`), and where a
