@@ -877,6 +877,37 @@ connections = [5]
     let stdout = text(&out.stdout);
     assert!(stdout.contains("poll c5-s32 → epoll"), "{stdout}");
     assert_eq!(stdout.matches("poll c5-s32").count(), 1, "{stdout}");
+
+    // `run --baseline`: the same scenario again, compared with the first run in the
+    // console and in the report; a baseline that cannot be read is refused first.
+    let second = tmp.path().join("second");
+    let output = common::run_scenario(&scenario, &second, &["--quiet", "--baseline", path(&run)]);
+    expect_code(&output, 0);
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains(&format!("against the baseline {}:", run.display())),
+        "{stdout}"
+    );
+    let report = fs::read_to_string(second.join("report.md")).unwrap();
+    let section = report
+        .split("## Against the baseline")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        section.contains("| step | figure | old | new | change | p, n |"),
+        "{report}"
+    );
+    assert_eq!(section.matches("| throughput |").count(), 3, "{section}");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(second.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["baseline"], path(&fs::canonicalize(&run).unwrap()));
+    let refused = common::run_scenario(
+        &scenario,
+        &tmp.path().join("third"),
+        &["--quiet", "--baseline", path(&tmp.path().join("nothing"))],
+    );
+    fails_saying(&refused, "--baseline: results directory");
+    assert!(!tmp.path().join("third").exists());
 }
 
 /// A scenario's `[thresholds]`: judged at the end of `run` and in the report; only

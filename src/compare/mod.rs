@@ -169,3 +169,51 @@ pub fn scenario_thresholds(
 pub fn judge_thresholds(dir: &Path) -> anyhow::Result<Option<(Vec<String>, Vec<String>)>> {
     scenario_thresholds(&data::load(dir)?)
 }
+
+/// The run in `dir` against the `baseline` directory, as `echolab compare` prints it.
+pub fn against_baseline_text(baseline: &Path, dir: &Path) -> anyhow::Result<String> {
+    let (old, new) = (data::load(baseline)?, data::load(dir)?);
+    Ok(render::text(&changes::compare(
+        &old,
+        &new,
+        None,
+        changes::figures(&[]),
+    )?))
+}
+
+/// The report's section comparing `results` with its manifest's baseline (`run
+/// --baseline`): the comparison's tables and warnings, or why there are none.
+pub fn baseline_section(results: &Results) -> Option<crate::report::document::Section> {
+    use crate::report::document::{Block, Section};
+    let baseline = results.manifest.baseline.as_deref()?;
+    let dir = Path::new(baseline);
+    let blocks = match data::load(dir)
+        .and_then(|old| changes::compare(&old, results, None, changes::figures(&[])))
+    {
+        Ok(changes) => {
+            let doc = render::document(&changes, &[], false);
+            let mut blocks = vec![Block::Paragraph(format!(
+                "This run (NEW) against the baseline {baseline} (OLD), as `echolab compare` \
+                 prints it (docs/compare.md)."
+            ))];
+            if !doc.notes.is_empty() {
+                blocks.push(Block::List(doc.notes));
+            }
+            blocks.extend(doc.sections.into_iter().flat_map(|s| {
+                s.blocks
+                    .into_iter()
+                    .filter(|b| !matches!(b, Block::Paragraph(_)))
+            }));
+            blocks
+        }
+        Err(e) => vec![Block::Paragraph(format!(
+            "The baseline {baseline} could not be compared: {e:#}"
+        ))],
+    };
+    Some(Section {
+        heading: "Against the baseline".into(),
+        level: 2,
+        id: "baseline".into(),
+        blocks,
+    })
+}
