@@ -983,3 +983,75 @@ held = "> 5"
         assert!(!tmp.path().join("bad").exists());
     }
 }
+
+/// The A/B check at a tiny scale: epoll against itself with `work_us` (5 ms of CPU per
+/// read, at least one read per request in a closed loop), five repetitions each, as
+/// two models of one run. CPU per request is at least ten times epoll's in every
+/// repetition, so the change is named whichever single repetition is left out, and
+/// the gate fails on it.
+#[test]
+fn a_server_made_slower_with_work_us_is_flagged_on_cpu_per_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+name = "work"
+models = ["epoll", "slow"]
+repetitions = 5
+[server]
+workers = 1
+[model.slow]
+base = "epoll"
+work_us = 5000
+[load]
+size = 32
+requests = 40
+connect_timeout = "5s"
+[sweep]
+connections = [5]
+"#,
+    );
+    let run = tmp.path().join("run");
+    let rows = common::run_scenario_ok(&scenario, &run, QUIET_NO_REPORT);
+    let cpu = |model: &str| -> Vec<f64> {
+        rows.iter()
+            .filter(|r| r["model"] == model)
+            .map(|r| r["server_cpu_us_per_request"].parse().unwrap())
+            .collect()
+    };
+    let (fast, slow) = (cpu("epoll"), cpu("slow"));
+    assert_eq!((fast.len(), slow.len()), (5, 5));
+    let fastest_slow = slow.iter().copied().fold(f64::INFINITY, f64::min);
+    let slowest_fast = fast.iter().copied().fold(0.0, f64::max);
+    assert!(
+        fastest_slow >= 2500.0 && fastest_slow >= 10.0 * slowest_fast,
+        "epoll {fast:?}, with work_us {slow:?}"
+    );
+    let (doc, out) = json(&[
+        path(&run),
+        "--models",
+        "epoll,slow",
+        "--fail-if",
+        "cpu_per_request > +5%",
+    ]);
+    expect_code(&out, 1);
+    let c = figure(&doc, 5, "cpu_per_request");
+    assert_eq!(c["significant"], true, "{c}");
+    assert!(c["change_pct"].as_f64().unwrap() > 900.0, "{c}");
+    // The gate passes epoll against itself.
+    let copy = tmp.path().join("copy");
+    assert!(Command::new("cp")
+        .args(["-a", path(&run), path(&copy)])
+        .status()
+        .unwrap()
+        .success());
+    expect_code(
+        &compare(&[
+            path(&run),
+            path(&copy),
+            "--fail-if",
+            "cpu_per_request > +5%",
+        ]),
+        0,
+    );
+}

@@ -382,6 +382,8 @@ options! {
         thread_stack: Bytes [builtin] => |c, v| c.thread_stack = v.0 as usize,
         backlog: Count [builtin] => |c, v| c.backlog = v.0.min(i32::MAX as u64) as i32,
         sqpoll: bool [builtin] => |c, v| c.sqpoll = *v,
+        /// CPU time spent on every read that returned data (`--work-us`), in µs.
+        work_us: Count [builtin] => |c, v| c.work_us = v.0,
         cpus: Vec<usize>,
         args: Vec<String> [builtin],
         /// Only in `[model.NAME]`: any echo server as a command, `{port}` and `{addr}` substituted.
