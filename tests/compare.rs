@@ -114,6 +114,18 @@ fn fails_saying(output: &Output, message: &str) {
     assert!(stderr.contains(message), "{stderr}");
 }
 
+/// A tiny scenario in `dir`: `top` (models, repetitions) before the shared sections
+/// (5 connections of 20 requests of 32 bytes, held together), `tables` after them.
+fn tiny_scenario(dir: &Path, top: &str, tables: &str) -> PathBuf {
+    write_scenario(
+        dir,
+        &format!(
+            "name = \"tiny\"\n{top}\n[server]\nworkers = 1\n[load]\nsize = 32\nrequests = 20\n\
+             hold = \"200ms\"\nconnect_timeout = \"5s\"\n[sweep]\nconnections = [5]\n{tables}"
+        ),
+    )
+}
+
 fn no_manifest_change() -> serde_json::Value {
     serde_json::json!({})
 }
@@ -800,22 +812,10 @@ fn every_format_says_the_same_and_the_json_follows_its_schema() {
 #[test]
 fn a_real_run_against_its_copy_changes_nothing_and_latency_is_the_histograms_added() {
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = write_scenario(
+    let scenario = tiny_scenario(
         tmp.path(),
-        r#"
-name = "compare-tiny"
-models = ["poll", "epoll"]
-repetitions = 2
-[server]
-workers = 1
-[load]
-size = 32
-requests = 20
-hold = "200ms"
-connect_timeout = "5s"
-[sweep]
-connections = [5]
-"#,
+        "models = [\"poll\", \"epoll\"]\nrepetitions = 2",
+        "",
     );
     let run = tmp.path().join("run");
     common::run_scenario_ok(&scenario, &run, QUIET_NO_REPORT);
@@ -915,25 +915,10 @@ connections = [5]
 #[test]
 fn scenario_thresholds_are_judged_and_enforced_only_when_asked() {
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = write_scenario(
+    let scenario = tiny_scenario(
         tmp.path(),
-        r#"
-name = "thresholds"
-models = ["epoll"]
-[server]
-workers = 1
-[load]
-size = 32
-requests = 20
-hold = "200ms"
-connect_timeout = "5s"
-[sweep]
-connections = [5]
-[thresholds]
-p99 = "< 1h"
-error_rate = "< 0.001"
-held = "> 5"
-"#,
+        "models = [\"epoll\"]",
+        "[thresholds]\np99 = \"< 1h\"\nerror_rate = \"< 0.001\"\nheld = \"> 5\"\n",
     );
     let out = tmp.path().join("run");
     let enforced = common::run_scenario(&scenario, &out, &["--quiet", "--enforce-thresholds"]);
@@ -984,7 +969,7 @@ held = "> 5"
     }
 }
 
-/// The A/B check at a tiny scale: epoll against itself with `work_us` (5 ms of CPU per
+/// The A/B check at a tiny scale: epoll against itself with `work_us` (10 ms of CPU per
 /// read, at least one read per request in a closed loop), five repetitions each, as
 /// two models of one run. CPU per request is at least ten times epoll's in every
 /// repetition, so the change is named whichever single repetition is left out, and
@@ -992,24 +977,10 @@ held = "> 5"
 #[test]
 fn a_server_made_slower_with_work_us_is_flagged_on_cpu_per_request() {
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = write_scenario(
+    let scenario = tiny_scenario(
         tmp.path(),
-        r#"
-name = "work"
-models = ["epoll", "slow"]
-repetitions = 5
-[server]
-workers = 1
-[model.slow]
-base = "epoll"
-work_us = 5000
-[load]
-size = 32
-requests = 40
-connect_timeout = "5s"
-[sweep]
-connections = [5]
-"#,
+        "models = [\"epoll\", \"slow\"]\nrepetitions = 5",
+        "[model.slow]\nbase = \"epoll\"\nwork_us = 10000\n",
     );
     let run = tmp.path().join("run");
     let rows = common::run_scenario_ok(&scenario, &run, QUIET_NO_REPORT);

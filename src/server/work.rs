@@ -6,6 +6,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::sys::thread_cpu_ns;
+
 /// The CPU time to spend per read, in ns; 0 (the default) spends none.
 static WORK_NS: AtomicU64 = AtomicU64::new(0);
 
@@ -25,17 +27,6 @@ pub fn per_read() {
     while thread_cpu_ns().saturating_sub(start) < ns {
         std::hint::spin_loop();
     }
-}
-
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID always exists
-    // on Linux, so the call cannot fail.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 #[cfg(test)]
