@@ -121,6 +121,7 @@ impl Manifest {
             conditions: Conditions::of(scenario),
             parts: scenario.parts.iter().map(|p| p.name.clone()).collect(),
             part_errors: BTreeMap::new(),
+            baseline: None,
         }
     }
 

@@ -54,6 +54,10 @@ pub struct Manifest {
     pub parts: Vec<String>,
     /// Parts that could not run at all, with the reason (not root, too few fds).
     pub part_errors: BTreeMap<String, String>,
+    /// `run --baseline DIR`: the results directory this run is compared against in its
+    /// report (as given on the command line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 impl Manifest {
