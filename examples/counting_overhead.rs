@@ -24,16 +24,7 @@ use std::net::{TcpListener, TcpStream};
 
 use echolab::experiment::measurement::request_cost::{Counting, Scaling};
 use echolab::sys::perf::{tracepoint_ids, Counter};
-
-fn thread_cpu_ns() -> u128 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
-}
+use echolab::sys::thread_cpu_ns;
 
 fn echoes(n: usize, client: &mut TcpStream, server: &mut TcpStream) -> f64 {
     let mut buf = [7u8; 64];

@@ -5,8 +5,10 @@
 //! runner that sweeps load steps over the models ([`experiment`]) and a report
 //! that turns the results into charts and a verdict ([`report`]), whose every
 //! comparison is a test of significance ([`stats`]). The runner writes and the
-//! report reads a results directory, whose schema is [`results`].
+//! report reads a results directory, whose schema is [`results`]; [`compare`] sets two
+//! results directories side by side with the verdict's own test.
 
+pub mod compare;
 pub mod console;
 pub mod experiment;
 pub mod load;

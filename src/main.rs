@@ -27,6 +27,9 @@ enum Command {
     Run(echolab::run::RunArgs),
     /// Write report.html and report.md into a results directory
     Report(echolab::report::ReportArgs),
+    /// Compare two results directories (or two models of one): every figure old and new,
+    /// a change named only when significant; --fail-if makes it a CI gate (exit 1)
+    Compare(echolab::compare::CompareArgs),
     /// Combine the results of distributed load agents exactly (histograms added, counts summed)
     Merge(echolab::load::MergeArgs),
     /// What the runner starts on a host it reaches over ssh: a process tied to the ssh
@@ -41,6 +44,7 @@ fn main() -> ExitCode {
         Command::Load(args) => echolab::load::main(*args),
         Command::Run(args) => echolab::run::main(args),
         Command::Report(args) => echolab::report::main(args),
+        Command::Compare(args) => echolab::compare::main(args),
         Command::Merge(args) => echolab::load::merge_main(args),
         Command::Remote(args) => echolab::experiment::placement::remote::main(args),
     };

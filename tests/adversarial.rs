@@ -1237,15 +1237,21 @@ fn glob_files(dir: &std::path::Path, name: &str) -> Vec<std::path::PathBuf> {
     found
 }
 
-/// A 256 KiB tmpfs mounted on a temporary directory, nearly filled by a filler file so that
-/// a few KiB of output fill it; unmounted when dropped, also when the test panics.
+/// A tmpfs mounted on a temporary directory, nearly filled by a filler file so that a few
+/// KiB of output fill it; unmounted when dropped, also when the test panics.
 struct FullDisk {
     dir: tempfile::TempDir,
 }
 
 impl FullDisk {
-    /// Mounts it, or skips the test (`None`) when not root.
+    /// Mounts 256 KiB with 8 KiB left (less than any run writes), or skips the test
+    /// (`None`) when not root.
     fn mount(test: &str) -> Option<FullDisk> {
+        FullDisk::mount_leaving(test, 256 * KIB, 8 * KIB)
+    }
+
+    /// Mounts `size` bytes with `free` of them left.
+    fn mount_leaving(test: &str, size: usize, free: usize) -> Option<FullDisk> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             skip(test, "mounting a tmpfs needs root");
@@ -1253,14 +1259,19 @@ impl FullDisk {
         }
         let dir = tempfile::tempdir().unwrap();
         let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={}k", size / KIB),
+                "tmpfs",
+            ])
             .arg(dir.path())
             .status()
             .unwrap();
         assert!(status.success(), "mount -t tmpfs failed: {status}");
         let disk = FullDisk { dir };
-        // Leave 8 KiB: less than any of the runs below writes.
-        std::fs::write(disk.path("filler"), vec![0u8; 248 * KIB]).unwrap();
+        std::fs::write(disk.path("filler"), vec![0u8; size - free]).unwrap();
         Some(disk)
     }
 
@@ -1327,6 +1338,46 @@ fn a_full_disk_under_load_and_run_is_named_not_panicked() {
     let out = run_scenario(&scenario, &run_out, QUIET_NO_REPORT);
     assert_enospc_named(&out, &run_out, "run");
     server.stop();
+}
+
+/// The disk filled during a run: the row said "failed: 0 of 3 connections established",
+/// blaming the model, and the manifest stayed "running". The run stops at the step the
+/// full disk failed, no row blames a model, the manifest (rewritten in place) says
+/// `stopped` with the reason, and the run exits 1.
+#[test]
+fn a_disk_filling_during_a_run_stops_it_as_the_machines_fault() {
+    let test = "a_disk_filling_during_a_run_stops_it_as_the_machines_fault";
+    // Room for the manifest, results.csv and a step or two of files, not for ten.
+    let Some(disk) = FullDisk::mount_leaving(test, 1024 * KIB, 160 * KIB) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        "models = [\"epoll\"]\n[load]\nconnections = 3\nsize = 64\nduration = \"500ms\"\n\
+         [sweep]\nconnections = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n",
+    );
+    let out = disk.path("run");
+    let output = run_scenario(&scenario, &out, QUIET_NO_REPORT);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let manifest = read_json(&out.join("manifest.json"));
+    assert_eq!(manifest["status"], "stopped", "{manifest}");
+    let reason = manifest["stop_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("is full") || reason.contains("No space left on device"),
+        "{manifest}"
+    );
+    // Rows as far as results.csv could hold them: none blames the model.
+    let text = std::fs::read_to_string(out.join("results.csv")).unwrap_or_default();
+    for line in text.lines().skip(1) {
+        assert!(
+            !line.contains(",failed,"),
+            "a model blamed for a full disk: {line}"
+        );
+    }
+    assert!(text.lines().count() < 11, "the run went on: {text}");
 }
 
 /// `serve --log` on a disk that fills while connections close: at SIGTERM the server still

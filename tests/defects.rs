@@ -895,3 +895,95 @@ fn a_servers_control_characters_are_escaped_where_its_stderr_is_quoted() {
         assert!(!raw(&bytes), "{file} holds a raw control character");
     }
 }
+
+/// `echolab merge A B --out OUT EXTRA...`.
+fn merge_two(a: &Path, b: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    echolab(&args)
+}
+
+/// `merge` of shards 0/3 and 1/3 exited 0 without a word: a merge missing shards names
+/// them and exits 2, and with `--allow-partial` merges with the warning on stderr and in
+/// the merged summary.json.
+#[test]
+fn a_merge_missing_shards_names_them_unless_allowed() {
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let a = shard_dir(server.addr, "partial-a", "0/3", "64");
+    let b = shard_dir(server.addr, "partial-b", "1/3", "64");
+    let merged = out_dir("partial-out");
+    let merge = |extra: &[&str]| merge_two(&a, &b, &merged, extra);
+    let out = merge(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("shard 2/3 is missing") && stderr(&out).contains("--allow-partial"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!merged.exists(), "a refused merge writes nothing");
+    let out = merge(&["--allow-partial"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: partial merge: shard 2/3 is missing"),
+        "{}",
+        stderr(&out)
+    );
+    let summary = read_json(&merged.join("summary.json"));
+    // Of 4 connections, shard 0/3 holds ids 0 and 3, shard 1/3 id 1: three, 3 requests each.
+    assert_eq!(summary["requests_completed"], 9, "{summary}");
+    assert!(
+        summary["warnings"]
+            .to_string()
+            .contains("partial merge: shard 2/3 is missing"),
+        "{summary}"
+    );
+    for dir in [a, b, merged] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// A latency.hlog cut off at a line end left only a warning inside summary.json, exit 0:
+/// the warning is printed and the merge exits 1, unless `--allow-partial`.
+#[test]
+fn a_cut_off_latency_log_fails_the_merge_unless_allowed() {
+    let server = Server::start("epoll", &["--workers", "1"]);
+    let a = shard_dir(server.addr, "cut-a", "0/2", "64");
+    let b = shard_dir(server.addr, "cut-b", "1/2", "64");
+    let hlog = b.join("latency.hlog");
+    let text = std::fs::read_to_string(&hlog).unwrap();
+    // Every interval line of b's histogram gone, its header kept: b's requests unlogged.
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('#') || l.starts_with('"'))
+        .collect();
+    assert!(kept.len() < text.lines().count(), "{text}");
+    std::fs::write(&hlog, kept.join("\n") + "\n").unwrap();
+    let merged = out_dir("cut-out");
+    let merge = |extra: &[&str]| merge_two(&a, &b, &merged, extra);
+    let out = merge(&[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("warning: the latency logs hold 6 requests but the summaries count 12"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("--allow-partial"), "{}", stderr(&out));
+    let _ = std::fs::remove_dir_all(&merged);
+    let out = merge(&["--allow-partial"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: the latency logs hold 6"),
+        "{}",
+        stderr(&out)
+    );
+    for dir in [a, b, merged] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

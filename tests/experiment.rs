@@ -168,6 +168,8 @@ connections = [20]
     assert!(command.contains("--warmup 0.2s"), "{command}");
 }
 
+/// A scenario refused at its line is a usage error: exit 2 (an ssh URL with a password
+/// exited 1, docs/scenarios.md saying 2).
 #[test]
 fn bad_scenarios_are_rejected_with_their_line() {
     let tmp = tempfile::tempdir().unwrap();
@@ -208,12 +210,17 @@ fn bad_scenarios_are_rejected_with_their_line() {
             "models = [\"poll\"]\n[load]\nrequests = 3\nwarmup = \"1s\"\n",
             "line 4, column 10: [load] warmup does not go with requests",
         ),
+        (
+            "models = [\"poll\"]\n[load]\nrequests = 3\n[hosts]\nserver = \"ssh://lab:secret@pc1\"\n\
+             clients = [\"ssh://pc2\"]\nserver_addr = \"10.0.0.1\"\n",
+            "line 5, column 10: [hosts] server: \"ssh://lab:secret@pc1\" is not an ssh URL",
+        ),
     ];
     for (text, expected) in cases {
         let path = write_scenario(tmp.path(), text);
         let output = common::run_scenario(&path, tmp.path(), &[]);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
         assert!(
             stderr.contains(expected),
             "expected '{expected}' in: {stderr}"
@@ -977,4 +984,129 @@ source_addrs = "192.0.2.77"
         "{} (load-stderr.txt: {stderr})",
         rows[0].4
     );
+}
+
+/// Under `ulimit -n 64` every model "failed" at its first step and the run exited 0: the
+/// load generator's fd limit (the runner's, inherited) is the machine's fault. The run
+/// stops at its first step with that reason, the manifest says `stopped` with it, and the
+/// run exits 1.
+#[test]
+fn a_run_without_fds_stops_as_the_machines_fault() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        "models = [\"epoll\", \"poll\"]\n[load]\nconnections = 3\nsize = 64\nduration = \"500ms\"\n",
+    );
+    let out = tmp.path().join("out");
+    let mut command = Command::new(common::BIN);
+    command
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(&scenario)
+        .args(QUIET_NO_REPORT)
+        .arg("--out")
+        .arg(&out);
+    common::limit_in_child(&mut command, libc::RLIMIT_NOFILE, 64);
+    let output = common::output_within(&mut command, RUN_LIMIT);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("echolab: run stopped: a fault of this machine, not of the model")
+            && stderr.contains("RLIMIT_NOFILE"),
+        "{stderr}"
+    );
+    let manifest = common::read_json(&out.join("manifest.json"));
+    assert_eq!(manifest["status"], "stopped", "{manifest}");
+    assert!(
+        manifest["stop_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("RLIMIT_NOFILE")),
+        "{manifest}"
+    );
+    let rows = common::results_rows(&out);
+    assert_eq!(rows.len(), 1, "the run stops at its first step: {rows:?}");
+    assert_eq!(rows[0]["status"], "interrupted", "{:?}", rows[0]);
+    assert!(
+        rows[0]["failure_reason"].starts_with("run stopped: "),
+        "{:?}",
+        rows[0]
+    );
+}
+
+/// docs/scenarios.md's row for `quick` said 2 repetitions, 50 000 requests/s, 1.5 s per
+/// step and about 1 minute, while scenarios/quick.toml runs 5, 10 000/s, 1 s and about 2
+/// minutes. Every row of the table of built-in scenarios is checked against its
+/// scenario's `expected_duration`, and quick's words against its keys.
+#[test]
+fn the_docs_table_of_builtin_scenarios_matches_them() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = fs::read_to_string(root.join("docs/scenarios.md")).unwrap();
+    let scenario = |name: &str| -> Option<toml::Value> {
+        let text = fs::read_to_string(root.join(format!("scenarios/{name}.toml"))).ok()?;
+        Some(text.parse().unwrap())
+    };
+    let mut checked = 0;
+    let table = doc
+        .split("## Built-in scenarios")
+        .nth(1)
+        .expect("a section of built-in scenarios");
+    for line in table.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let name = cells[0].trim_start_matches("| `").trim_end_matches('`');
+        let Some(toml) = scenario(name) else {
+            continue;
+        };
+        let expected = toml["expected_duration"].as_str().unwrap();
+        let said = cells[2];
+        assert!(
+            expected == said || expected.starts_with(&format!("{said};")),
+            "{name}: the docs say {said:?}, the scenario {expected:?}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked} rows checked");
+
+    let quick = scenario("quick").unwrap();
+    let row = doc.lines().find(|l| l.starts_with("| `quick` |")).unwrap();
+    let spaced = |n: i64| {
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) && digits.len() > 4 {
+                out.push(' ');
+            }
+            out.push(c);
+        }
+        out
+    };
+    let connections: Vec<String> = quick["sweep"]["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_integer().unwrap().to_string())
+        .collect();
+    let (last, first) = connections.split_last().unwrap();
+    let seconds = |key: &str| {
+        quick["load"][key]
+            .as_str()
+            .unwrap()
+            .trim_end_matches('s')
+            .to_string()
+    };
+    for words in [
+        format!("{} and {last} connections", first.join(", ")),
+        format!(
+            "{}-byte messages",
+            quick["load"]["size"].as_integer().unwrap()
+        ),
+        format!(
+            "{} requests/s in all",
+            spaced(quick["load"]["rate"].as_integer().unwrap())
+        ),
+        format!("for {} s per step", seconds("duration")),
+        format!("after a {} s warm-up", seconds("warmup")),
+        format!("{} repetitions", quick["repetitions"].as_integer().unwrap()),
+    ] {
+        assert!(row.contains(&words), "{words:?} not in {row}");
+    }
 }

@@ -259,3 +259,55 @@ fn a_dead_child_is_reported_and_the_rest_serve() {
     assert_eq!(count(&stopped.summary, "accepted"), 10);
     assert_eq!(stopped.log.len(), 10);
 }
+
+/// README, docs/models.md, docs/scenarios.md and `serve --help` named poll, epoll, uring
+/// and tokio as the models that take `--processes`, while `serve` runs threads so too
+/// (claim-2 does): each now names exactly the models `serve --processes 2` starts, the
+/// others refused with exit 2.
+#[test]
+fn the_docs_name_the_models_that_take_processes() {
+    let mut accepted = Vec::new();
+    for model in ["threads", "select", "poll", "epoll", "uring", "tokio"] {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--model", model, "--processes", "2"])
+            .args(["--addr", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // A started server says where it listens; a refused one exits with nothing said.
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        if line.starts_with("listening on") {
+            accepted.push(model);
+            signal(child.id() as i32, libc::SIGTERM);
+        }
+        let status = wait_timeout(&mut child, Duration::from_secs(30)).expect("serve ended");
+        if !line.starts_with("listening on") {
+            assert_eq!(status.code(), Some(2), "{model}: {line:?}");
+        }
+    }
+    assert_eq!(accepted, ["threads", "poll", "epoll", "uring", "tokio"]);
+    let list = format!("({}", accepted.join(", "));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for doc in ["README.md", "docs/models.md", "docs/scenarios.md"] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        let said = text.replace('\n', " ");
+        assert!(said.contains(&list), "{doc} does not say {list}");
+    }
+    let help = Command::new(BIN)
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        help.contains(&list),
+        "serve --help does not say {list}: {help}"
+    );
+}

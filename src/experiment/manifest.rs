@@ -116,11 +116,21 @@ impl Manifest {
             ended_unix: None,
             interrupted: true,
             status: "running".into(),
+            stop_reason: None,
             duration_s: None,
             conditions: Conditions::of(scenario),
             parts: scenario.parts.iter().map(|p| p.name.clone()).collect(),
             part_errors: BTreeMap::new(),
+            baseline: None,
         }
+    }
+
+    /// Marks the run stopped before its end by `reason`, a fault of the machine or an
+    /// error of the runner: never `complete`, never `running`.
+    pub fn stop(&mut self, reason: String) {
+        self.finish(true);
+        self.status = "stopped".into();
+        self.stop_reason = Some(reason);
     }
 
     /// Marks the run ended (interrupted or complete).

@@ -86,7 +86,13 @@ pub fn run_into(
     if let Some(sysctls) = outcome.as_ref().ok().and_then(|o| o.lab_sysctls.clone()) {
         manifest.conditions.lab_sysctls = Some(sysctls);
     }
-    manifest.finish(outcome.as_ref().map_or(true, |o| o.interrupted));
+    match &outcome {
+        Ok(o) => match &o.fault {
+            Some(fault) => manifest.stop(fault.clone()),
+            None => manifest.finish(o.interrupted),
+        },
+        Err(e) => manifest.stop(format!("{e:#}")),
+    }
     manifest.write(out)?;
     let outcome = outcome?;
 

@@ -152,6 +152,56 @@ fn check_sums(parts: &[LoadSummary]) -> Result<(), String> {
     Ok(())
 }
 
+/// What the inputs lack when they are shards: the missing indexes of their common N
+/// (`shard 2/3 is missing` beside 0/3 and 1/3; ten named at most), or for shards of
+/// different N the share of the connection ids none of them holds. None when they hold
+/// every id (shards never overlap: [`check_mergeable`] refuses that first) or are not
+/// shards.
+pub fn missing_shards(dirs: &[PathBuf]) -> Option<String> {
+    let shards: Vec<(u64, u64)> = dirs
+        .iter()
+        .filter_map(|d| read_summary(d).ok()?.shard)
+        .filter_map(|s| super::schedule::parse_shard(&s).ok())
+        .collect();
+    let n = shards.first()?.1;
+    if shards.iter().all(|s| s.1 == n) {
+        let held: std::collections::BTreeSet<u64> = shards.iter().map(|s| s.0).collect();
+        let missing = n - held.len() as u64;
+        let named: Vec<String> = (0..n)
+            .filter(|i| !held.contains(i))
+            .take(10)
+            .map(|i| format!("{i}/{n}"))
+            .collect();
+        return match missing {
+            0 => None,
+            1 => Some(format!("shard {} is missing", named[0])),
+            _ if missing > named.len() as u64 => Some(format!(
+                "{missing} shards are missing: {} and {} more",
+                named.join(", "),
+                missing - named.len() as u64
+            )),
+            _ => Some(format!("shards {} are missing", named.join(", "))),
+        };
+    }
+    let held: f64 = shards.iter().map(|s| 1.0 / s.1 as f64).sum();
+    (held < 1.0 - 1e-9).then(|| {
+        format!(
+            "the shards hold {:.1} % of the connection ids: the shards of the rest are missing",
+            held * 100.0
+        )
+    })
+}
+
+/// The start of the warning a merge leaves when its latency logs hold fewer requests
+/// than its summaries count.
+const CUT_OFF: &str = "the latency logs hold";
+
+/// Whether a merged summary's latency logs miss requests its parts counted (a part's
+/// latency.hlog cut off).
+pub fn cut_off(summary: &LoadSummary) -> bool {
+    summary.warnings.iter().any(|w| w.starts_with(CUT_OFF))
+}
+
 /// Shard `(i, n)` owns the ids `g % n == i`: two shards share an id exactly when their
 /// indexes agree modulo the gcd of their counts.
 fn shards_overlap((i, n): (u64, u64), (j, m): (u64, u64)) -> bool {
@@ -225,7 +275,7 @@ pub fn merge_dirs(dirs: &[PathBuf], out: &Path) -> anyhow::Result<LoadSummary> {
     summary.set_totals(&counters, &total, open_loop.then_some(&total_raw));
     if total.len() != counters.requests {
         summary.warnings.push(format!(
-            "the latency logs hold {} requests but the summaries count {}: a part was cut off \
+            "{CUT_OFF} {} requests but the summaries count {}: a part was cut off \
              before it finished writing",
             total.len(),
             counters.requests

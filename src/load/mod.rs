@@ -226,6 +226,10 @@ pub struct MergeArgs {
     /// Exit 1 when the merged error rate exceeds this fraction
     #[arg(long, value_name = "FRACTION")]
     pub max_error_rate: Option<f64>,
+    /// Merge shards that do not hold every connection, or a latency log cut off before
+    /// its part finished, with a warning instead of refusing (exit 2) or failing (exit 1)
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 /// Prints a usage error the way clap does and returns exit code 2.
@@ -280,8 +284,30 @@ pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
     if let Err(message) = merge::check_mergeable(&args.dirs, &args.out) {
         return Ok(usage_error("merge", &message));
     }
-    let summary = merge::merge_dirs(&args.dirs, &args.out)?;
+    let missing = merge::missing_shards(&args.dirs);
+    if let (Some(missing), false) = (&missing, args.allow_partial) {
+        let message = format!(
+            "{missing}: a merge of some agents is not the whole load; add --allow-partial \
+             to merge them anyway"
+        );
+        return Ok(usage_error("merge", &message));
+    }
+    let mut summary = merge::merge_dirs(&args.dirs, &args.out)?;
+    if let Some(missing) = missing {
+        summary.warnings.push(format!("partial merge: {missing}"));
+        measurements::Outputs::rewrite_summary(&args.out, &summary)?;
+    }
     crate::outln!("{}", measurements::human_summary(&summary));
+    for warning in &summary.warnings {
+        crate::errln!("warning: {warning}");
+    }
+    if merge::cut_off(&summary) && !args.allow_partial {
+        crate::errln!(
+            "echolab merge: a part's latency log was cut off, so the merged percentiles \
+             miss requests; --allow-partial accepts it"
+        );
+        return Ok(ExitCode::from(EXIT_FAILED));
+    }
     Ok(exit_code(&summary, args.max_error_rate))
 }
 

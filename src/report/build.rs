@@ -4,7 +4,7 @@
 
 use super::claims::MachineLimits;
 use super::data::{Results, Status};
-use super::document::{Block, Document, Section, Table};
+use super::document::{self, Block, Document, Section, Table};
 use super::sweep::{self, Sweep};
 use super::verdict::{self, fmt_count, fmt_ratio_interval, BASELINE};
 use super::{claims, figures, findings, per_host, timelines};
@@ -45,9 +45,12 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         sections.extend(figures::sweep_sections(results, s, &heavy)?);
     }
     sections.extend(per_host::section(results));
+    sections.extend(thresholds_section(results));
+    sections.extend(crate::compare::baseline_section(results));
     sections.push(steps_section(results));
     Ok(Document {
         title: format!("echolab report: {scenario}"),
+        status: document::RUN_STATUS,
         alerts: alerts(results),
         notes: [notes(results), missing_folders].concat(),
         sections,
@@ -562,4 +565,32 @@ pub fn limits(manifest: &Manifest) -> MachineLimits {
         threads,
         fds: manifest.fd_limit_hard.filter(|&f| f > 0),
     }
+}
+
+/// The scenario's `[thresholds]`, judged on every step: each one not met, or that all were.
+fn thresholds_section(results: &Results) -> Option<Section> {
+    let blocks = match crate::compare::scenario_thresholds(results) {
+        Ok(None) => return None,
+        Ok(Some((all, unmet))) if unmet.is_empty() => vec![Block::Paragraph(format!(
+            "Every step of every model met every threshold: {}.",
+            all.join(", ")
+        ))],
+        Ok(Some((all, unmet))) => vec![
+            Block::Paragraph(format!(
+                "Thresholds: {}. Not met ({}):",
+                all.join(", "),
+                unmet.len()
+            )),
+            Block::List(unmet),
+        ],
+        Err(e) => vec![Block::Paragraph(format!(
+            "The thresholds could not be judged: {e:#}"
+        ))],
+    };
+    Some(Section {
+        heading: "Thresholds".into(),
+        level: 2,
+        id: "thresholds".into(),
+        blocks,
+    })
 }

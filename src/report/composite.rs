@@ -7,7 +7,7 @@ use std::path::Path;
 use super::build;
 use super::claims::{self, Claim};
 use super::data::{self, Results};
-use super::document::{Block, Document, Section};
+use super::document::{self, Block, Document, Section};
 use crate::results::Manifest;
 
 /// One part as the composite report sees it: its results, or why there are none.
@@ -133,6 +133,7 @@ pub fn document(results: &Results) -> Document {
                 .as_deref()
                 .unwrap_or("unnamed scenario")
         ),
+        status: document::RUN_STATUS,
         alerts,
         notes: build::notes(results),
         sections,

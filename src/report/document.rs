@@ -3,6 +3,8 @@
 
 pub struct Document {
     pub title: String,
+    /// What the top of the page says when there are no alerts, and above the alerts.
+    pub status: Status,
     /// Shown at the top, prominently: the run is incomplete or has failures.
     pub alerts: Vec<String>,
     /// Shown at the top as notes: facts worth knowing that are not failures (where the
@@ -10,6 +12,19 @@ pub struct Document {
     pub notes: Vec<String>,
     pub sections: Vec<Section>,
 }
+
+/// The words of a document's status line.
+#[derive(Clone, Copy)]
+pub struct Status {
+    pub ok: &'static str,
+    pub alert: &'static str,
+}
+
+/// A run's report: complete, or not complete or with failures.
+pub const RUN_STATUS: Status = Status {
+    ok: "Complete run: every step finished as ok.",
+    alert: "This run is not complete or has failures.",
+};
 
 pub struct Section {
     pub heading: String,

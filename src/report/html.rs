@@ -72,11 +72,15 @@ pub fn render(doc: &Document) -> String {
     html.push_str(&format!("<style>{CSS}</style>\n</head>\n<body>\n"));
     html.push_str(&format!("<h1>{}</h1>\n", escape(&doc.title)));
     if doc.alerts.is_empty() {
-        html.push_str(
-            "<p class=\"ok\" id=\"status\">Complete run: every step finished as ok.</p>\n",
-        );
+        html.push_str(&format!(
+            "<p class=\"ok\" id=\"status\">{}</p>\n",
+            escape(doc.status.ok)
+        ));
     } else {
-        html.push_str("<div class=\"alert\" id=\"status\" role=\"alert\"><strong>This run is not complete or has failures.</strong><ul>\n");
+        html.push_str(&format!(
+            "<div class=\"alert\" id=\"status\" role=\"alert\"><strong>{}</strong><ul>\n",
+            escape(doc.status.alert)
+        ));
         for alert in &doc.alerts {
             html.push_str(&format!("<li>{}</li>\n", escape(alert)));
         }

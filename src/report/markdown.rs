@@ -11,9 +11,9 @@ fn cell(text: &str) -> String {
 pub fn render(doc: &Document) -> String {
     let mut md = format!("# {}\n\n", doc.title);
     if doc.alerts.is_empty() {
-        md.push_str("**Complete run: every step finished as ok.**\n\n");
+        md.push_str(&format!("**{}**\n\n", doc.status.ok));
     } else {
-        md.push_str("> **This run is not complete or has failures.**\n>\n");
+        md.push_str(&format!("> **{}**\n>\n", doc.status.alert));
         for alert in &doc.alerts {
             md.push_str(&format!("> - {}\n", alert.replace('\n', " ")));
         }

@@ -9,23 +9,25 @@
 //! that one document twice. claims.rs judges the classic studies' claims, and
 //! composite.rs lays out the report of a scenario made of parts (`classic`);
 //! per_host.rs shows each client host's figures when the load was split over hosts.
+//! `echolab compare` reads results through data.rs and judges a change with the
+//! verdict's own rule (verdict.rs), drawing with charts.rs and html.rs.
 
 mod build;
-mod charts;
+pub(crate) mod charts;
 mod claims;
 mod composite;
 mod cost_findings;
-mod data;
-mod document;
+pub(crate) mod data;
+pub(crate) mod document;
 mod figures;
 mod findings;
-mod html;
-mod latency;
-mod markdown;
+pub(crate) mod html;
+pub(crate) mod latency;
+pub(crate) mod markdown;
 mod per_host;
 mod sweep;
 mod timelines;
-mod verdict;
+pub(crate) mod verdict;
 
 use std::fs;
 use std::path::{Path, PathBuf};

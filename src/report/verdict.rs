@@ -75,6 +75,14 @@ pub const FIGURES: [Figure; 9] = [
     },
 ];
 
+/// Capacity: the most connections a server held at once ([`capacity_verdict`]).
+pub const HELD: Figure = Figure {
+    name: "Max connections held",
+    column: column::MAX_CONCURRENT_SERVER,
+    higher_is_better: true,
+    format: fmt_count,
+};
+
 /// Thousands separated by commas, at most 3 significant decimals below 100.
 pub fn fmt_count(v: f64) -> String {
     if v.abs() >= 100.0 || v.fract() == 0.0 {
@@ -421,8 +429,27 @@ fn rank_by(order: &mut [usize], values: &[f64], higher_is_better: bool) {
     });
 }
 
+/// Two sides of one figure (their values, their ok repetitions and which of those are
+/// flagged) decided as the verdict decides between two models: ranked by value, then
+/// [`decide_robustly`]. True when the better side wins: a difference echolab names.
+pub fn pair_differs(
+    values: [f64; 2],
+    samples: [&[f64]; 2],
+    flagged: [&[bool]; 2],
+    higher_is_better: bool,
+) -> bool {
+    let mut order = [0, 1];
+    rank_by(&mut order, &values, higher_is_better);
+    let samples: Vec<Vec<f64>> = order.iter().map(|&i| samples[i].to_vec()).collect();
+    let flagged: Vec<Vec<bool>> = order.iter().map(|&i| flagged[i].to_vec()).collect();
+    matches!(
+        decide_robustly(&samples, &flagged, higher_is_better),
+        Decision::Winner(_)
+    )
+}
+
 /// Whether a repetition is flagged: generator-bound, or disturbed (not both counted).
-fn flag(row: &Record) -> (bool, bool) {
+pub fn flag(row: &Record) -> (bool, bool) {
     let bound = row.raw(column::GENERATOR_BOUND) == "true";
     (bound, !bound && row.raw(column::DISTURBED) == "true")
 }
@@ -545,23 +572,15 @@ fn capacity_verdict(by_x: &[(String, sweep::Points)]) -> Option<Verdict> {
     if names.is_empty() {
         return None;
     }
-    {
-        const HELD: Figure = Figure {
-            name: "Max connections held",
-            column: column::MAX_CONCURRENT_SERVER,
-            higher_is_better: true,
-            format: fmt_count,
-        };
-        Some(ranked(
-            "whole sweep".into(),
-            names,
-            values,
-            samples,
-            flagged,
-            &HELD,
-            (0, 0),
-        ))
-    }
+    Some(ranked(
+        "whole sweep".into(),
+        names,
+        values,
+        samples,
+        flagged,
+        &HELD,
+        (0, 0),
+    ))
 }
 
 fn ranked(

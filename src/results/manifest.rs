@@ -42,8 +42,11 @@ pub struct Manifest {
     pub ended_unix: Option<f64>,
     /// True until the run ends normally, so a runner killed outright leaves a truthful manifest.
     pub interrupted: bool,
-    /// running, complete or interrupted.
+    /// running, complete, interrupted or stopped (a fault of the machine: `stop_reason`).
     pub status: String,
+    /// Why a `stopped` run stopped: a fault of the machine (disk full, no fds) or an
+    /// error of the runner, never a model's failure.
+    pub stop_reason: Option<String>,
     pub duration_s: Option<f64>,
     /// The servers' cgroup limits and the client links' shaping.
     pub conditions: Conditions,
@@ -51,6 +54,10 @@ pub struct Manifest {
     pub parts: Vec<String>,
     /// Parts that could not run at all, with the reason (not root, too few fds).
     pub part_errors: BTreeMap<String, String>,
+    /// `run --baseline DIR`: the results directory this run is compared against in its
+    /// report (as given on the command line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
 }
 
 impl Manifest {
@@ -59,7 +66,8 @@ impl Manifest {
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
         let tmp = dir.join("manifest.json.tmp");
         let path = dir.join("manifest.json");
-        let written = fs::write(&tmp, serde_json::to_string_pretty(self)? + "\n")
+        let text = serde_json::to_string_pretty(self)? + "\n";
+        let written = fs::write(&tmp, &text)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))
             .and_then(|()| {
                 fs::rename(&tmp, &path)
@@ -67,6 +75,12 @@ impl Manifest {
             });
         if written.is_err() {
             let _ = fs::remove_file(&tmp);
+            // A full disk has no room for a second copy, but the blocks of the first are
+            // still this file's: rewritten in place, the manifest never keeps saying
+            // `running` about a run that stopped.
+            if path.exists() && fs::write(&path, &text).is_ok() {
+                return Ok(());
+            }
         }
         written
     }
@@ -273,6 +287,7 @@ mod tests {
                 "ended_unix",
                 "interrupted",
                 "status",
+                "stop_reason",
                 "duration_s",
                 "conditions",
                 "parts",

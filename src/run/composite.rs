@@ -100,5 +100,7 @@ fn run_part(part: &str, dir: &Path, args: &RunArgs) -> anyhow::Result<bool> {
     if let Some(r) = args.repetitions {
         scenario.repetitions = r;
     }
-    Ok(run_into(&scenario, dir, args)?.interrupted)
+    let outcome = run_into(&scenario, dir, args)?;
+    // A fault of the machine stopped the part: the next would meet it too.
+    Ok(outcome.interrupted || outcome.fault.is_some())
 }

@@ -64,6 +64,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "LABEL", requires = "server_cmd")]
     pub server_name: Option<String>,
 
+    /// Compare the run with this earlier results directory (as `echolab compare DIR
+    /// NEW`): the table after the verdict, and a section of the report
+    #[arg(long, value_name = "DIR")]
+    pub baseline: Option<PathBuf>,
+
+    /// Exit 3 when a threshold of the scenario's `[thresholds]` is not met (without it
+    /// they are judged and printed, and the exit status does not change)
+    #[arg(long)]
+    pub enforce_thresholds: bool,
+
     /// With ssh hosts ([hosts] server = "ssh://..."): copy this echolab binary into
     /// the run's temporary directory on every host whose echolab differs from it
     #[arg(long)]
@@ -209,7 +219,14 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let (origin, default_name, text) = scenario::locate(&args.scenario)?;
-    let mut scenario = scenario::parse(&origin, &default_name, &text)?;
+    // A scenario refused at its line is a usage error, as a bad option is.
+    let mut scenario = match scenario::parse(&origin, &default_name, &text) {
+        Ok(scenario) => scenario,
+        Err(e) => {
+            crate::errln!("echolab: {e:#}");
+            return Ok(ExitCode::from(crate::load::EXIT_USAGE));
+        }
+    };
     if !scenario.parts.is_empty() {
         return composite::run(&args, &scenario);
     }
@@ -245,6 +262,16 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Err(message) = clear_old_run(&out, args.force) {
         return Ok(crate::load::usage_error("run", &message));
     }
+    if let Some(baseline) = &args.baseline {
+        // Checked before the run: a baseline that cannot be read would be found out
+        // only after it.
+        if let Err(e) = crate::report::data::load(baseline) {
+            return Ok(crate::load::usage_error(
+                "run",
+                &format!("--baseline: {e:#}"),
+            ));
+        }
+    }
     let outcome = run_into(&scenario, &out, &args)?;
     let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
     crate::outln!();
@@ -264,13 +291,50 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    let unmet = match crate::compare::judge_thresholds(&out) {
+        Ok(Some((all, unmet))) => {
+            crate::outln!(
+                "\nthresholds ({}): {}",
+                all.join(", "),
+                if unmet.is_empty() {
+                    "all met"
+                } else {
+                    "not all met"
+                }
+            );
+            for line in &unmet {
+                crate::outln!("  {line}");
+            }
+            unmet.len()
+        }
+        Ok(None) => 0,
+        Err(e) => {
+            crate::errln!("warning: the thresholds could not be judged: {e:#}");
+            0
+        }
+    };
+    if let Some(baseline) = &args.baseline {
+        match crate::compare::against_baseline_text(baseline, &out) {
+            Ok(table) => crate::out!("\nagainst the baseline {}:\n{table}", baseline.display()),
+            Err(e) => {
+                crate::errln!("warning: the run could not be compared with the baseline: {e:#}")
+            }
+        }
+    }
     crate::outln!("results: {}", out.display());
+    if let Some(fault) = &outcome.fault {
+        crate::errln!("echolab: run stopped: {fault}");
+        return Ok(ExitCode::FAILURE);
+    }
     if outcome.interrupted {
         crate::errln!(
             "interrupted: the finished steps are kept in {}",
             out.display()
         );
         return Ok(ExitCode::from(130));
+    }
+    if unmet > 0 && args.enforce_thresholds {
+        return Ok(ExitCode::from(crate::compare::EXIT_THRESHOLDS));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -282,6 +346,13 @@ fn run_into(
     args: &RunArgs,
 ) -> anyhow::Result<RunOutcome> {
     let outcome = experiment::run_into(scenario, out, args.quiet)?;
+    if let Some(baseline) = &args.baseline {
+        let mut manifest = crate::results::Manifest::read(out)?;
+        // Absolute, so that a report written later from elsewhere still finds it.
+        let absolute = std::fs::canonicalize(baseline).unwrap_or_else(|_| baseline.clone());
+        manifest.baseline = Some(absolute.display().to_string());
+        manifest.write(out)?;
+    }
     if !args.no_report {
         write_report(out);
     }

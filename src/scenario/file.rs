@@ -180,6 +180,11 @@ pub struct ScenarioFile {
     /// Built-in scenarios run one after the other into folders of one results
     /// directory, judged together (`classic`); such a file has nothing else to run.
     pub parts: Option<Spanned<Vec<String>>>,
+    /// `[thresholds]`: a figure (`p99`, `error_rate`, any numeric results.csv column)
+    /// and the condition every step's value must meet (`"< 1ms"`), judged at the end of
+    /// the run (docs/compare.md).
+    #[serde(default)]
+    pub thresholds: BTreeMap<String, String>,
 }
 
 /// `[network]`: shaping of the client hosts' links (needs `[hosts]`), and where a
@@ -377,6 +382,8 @@ options! {
         thread_stack: Bytes [builtin] => |c, v| c.thread_stack = v.0 as usize,
         backlog: Count [builtin] => |c, v| c.backlog = v.0.min(i32::MAX as u64) as i32,
         sqpoll: bool [builtin] => |c, v| c.sqpoll = *v,
+        /// CPU time spent on every read that returned data (`--work-us`), in µs.
+        work_us: Count [builtin] => |c, v| c.work_us = v.0,
         cpus: Vec<usize>,
         args: Vec<String> [builtin],
         /// Only in `[model.NAME]`: any echo server as a command, `{port}` and `{addr}` substituted.

@@ -229,6 +229,10 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         toml::from_str(source).map_err(|e| located(origin, source, e.span(), e.message()))?;
     let err = |span: Option<Range<usize>>, message: String| located(origin, source, span, &message);
     validate::name(&file, source, &err)?;
+    for (figure, condition) in &file.thresholds {
+        crate::compare::gate::requirement(figure, condition)
+            .map_err(|e| err(None, format!("[thresholds] {figure}: {e:#}")))?;
+    }
     if let Some(parts) = &file.parts {
         return parts::composite(origin, &file, parts, default_name, source, &err);
     }

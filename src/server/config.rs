@@ -124,8 +124,8 @@ pub struct ServerConfig {
     #[arg(long, value_enum, default_value = "dispatcher")]
     pub accept: AcceptMode,
 
-    /// Copies of the server sharing the port with SO_REUSEPORT (poll, epoll, uring,
-    /// tokio), so one server can hold more connections than one process's fd limit
+    /// Copies of the server sharing the port with SO_REUSEPORT (threads, poll, epoll,
+    /// uring, tokio), so one server can hold more connections than one process's fd limit
     #[arg(long, default_value_t = 1)]
     pub processes: usize,
 
@@ -164,6 +164,11 @@ pub struct ServerConfig {
     /// io_uring: let a kernel thread poll the submission queue (IORING_SETUP_SQPOLL)
     #[arg(long)]
     pub sqpoll: bool,
+
+    /// CPU time to spend on every read that returned data, in µs (a request's own work;
+    /// 0: none): every model, the same code
+    #[arg(long, default_value_t = 0, value_name = "US")]
+    pub work_us: u64,
 
     /// Internal: this is a `--processes` child, sharing a port its parent already holds.
     /// Any other server refuses a port in use instead of sharing it through SO_REUSEPORT.
@@ -232,6 +237,7 @@ impl ServerConfig {
             thread_stack,
             backlog,
             sqpoll,
+            work_us,
             share_port,
         } = self;
         let mut args: Vec<OsString> = vec!["serve".into()];
@@ -262,6 +268,9 @@ impl ServerConfig {
         flag("max-pending", max_pending.to_string().into());
         flag("thread-stack", thread_stack.to_string().into());
         flag("backlog", backlog.to_string().into());
+        if *work_us > 0 {
+            flag("work-us", work_us.to_string().into());
+        }
         if *sqpoll {
             args.push("--sqpoll".into());
         }
@@ -316,6 +325,7 @@ mod tests {
             thread_stack: 1 << 20,
             backlog: 17,
             sqpoll: true,
+            work_us: 25,
             share_port: true,
         };
         let defaults = parse(&["--model", "threads"]);

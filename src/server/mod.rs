@@ -11,7 +11,8 @@
 //! - [`accept`]: the accept policy (`--max-conns`, EMFILE shedding with a spare fd);
 //! - [`stop`]: the flag and eventfd that SIGINT/SIGTERM set;
 //! - [`echo`]: the per-connection echo state of the readiness models (select, poll, epoll);
-//! - [`counters`]: the counters, the connection log and the summary.
+//! - [`counters`]: the counters, the connection log and the summary;
+//! - [`work`]: `--work-us`, the CPU time every model spends on each read.
 
 pub mod counters;
 pub mod echo;
@@ -20,6 +21,7 @@ mod accept;
 mod config;
 mod listening;
 mod stop;
+mod work;
 
 mod epoll;
 mod poll;
@@ -145,6 +147,7 @@ pub fn main(config: ServerConfig) -> anyhow::Result<ExitCode> {
     if let Some(path) = &config.summary_json {
         check_writable(path)?;
     }
+    work::set(config.work_us);
     crate::sys::ignore_sigpipe();
     let fd_limit = crate::sys::raise_fd_limit().context("reading the fd limit")?;
     install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;

@@ -8,7 +8,9 @@
 //!   watched and stopped: what a step and a stair share.
 //! - [`results_csv`]: results.csv written row by row ([`crate::results`] is its schema) and
 //!   the comparison table.
+//! - [`fault`]: a step failed by the machine (disk full, no fds), told from a model's.
 
+pub mod fault;
 pub mod results_csv;
 pub mod runner;
 pub mod session;

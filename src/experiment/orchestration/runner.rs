@@ -21,7 +21,7 @@ use crate::experiment::placement::hosts::{self, Hosts};
 use crate::experiment::placement::process;
 use crate::experiment::placement::ssh::SshLab;
 use crate::experiment::placement::Lab;
-use crate::results::{Limits, Row, Shaping, Status};
+use crate::results::{Row, Shaping, Status};
 use crate::scenario::{ModelEntry, ModelKind, Scenario, Step};
 use crate::units::trim_float;
 
@@ -29,6 +29,8 @@ use crate::units::trim_float;
 pub struct RunOutcome {
     pub rows: Vec<Row>,
     pub interrupted: bool,
+    /// Why the run stopped early on a fault of the machine (disk full, no fds).
+    pub fault: Option<String>,
     /// The shaping applied to the links (`[network]`).
     pub network: Option<Shaping>,
     /// The sysctls of the lab's namespaces as read back there (`[hosts]`).
@@ -172,7 +174,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         (None, Some(ssh)) => Some(ssh),
         (None, None) => None,
     };
-    remove_leftover_cgroups(scenario, config.quiet);
+    remove_leftover_cgroups(config.quiet);
     let mut sweep = Recorder {
         scenario,
         config,
@@ -180,6 +182,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         csv,
         progress: Progress::new(total_rows(scenario), config.progress_bar, config.quiet),
         rows: Vec::new(),
+        fault: None,
     };
     let mut interrupted = sweep.staircases()?;
     if !interrupted {
@@ -189,6 +192,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
     Ok(RunOutcome {
         rows: sweep.rows,
         interrupted,
+        fault: sweep.fault,
         network,
         lab_sysctls,
     })
@@ -231,17 +235,18 @@ fn create_hosts(scenario: &Scenario, quiet: bool) -> anyhow::Result<Option<Hosts
     Ok(Some(hosts))
 }
 
-/// Removes the cgroups of runs that died, when this run limits a server.
-fn remove_leftover_cgroups(scenario: &Scenario, quiet: bool) {
-    if scenario
-        .models
-        .iter()
-        .any(|m| Limits::of(&m.options).is_some())
-    {
-        let removed = conditions::remove_leftovers();
-        if !removed.is_empty() && !quiet {
-            crate::errln!("removed cgroups left by runs that died: {removed:?}");
-        }
+/// Ends the cgroups of runs that died (their command servers' daemons included), in one
+/// line. Every run does it: a run killed outright cannot, and the next must not leave
+/// its processes running beside its own servers.
+fn remove_leftover_cgroups(quiet: bool) {
+    let (removed, killed) = conditions::remove_leftovers();
+    if !removed.is_empty() && !quiet {
+        let paths: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+        crate::errln!(
+            "removed {} cgroups left by runs that died, killing the {killed} processes still in them: {}",
+            removed.len(),
+            paths.join(" ")
+        );
     }
 }
 
@@ -253,9 +258,11 @@ struct Recorder<'a> {
     csv: ResultsCsv,
     progress: Progress,
     rows: Vec<Row>,
+    /// A fault of the machine that stopped the sweep.
+    fault: Option<String>,
 }
 
-/// Why a sweep stops early: a stop signal.
+/// Why a sweep stops early: a stop signal, or a fault of the machine (`Recorder::fault`).
 type Interrupted = bool;
 
 impl Recorder<'_> {
@@ -445,8 +452,19 @@ impl Recorder<'_> {
                 );
                 interrupted = true;
             } else if let Some(reason) = judge(&scenario.failure, step, &server, &load) {
-                row.status = Status::Failed;
-                row.failure_reason = reason;
+                match super::fault::machine_fault(&config.out, &reason) {
+                    // Not the model's failure: the run stops here, this row unjudged.
+                    Some(fault) => {
+                        row.status = Status::Interrupted;
+                        row.failure_reason = format!("run stopped: {fault}");
+                        self.fault = Some(fault);
+                        interrupted = true;
+                    }
+                    None => {
+                        row.status = Status::Failed;
+                        row.failure_reason = reason;
+                    }
+                }
             } else {
                 row.status = Status::Ok;
             }
@@ -499,15 +517,19 @@ pub fn round_order(scenario: &str, step: &str, rep: u32, n: usize) -> Vec<usize>
 /// order.csv, written as the rounds start.
 struct RoundOrder {
     writer: csv::Writer<std::fs::File>,
+    path: std::path::PathBuf,
 }
 
 impl RoundOrder {
     fn create(path: &std::path::Path) -> anyhow::Result<RoundOrder> {
-        let mut writer = csv::Writer::from_path(path)
+        let writer = csv::Writer::from_path(path)
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
-        writer.write_record(["step", "repetition", "order"])?;
-        writer.flush()?;
-        Ok(RoundOrder { writer })
+        let mut order = RoundOrder {
+            writer,
+            path: path.to_path_buf(),
+        };
+        order.write(["step", "repetition", "order"])?;
+        Ok(order)
     }
 
     fn append<'a>(
@@ -517,10 +539,16 @@ impl RoundOrder {
         models: impl Iterator<Item = &'a str>,
     ) -> anyhow::Result<()> {
         let order: Vec<&str> = models.collect();
+        self.write([step, &rep.to_string(), &order.join(" ")])
+    }
+
+    /// Writes one record through to the file; an error (a full disk) names the file.
+    fn write(&mut self, record: [&str; 3]) -> anyhow::Result<()> {
         self.writer
-            .write_record([step, &rep.to_string(), &order.join(" ")])?;
-        self.writer.flush()?;
-        Ok(())
+            .write_record(record)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| Ok(self.writer.flush()?))
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.path.display()))
     }
 }
 

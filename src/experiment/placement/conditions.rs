@@ -8,7 +8,8 @@
 //! hierarchy, so the host's accounting and limits still cover the server, and
 //! only groups named `echolab-<runner pid>-<n>` are ever created, written or
 //! removed: the host's own groups are only read. A runner killed outright leaves
-//! its (empty) groups behind; the next run removes those whose owner is gone.
+//! its groups behind, with any daemon a command server double-forked still inside;
+//! the next run kills what is left in those whose owner is gone and removes them.
 //!
 //! The server joins its group in the child before exec (the fds of the
 //! `cgroup.procs` files are opened here, written `0` there), so it is limited
@@ -187,16 +188,18 @@ fn owner_of(name: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// Removes groups left by runners that are gone, beneath the runner's own groups;
-/// returns the paths removed.
-pub fn remove_leftovers() -> Vec<PathBuf> {
+/// Groups left by runners that are gone, beneath the runner's own groups: every process
+/// still in one (a daemon a command server double-forked, which a runner killed by
+/// SIGKILL could not take along) is killed, then the group is removed. Returns the
+/// groups removed and how many processes were killed.
+pub fn remove_leftovers() -> (Vec<PathBuf>, usize) {
     let own = own_paths(&fs::read_to_string("/proc/self/cgroup").unwrap_or_default());
     let mut parents: Vec<PathBuf> = ["cpu", "memory", "pids"]
         .iter()
         .filter_map(|c| v1_parent(c, &own))
         .collect();
     parents.extend(v2_parent(&[], &own));
-    let mut removed = Vec::new();
+    let (mut removed, mut killed) = (Vec::new(), 0);
     for parent in parents {
         let Ok(entries) = fs::read_dir(&parent) else {
             continue;
@@ -207,12 +210,62 @@ pub fn remove_leftovers() -> Vec<PathBuf> {
                 !fs::read_to_string(format!("/proc/{pid}/comm"))
                     .is_ok_and(|c| c.trim_end().starts_with("echolab"))
             });
-            if gone && fs::remove_dir(entry.path()).is_ok() {
+            if !gone {
+                continue;
+            }
+            killed += kill_members(&entry.path(), Instant::now() + Duration::from_secs(2));
+            if remove_when_empty(&entry.path()) {
                 removed.push(entry.path());
             }
         }
     }
-    removed
+    (removed, killed)
+}
+
+/// The pids in the group `dir`.
+fn members(dir: &Path) -> Vec<i32> {
+    fs::read_to_string(dir.join("cgroup.procs"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|p| p.trim().parse().ok())
+        .collect()
+}
+
+/// Kills every process of the group `dir`, again until none is left (a process forking
+/// while the list is read appears in the next read) or `deadline`; returns how many
+/// distinct processes were signalled.
+fn kill_members(dir: &Path, deadline: Instant) -> usize {
+    // cgroup v2: frozen, nothing forks while the list is read; and the one-write kill,
+    // where the kernel has it. v1's `pids` hierarchy has neither: kill until empty.
+    let _ = fs::write(dir.join("cgroup.freeze"), "1");
+    let _ = fs::write(dir.join("cgroup.kill"), "1");
+    let mut signalled = std::collections::BTreeSet::new();
+    loop {
+        let pids = members(dir);
+        if pids.is_empty() || Instant::now() >= deadline {
+            break;
+        }
+        for pid in pids {
+            // SAFETY: kill has no memory preconditions; the pid is a member of a group
+            // an echolab runner made for its own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            signalled.insert(pid);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signalled.len()
+}
+
+/// Removes the group `dir` once its killed members have left (they take a moment; a
+/// group with members cannot be removed), killing again any that remain; at most five
+/// seconds. Whether it was removed.
+fn remove_when_empty(dir: &Path) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while fs::remove_dir(dir).is_err() && Instant::now() < deadline {
+        kill_members(dir, Instant::now());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    !dir.exists()
 }
 
 /// A group name unique within this runner.
@@ -295,29 +348,11 @@ impl Cgroup {
         Cgroup::create(Limits::default())
     }
 
-    /// Kills every process of the group, again until none is left (a process forking
-    /// while the list is read appears in the next read); at most two seconds.
+    /// Kills every process of the group, again until none is left; at most two seconds.
     pub fn kill_all(&self) {
         let deadline = Instant::now() + Duration::from_secs(2);
         for (_, dir) in &self.dirs {
-            // cgroup v2's one-write kill, where the kernel has it.
-            let _ = fs::write(dir.join("cgroup.kill"), "1");
-            loop {
-                let members = fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-                let pids: Vec<i32> = members
-                    .lines()
-                    .filter_map(|p| p.trim().parse().ok())
-                    .collect();
-                if pids.is_empty() || Instant::now() >= deadline {
-                    break;
-                }
-                for pid in pids {
-                    // SAFETY: kill has no memory preconditions; the pid is a member of a
-                    // group this runner made for its own child.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            kill_members(dir, deadline);
         }
     }
 
@@ -406,20 +441,8 @@ fn counter(text: &str, key: &str) -> Option<u64> {
 impl Drop for Cgroup {
     fn drop(&mut self) {
         self.procs.clear();
-        // Killed processes take a moment to leave; a group with members cannot be removed.
         for (_, dir) in self.dirs.drain(..).rev() {
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while fs::remove_dir(&dir).is_err() && Instant::now() < deadline {
-                if let Ok(members) = fs::read_to_string(dir.join("cgroup.procs")) {
-                    for pid in members.lines().filter_map(|p| p.trim().parse::<i32>().ok()) {
-                        // SAFETY: kill has no memory preconditions; the pid is a member
-                        // of a group this runner made for its own child.
-                        unsafe { libc::kill(pid, libc::SIGKILL) };
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if dir.exists() {
+            if !remove_when_empty(&dir) {
                 crate::errln!("warning: cgroup {} not removed", dir.display());
             }
         }

@@ -4,7 +4,9 @@
 //!   session: a signal number written on stdin is sent to the group (the runner's
 //!   SIGINT and SIGTERM, which ssh does not carry), and the end of stdin (the session
 //!   closed, the runner gone, or the host's sshd lost) kills the group, so nothing
-//!   echolab started outlives its session.
+//!   echolab started outlives its session. A descendant that leaves the group
+//!   (setsid, a double fork) is still found: `run` is the subreaper of its tree, so
+//!   orphans come to it rather than to init, and the whole tree is killed at the end.
 //! - `probe --pid PID --out DIR`: the local probe's files on the host itself,
 //!   DIR/probe.csv and DIR/net-timeline.csv, until stdin ends.
 //! - `snapshot --pid PID`: one reading of PID's CPU and memory, its network
@@ -13,7 +15,7 @@
 use std::io::{BufRead, Read};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::{Args, Subcommand};
 
@@ -69,6 +71,10 @@ pub fn main(args: RemoteArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Remote::Snapshot { pid } => {
+            anyhow::ensure!(
+                std::path::Path::new(&format!("/proc/{pid}")).exists(),
+                "snapshot: no process {pid} on this host"
+            );
             print!("{}", snapshot_lines(pid));
             Ok(ExitCode::SUCCESS)
         }
@@ -78,6 +84,14 @@ pub fn main(args: RemoteArgs) -> anyhow::Result<ExitCode> {
 fn run(mkdir: &[PathBuf], command: &[String]) -> anyhow::Result<ExitCode> {
     for dir in mkdir {
         std::fs::create_dir_all(dir)?;
+    }
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } == -1 {
+        anyhow::bail!(
+            "cannot become the subreaper of {}: {}",
+            command[0],
+            std::io::Error::last_os_error()
+        );
     }
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]).stdin(Stdio::null());
@@ -113,8 +127,9 @@ fn run(mkdir: &[PathBuf], command: &[String]) -> anyhow::Result<ExitCode> {
         }
     });
     let status = child.wait()?;
-    // What the program forked goes with it.
+    // What the program forked goes with it, in its group or not.
     kill(libc::SIGKILL);
+    end_descendants();
     use std::os::unix::process::ExitStatusExt;
     let code = match (status.code(), status.signal()) {
         (Some(code), _) => code,
@@ -122,6 +137,27 @@ fn run(mkdir: &[PathBuf], command: &[String]) -> anyhow::Result<ExitCode> {
         _ => 1,
     };
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// Kills every descendant of this process and reaps it, again until none is left (one
+/// forking while the tree is read appears in the next read); at most two seconds. As
+/// their subreaper, this process is the parent of every orphan among them.
+fn end_descendants() {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        // SAFETY: waitpid with a null status pointer and WNOHANG only reaps exited children.
+        while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+        let tree = probe::process_tree(std::process::id());
+        if tree.len() <= 1 || Instant::now() >= deadline {
+            return;
+        }
+        for pid in &tree[1..] {
+            // SAFETY: kill has no memory preconditions; the pid is a descendant of this
+            // process, which started it for the session.
+            unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// The lines `snapshot` prints; [`parse_snapshot`] reads them back.

@@ -534,6 +534,7 @@ impl Worker {
             } else {
                 conn.record.bytes_in += len as u64;
                 conn.record.reads += 1;
+                crate::server::work::per_read();
                 self.counters.bytes_in += len as u64;
                 conn.last_active = Instant::now();
                 if conn.copied() == 0 {

@@ -1,0 +1,357 @@
+//! Each figure of each matched step measured on both sides as the report measures it
+//! (the median of the ok repetitions; latency from their histograms added exactly;
+//! errors summed), and decided as the verdict decides between two models
+//! ([`verdict::pair_differs`]): a change is named only when significant and at least
+//! [`stats::MIN_EFFECT`]. A geometric mean per figure over the matched steps, as
+//! benchstat prints.
+
+use std::path::PathBuf;
+
+use super::matching::{self, Step};
+use crate::report::data::{Record, Results, Status};
+use crate::report::latency;
+use crate::report::verdict::{self, fmt_count};
+use crate::results::{column, COLUMNS};
+use crate::stats::{self, Comparison};
+
+/// One figure compared: the verdict's figures by their short names, and any other
+/// results.csv column a threshold names.
+pub struct Figure {
+    /// The name a threshold uses (`p99`), or the column's own.
+    pub short: String,
+    pub name: String,
+    pub column: String,
+    /// The column's declared unit.
+    pub unit: &'static str,
+    pub higher_is_better: bool,
+    pub format: fn(f64) -> String,
+    /// The sum over the repetitions rather than their median (errors: any counts).
+    pub total: bool,
+}
+
+/// The figures every comparison shows, by the short name thresholds use.
+pub const SHORT_NAMES: [(&str, &str); 10] = [
+    ("throughput", column::THROUGHPUT_RPS),
+    ("p50", column::P50_US),
+    ("p99", column::P99_US),
+    ("p999", column::P999_US),
+    ("mean", column::MEAN_US),
+    ("cpu", column::SERVER_CPU_PCT),
+    ("cpu_per_request", column::SERVER_CPU_US_PER_REQUEST),
+    ("memory_per_connection", column::SERVER_RSS_PER_CONN_BYTES),
+    ("errors", column::ERRORS),
+    ("held", column::MAX_CONCURRENT_SERVER),
+];
+
+/// Errors: every socket error, mismatch and unexpected close, over all repetitions.
+const ERRORS: verdict::Figure = verdict::Figure {
+    name: "Errors",
+    column: column::ERRORS,
+    higher_is_better: false,
+    format: fmt_count,
+};
+
+/// The unit results.csv declares for `column` ("" for one it does not declare).
+pub fn unit(column: &str) -> &'static str {
+    COLUMNS
+        .iter()
+        .find(|c| c.name == column)
+        .map_or("", |c| c.unit)
+}
+
+/// The column a name stands for: a short name's, or a numeric results.csv column's own.
+pub fn column_of(name: &str) -> Option<&'static str> {
+    SHORT_NAMES
+        .iter()
+        .find(|(short, _)| *short == name)
+        .map(|(_, c)| *c)
+        .or_else(|| {
+            COLUMNS
+                .iter()
+                .find(|c| c.name == name && c.is_number())
+                .map(|c| c.name)
+        })
+}
+
+/// The verdict's figures, then the `extra` columns not among them.
+pub fn figures(extra: &[&'static str]) -> Vec<Figure> {
+    let declared = |c: &str| {
+        verdict::FIGURES
+            .iter()
+            .chain([&verdict::HELD, &ERRORS])
+            .find(|f| f.column == c)
+    };
+    let mut out: Vec<Figure> = SHORT_NAMES
+        .iter()
+        .filter_map(|(short, c)| {
+            let f = declared(c)?;
+            Some(Figure {
+                short: short.to_string(),
+                name: f.name.to_string(),
+                column: c.to_string(),
+                unit: unit(c),
+                higher_is_better: f.higher_is_better,
+                format: f.format,
+                total: *c == column::ERRORS,
+            })
+        })
+        .collect();
+    for c in extra {
+        if out.iter().all(|f| f.column != *c) {
+            out.push(Figure {
+                short: c.to_string(),
+                name: c.to_string(),
+                column: c.to_string(),
+                unit: unit(c),
+                higher_is_better: false,
+                format: fmt_count,
+                total: false,
+            });
+        }
+    }
+    out
+}
+
+/// One figure on one side of one step.
+#[derive(Debug, Clone, Default)]
+pub struct Measure {
+    /// The report's value: the median, latency from the histograms added, errors summed.
+    pub value: Option<f64>,
+    /// The ok repetitions' values: the samples of the test.
+    pub samples: Vec<f64>,
+    /// Which of them are generator-bound or disturbed (each left out in turn, as the
+    /// verdict does).
+    pub flagged: Vec<bool>,
+    /// A repetition failed or was interrupted here: the step broke, and is not tested.
+    pub broke: bool,
+}
+
+impl Measure {
+    fn of(results: &Results, rows: &[&Record], figure: &Figure) -> Measure {
+        let ok: Vec<&Record> = rows
+            .iter()
+            .copied()
+            .filter(|r| r.status == Status::Ok)
+            .filter(|r| r.num(&figure.column).is_some_and(f64::is_finite))
+            .collect();
+        let samples: Vec<f64> = ok.iter().filter_map(|r| r.num(&figure.column)).collect();
+        let value = if figure.total {
+            (!samples.is_empty()).then(|| samples.iter().sum())
+        } else {
+            latency::merged(results, &ok, &figure.column).or_else(|| stats::median(&samples))
+        };
+        Measure {
+            value,
+            flagged: ok
+                .iter()
+                .map(|r| {
+                    let (bound, disturbed) = verdict::flag(r);
+                    bound || disturbed
+                })
+                .collect(),
+            samples,
+            broke: rows
+                .iter()
+                .any(|r| matches!(r.status, Status::Failed | Status::Interrupted)),
+        }
+    }
+
+    /// The smallest and largest repetition.
+    pub fn range(&self) -> Option<(f64, f64)> {
+        let lo = self.samples.iter().copied().reduce(f64::min)?;
+        let hi = self.samples.iter().copied().reduce(f64::max)?;
+        Some((lo, hi))
+    }
+
+    /// The farthest repetition from the value, in % of it: the spread shown as "±".
+    pub fn spread_pct(&self) -> Option<f64> {
+        let v = self.value?;
+        let (lo, hi) = self.range()?;
+        (v != 0.0 && self.samples.len() > 1)
+            .then(|| (hi - v).abs().max((v - lo).abs()) / v.abs() * 100.0)
+    }
+}
+
+/// One figure of one matched step, old against new.
+pub struct Change {
+    pub old: Measure,
+    pub new: Measure,
+    /// The test of NEW's repetitions against OLD's: p, n, and median(new)/median(old)
+    /// with its bootstrap interval.
+    pub test: Option<Comparison>,
+    /// The verdict names a difference: significant and at least [`stats::MIN_EFFECT`].
+    pub significant: bool,
+}
+
+impl Change {
+    /// NEW against OLD in percent (median of repetitions; None when OLD's is zero).
+    pub fn pct(&self) -> Option<f64> {
+        self.test
+            .map(|t| (t.ratio - 1.0) * 100.0)
+            .filter(|p| p.is_finite())
+    }
+
+    /// The bootstrap interval of the change, in percent.
+    pub fn interval_pct(&self) -> Option<(f64, f64)> {
+        let (lo, hi) = self.test?.interval;
+        let pct = |r: f64| (r - 1.0) * 100.0;
+        (lo.is_finite() && hi.is_finite()).then(|| (pct(lo), pct(hi)))
+    }
+}
+
+/// One matched step: its two sides and every figure's change.
+pub struct StepChange {
+    pub old_model: String,
+    pub new_model: String,
+    pub old_step: String,
+    pub new_step: String,
+    pub params: Vec<(&'static str, String)>,
+    /// In the order of [`Changes::figures`].
+    pub changes: Vec<Change>,
+}
+
+impl StepChange {
+    /// "epoll c100-s64", or "mine c100-s64 → epoll" when the models differ.
+    pub fn label(&self) -> String {
+        let mut label = format!("{} {}", self.old_model, self.old_step);
+        if self.new_model != self.old_model {
+            label += &format!(" → {}", self.new_model);
+        }
+        if self.new_step != self.old_step {
+            label += &format!(" ({} in NEW)", self.new_step);
+        }
+        label
+    }
+
+    pub fn params(&self) -> String {
+        matching::describe_params(&self.params)
+    }
+}
+
+/// The geometric mean of one figure over the matched steps where both sides have a
+/// value above zero.
+pub struct Geomean {
+    pub old: f64,
+    pub new: f64,
+    pub steps: usize,
+}
+
+impl Geomean {
+    pub fn pct(&self) -> f64 {
+        (self.new / self.old - 1.0) * 100.0
+    }
+}
+
+pub struct Changes {
+    pub old_dir: PathBuf,
+    pub new_dir: PathBuf,
+    /// What differs between the two runs' manifests, the runs' own warnings, and steps
+    /// that broke on one side.
+    pub warnings: Vec<String>,
+    pub figures: Vec<Figure>,
+    pub steps: Vec<StepChange>,
+    /// Per figure, in the order of `figures`: None when no step has both values.
+    pub geomeans: Vec<Option<Geomean>>,
+    pub only_old: Vec<String>,
+    pub only_new: Vec<String>,
+}
+
+/// OLD against NEW (or `models`: OLD's model against NEW's), figure by figure.
+pub fn compare(
+    old: &Results,
+    new: &Results,
+    models: Option<(&str, &str)>,
+    figures: Vec<Figure>,
+) -> anyhow::Result<Changes> {
+    let pairs = matching::pair(old, new, models)?;
+    let mut warnings = matching::warnings(&old.manifest, &new.manifest);
+    for (side, r) in [("OLD", old), ("NEW", new)] {
+        warnings.extend(r.warnings.iter().map(|w| format!("{side}: {w}")));
+    }
+    let steps: Vec<StepChange> = pairs
+        .matched
+        .iter()
+        .map(|(a, b)| step_change(old, new, a, b, &figures, &mut warnings))
+        .collect();
+    let geomeans = (0..figures.len())
+        .map(|i| geomean(steps.iter().map(|s| &s.changes[i])))
+        .collect();
+    Ok(Changes {
+        old_dir: old.dir.clone(),
+        new_dir: new.dir.clone(),
+        warnings,
+        figures,
+        steps,
+        geomeans,
+        only_old: pairs.only_old,
+        only_new: pairs.only_new,
+    })
+}
+
+fn step_change(
+    old: &Results,
+    new: &Results,
+    a: &Step,
+    b: &Step,
+    figures: &[Figure],
+    warnings: &mut Vec<String>,
+) -> StepChange {
+    let changes: Vec<Change> = figures
+        .iter()
+        .map(|figure| {
+            let old_m = Measure::of(old, &a.rows, figure);
+            let new_m = Measure::of(new, &b.rows, figure);
+            let significant = match (old_m.value, new_m.value) {
+                (Some(x), Some(y)) if !old_m.broke && !new_m.broke => verdict::pair_differs(
+                    [x, y],
+                    [&old_m.samples, &new_m.samples],
+                    [&old_m.flagged, &new_m.flagged],
+                    figure.higher_is_better,
+                ),
+                _ => false,
+            };
+            Change {
+                test: stats::compare(&old_m.samples, &new_m.samples),
+                old: old_m,
+                new: new_m,
+                significant,
+            }
+        })
+        .collect();
+    for (side, step) in [("OLD", a), ("NEW", b)] {
+        let broke = step.rows.iter().filter(|r| r.status != Status::Ok).count();
+        if broke > 0 {
+            warnings.push(format!(
+                "{side} {}: {broke} of {} repetition(s) did not finish as ok: no change is named there",
+                step.describe(),
+                step.rows.len()
+            ));
+        }
+    }
+    StepChange {
+        old_model: a.model.clone(),
+        new_model: b.model.clone(),
+        old_step: a.name.clone(),
+        new_step: b.name.clone(),
+        params: a.params.clone(),
+        changes,
+    }
+}
+
+fn geomean<'a>(changes: impl Iterator<Item = &'a Change>) -> Option<Geomean> {
+    let (mut log_old, mut log_new, mut steps) = (0.0, 0.0, 0usize);
+    for c in changes {
+        if let (Some(a), Some(b)) = (c.old.value, c.new.value) {
+            if a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite() {
+                log_old += a.ln();
+                log_new += b.ln();
+                steps += 1;
+            }
+        }
+    }
+    (steps > 0).then(|| Geomean {
+        old: (log_old / steps as f64).exp(),
+        new: (log_new / steps as f64).exp(),
+        steps,
+    })
+}

@@ -1,0 +1,294 @@
+//! Which step of OLD is which step of NEW: a model's steps matched by their parameters
+//! (connections, size, delay, rate, ... : the report's axes), never by position; and
+//! whether the two runs are comparable at all (their manifests side by side).
+
+use std::collections::BTreeMap;
+
+use anyhow::bail;
+
+use crate::report::data::{Record, Results, AXES};
+use crate::results::Manifest;
+use crate::units::fmt_bytes;
+
+/// One step of one model: its repetitions, and the parameters that identify it.
+pub struct Step<'a> {
+    pub model: String,
+    pub name: String,
+    /// (results.csv column, value as written) for every axis the step has a value for.
+    pub params: Vec<(&'static str, String)>,
+    pub rows: Vec<&'a Record>,
+}
+
+impl Step<'_> {
+    /// "epoll c100-s64 (connections 100, size 64)".
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {} ({})",
+            self.model,
+            self.name,
+            describe_params(&self.params)
+        )
+    }
+}
+
+/// "connections 100, size 64".
+pub fn describe_params(params: &[(&'static str, String)]) -> String {
+    let parts: Vec<String> = params.iter().map(|(c, v)| format!("{c} {v}")).collect();
+    parts.join(", ")
+}
+
+/// The steps of both sides that match, and what is on one side only.
+pub struct Pairs<'a> {
+    pub matched: Vec<(Step<'a>, Step<'a>)>,
+    pub only_old: Vec<String>,
+    pub only_new: Vec<String>,
+}
+
+/// The models in `results` in the order their first row comes.
+fn models(results: &Results) -> Vec<String> {
+    let mut models: Vec<String> = Vec::new();
+    for row in &results.rows {
+        if !models.contains(&row.model) {
+            models.push(row.model.clone());
+        }
+    }
+    models
+}
+
+/// `model`'s steps in `results`, in the order their first row comes.
+fn steps<'a>(results: &'a Results, model: &str) -> Vec<Step<'a>> {
+    let mut steps: Vec<Step<'a>> = Vec::new();
+    for row in results.rows.iter().filter(|r| r.model == model) {
+        match steps.iter_mut().find(|s| s.name == row.step) {
+            Some(step) => step.rows.push(row),
+            None => steps.push(Step {
+                model: model.to_string(),
+                name: row.step.clone(),
+                params: AXES
+                    .iter()
+                    .filter(|&&c| !row.raw(c).is_empty())
+                    .map(|&c| (c, row.raw(c).to_string()))
+                    .collect(),
+                rows: vec![row],
+            }),
+        }
+    }
+    steps
+}
+
+/// Pairs the steps of OLD and NEW: each model of both (or the two `models` given, OLD's
+/// and NEW's), each step by its parameters; steps with the same parameters (a
+/// staircase's stair and its hold) in the order they come. An error when nothing matches.
+pub fn pair<'a>(
+    old: &'a Results,
+    new: &'a Results,
+    models_given: Option<(&str, &str)>,
+) -> anyhow::Result<Pairs<'a>> {
+    let (old_models, new_models) = (models(old), models(new));
+    let mut pairs = Pairs {
+        matched: Vec::new(),
+        only_old: Vec::new(),
+        only_new: Vec::new(),
+    };
+    let model_pairs: Vec<(String, String)> = match models_given {
+        Some((a, b)) => {
+            for (model, side, present) in [(a, "OLD", &old_models), (b, "NEW", &new_models)] {
+                if !present.iter().any(|m| m == model) {
+                    bail!(
+                        "{side} has no model '{model}' (its models: {})",
+                        present.join(", ")
+                    );
+                }
+            }
+            vec![(a.to_string(), b.to_string())]
+        }
+        None => {
+            for m in old_models.iter().filter(|m| !new_models.contains(m)) {
+                pairs.only_old.push(format!("model {m} (every step)"));
+            }
+            for m in new_models.iter().filter(|m| !old_models.contains(m)) {
+                pairs.only_new.push(format!("model {m} (every step)"));
+            }
+            old_models
+                .iter()
+                .filter(|m| new_models.contains(m))
+                .map(|m| (m.clone(), m.clone()))
+                .collect()
+        }
+    };
+    for (a, b) in &model_pairs {
+        let mut unmatched_new = steps(new, b);
+        for old_step in steps(old, a) {
+            match unmatched_new
+                .iter()
+                .position(|s| s.params == old_step.params)
+            {
+                Some(i) => pairs.matched.push((old_step, unmatched_new.remove(i))),
+                None => pairs.only_old.push(old_step.describe()),
+            }
+        }
+        pairs
+            .only_new
+            .extend(unmatched_new.iter().map(Step::describe));
+    }
+    if pairs.matched.is_empty() {
+        let list = |r: &Results| {
+            let mut names: Vec<String> = r
+                .rows
+                .iter()
+                .map(|row| format!("{} {}", row.model, row.step))
+                .collect();
+            names.dedup();
+            if names.is_empty() {
+                "no steps".to_string()
+            } else {
+                names.join(", ")
+            }
+        };
+        bail!(
+            "no step of OLD ({}) matches a step of NEW ({}) by model and parameters: \
+             these runs cannot be compared",
+            list(old),
+            list(new)
+        );
+    }
+    Ok(pairs)
+}
+
+/// What differs between the two runs' manifests in what they ran on and how: each a
+/// sentence naming both values. Nothing for one run compared with itself.
+pub fn warnings(old: &Manifest, new: &Manifest) -> Vec<String> {
+    let mut out = Vec::new();
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    let num = |v: Option<u64>| v.map_or("unknown".into(), |v| v.to_string());
+    let mut differ = |what: &str, a: String, b: String| {
+        if a != b {
+            out.push(format!("{what} differs: OLD {a}, NEW {b}"));
+        }
+    };
+    differ("kernel", opt(&old.kernel), opt(&new.kernel));
+    differ("CPU", opt(&old.cpu_model), opt(&new.cpu_model));
+    differ("core count", num(old.cores), num(new.cores));
+    differ(
+        "memory",
+        old.memory_bytes
+            .map_or("unknown".into(), |b| fmt_bytes(b as f64)),
+        new.memory_bytes
+            .map_or("unknown".into(), |b| fmt_bytes(b as f64)),
+    );
+    let version = |m: &Manifest| match (&m.echolab_version, &m.git_revision) {
+        (Some(v), Some(g)) => format!("{v} ({g})"),
+        (v, _) => opt(v),
+    };
+    differ("echolab version", version(old), version(new));
+    differ(
+        "fd limit",
+        format!("{}/{}", num(old.fd_limit_soft), num(old.fd_limit_hard)),
+        format!("{}/{}", num(new.fd_limit_soft), num(new.fd_limit_hard)),
+    );
+    differ("scenario", opt(&old.scenario_name), opt(&new.scenario_name));
+    if old.scenario_toml != new.scenario_toml && old.scenario_name == new.scenario_name {
+        let lines = |m: &Manifest| -> Vec<String> {
+            m.scenario_toml
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(String::from)
+                .collect()
+        };
+        let (a, b) = (lines(old), lines(new));
+        let first = a
+            .iter()
+            .zip(b.iter().chain(std::iter::repeat(&String::new())))
+            .find(|(x, y)| x != y)
+            .map(|(x, y)| (x.clone(), y.clone()))
+            .or_else(|| b.get(a.len()).map(|y| (String::new(), y.clone())));
+        if let Some((x, y)) = first {
+            let shown = |l: String| if l.is_empty() { "(nothing)".into() } else { l };
+            differ(
+                "scenario definition",
+                format!("`{}`", shown(x)),
+                format!("`{}`", shown(y)),
+            );
+        }
+    }
+    let limits = |m: &Manifest| -> BTreeMap<String, String> {
+        m.conditions
+            .server_limits
+            .iter()
+            .map(|(model, l)| (model.clone(), l.describe()))
+            .collect()
+    };
+    let (la, lb) = (limits(old), limits(new));
+    for model in la.keys().chain(lb.keys().filter(|k| !la.contains_key(*k))) {
+        let get =
+            |l: &BTreeMap<String, String>| l.get(model).cloned().unwrap_or_else(|| "none".into());
+        differ(&format!("{model}'s cgroup limit"), get(&la), get(&lb));
+    }
+    let shaping = |m: &Manifest| {
+        m.conditions
+            .network
+            .as_ref()
+            .map_or("none".into(), |s| s.describe())
+    };
+    differ("network shaping", shaping(old), shaping(new));
+    let sysctls = |m: &Manifest| -> BTreeMap<String, String> {
+        m.sysctls
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().map_or(v.to_string(), String::from)))
+            .collect()
+    };
+    let (sa, sb) = (sysctls(old), sysctls(new));
+    for key in sa.keys().chain(sb.keys().filter(|k| !sa.contains_key(*k))) {
+        let get =
+            |s: &BTreeMap<String, String>| s.get(key).cloned().unwrap_or_else(|| "unset".into());
+        differ(key, get(&sa), get(&sb));
+    }
+    for (side, m) in [("OLD", old), ("NEW", new)] {
+        if m.interrupted || (!m.status.is_empty() && m.status != "complete") {
+            out.push(format!(
+                "{side} is not a complete run (status {})",
+                if m.status.is_empty() {
+                    "unknown"
+                } else {
+                    &m.status
+                }
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifests_that_differ_name_both_values() {
+        let old = Manifest {
+            kernel: Some("6.1.0".into()),
+            cores: Some(2),
+            scenario_name: Some("tiny".into()),
+            scenario_toml: Some("name = \"tiny\"\n[load]\nsize = 32\n".into()),
+            status: "complete".into(),
+            ..Manifest::default()
+        };
+        assert!(warnings(&old, &old).is_empty());
+        let new = Manifest {
+            kernel: Some("6.8.0".into()),
+            cores: Some(4),
+            scenario_toml: Some("name = \"tiny\"\n[load]\nsize = 64\n".into()),
+            ..old.clone()
+        };
+        assert_eq!(
+            warnings(&old, &new),
+            [
+                "kernel differs: OLD 6.1.0, NEW 6.8.0",
+                "core count differs: OLD 2, NEW 4",
+                "scenario definition differs: OLD `size = 32`, NEW `size = 64`",
+            ]
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! `echolab compare OLD NEW`: every figure of the verdict, step by step, old against
+//! new, a change named only where the verdict's own test names one ("~" otherwise),
+//! and a gate for CI (`--fail-if`).
+//!
+//! matching.rs pairs the two sides' steps by their parameters and compares the two
+//! manifests, changes.rs measures each figure on both sides and decides, gate.rs parses
+//! and judges the thresholds, render.rs writes the table, Markdown, CSV and JSON, and
+//! page.rs writes compare.html. docs/compare.md says how to read it.
+
+mod changes;
+pub mod gate;
+mod matching;
+mod page;
+mod render;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context as _};
+
+use crate::report::data::{self, Results};
+
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// The results directory before the change (written by `echolab run`)
+    pub old: PathBuf,
+
+    /// The results directory after the change (default: OLD itself, with --models)
+    pub new: Option<PathBuf>,
+
+    /// Compare two models: OLD's first against NEW's second (one directory: two models
+    /// of one run, e.g. --models mine,epoll)
+    #[arg(long, value_delimiter = ',', value_name = "OLD_MODEL,NEW_MODEL")]
+    pub models: Vec<String>,
+
+    /// Exit 1 when a significant change crosses this threshold: 'p99 > +10%',
+    /// 'throughput < -5%', 'cpu_per_request > +5%', or an absolute 'p99 > 2ms',
+    /// 'errors > 0' (judged on NEW's value); repeatable
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<String>,
+
+    /// How to print the comparison
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Also write compare.html (self-contained: tables and a paired chart per figure)
+    /// into this directory
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned columns for a terminal
+    Table,
+    /// A Markdown table, to paste into a pull request
+    Markdown,
+    /// One JSON document (schema: docs/compare.md)
+    Json,
+    /// One CSV row per step and figure
+    Csv,
+}
+
+/// A significant change crossed a `--fail-if` threshold.
+pub const EXIT_CROSSED: u8 = 1;
+/// A usage error, a results directory missing or damaged, or steps that do not match.
+pub const EXIT_USAGE: u8 = 2;
+
+pub fn main(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    match compare(&args) {
+        Ok(code) => Ok(code),
+        Err(error) => {
+            crate::errln!("echolab compare: {error:#}");
+            Ok(ExitCode::from(EXIT_USAGE))
+        }
+    }
+}
+
+fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
+    let thresholds = args
+        .fail_if
+        .iter()
+        .map(|text| gate::Threshold::parse(text))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let models = match args.models.as_slice() {
+        [] => None,
+        [old, new] => Some((old.as_str(), new.as_str())),
+        _ => bail!("--models takes two models, OLD's and NEW's (e.g. --models mine,epoll)"),
+    };
+    let new_dir = match (&args.new, models) {
+        (Some(new), _) => new.clone(),
+        (None, Some(_)) => args.old.clone(),
+        (None, None) => {
+            bail!(
+                "give two results directories (OLD NEW), or one with --models OLD_MODEL,NEW_MODEL"
+            )
+        }
+    };
+    let old = data::load(&args.old).context("OLD")?;
+    let new = data::load(&new_dir).context("NEW")?;
+    let figures = changes::figures(&gate::columns(&thresholds));
+    let changes = changes::compare(&old, &new, models, figures)?;
+    let crossed = gate::judge(&thresholds, &changes);
+    if matches!(args.format, Format::Json | Format::Csv) {
+        for warning in &changes.warnings {
+            crate::errln!("echolab compare: warning: {warning}");
+        }
+    }
+    crate::out!(
+        "{}",
+        match args.format {
+            Format::Table => render::text(&changes),
+            Format::Markdown => render::markdown(&changes, &crossed),
+            Format::Json => render::json(&changes, &thresholds, &crossed)?,
+            Format::Csv => render::csv(&changes)?,
+        }
+    );
+    if let Some(dir) = &args.out {
+        let path = page::write(dir, &changes, &crossed)?;
+        crate::errln!("{}", path.display());
+    }
+    for crossing in &crossed {
+        crate::errln!("echolab compare: {}", crossing.describe());
+    }
+    Ok(if crossed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_CROSSED)
+    })
+}
+
+/// `echolab run --enforce-thresholds` exits with this when a scenario threshold is not met.
+pub const EXIT_THRESHOLDS: u8 = 3;
+
+/// The `[thresholds]` of the scenario that wrote `results` (from its manifest), each
+/// judged on every step of every model: None when it has none, else each one not met
+/// ("'p99 < 1ms' not met at epoll c100-s64: p99 is 1.50 ms").
+pub fn scenario_thresholds(
+    results: &Results,
+) -> anyhow::Result<Option<(Vec<String>, Vec<String>)>> {
+    let Some(toml_text) = results.manifest.scenario_toml.as_deref() else {
+        return Ok(None);
+    };
+    let file: toml::Table = toml::from_str(toml_text).context("the manifest's scenario")?;
+    let Some(table) = file.get("thresholds").and_then(toml::Value::as_table) else {
+        return Ok(None);
+    };
+    let mut requirements = Vec::new();
+    for (figure, condition) in table {
+        let condition = condition.as_str().with_context(|| {
+            format!("[thresholds] {figure}: a condition is a string (\"< 1ms\")")
+        })?;
+        requirements.push(gate::requirement(figure, condition)?);
+    }
+    if requirements.is_empty() || results.rows.is_empty() {
+        return Ok(None);
+    }
+    let figures = changes::figures(&gate::columns(&requirements));
+    let changes = changes::compare(results, results, None, figures)?;
+    let unmet = gate::unmet(&requirements, &changes)
+        .iter()
+        .map(|c| format!("'{}' not met at {}: {}", c.threshold, c.step, c.what))
+        .collect();
+    let all = requirements.iter().map(|t| t.text.clone()).collect();
+    Ok(Some((all, unmet)))
+}
+
+/// [`scenario_thresholds`] of the results directory `dir`.
+pub fn judge_thresholds(dir: &Path) -> anyhow::Result<Option<(Vec<String>, Vec<String>)>> {
+    scenario_thresholds(&data::load(dir)?)
+}
+
+/// The run in `dir` against the `baseline` directory, as `echolab compare` prints it.
+pub fn against_baseline_text(baseline: &Path, dir: &Path) -> anyhow::Result<String> {
+    let (old, new) = (data::load(baseline)?, data::load(dir)?);
+    Ok(render::text(&changes::compare(
+        &old,
+        &new,
+        None,
+        changes::figures(&[]),
+    )?))
+}
+
+/// The report's section comparing `results` with its manifest's baseline (`run
+/// --baseline`): the comparison's tables and warnings, or why there are none.
+pub fn baseline_section(results: &Results) -> Option<crate::report::document::Section> {
+    use crate::report::document::{Block, Section};
+    let baseline = results.manifest.baseline.as_deref()?;
+    let dir = Path::new(baseline);
+    let blocks = match data::load(dir)
+        .and_then(|old| changes::compare(&old, results, None, changes::figures(&[])))
+    {
+        Ok(changes) => {
+            let doc = render::document(&changes, &[], false);
+            let mut blocks = vec![Block::Paragraph(format!(
+                "This run (NEW) against the baseline {baseline} (OLD), as `echolab compare` \
+                 prints it (docs/compare.md)."
+            ))];
+            if !doc.notes.is_empty() {
+                blocks.push(Block::List(doc.notes));
+            }
+            blocks.extend(doc.sections.into_iter().flat_map(|s| {
+                s.blocks
+                    .into_iter()
+                    .filter(|b| !matches!(b, Block::Paragraph(_)))
+            }));
+            blocks
+        }
+        Err(e) => vec![Block::Paragraph(format!(
+            "The baseline {baseline} could not be compared: {e:#}"
+        ))],
+    };
+    Some(Section {
+        heading: "Against the baseline".into(),
+        level: 2,
+        id: "baseline".into(),
+        blocks,
+    })
+}

@@ -1,0 +1,115 @@
+//! compare.html: the comparison's document with a paired chart per figure (OLD and NEW
+//! at each matched step, each with the span of its repetitions), drawn and rendered by
+//! the report's own chart and HTML writers, in one self-contained file.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use plotters::style::RGBColor;
+
+use super::changes::Changes;
+use super::gate::Crossing;
+use crate::report::charts::{self, Pt, Series, XFormat, XySpec};
+use crate::report::document::{Block, Chart, Section};
+use crate::report::html;
+
+const OLD_COLOR: RGBColor = RGBColor(0x88, 0x88, 0x88);
+const NEW_COLOR: RGBColor = RGBColor(0x00, 0x72, 0xB2);
+
+/// Writes DIR/compare.html; returns its path.
+pub fn write(dir: &Path, changes: &Changes, crossed: &[Crossing]) -> anyhow::Result<PathBuf> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("compare.html");
+    let doc = super::render::document(changes, crossed, true);
+    fs::write(&path, html::render(&doc))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
+/// A chart per figure: x is the matched step's number in the table, OLD and NEW side by
+/// side, the bars spanning the repetitions.
+pub fn charts_section(changes: &Changes) -> Section {
+    let steps: Vec<String> = changes
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("{}: {}", i + 1, s.label()))
+        .collect();
+    let mut blocks = Vec::new();
+    for (f, figure) in changes.figures.iter().enumerate() {
+        let series = |label: &str, color: RGBColor, new: bool| Series {
+            label: label.to_string(),
+            color,
+            dashed: !new,
+            faint: false,
+            points: changes
+                .steps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| {
+                    let m = if new {
+                        &s.changes[f].new
+                    } else {
+                        &s.changes[f].old
+                    };
+                    let y = m.value?;
+                    let (lo, hi) = m.range().unwrap_or((y, y));
+                    Some(Pt {
+                        x: (i + 1) as f64,
+                        y,
+                        lo: lo.min(y),
+                        hi: hi.max(y),
+                    })
+                })
+                .collect(),
+        };
+        let spec = XySpec {
+            title: figure.name.clone(),
+            x_desc: "matched step (numbered as in the caption)".into(),
+            y_desc: match figure.unit {
+                "" => figure.short.clone(),
+                unit => format!("{} ({unit})", figure.short),
+            },
+            series: vec![
+                series("OLD", OLD_COLOR, false),
+                series("NEW", NEW_COLOR, true),
+            ],
+            marks: Vec::new(),
+            x_format: XFormat::Number,
+            x_log: Some(false),
+            y_log: Some(false),
+            notes: Vec::new(),
+        };
+        if spec.series.iter().all(|s| s.points.is_empty()) {
+            continue;
+        }
+        let svg = match charts::xy_chart(&spec) {
+            Ok(svg) => svg,
+            Err(e) => {
+                blocks.push(Block::Paragraph(format!(
+                    "{}: the chart could not be drawn: {e:#}",
+                    figure.name
+                )));
+                continue;
+            }
+        };
+        blocks.push(Block::Chart(Chart {
+            file: format!("compare-{}", figure.short),
+            title: figure.name.clone(),
+            svg,
+            caption: format!(
+                "{}: OLD (grey, dashed) and NEW (blue) at each matched step, the bars \
+                 spanning the repetitions. Steps: {}.",
+                figure.name,
+                steps.join("; ")
+            ),
+        }));
+    }
+    Section {
+        heading: "Charts".into(),
+        level: 2,
+        id: "charts".into(),
+        blocks,
+    }
+}

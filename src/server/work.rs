@@ -1,0 +1,48 @@
+//! `--work-us`: a fixed CPU time spent on every read that returned data, in every
+//! model, as a real server computes an answer per request: the models studied under
+//! CPU-bound requests, or a server made measurably slower on purpose (an A/B check of
+//! `echolab compare`). Set once when the server starts; every model's read path calls
+//! [`per_read`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::sys::thread_cpu_ns;
+
+/// The CPU time to spend per read, in ns; 0 (the default) spends none.
+static WORK_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the work per read for this process.
+pub fn set(work_us: u64) {
+    WORK_NS.store(work_us.saturating_mul(1000), Ordering::Relaxed);
+}
+
+/// Spins until this thread has used the set CPU time: its own CPU clock, so time the
+/// scheduler gives other threads does not count.
+pub fn per_read() {
+    let ns = WORK_NS.load(Ordering::Relaxed);
+    if ns == 0 {
+        return;
+    }
+    let start = thread_cpu_ns();
+    while thread_cpu_ns().saturating_sub(start) < ns {
+        std::hint::spin_loop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_spends_the_set_cpu_time_on_its_own_thread() {
+        set(2000);
+        let before = thread_cpu_ns();
+        per_read();
+        let spent = thread_cpu_ns() - before;
+        set(0);
+        assert!(spent >= 2_000_000, "{spent} ns");
+        let before = thread_cpu_ns();
+        per_read();
+        assert!(thread_cpu_ns() - before < 2_000_000);
+    }
+}
