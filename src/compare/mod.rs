@@ -116,7 +116,7 @@ fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         }
     );
     if let Some(dir) = &args.out {
-        let path = page::write(dir, &changes, &crossed)?;
+        let path = write_page(dir, &changes, &crossed)?;
         crate::errln!("{}", path.display());
     }
     for crossing in &crossed {
@@ -216,4 +216,18 @@ pub fn baseline_section(results: &Results) -> Option<crate::report::document::Se
         id: "baseline".into(),
         blocks,
     })
+}
+
+/// Writes DIR/compare.html; returns its path.
+fn write_page(
+    dir: &Path,
+    changes: &changes::Changes,
+    crossed: &[gate::Crossing],
+) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("compare.html");
+    let doc = render::document(changes, crossed, true);
+    std::fs::write(&path, crate::report::html::render(&doc))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
 }

@@ -1,31 +1,16 @@
-//! compare.html: the comparison's document with a paired chart per figure (OLD and NEW
-//! at each matched step, each with the span of its repetitions), drawn and rendered by
-//! the report's own chart and HTML writers, in one self-contained file.
+//! compare.html's charts: a paired chart per figure (OLD and NEW at each matched step,
+//! each with the span of its repetitions), drawn by the report's own chart writer. The
+//! page is the comparison's document with them, rendered by the report's HTML writer in
+//! one self-contained file ([`super::write_page`]).
 
-use std::fs;
-use std::path::{Path, PathBuf};
-
-use anyhow::Context as _;
 use plotters::style::RGBColor;
 
 use super::changes::Changes;
-use super::gate::Crossing;
 use crate::report::charts::{self, Pt, Series, XFormat, XySpec};
 use crate::report::document::{Block, Chart, Section};
-use crate::report::html;
 
 const OLD_COLOR: RGBColor = RGBColor(0x88, 0x88, 0x88);
 const NEW_COLOR: RGBColor = RGBColor(0x00, 0x72, 0xB2);
-
-/// Writes DIR/compare.html; returns its path.
-pub fn write(dir: &Path, changes: &Changes, crossed: &[Crossing]) -> anyhow::Result<PathBuf> {
-    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let path = dir.join("compare.html");
-    let doc = super::render::document(changes, crossed, true);
-    fs::write(&path, html::render(&doc))
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
-}
 
 /// A chart per figure: x is the matched step's number in the table, OLD and NEW side by
 /// side, the bars spanning the repetitions.
