@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::results::{axis_column, Conditions, Manifest};
+use crate::sys::unix_now;
 
 /// The sysctls that bound what a connection-heavy experiment can do.
 const SYSCTLS: [&str; 15] = [
@@ -25,13 +25,6 @@ const SYSCTLS: [&str; 15] = [
     "vm.max_map_count",
     "vm.overcommit_memory",
 ];
-
-pub fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
 
 fn read_trimmed(path: &str) -> Option<String> {
     fs::read_to_string(path).ok().map(|s| s.trim().to_string())

@@ -12,11 +12,12 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::engine::{self, Shared, Stop};
-use super::measurements::{self, round3, unix_now, Interval, LoadSummary, Outputs};
+use super::measurements::{self, round3, Interval, LoadSummary, Outputs};
 use super::preflight;
 use super::schedule::{Mode, Plan};
 use super::Engine;
 use crate::sys::signal;
+use crate::sys::unix_now;
 use crate::syscall;
 
 /// Runs the plan in this process. `None` when preflight found the run cannot fit (explained on

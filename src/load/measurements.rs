@@ -376,12 +376,6 @@ pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-pub fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
 /// One row of timeline.csv.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct TimelineRow {

@@ -366,7 +366,7 @@ fn check_error_rate_and_start(args: &LoadArgs) -> Result<(), String> {
         if !(at.is_finite() && at >= 0.0) {
             return Err("--start-at must be a Unix time in seconds".into());
         }
-        let ahead = at - super::measurements::unix_now();
+        let ahead = at - crate::sys::unix_now();
         if ahead > MAX_START_AHEAD.as_secs_f64() {
             return Err(format!(
                 "--start-at {at} is {:.0} s from now: at most one day ahead",

@@ -4,6 +4,7 @@
 //! `refuse` when one is turned away, `close` with its [`ServerConnRecord`] when it ends.
 //! Closing appends one row to the `--log` CSV and adds to the per-host totals.
 
+use crate::sys::unix_now;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -11,7 +12,6 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -81,14 +81,6 @@ impl RefuseReason {
             RefuseReason::Resources => "resources",
         }
     }
-}
-
-/// Seconds since the Unix epoch, with microsecond resolution.
-pub fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
 }
 
 /// What one connection did; kept by the model while it is open.

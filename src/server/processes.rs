@@ -22,10 +22,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::counters::{unix_now, ServerSummary, Stats};
+use super::counters::{ServerSummary, Stats};
 use super::stop::stop_requested;
 use super::{bind_first_listener, finish, Listening, ServerConfig};
 use crate::sys::spawn::Supervision;
+use crate::sys::unix_now;
 
 /// One child server.
 struct Process {

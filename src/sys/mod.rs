@@ -63,6 +63,13 @@ pub fn ignore_sigpipe() {
     }
 }
 
+/// Seconds since the Unix epoch, with microsecond resolution (0 on a clock before 1970).
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
 /// The CPU time the calling thread has used, in ns (CLOCK_THREAD_CPUTIME_ID): time the
 /// scheduler gave other threads does not count.
 pub fn thread_cpu_ns() -> u64 {

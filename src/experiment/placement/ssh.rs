@@ -90,13 +90,6 @@ fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-fn unix_now_s() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs_f64()
-}
-
 /// The fds the heaviest step needs on the server host and on each client host.
 fn fds_needed(scenario: &Scenario, clients: usize) -> (u64, u64) {
     let most = scenario
@@ -365,9 +358,9 @@ impl SshHost {
              printf 'clock %s\\n' \"$(date +%s.%N)\"; \
              printf 'route %s\\n' \"$(ip -o route get {server_addr} 2>/dev/null | head -n 1)\""
         );
-        let before = unix_now_s();
+        let before = crate::sys::unix_now();
         let text = self.output(&format!("sh -c {}", quote(&script)), Stdio::null())?;
-        let after = unix_now_s();
+        let after = crate::sys::unix_now();
         let field = |name: &str| {
             text.lines()
                 .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))

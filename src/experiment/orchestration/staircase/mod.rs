@@ -23,10 +23,10 @@ use crate::experiment::measurement::judge::{base_row, judge, measure, LoadSide, 
 use crate::experiment::measurement::probe::Sample;
 use crate::experiment::placement::process;
 use crate::experiment::placement::Lab;
-use crate::load::measurements::unix_now;
 use crate::results::{Row, Status};
 use crate::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
 use crate::server::counters::ServerSummary;
+use crate::sys::unix_now;
 use generators::Generators;
 use window::{live_dirs, Window};
 
