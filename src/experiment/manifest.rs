@@ -73,8 +73,12 @@ fn git_revision() -> Option<String> {
 }
 
 impl Manifest {
-    pub fn new(scenario: &crate::scenario::Scenario) -> Manifest {
-        let limits = crate::sys::raise_fd_limit().ok();
+    /// The manifest of a run of `scenario` starting now; `limits` is the fd limit the
+    /// run has, as the caller raised it (`sys::raise_fd_limit`), None when unknown.
+    pub fn new(
+        scenario: &crate::scenario::Scenario,
+        limits: Option<crate::sys::FdLimit>,
+    ) -> Manifest {
         let kernel = format!(
             "{} {}",
             read_trimmed("/proc/sys/kernel/ostype").unwrap_or_else(|| "Linux".into()),
@@ -152,7 +156,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // A directory where manifest.json should be: the rename fails after the temp is written.
         fs::create_dir(dir.path().join("manifest.json")).unwrap();
-        let e = Manifest::new(&scenario).write(dir.path()).unwrap_err();
+        let e = Manifest::new(&scenario, None)
+            .write(dir.path())
+            .unwrap_err();
         assert!(e.to_string().contains("manifest.json"), "{e}");
         assert!(!dir.path().join("manifest.json.tmp").exists());
     }
@@ -161,7 +167,7 @@ mod tests {
     fn manifest_describes_machine_and_run() {
         let scenario =
             crate::scenario::parse("t", "tiny", "models=[\"poll\"]\n[load]\nrequests=1\n").unwrap();
-        let mut m = Manifest::new(&scenario);
+        let mut m = Manifest::new(&scenario, None);
         assert_eq!(m.scenario_name.as_deref(), Some("tiny"));
         assert_eq!(m.models, ["poll"]);
         assert_eq!(m.steps, ["c10-s64"]);
@@ -212,7 +218,7 @@ mod tests {
             "models=[\"poll\"]\n[load]\nrequests=1\n[sweep]\ndelay=[\"1ms\",\"2ms\"]\n",
         )
         .unwrap();
-        assert_eq!(Manifest::new(&swept).sweep_axes, ["delay_ms"]);
+        assert_eq!(Manifest::new(&swept, None).sweep_axes, ["delay_ms"]);
         fs::remove_dir_all(&dir).unwrap();
     }
 }

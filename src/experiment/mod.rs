@@ -71,7 +71,9 @@ pub fn run_into(
 
     placement::process::install_stop_handlers()
         .context("cannot install SIGINT/SIGTERM handlers")?;
-    let mut manifest = crate::results::Manifest::new(scenario);
+    // The run's children inherit the limit; the manifest records it as raised.
+    let fd_limit = crate::sys::raise_fd_limit().ok();
+    let mut manifest = crate::results::Manifest::new(scenario, fd_limit);
     manifest.write(out)?;
     let config = orchestration::runner::RunConfig {
         exe,

@@ -44,7 +44,9 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
         crate::outln!("  expected duration: {d}");
     }
     process::install_stop_handlers().context("cannot install SIGINT/SIGTERM handlers")?;
-    let mut manifest = crate::results::Manifest::new(composite);
+    // The parts' children inherit the limit; the manifest records it as raised.
+    let fd_limit = crate::sys::raise_fd_limit().ok();
+    let mut manifest = crate::results::Manifest::new(composite, fd_limit);
     manifest.write(&out)?;
     // The parts' rows are in their own folders; an empty results.csv keeps the
     // directory readable by anything that expects one.
