@@ -213,7 +213,7 @@ fn bad_scenarios_are_rejected_with_their_line() {
         let path = write_scenario(tmp.path(), text);
         let output = common::run_scenario(&path, tmp.path(), &[]);
         let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
         assert!(
             stderr.contains(expected),
             "expected '{expected}' in: {stderr}"
@@ -221,7 +221,7 @@ fn bad_scenarios_are_rejected_with_their_line() {
         assert!(!tmp.path().join("results.csv").exists());
     }
     let output = common::echolab_run(&["no-such-scenario"]);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("neither a built-in scenario"));
 }
 
