@@ -3,9 +3,11 @@
 
 use super::document::{Block, Document};
 
-/// Table cells must not break the row: pipes are escaped, newlines flattened.
+/// Table cells must not break the row: pipes are escaped, a newline is a line break.
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+    text.replace('|', "\\|")
+        .replace('\r', "")
+        .replace('\n', "<br>")
 }
 
 pub fn render(doc: &Document) -> String {
