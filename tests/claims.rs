@@ -123,7 +123,10 @@ fn a_scaled_down_claim_1_is_confirmed_from_its_rows() {
         report.contains("Test: select holds 900, 1000, 1100 and 2000 connections"),
         "{report}"
     );
-    assert!(!report.contains("\nTest: select at 900 and 1100"), "{report}");
+    assert!(
+        !report.contains("\nTest: select at 900 and 1100"),
+        "{report}"
+    );
     let html = fs::read_to_string(out.join("report.html")).unwrap();
     assert!(
         html.contains("<h3 id=\"claim-1\">Claim 1: confirmed</h3>"),
@@ -221,7 +224,11 @@ fn claims_judged_from_another_claims_rows_show_their_own_test() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("tiny-10.toml"), TINY_CLAIM_10).unwrap();
     let composite = dir.path().join("mini-classic.toml");
-    fs::write(&composite, "name = \"mini-classic\"\nparts = [\"tiny-10.toml\"]\n").unwrap();
+    fs::write(
+        &composite,
+        "name = \"mini-classic\"\nparts = [\"tiny-10.toml\"]\n",
+    )
+    .unwrap();
     let out = dir.path().join("out");
     common::run_scenario_ok(&composite, &out, QUIET);
     let report = fs::read_to_string(out.join("report.md")).unwrap();
@@ -235,9 +242,18 @@ fn claims_judged_from_another_claims_rows_show_their_own_test() {
     };
     let (ten, eleven, twelve) = (test(10), test(11), test(12));
     // Each claim's own rule: the mean response time, the server's CPU, its memory.
-    assert!(ten.contains("The mean response time of the repetitions is compared"), "{ten}");
-    assert!(eleven.contains("The server's CPU (% of one core over the step"), "{eleven}");
-    assert!(twelve.contains("The server's peak resident memory is compared"), "{twelve}");
+    assert!(
+        ten.contains("The mean response time of the repetitions is compared"),
+        "{ten}"
+    );
+    assert!(
+        eleven.contains("The server's CPU (% of one core over the step"),
+        "{eleven}"
+    );
+    assert!(
+        twelve.contains("The server's peak resident memory is compared"),
+        "{twelve}"
+    );
     for t in [&ten, &eleven, &twelve] {
         assert!(!t.contains("the part's own test"), "{t}");
     }
@@ -474,9 +490,7 @@ fn a_scaled_down_claim_18_counts_no_retransmission_on_loopback_and_says_it_canno
     // Loopback loses nothing: the claim cannot be tested here, and the row says why.
     let row = claims_row(&report, 18);
     assert!(
-        row.contains(
-            "| cannot be tested here | retransmissions need a link whose queue overflows"
-        ),
+        row.contains("| cannot be tested here | retransmissions need a link whose queue overflows"),
         "{row}"
     );
     assert!(

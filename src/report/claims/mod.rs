@@ -20,9 +20,8 @@ use compared::{
     claim_10, claim_11, claim_12, claim_13, claim_14, claim_15, claim_17, claim_18, claim_20,
     claim_21, claim_9,
 };
-use speed::{claim_4, claim_5, claim_6, claim_8};
 pub use sources::{Kind, Source, CLAIMS};
-
+use speed::{claim_4, claim_5, claim_6, claim_8};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {

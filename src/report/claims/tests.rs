@@ -416,7 +416,8 @@ fn claim_7_message_sizes() {
     let c = judge(7, &confirmed, Limits::default());
     assert_eq!(c.verdict, Verdict::Demonstration);
     assert!(
-        c.why.starts_with("the setup fixes the outcome: at 10 000 connections select must fail"),
+        c.why
+            .starts_with("the setup fixes the outcome: at 10 000 connections select must fail"),
         "{}",
         c.why
     );
@@ -509,7 +510,10 @@ fn seeds(test: &str) -> Option<std::path::PathBuf> {
         "the reports are not at {} (set ECHOLAB_SEEDS=DIR to point at them)",
         dir.display()
     );
-    assert!(!ci, "{test} cannot run: {reason}; under CI=true no test may be skipped");
+    assert!(
+        !ci,
+        "{test} cannot run: {reason}; under CI=true no test may be skipped"
+    );
     // Straight to stderr: the harness captures eprintln! of a passing test.
     use std::io::Write;
     let _ = std::io::stderr().write_all(format!("SKIPPED {test}: {reason}\n").as_bytes());
@@ -553,8 +557,16 @@ fn every_claim_scenario_cites_its_report_and_every_claim_says_how_it_differs() {
         let name = format!("claim-{}", i + 1);
         let text = BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1;
         let s = parse(&name, &name, text).unwrap();
-        assert!(s.description.contains(c.file), "{name} does not cite {}", c.file);
-        assert!(!c.test.is_empty() && !c.differs.is_empty(), "claim {}", i + 1);
+        assert!(
+            s.description.contains(c.file),
+            "{name} does not cite {}",
+            c.file
+        );
+        assert!(
+            !c.test.is_empty() && !c.differs.is_empty(),
+            "claim {}",
+            i + 1
+        );
     }
 }
 
@@ -860,7 +872,11 @@ fn claim_17_more_connections_no_more_speed() {
     let scattered = staircase(|c| [1.0, 2.86, 5.0][(c / 1000.0) as usize % 3]);
     let c = judge(17, &scattered, Limits::default());
     assert_eq!(c.verdict, Verdict::NoDifference, "{}", c.why);
-    assert!(c.why.starts_with("no growth shown and no limit shown"), "{}", c.why);
+    assert!(
+        c.why.starts_with("no growth shown and no limit shown"),
+        "{}",
+        c.why
+    );
     // Slower at the top: a limit shown.
     let falling = staircase(|c| 20.0 - c / 1000.0);
     assert_eq!(verdict(17, &falling), Verdict::Confirmed);
@@ -919,7 +935,9 @@ fn claim_18_retransmissions_at_short_delays() {
     // counts are listed all the same.
     let c = judge(18, &report, Limits::default());
     assert_eq!(c.verdict, Verdict::Untestable);
-    assert!(c.why.starts_with("retransmissions need a link whose queue overflows"));
+    assert!(c
+        .why
+        .starts_with("retransmissions need a link whose queue overflows"));
     assert_eq!(c.numbers.len(), 5, "{:?}", c.numbers);
 }
 
