@@ -3,9 +3,12 @@
 
 use super::document::{Block, Document};
 
-/// Table cells must not break the row: pipes are escaped, newlines flattened.
+/// Table cells must not break the row: pipes are escaped, a newline is a line break.
 fn cell(text: &str) -> String {
-    plain(text).replace('|', "\\|").replace(['\n', '\r'], " ")
+    plain(text)
+        .replace('|', "\\|")
+        .replace('\r', "")
+        .replace('\n', "<br>")
 }
 
 /// The document's text is plain (report.html escapes all of it): in Markdown, text from
