@@ -228,7 +228,7 @@ fn bad_scenarios_are_rejected_with_their_line() {
         assert!(!tmp.path().join("results.csv").exists());
     }
     let output = common::echolab_run(&["no-such-scenario"]);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("neither a built-in scenario"));
 }
 

@@ -28,22 +28,7 @@ pub fn run_into(
     out: &std::path::Path,
     quiet: bool,
 ) -> anyhow::Result<orchestration::runner::RunOutcome> {
-    if scenario
-        .models
-        .iter()
-        .any(|m| crate::results::Limits::of(&m.options).is_some())
-    {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        anyhow::ensure!(
-            unsafe { libc::geteuid() } == 0,
-            "{}: this process is not root",
-            placement::conditions::NEEDS
-        );
-    }
-    if scenario.client_hosts.is_some() {
-        // Before anything is written: a machine that cannot make namespaces cannot run it.
-        placement::hosts::check_available()?;
-    }
+    check_can_run(scenario)?;
     std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create results directory {}", out.display()))?;
     let exe = std::env::current_exe().context("cannot find the echolab binary to start servers")?;
@@ -99,4 +84,26 @@ pub fn run_into(
     let outcome = outcome?;
 
     Ok(outcome)
+}
+
+/// What this machine must offer the scenario before anything of its run is written:
+/// root for server limits, network namespaces for emulated hosts.
+pub fn check_can_run(scenario: &crate::scenario::Scenario) -> anyhow::Result<()> {
+    if scenario
+        .models
+        .iter()
+        .any(|m| crate::results::Limits::of(&m.options).is_some())
+    {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        anyhow::ensure!(
+            unsafe { libc::geteuid() } == 0,
+            "{}: this process is not root",
+            placement::conditions::NEEDS
+        );
+    }
+    if scenario.client_hosts.is_some() {
+        // A machine that cannot make namespaces cannot run it.
+        placement::hosts::check_available()?;
+    }
+    Ok(())
 }

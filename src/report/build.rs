@@ -32,14 +32,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         .map(|number| claims::judge(number, &results.rows, limits(&results.manifest)))
         .collect();
     if !judged.is_empty() {
-        let test = claims::test_of(
-            results
-                .manifest
-                .scenario_description
-                .as_deref()
-                .unwrap_or(""),
-        );
-        sections.extend(claims::section(&judged, |_| test.clone(), |_| None));
+        sections.extend(claims::section(&judged, |_| None));
     }
     for (s, heavy) in sweeps.iter().zip(heavy) {
         sections.extend(figures::sweep_sections(results, s, &heavy)?);

@@ -26,17 +26,15 @@ fn load_part(dir: &Path, part: &str, manifest: &Manifest) -> Result<Results, Str
 }
 
 /// What the composite report says of its parts: the claims judged from their rows, each
-/// claim's test and link to its part's report, and one line per part.
+/// claim's link to its part's report, and one line per part.
 struct Parts {
     claims_judged: Vec<Claim>,
-    tests: Vec<(usize, Option<String>)>,
     links: Vec<(usize, String)>,
     part_lines: Vec<String>,
 }
 
 fn read_parts(results: &Results) -> Parts {
     let mut claims_judged: Vec<Claim> = Vec::new();
-    let mut tests = Vec::new();
     let mut links = Vec::new();
     let mut part_lines = Vec::new();
     for part in &results.manifest.parts {
@@ -59,13 +57,7 @@ fn read_parts(results: &Results) -> Parts {
                 continue;
             }
             let claim = match &loaded {
-                Ok(r) => {
-                    tests.push((
-                        number,
-                        claims::test_of(r.manifest.scenario_description.as_deref().unwrap_or("")),
-                    ));
-                    claims::judge(number, &r.rows, build::limits(&r.manifest))
-                }
+                Ok(r) => claims::judge(number, &r.rows, build::limits(&r.manifest)),
                 Err(why) => Claim::not_run(number, why.clone()),
             };
             links.push((number, format!("{part}/report.html ({part}/report.md)")));
@@ -75,7 +67,6 @@ fn read_parts(results: &Results) -> Parts {
     claims_judged.sort_by_key(|c| c.number);
     Parts {
         claims_judged,
-        tests,
         links,
         part_lines,
     }
@@ -84,23 +75,13 @@ fn read_parts(results: &Results) -> Parts {
 pub fn document(results: &Results) -> Document {
     let Parts {
         claims_judged,
-        tests,
         links,
         part_lines,
     } = read_parts(results);
-    let lookup = |list: &[(usize, Option<String>)], n: usize| {
-        list.iter()
-            .find(|(m, _)| *m == n)
-            .and_then(|(_, t)| t.clone())
-    };
-    let links: Vec<(usize, Option<String>)> =
-        links.into_iter().map(|(n, l)| (n, Some(l))).collect();
     let mut sections = vec![build::setup_section(results)];
-    sections.extend(claims::section(
-        &claims_judged,
-        |n| lookup(&tests, n),
-        |n| lookup(&links, n),
-    ));
+    sections.extend(claims::section(&claims_judged, |n| {
+        links.iter().find(|(m, _)| *m == n).map(|(_, l)| l.clone())
+    }));
     sections.push(Section {
         heading: "Parts".into(),
         level: 2,

@@ -218,6 +218,12 @@ fn read_results_csv(
         let mut numbers = BTreeMap::new();
         for (column, value) in header.iter().zip(record.iter()) {
             let value = value.trim();
+            // Text as the runner gave it: a label `-x` must still name model `-x`.
+            let value = if is_text(column) {
+                crate::results::restore(value)
+            } else {
+                value
+            };
             // Escaped: a results.csv from an older echolab may quote a server's raw stderr.
             raw.insert(
                 column.clone(),

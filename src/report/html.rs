@@ -145,7 +145,7 @@ fn render_block(html: &mut String, block: &Block) {
                     html.push_str(&format!(
                         "<td{}>{}</td>",
                         if numeric { " class=\"num\"" } else { "" },
-                        escape(cell)
+                        escape(cell).replace('\n', "<br>")
                     ));
                 }
                 html.push_str("</tr>\n");

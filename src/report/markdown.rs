@@ -3,26 +3,71 @@
 
 use super::document::{Block, Document};
 
-/// Table cells must not break the row: pipes are escaped, newlines flattened.
+/// Table cells must not break the row: pipes are escaped, a newline is a line break.
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+    plain(text)
+        .replace('|', "\\|")
+        .replace('\r', "")
+        .replace('\n', "<br>")
+}
+
+/// The document's text is plain (report.html escapes all of it): in Markdown, text from
+/// a scenario or a server's stderr must not become HTML (`<script>`), a link or an
+/// image. So `<`, `>`, `[`, `]` and `\\` are escaped, except inside code spans
+/// (backtick runs closed by a run of the same length), which Markdown shows as is.
+fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '`' {
+            let run = rest.len() - rest.trim_start_matches('`').len();
+            let fence = &rest[..run];
+            let after = &rest[run..];
+            // The closing run: the same length, not part of a longer run.
+            let close = after
+                .match_indices(fence)
+                .find(|&(i, _)| !after[..i].ends_with('`') && !after[i + run..].starts_with('`'));
+            let end = close.map_or(run, |(i, _)| run + i + run);
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+            continue;
+        }
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '[' | ']' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// A fence for `text` as a code block: longer than any backtick run inside it, so a
+/// scenario's text can never close the block early.
+fn fence(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    "`".repeat(longest.max(2) + 1)
 }
 
 pub fn render(doc: &Document) -> String {
-    let mut md = format!("# {}\n\n", doc.title);
+    let mut md = format!("# {}\n\n", plain(&doc.title));
     if doc.alerts.is_empty() {
         md.push_str(&format!("**{}**\n\n", doc.status.ok));
     } else {
         md.push_str(&format!("> **{}**\n>\n", doc.status.alert));
         for alert in &doc.alerts {
-            md.push_str(&format!("> - {}\n", alert.replace('\n', " ")));
+            md.push_str(&format!("> - {}\n", plain(alert).replace('\n', " ")));
         }
         md.push('\n');
     }
     if !doc.notes.is_empty() {
         md.push_str("Notes:\n\n");
         for note in &doc.notes {
-            md.push_str(&format!("- {}\n", note.replace('\n', " ")));
+            md.push_str(&format!("- {}\n", plain(note).replace('\n', " ")));
         }
         md.push('\n');
     }
@@ -30,14 +75,14 @@ pub fn render(doc: &Document) -> String {
         md.push_str(&format!(
             "{} {}\n\n",
             "#".repeat(section.level as usize),
-            section.heading
+            plain(&section.heading)
         ));
         for block in &section.blocks {
             match block {
-                Block::Paragraph(text) => md.push_str(&format!("{text}\n\n")),
+                Block::Paragraph(text) => md.push_str(&format!("{}\n\n", plain(text))),
                 Block::List(items) => {
                     for item in items {
-                        md.push_str(&format!("- {item}\n"));
+                        md.push_str(&format!("- {}\n", plain(item)));
                     }
                     md.push('\n');
                 }
@@ -72,10 +117,15 @@ pub fn render(doc: &Document) -> String {
                 Block::Chart(chart) => {
                     md.push_str(&format!(
                         "![{}](charts/{}.svg)\n\n*{}*\n\n",
-                        chart.title, chart.file, chart.caption
+                        plain(&chart.title),
+                        chart.file,
+                        plain(&chart.caption)
                     ));
                 }
-                Block::Code(text) => md.push_str(&format!("```toml\n{text}\n```\n\n")),
+                Block::Code(text) => {
+                    let fence = fence(text);
+                    md.push_str(&format!("{fence}toml\n{text}\n{fence}\n\n"));
+                }
             }
         }
     }

@@ -60,6 +60,64 @@ macro_rules! results_columns {
         pub struct Row {
             $( $(#[doc = $doc])+ pub $field: $ty, )*
         }
+
+        impl Row {
+            /// The row as results.csv holds it: every text cell through
+            /// [`neutralise`](super::columns::neutralise).
+            pub fn neutralised(&self) -> Row {
+                let mut row = self.clone();
+                $( super::columns::Cell::neutralise(&mut row.$field); )*
+                row
+            }
+        }
     };
 }
 pub(super) use results_columns;
+
+/// The first characters that make a spreadsheet read a cell as a formula (OWASP's
+/// CSV injection list), and the quote that marks a cell as neutralised.
+const FORMULA_STARTS: [char; 7] = ['=', '+', '-', '@', '\t', '\r', '\''];
+
+/// A text cell as results.csv holds it: one that a spreadsheet would run as a formula
+/// (a label `=cmd|...`) gets a leading `'`, which spreadsheets show as text; one that
+/// starts with `'` gets another, so [`restore`] gives back exactly what was written.
+pub fn neutralise(text: &str) -> String {
+    if text.starts_with(FORMULA_STARTS) {
+        format!("'{text}")
+    } else {
+        text.to_string()
+    }
+}
+
+/// The text [`neutralise`] was given.
+pub fn restore(cell: &str) -> &str {
+    match cell.strip_prefix('\'') {
+        Some(rest) if rest.starts_with(FORMULA_STARTS) => rest,
+        _ => cell,
+    }
+}
+
+/// A results.csv cell's value: text is neutralised, numbers and flags stay as they are.
+pub trait Cell {
+    fn neutralise(&mut self) {}
+}
+
+impl Cell for String {
+    fn neutralise(&mut self) {
+        *self = neutralise(self);
+    }
+}
+
+impl<T: Cell> Cell for Option<T> {
+    fn neutralise(&mut self) {
+        if let Some(value) = self {
+            value.neutralise();
+        }
+    }
+}
+
+impl Cell for u32 {}
+impl Cell for u64 {}
+impl Cell for f64 {}
+impl Cell for bool {}
+impl Cell for super::Status {}

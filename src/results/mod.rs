@@ -7,7 +7,7 @@ mod columns;
 mod manifest;
 mod row;
 
-pub use columns::Column;
+pub use columns::{neutralise, restore, Column};
 pub use manifest::{axis_column, Conditions, Limits, Manifest, Shaping};
 pub use row::{
     column, generator_bound, Row, Status, COLUMNS, DISTURBED_PCT, GENERATOR_BOUND_SHARE,

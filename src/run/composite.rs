@@ -26,8 +26,10 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(&composite.name));
-    std::fs::create_dir_all(&out)
-        .with_context(|| format!("cannot create results directory {}", out.display()))?;
+    let _claim = match super::claim::claim(&out, args.force) {
+        Ok(claim) => claim,
+        Err(message) => return Ok(crate::load::usage_error("run", &message)),
+    };
     crate::outln!(
         "scenario {}: {} parts ({}) -> {}",
         composite.name,

@@ -3,6 +3,7 @@
 //!
 //! - [`composite`]: a scenario made of parts, each run into a folder of its own.
 
+mod claim;
 mod composite;
 
 use std::path::{Path, PathBuf};
@@ -132,6 +133,12 @@ fn add_server_cmd(
         "--server-cmd must contain {{port}}, where the runner puts the port it picked: {line:?}"
     );
     let label = name.map_or_else(|| command_label(&argv), str::to_string);
+    if let Some(why) = scenario::not_one_folder(&label) {
+        anyhow::bail!(
+            "--server-cmd's label {label:?} {why}: it becomes one folder name inside the \
+             results directory; give a plain one with --server-name"
+        );
+    }
     anyhow::ensure!(
         !scenario.models.iter().any(|m| m.label == label),
         "--server-cmd: scenario '{}' already has a model '{label}'; name it with --server-name",
@@ -218,20 +225,20 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         crate::out!("{}", list_builtin()?);
         return Ok(ExitCode::SUCCESS);
     }
-    let (origin, default_name, text) = scenario::locate(&args.scenario)?;
-    // A scenario refused at its line is a usage error, as a bad option is.
-    let mut scenario = match scenario::parse(&origin, &default_name, &text) {
+    // A scenario that cannot be found or is not valid is a usage error.
+    let found = scenario::locate(&args.scenario)
+        .and_then(|(origin, default_name, text)| scenario::parse(&origin, &default_name, &text));
+    let mut scenario = match found {
         Ok(scenario) => scenario,
-        Err(e) => {
-            crate::errln!("echolab: {e:#}");
-            return Ok(ExitCode::from(crate::load::EXIT_USAGE));
-        }
+        Err(e) => return Ok(crate::load::usage_error("run", &format!("{e:#}"))),
     };
     if !scenario.parts.is_empty() {
         return composite::run(&args, &scenario);
     }
     if let Some(line) = &args.server_cmd {
-        add_server_cmd(&mut scenario, line, args.server_name.as_deref())?;
+        if let Err(e) = add_server_cmd(&mut scenario, line, args.server_name.as_deref()) {
+            return Ok(crate::load::usage_error("run", &format!("{e:#}")));
+        }
     }
     if !args.models.is_empty() {
         for m in &args.models {
@@ -259,9 +266,8 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(&scenario.name));
-    if let Err(message) = clear_old_run(&out, args.force) {
-        return Ok(crate::load::usage_error("run", &message));
-    }
+    // Before the directory is made: a run this machine cannot do leaves nothing.
+    experiment::check_can_run(&scenario)?;
     if let Some(baseline) = &args.baseline {
         // Checked before the run: a baseline that cannot be read would be found out
         // only after it.
@@ -272,6 +278,10 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
+    let _claim = match claim::claim(&out, args.force) {
+        Ok(claim) => claim,
+        Err(message) => return Ok(crate::load::usage_error("run", &message)),
+    };
     let outcome = run_into(&scenario, &out, &args)?;
     let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
     crate::outln!();
@@ -369,31 +379,6 @@ fn write_report(out: &Path) {
             out.display()
         ),
     }
-}
-
-/// Refuses a results directory an earlier run wrote (it has a manifest.json or a
-/// results.csv) unless `force`, which removes it whole first: a report must never
-/// describe files of two runs.
-fn clear_old_run(out: &std::path::Path, force: bool) -> Result<(), String> {
-    let written = ["manifest.json", "results.csv"]
-        .iter()
-        .any(|f| out.join(f).exists());
-    if !written {
-        return Ok(());
-    }
-    if !force {
-        return Err(format!(
-            "--out {} holds an earlier run's results: choose another directory, or add \
-             --force to remove them first",
-            out.display()
-        ));
-    }
-    std::fs::remove_dir_all(out).map_err(|e| {
-        format!(
-            "--force: cannot remove the earlier run in {}: {e}",
-            out.display()
-        )
-    })
 }
 
 #[cfg(test)]

@@ -71,6 +71,18 @@ pub(super) fn steps(
             }
         }
     }
+    // Values apart but named alike (a rate or delay past the name's precision) would
+    // write one step's folder twice.
+    let mut names = std::collections::HashSet::new();
+    if let Some(twice) = steps.iter().find(|s| !names.insert(s.name.as_str())) {
+        return Err(err(
+            None,
+            format!(
+                "the sweep makes two steps named '{}': make its values further apart",
+                twice.name
+            ),
+        ));
+    }
     Ok((steps, axes))
 }
 
@@ -270,7 +282,24 @@ fn expand<T: Clone>(
         Axis::List(list) if list.is_empty() => {
             Err(err(span, format!("sweep `{name}` has no values")))
         }
-        Axis::List(list) => Ok(list.clone()),
+        Axis::List(list) => {
+            // Equal once parsed (`1024` and `"1KiB"`) would be two steps of one name.
+            for (j, later) in list.iter().enumerate() {
+                if let Some(i) = list[..j].iter().position(|v| to_f64(v) == to_f64(later)) {
+                    return Err(err(
+                        span,
+                        format!(
+                            "sweep `{name}`: values {} and {} are equal once parsed ({}); \
+                             each value is one step, so list it once",
+                            i + 1,
+                            j + 1,
+                            trim_float(to_f64(later))
+                        ),
+                    ));
+                }
+            }
+            Ok(list.clone())
+        }
         Axis::Range(range) => {
             let (from, to) = (to_f64(&range.from), to_f64(&range.to));
             if from > to {
@@ -301,6 +330,8 @@ fn expand<T: Clone>(
                     ))
                 }
             }
+            // A factor's values rounded to whole units can meet: one step each.
+            values.dedup_by(|a, b| to_f64(a) == to_f64(b));
             Ok(values)
         }
     }

@@ -171,7 +171,7 @@ pub struct Scenario {
     pub parts: Vec<Part>,
 }
 
-pub use validate::{MAX_CLIENTS, MAX_REPETITIONS, MAX_ROWS};
+pub use validate::{not_one_folder, MAX_CLIENTS, MAX_REPETITIONS, MAX_ROWS};
 
 /// Builds an error pointing at a place in the scenario being parsed.
 type ErrAt<'a> = &'a dyn Fn(Option<Range<usize>>, String) -> anyhow::Error;
@@ -207,7 +207,7 @@ pub fn locate(arg: &str) -> anyhow::Result<(String, String, String)> {
     }
     let path = std::path::Path::new(arg);
     if path.exists() || arg.ends_with(".toml") || arg.contains('/') {
-        let text = std::fs::read_to_string(path)
+        let text = read_scenario_file(path)
             .map_err(|e| anyhow::anyhow!("cannot read scenario file {arg}: {e}"))?;
         let stem = path
             .file_stem()
@@ -220,6 +220,35 @@ pub fn locate(arg: &str) -> anyhow::Result<(String, String, String)> {
         "'{arg}' is neither a built-in scenario ({}) nor a scenario file",
         names.join(", ")
     )
+}
+
+/// The most bytes a scenario file may hold: the longest built-in is a few KiB.
+pub const MAX_SCENARIO_BYTES: u64 = 1 << 20;
+
+/// A scenario file's text: a regular file of at most [`MAX_SCENARIO_BYTES`]. Opened
+/// without blocking and checked before it is read, so a FIFO never waits for a writer
+/// and `/dev/zero` is never read.
+fn read_scenario_file(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::{Error, Read as _};
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    file.take(MAX_SCENARIO_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err(Error::other(format!(
+            "larger than {} MiB; a scenario is a short TOML file",
+            MAX_SCENARIO_BYTES >> 20
+        )));
+    }
+    Ok(text)
 }
 
 /// Parses and validates a scenario. `origin` names the file in error messages,

@@ -54,9 +54,23 @@ pub(super) fn composite(
             path.to_string_lossy().into_owned()
         };
         let (part_origin, name, text) = locate(&locator)?;
+        // Refused before it is parsed: a part made of parts could name this very file
+        // (`parts = ["self.toml"]`, or a -> b -> a), and parsing it would never end.
+        if let Ok(ScenarioFile {
+            parts: Some(inner), ..
+        }) = toml::from_str(&text)
+        {
+            return Err(at(format!(
+                "it is itself made of parts{}",
+                cycle(origin, &locator, inner.get_ref())
+            )));
+        }
         let scenario = parse(&part_origin, &name, &text)?;
-        if !scenario.parts.is_empty() {
-            return Err(at("it is itself made of parts".into()));
+        if let Some(why) = super::not_one_folder(&scenario.name) {
+            return Err(at(format!(
+                "its name {:?} {why}: it becomes one folder name inside the results directory",
+                scenario.name
+            )));
         }
         if found.iter().any(|p| p.name == scenario.name) {
             return Err(at(format!(
@@ -73,4 +87,24 @@ pub(super) fn composite(
         parts: found,
         ..Scenario::of_file(file, default_name, source)
     })
+}
+
+/// ` (a cycle: a.toml -> b.toml -> a.toml)` when the part at `part` (itself made of
+/// `inner` parts) is the composite file `origin` or lists it; empty otherwise.
+fn cycle(origin: &str, part: &str, inner: &[String]) -> String {
+    let canonical = |p: &Path| p.canonicalize().ok();
+    let Some(own) = canonical(Path::new(origin)) else {
+        return String::new();
+    };
+    if canonical(Path::new(part)).as_ref() == Some(&own) {
+        return format!(" (a cycle: {origin} -> {origin})");
+    }
+    let beside = Path::new(part).parent().unwrap_or(Path::new("."));
+    if inner
+        .iter()
+        .any(|p| canonical(&beside.join(p)).as_ref() == Some(&own))
+    {
+        return format!(" (a cycle: {origin} -> {part} -> {origin})");
+    }
+    String::new()
 }

@@ -33,6 +33,15 @@ pub(super) fn models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Mode
         if models.iter().any(|m: &ModelEntry| m.label == label) {
             return Err(err(span, format!("model '{label}' is listed twice")));
         }
+        if let Some(why) = not_one_folder(label) {
+            return Err(err(
+                span,
+                format!(
+                    "`models`: label {label:?} {why}: it becomes one folder name inside the \
+                     results directory (letters, digits, `-`, `_`, `.` inside)"
+                ),
+            ));
+        }
         let own = file.model.get(label);
         if let Some(command) = own.and_then(|o| o.get_ref().command.clone()) {
             let table = own.expect("a command comes from its table");
@@ -556,12 +565,29 @@ pub(super) fn rows(
 }
 
 /// A scenario `name` names the default results directory (`results/NAME-…`): one plain
-/// path component, no separator, no `..`, no leading dot, no control character.
+/// path component (see [`not_one_folder`]).
 pub(super) fn name(file: &ScenarioFile, source: &str, err: ErrAt) -> anyhow::Result<()> {
     let Some(name) = &file.name else {
         return Ok(());
     };
-    let why = if name.is_empty() {
+    match not_one_folder(name) {
+        Some(why) => Err(err(
+            value_span(source, &["name"]),
+            format!(
+                "name {name:?} {why}: it becomes one directory name under results/ \
+                 (letters, digits, `-`, `_`, `.` inside)"
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Why a name that becomes a folder (a scenario's name, a model's label, a part's name)
+/// would not be one plain folder inside its parent: a path separator, a leading dot
+/// (`.`, `..`, hidden files), a control character, empty or over 100 bytes. None
+/// when it is one.
+pub fn not_one_folder(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
         Some("is empty")
     } else if name.contains('/') || name.contains('\\') {
         Some("contains a path separator")
@@ -573,16 +599,6 @@ pub(super) fn name(file: &ScenarioFile, source: &str, err: ErrAt) -> anyhow::Res
         Some("is longer than 100 bytes")
     } else {
         None
-    };
-    match why {
-        Some(why) => Err(err(
-            value_span(source, &["name"]),
-            format!(
-                "name {name:?} {why}: it becomes one directory name under results/ \
-                 (letters, digits, `-`, `_`, `.` inside)"
-            ),
-        )),
-        None => Ok(()),
     }
 }
 

@@ -25,8 +25,9 @@ impl ResultsCsv {
         Ok(ResultsCsv { writer })
     }
 
+    /// Appends `row`, its text cells neutralised against spreadsheet formulas.
     pub fn append(&mut self, row: &Row) -> anyhow::Result<()> {
-        self.writer.serialize(row)?;
+        self.writer.serialize(row.neutralised())?;
         self.writer.flush()?;
         Ok(())
     }

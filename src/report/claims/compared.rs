@@ -101,11 +101,12 @@ pub(super) fn contest(better: &Side, worse: &Side, figure: Figure) -> (Outcome, 
     (outcome, line(better, worse, figure, &c))
 }
 
-/// "epoll 1.20 ms against threads 400 µs (mean response time): x3.00 (2.5–3.5), p = 0.0079, n = 5"
+/// "epoll 1.20 ms against threads 400 µs (mean response time): x3.00 (2.5–3.5), p = 0.0079, n = 5",
+/// with where the ratio sits against the x1.05 threshold when it is near it.
 fn line(better: &Side, worse: &Side, figure: Figure, c: &Comparison) -> String {
     let median = |s: &Side| stats::median(&s.samples).map_or("?".into(), figure.fmt);
     format!(
-        "{} {} against {} {} ({}): x{:.2} ({:.2}–{:.2}), {}",
+        "{} {} against {} {} ({}): x{:.2} ({:.2}–{:.2}), {}{}",
         better.name,
         median(better),
         worse.name,
@@ -114,8 +115,25 @@ fn line(better: &Side, worse: &Side, figure: Figure, c: &Comparison) -> String {
         c.ratio,
         c.interval.0,
         c.interval.1,
-        c.describe_p()
+        c.describe_p(),
+        threshold_note(c)
     )
+}
+
+/// Ratios this close to [`stats::MIN_EFFECT`] may land on either side of it in another
+/// run: the line says so, so that a flip between runs reads as the edge it is.
+const NEAR_THRESHOLD: f64 = 1.10;
+
+/// "; within the x1.05 threshold", "; near the x1.05 threshold" or nothing.
+fn threshold_note(c: &Comparison) -> String {
+    let apart = c.ratio.max(1.0 / c.ratio);
+    if !c.large() {
+        format!("; within the x{} threshold", stats::MIN_EFFECT)
+    } else if apart < NEAR_THRESHOLD {
+        format!("; near the x{} threshold", stats::MIN_EFFECT)
+    } else {
+        String::new()
+    }
 }
 
 /// The verdict of a claim made of several comparisons, each (what it says, outcome, line).
@@ -389,14 +407,35 @@ pub(super) fn claim_17(rows: &[Record]) -> Judged {
     let (outcome, line) = contest(&upper, &lower, MIB_S);
     numbers.push(line.clone());
     numbers.push("the report: about 3.0 MB/s (2.86 MiB/s) up and down at most".into());
+    // A limit is shown, not assumed from a missing difference: the upper stairs are
+    // significantly slower, or the whole interval of their ratio lies within x1.05.
+    let level = stats::compare(&lower.samples, &upper.samples).is_some_and(|c| {
+        c.interval.0 >= 1.0 / stats::MIN_EFFECT && c.interval.1 <= stats::MIN_EFFECT
+    });
     let (verdict, why) = match outcome {
         Outcome::Holds => (
             ClaimVerdict::Refuted,
             format!("the speed grew with the connections: {line}"),
         ),
-        Outcome::Opposite | Outcome::NoDifference => (
+        Outcome::Opposite => (
             ClaimVerdict::Confirmed,
-            format!("more connections did not raise the speed: {line}"),
+            format!("more connections lowered the speed: {line}"),
+        ),
+        Outcome::NoDifference if level => (
+            ClaimVerdict::Confirmed,
+            format!(
+                "more connections did not raise the speed: the ratio's whole interval lies \
+                 within x{}: {line}",
+                stats::MIN_EFFECT
+            ),
+        ),
+        Outcome::NoDifference => (
+            ClaimVerdict::NoDifference,
+            format!(
+                "no growth shown and no limit shown: the ratio's interval reaches past x{}: \
+                 {line}",
+                stats::MIN_EFFECT
+            ),
         ),
         Outcome::TooFew => (
             ClaimVerdict::Inconclusive,

@@ -10,6 +10,7 @@ use crate::results::column;
 mod capacity;
 mod claim_charts;
 mod compared;
+mod sources;
 mod speed;
 #[cfg(test)]
 mod tests;
@@ -19,206 +20,8 @@ use compared::{
     claim_10, claim_11, claim_12, claim_13, claim_14, claim_15, claim_17, claim_18, claim_20,
     claim_21, claim_9,
 };
+pub use sources::{Kind, Source, CLAIMS};
 use speed::{claim_4, claim_5, claim_6, claim_8};
-
-/// A claim as its report made it: its words (a short quote), where (file and
-/// section in shared/seeds) and the setup it was made with.
-#[derive(Debug, Clone, Copy)]
-pub struct Source {
-    pub quote: &'static str,
-    pub file: &'static str,
-    pub section: &'static str,
-    pub setup: &'static str,
-}
-
-/// The claims in the order the classic studies make them; claim N is tested by the
-/// built-in scenario `claim-N`. Claims 1 to 5 are the studies' common conclusions;
-/// 2, 6, 7 and 8 quote the report that made them; 9 to 21 are the reports' other
-/// conclusions, observations and hypotheses, in the order of the reports.
-pub const CLAIMS: [Source; 21] = [
-    Source {
-        quote: "With select, it seems that we hit a physical limitation of FD_SETSIZE",
-        file: "002_87dc33d9ed75de88.txt",
-        section: "Conclusion; Test Case 3",
-        setup: "Python 2.7 select server; 1 000 clients passed (Test Case 2), 2 000 failed \
-                (Test Case 3), 100 messages each",
-    },
-    Source {
-        quote: "we see that the server has exhausted the number of threads it is able to \
-                spawn to handle the incoming connections",
-        file: "002_87dc33d9ed75de88.txt",
-        section: "Test Case 7 (30 000 passed in Test Case 6)",
-        setup: "Python 2.7 thread-per-client server on a Core i5 4670K with 8 GB; 30 000 \
-                clients passed (two PCs, 15 000 each), 35 000 failed; 100 messages each",
-    },
-    Source {
-        quote: "Using four client computers with 25000 connections each, the epoll server was \
-                able to successfully process all connections without any errors.",
-        file: "002_87dc33d9ed75de88.txt",
-        section: "Test Case 12",
-        setup: "C epoll server with N worker threads; four client computers with 25 000 \
-                connections each",
-    },
-    Source {
-        quote: "Select is useful when implementing a server that handles moderate amounts, \
-                long live connection with frequent request.",
-        file: "001_847778bf516bd6a1.txt",
-        section: "Conclusion",
-        setup: "C select (level-triggered) and epoll (edge-triggered) servers; test-a: a \
-                fixed set of clients held with frequent requests (cases 2 and 3)",
-    },
-    Source {
-        quote: "Epoll is useful when implementing a server that deals with massive number of \
-                short live connections in a short period of time.",
-        file: "001_847778bf516bd6a1.txt",
-        section: "Conclusion; Analysis, case 5",
-        setup: "C select and epoll servers; test-b: clients spawned indefinitely, each \
-                closing after one reply (case 5: select 0.673 ms, epoll 0.403 ms)",
-    },
-    Source {
-        quote: "as we double the number of concurrent clients, we approximately double the \
-                average response time for each client as well",
-        file: "004_4a07aa620c3379ed.txt",
-        section: "Analysis, Case 1-5",
-        setup: "C epoll server; cases 1-5: 2 500, 5 000, 7 500, 10 000 and 20 000 clients, \
-                60 requests each, 1000 ms request delay",
-    },
-    Source {
-        quote: "1 MiB at 10,000 connections: threads \"was automatically terminated by the \
-                system\"; select \"Could not complete tests\"; epoll \"was not able to support \
-                this test. It starts to terminate connections near the 30 second mark\"",
-        file: "003_b6672a133222eae0.txt",
-        section: "1 Megabyte Transfer (Multi-threaded, Select, Epoll)",
-        setup: "Node.js servers on a 700 MHz single-core, 256 MB server with a 100 Mbit port \
-                behind a gigabit switch; 10 000 connections transferring 1 MiB continuously \
-                for 30 s",
-    },
-    Source {
-        quote: "The fastest response times (~30ms) are seen when we have a request delay \
-                above 125 ms. As soon as we breach 125 ms and lower, the response times take \
-                about 10x longer (~300-400ms).",
-        file: "004_4a07aa620c3379ed.txt",
-        section: "Analysis, Case 6-11",
-        setup: "C epoll server; cases 1 and 6-11: 2 500 clients, 60 requests each, request \
-                delay 1000, 500, 250, 125, 50, 10 and 1 ms",
-    },
-    Source {
-        quote: "our hypothesis is that multi threaded servers will be the least scalable, \
-                with Epoll servers being the most and followed by Select servers being second.",
-        file: "000_14b4c3a438bf57e1.txt",
-        section: "Background (hypothesis); Observations, Max Clients",
-        setup: "C servers on an Intel i5 quad core with 8 GB (Fedora 19); a multithreaded \
-                client on up to four hosts; Max Clients before the server or client crashed: \
-                threads 1 782, select 574, epoll 19 990+",
-    },
-    Source {
-        quote: "In Figure 6, it is apparent that Epoll server takes a longer time to process \
-                these requests.",
-        file: "000_14b4c3a438bf57e1.txt",
-        section: "Conclusion, Figure 6; Observations, Avg. Time to Process",
-        setup: "C servers, client strings of 5 to 50 characters, many requests per client \
-                thread; Avg. Time to Process: threads 0.00036335 s, select 0.0004602 s, epoll \
-                0.001196839 s",
-    },
-    Source {
-        quote: "while the traditional server is quickly processing these requests, it is \
-                taking up a large amount of processing power over four cores. Instead, it is \
-                better to see that Epoll and Select servers are pacing themselves, only \
-                consuming up to 30%.",
-        file: "000_14b4c3a438bf57e1.txt",
-        section: "Conclusion, Figure 7; Observations, Avg. Processing Power",
-        setup: "C servers on four cores, measured with htop; Avg. Processing Power: threads \
-                93.25 %, select 29.5 %, epoll 12.33 %",
-    },
-    Source {
-        quote: "In Figure 8, it is interesting to see that Select is consuming less memory \
-                than its counterparts.",
-        file: "000_14b4c3a438bf57e1.txt",
-        section: "Conclusion, Figure 8; Observations, Memory Usage",
-        setup: "C servers on 8 GB, each at its own most clients; Memory Usage: threads \
-                1.825 GB, select 1.400 GB, epoll 2.651 GB",
-    },
-    Source {
-        quote: "The response time for the select server is roughly 9 sec in total (average of \
-                0.009 sec per request), the epoll is roughly 15 sec (average of 0.015 sec per \
-                request).",
-        file: "001_847778bf516bd6a1.txt",
-        section: "Analysis, Case4 (Test cases & results, Case 4)",
-        setup: "C select (level-triggered) and epoll (edge-triggered) servers; test-b: 300 \
-                clients spawned 0.01 s apart, 1000 requests of 13 bytes each, 1 ms between \
-                requests; average response time select 0.009119 s, epoll 0.015214 s",
-    },
-    Source {
-        quote: "So if the epoll scale out the blocking operation, it is possible that the \
-                epoll server will yield better performance than select server on all aspects.",
-        file: "001_847778bf516bd6a1.txt",
-        section: "Conclusion",
-        setup: "a hypothesis from case 3 (test-a: 256 clients spawned 0.02 s apart, 0.1 ms \
-                between requests, about 10 s): select 115 000 packets/s, epoll 109 000, \
-                neither server scaling out its reads",
-    },
-    Source {
-        quote: "we can very easily increase the number of worker threads if the machine has \
-                more cores, thus giving the epoll server very much scalability.",
-        file: "002_87dc33d9ed75de88.txt",
-        section: "Conclusion",
-        setup: "C epoll server: a main thread accepting and N worker threads, each with its \
-                own epoll queue; a Core i5 4670K (four cores)",
-    },
-    Source {
-        quote: "Increasing the number of clients further to 40000, we find that the clients \
-                and server still finish successfully without any error.",
-        file: "002_87dc33d9ed75de88.txt",
-        section: "Test Case 10 (and 11: 45000)",
-        setup: "C epoll server with N worker threads; 40 000 clients from two PCs (20 000 \
-                each), 45 000 in Test Case 11; each connection sends \"Gary’s spamming\" 100 \
-                times",
-    },
-    Source {
-        quote: "Even with an increased number of connections, the speed is noticeably limited.",
-        file: "003_b6672a133222eae0.txt",
-        section: "Epoll, Continuous Transfer (1KB)",
-        setup: "Node.js server on a 700 MHz single-core, 256 MB server with a 100 Mbit port \
-                behind a gigabit switch; an increase of 1 000 connections every 5 s, each \
-                transferring 1 KiB continuously, stopped at 80 000; about 3.0 MB/s up and down \
-                at most",
-    },
-    Source {
-        quote: "Based on the IO graphs, we also note that there are greater amounts of TCP \
-                error flags due to retransmissions",
-        file: "004_4a07aa620c3379ed.txt",
-        section: "Analysis, Case 6-11 (and Case 11-14: a delay of at least 250 ms)",
-        setup: "C epoll server; 2 500 clients, 60 requests each, request delay 1000, 500, \
-                250, 125, 50, 10 and 1 ms; retransmissions read from Wireshark IO graphs",
-    },
-    Source {
-        quote: "Our implementation of the epoll client-server achieved close to 20000 \
-                concurrent active socket connections in one session.",
-        file: "004_4a07aa620c3379ed.txt",
-        section: "Analysis, Case 1-5",
-        setup: "C epoll server; cases 1-5: 2 500, 5 000, 7 500, 10 000 and 20 000 clients, \
-                60 requests each, 1000 ms request delay; Wireshark's TCP endpoints matched \
-                the clients, with \"few clients never establishing connection\" at 20 000",
-    },
-    Source {
-        quote: "a line that is best described as a linear model for most of the clients but \
-                exponentially increases as we get to the user specified client number",
-        file: "004_4a07aa620c3379ed.txt",
-        section: "Analysis",
-        setup: "C epoll server; cases 1-5: 2 500 to 20 000 clients, 60 requests each, 1000 ms \
-                request delay; the average response time of each client plotted against the \
-                clients in one session",
-    },
-    Source {
-        quote: "One thing to note is that the incoming requests for the select server are \
-                comparably consistent than the epoll server.",
-        file: "001_847778bf516bd6a1.txt",
-        section: "Analysis, Case2",
-        setup: "C select and epoll servers; test-a case 2: 1 024 clients (6 spawn cycles of \
-                256, 0.02 s apart), a request every 10 ms, held about 3 minutes; Wireshark IO \
-                graphs: select about 6 500 packets/s, epoll about 6 000",
-    },
-];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimVerdict {
@@ -228,6 +31,10 @@ pub enum ClaimVerdict {
     NoDifference,
     Inconclusive,
     NotRun,
+    /// A run whose outcome its setup fixes ([`Kind::Demonstration`]).
+    Demonstration,
+    /// A claim this machine cannot test ([`Kind::Untestable`]).
+    Untestable,
 }
 
 impl ClaimVerdict {
@@ -238,6 +45,8 @@ impl ClaimVerdict {
             ClaimVerdict::NoDifference => "no difference",
             ClaimVerdict::Inconclusive => "inconclusive",
             ClaimVerdict::NotRun => "not run",
+            ClaimVerdict::Demonstration => "demonstration, not a test",
+            ClaimVerdict::Untestable => "cannot be tested here",
         }
     }
 }
@@ -261,9 +70,9 @@ impl Claim {
         format!("“{}” ({}, {})", c.quote, c.file, c.section)
     }
 
-    /// The setup the report made the claim with.
-    pub fn setup(&self) -> &'static str {
-        CLAIMS[self.number - 1].setup
+    /// The claim's own declaration: its report's setup, echolab's test and how they differ.
+    pub fn source(&self) -> &'static Source {
+        &CLAIMS[self.number - 1]
     }
 
     /// A claim whose scenario did not run (or left no row that ran).
@@ -311,8 +120,29 @@ pub fn claims_of(scenario: &str) -> Vec<usize> {
         .collect()
 }
 
-/// Judges claim `number` from its scenario's rows.
+/// Judges claim `number` from its scenario's rows: its rule's verdict, unless the claim
+/// is a demonstration or cannot be tested here (its numbers listed all the same).
 pub fn judge(number: usize, rows: &[Record], limits: MachineLimits) -> Claim {
+    let mut claim = by_rule(number, rows, limits);
+    if claim.verdict == ClaimVerdict::NotRun {
+        return claim;
+    }
+    match CLAIMS[number - 1].kind {
+        Kind::Test => {}
+        Kind::Demonstration(reason) => {
+            claim.verdict = ClaimVerdict::Demonstration;
+            claim.why = format!("{reason}; what the run showed: {}", claim.why);
+        }
+        Kind::Untestable(reason) => {
+            claim.verdict = ClaimVerdict::Untestable;
+            claim.why = reason.to_string();
+        }
+    }
+    claim
+}
+
+/// Claim `number` judged by its rule alone.
+fn by_rule(number: usize, rows: &[Record], limits: MachineLimits) -> Claim {
     // A repetition stopped by this machine's own limits says nothing of the claim.
     let (stopped, rows): (Vec<Record>, Vec<Record>) = rows
         .iter()
@@ -484,19 +314,21 @@ fn models(rows: &[Record]) -> Vec<&str> {
     models
 }
 
-/// The Claims section: a summary table, then each claim with its numbers. `link` gives
-/// the report of a claim's own run, when it has one.
-pub fn section(
-    claims: &[Claim],
-    test: impl Fn(usize) -> Option<String>,
-    link: impl Fn(usize) -> Option<String>,
-) -> Vec<Section> {
+/// The Claims section: a summary table (each claim with the report's setup and
+/// echolab's beside it), then each claim with its own test, numbers and verdict. `link`
+/// gives the report of a claim's own run, when it has one.
+pub fn section(claims: &[Claim], link: impl Fn(usize) -> Option<String>) -> Vec<Section> {
     let rows: Vec<Vec<String>> = claims
         .iter()
         .map(|c| {
             vec![
                 c.number.to_string(),
-                c.text(),
+                format!(
+                    "{}\nThe report: {}.\necholab: {}",
+                    c.text(),
+                    c.source().setup,
+                    c.source().differs
+                ),
                 c.verdict.name().to_string(),
                 c.why.clone(),
             ]
@@ -515,7 +347,10 @@ pub fn section(
                 "Each claim of the classic studies, judged from this run's rows: confirmed, \
                  refuted, no difference (a comparison with p >= 0.05, or medians within \
                  x1.05), or inconclusive with the reason; a claim whose scenario did not run \
-                 says why. Spreads are the median and the range over the repetitions."
+                 says why. A demonstration is a run whose setup fixes its outcome, and a claim \
+                 that cannot be tested here says why. Spreads are the median and the range \
+                 over the repetitions. Beside each claim, the report's setup and numbers, \
+                 and echolab's setup with every difference and why."
                     .into(),
             ),
             Block::Table(Table {
@@ -527,13 +362,13 @@ pub fn section(
         ],
     }];
     for c in claims {
+        let source = c.source();
         let mut blocks = vec![
             Block::Paragraph(format!("Claim: {}", c.text())),
-            Block::Paragraph(format!("The report's setup: {}.", c.setup())),
+            Block::Paragraph(format!("The report's setup: {}.", source.setup)),
+            Block::Paragraph(format!("Test: {}", source.test)),
+            Block::Paragraph(format!("How echolab's setup differs: {}", source.differs)),
         ];
-        if let Some(test) = test(c.number) {
-            blocks.push(Block::Paragraph(format!("Test: {test}")));
-        }
         if !c.numbers.is_empty() {
             blocks.push(Block::List(c.numbers.clone()));
         }
@@ -554,15 +389,4 @@ pub fn section(
         });
     }
     sections
-}
-
-/// The test a scenario's description states (the text after `Test: `).
-pub fn test_of(description: &str) -> Option<String> {
-    let start = description.find("Test: ")? + "Test: ".len();
-    Some(
-        description[start..]
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
 }

@@ -1,0 +1,556 @@
+//! Each claim of the classic studies declared once: its report's words, file and
+//! section, the report's setup and numbers, echolab's test of it with the rule that
+//! decides the verdict, how echolab's setup differs from the report's and why, and
+//! whether the test can come out either way here. The report's Claims section, the
+//! composite report and `run --list` all read this table.
+
+/// Whether a claim's scenario can come out either way on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A test: confirmed or refuted depending on what the run measures.
+    Test,
+    /// The setup fixes the outcome: the run shows what happens, with the reason it is
+    /// not a test.
+    Demonstration(&'static str),
+    /// This machine cannot test the claim: the reason. Its numbers are still listed.
+    Untestable(&'static str),
+}
+
+use self::Kind::{Demonstration, Test, Untestable};
+
+/// A claim as its report made it and as echolab tests it.
+#[derive(Debug, Clone, Copy)]
+pub struct Source {
+    /// The report's own words (fragments in double quotes when the claim joins several).
+    pub quote: &'static str,
+    /// The report's file in shared/seeds.
+    pub file: &'static str,
+    pub section: &'static str,
+    /// The report's setup and numbers.
+    pub setup: &'static str,
+    /// echolab's test: what runs and the rule that decides the verdict.
+    pub test: &'static str,
+    /// echolab's setup against the report's: every difference and why (this machine's
+    /// limits, or a choice).
+    pub differs: &'static str,
+    pub kind: Kind,
+}
+
+/// The claims in the order the classic studies make them; claim N is tested by the
+/// built-in scenario `claim-N`. Claims 1 to 5 are the studies' common conclusions;
+/// 2, 6, 7 and 8 quote the report that made them; 9 to 21 are the reports' other
+/// conclusions, observations and hypotheses, in the order of the reports.
+pub const CLAIMS: [Source; 21] = [
+    Source {
+        quote: "With select, it seems that we hit a physical limitation of FD_SETSIZE",
+        file: "002_87dc33d9ed75de88.txt",
+        section: "Conclusion; Test Case 3",
+        setup: "Python 2.7 select server on a Core i5 4670K with 8 GB, its client on two \
+                other PCs; 1 000 clients passed (Test Case 2), 2 000 failed (Test Case 3); \
+                each connection sends \"Gary’s spamming\" 100 times",
+        test: "select holds 900, 1000, 1100 and 2000 connections open together (3 echoes \
+                of 64 bytes each, then 2 s with all of them open), 3 repetitions, with \
+                epoll beside it as the control that shows the machine can hold them. \
+                Confirmed when select holds every step up to 1024 and fails every step \
+                above it while epoll holds them.",
+        differs: "Rust select server, not Python 2.7; 3 echoes of 64 bytes a connection, \
+                not 100 messages (a choice: the claim is how many connections select can \
+                hold at once, which the count of echoes does not change, and 3 keep a step \
+                within seconds); steps at 900, 1 000, 1 100 and 2 000 around FD_SETSIZE \
+                instead of 1 000 and 2 000 only; every connection held open together for 2 \
+                s so the count is of connections open at once; one machine on loopback \
+                (002 used a server and two client PCs).",
+        kind: Test,
+    },
+    Source {
+        quote: "we see that the server has exhausted the number of threads it is able to \
+                spawn to handle the incoming connections",
+        file: "002_87dc33d9ed75de88.txt",
+        section: "Test Case 7 (30 000 passed in Test Case 6)",
+        setup: "Python 2.7 thread-per-client server on a Core i5 4670K with 8 GB; 30 000 \
+                clients passed (two PCs, 15 000 each), 35 000 failed; 100 messages each",
+        test: "the threads model (one pthread per connection, a 64 KiB stack and its guard \
+                page, no cap of its own) holds 10 000, 19 000, 30 000 and 35 000 \
+                connections open together (one 64-byte echo each, then 5 s with all of \
+                them open), 3 repetitions. One process may hold 20 000 fds here, so from \
+                30 000 on the server runs as two processes sharing the port (19 000 \
+                connections each at most), as 002's server went past 30 000; the load is \
+                split over processes and loopback source addresses. The verdict reads the \
+                error the kernel returned when a thread could not start (EAGAIN at \
+                threads-max, pid_max or memory) and compares the threads reached with \
+                kernel.threads-max and kernel.pid_max (32 768 here, for the whole machine: \
+                the machine's other processes count too).",
+        differs: "Rust, not Python 2.7; one machine on loopback; the step holds the \
+                connections (one echo), not 100 messages each.",
+        kind: Test,
+    },
+    Source {
+        quote: "Using four client computers with 25000 connections each, the epoll server \
+                was able to successfully process all connections without any errors.",
+        file: "002_87dc33d9ed75de88.txt",
+        section: "Test Case 12",
+        setup: "an epoll server run as `./server` (002 does not name its language): a main \
+                thread accepting and N worker threads, each with its own epoll queue; four \
+                client computers with 25 000 connections each; each connection sends \
+                \"Gary’s spamming\" 100 times",
+        test: "epoll holds 100 000 connections open together (one 64-byte echo each, then \
+                3 s with all of them open), 3 repetitions. The server runs 6 processes \
+                sharing the port and the load generator 6 processes (at most 18 000 \
+                connections each, below the 20 000 fd limit per process), the load spread \
+                over 8 source addresses to pass the ~28 000 ephemeral ports of one.",
+        differs: "Rust epoll server, 6 processes of one worker sharing the port instead of \
+                one process with N workers (one process may hold 20 000 fds here); one \
+                64-byte echo a connection, not 100 messages (a choice: the claim is that \
+                every connection is served without error, which every connection \
+                established, echoed once, checked and held open together shows; 100 echoes \
+                of 100 000 connections would take minutes a repetition); one machine on \
+                loopback, 8 source addresses standing for the four client computers (one \
+                address has about 28 000 ephemeral ports).",
+        kind: Test,
+    },
+    Source {
+        quote: "Select is useful when implementing a server that handles moderate amounts, \
+                long live connection with frequent request.",
+        file: "001_847778bf516bd6a1.txt",
+        section: "Conclusion",
+        setup: "C select (level-triggered) and epoll (edge-triggered) servers, one thread \
+                each; test-a case 2: 1 024 clients, a request every 10 ms, about 3 \
+                minutes, Wireshark IO graphs: select about 6 500 packets/s, epoll about 6 \
+                000; case 3: 256 clients, 0.1 ms between requests, about 10 s: select 115 \
+                000 packets/s, epoll 109 000",
+        test: "select and epoll, one thread each pinned to CPU 0 (the load generator on \
+                CPU 1), 250 and 1 000 clients each sending 13 bytes, waiting for the echo \
+                and pausing 0.1, 1 or 10 ms, for 3 s per step, 5 repetitions; the mean \
+                response time is compared per step over the repetitions (Mann-Whitney U, p \
+                < 0.05, and the 95 % bootstrap interval of epoll's median over select's). \
+                At a step select is faster when significantly so, as fast when that \
+                interval stays above 1 / 1.1 (select at most 10 % slower), and epoll \
+                faster when significantly so. Confirmed when select is as fast or faster \
+                at every step, refuted when epoll is faster at most steps.",
+        differs: "001's figure is packets per second from Wireshark; here the mean \
+                response time is compared (a choice: in a closed loop with a fixed pause \
+                the request rate follows from the response time, and the load measures it \
+                per request, where a packet count needs a capture); 3 s a step, not 3 \
+                minutes (case 2) or 10 s (case 3), so 6 steps x 2 models x 5 repetitions \
+                fit about 4 minutes; 1 000 clients, not 1 024 (select here refuses fds at \
+                or above FD_SETSIZE, and the listener and standard streams take four); \
+                13-byte messages as 001's; one machine on loopback, the server pinned to \
+                one core and the load to the other (001's clients ran on other machines).",
+        kind: Test,
+    },
+    Source {
+        quote: "Epoll is useful when implementing a server that deals with massive number \
+                of short live connections in a short period of time.",
+        file: "001_847778bf516bd6a1.txt",
+        section: "Conclusion; Analysis, case 5",
+        setup: "C select and epoll servers; test-b case 5: clients spawned until 300, 0.01 \
+                s apart (100 a second), each sending 13 bytes and closing after one reply; \
+                average response time select 0.000673 s, epoll 0.000403 s; 001 explains \
+                the gap by epoll's server accepting every pending connection at each \
+                wakeup",
+        test: "select and epoll, one thread each pinned to CPU 0 (the load generator on \
+                CPU 1), 1 000 and 5 000 connections in all, opened at 2 000 per second, \
+                each sending one 13-byte request, reading the echo and closing (so few are \
+                open at once and select can take them all); 5 repetitions. The mean \
+                response time, 001's figure (case 5: select 0.673 ms, epoll 0.403 ms), is \
+                compared over the repetitions (Mann-Whitney U, p < 0.05): confirmed when \
+                epoll is significantly faster at a step and select at none. The time to \
+                complete the workload is listed beside it (the connections open at a fixed \
+                rate, so it differs only if a server falls behind).",
+        differs: "1 000 and 5 000 connections opened at 2 000 a second, not 300 at 100 a \
+                second (a choice: at 100 a second each connection finds the server idle, \
+                so nothing waits to be accepted and the accept loop 001 credits is never \
+                exercised); both Rust servers here accept every pending connection at each \
+                wakeup (select's and epoll's accept loops alike), so 001's explanation \
+                does not separate them here; 13-byte messages as 001's; one machine on \
+                loopback, the server pinned to one core and the load to the other.",
+        kind: Test,
+    },
+    Source {
+        quote: "as we double the number of concurrent clients, we approximately double the \
+                average response time for each client as well",
+        file: "004_4a07aa620c3379ed.txt",
+        section: "Analysis, Case 1-5",
+        setup: "an edge-triggered epoll server (004 does not name its language); cases \
+                1-5: 2 500, 5 000, 7 500, 10 000 and 20 000 clients, 60 requests each, \
+                1000 ms request delay",
+        test: "epoll (one worker, on one core; the load on the other core, as 004's \
+                clients ran on another host) with 2 500, 5 000, 10 000 and 20 000 clients, \
+                30 requests of 64 bytes each, 1000 ms between an echo and the next request \
+                (about 30 s a run), 4 repetitions; the same rows judge claim 19 (004's 20 \
+                000 clients). Each doubling compares the mean response time's repetitions \
+                (Mann-Whitney U and a bootstrap interval of the ratio of medians): doubled \
+                when the ratio is x1.5-2.6 with p < 0.05, not doubled when its interval \
+                lies outside x1.5-2.6.",
+        differs: "7 500 (not a doubling) is left out, 30 requests rather than 60 (the same \
+                1000 ms delay, so the same request rate; half the session) and 4 \
+                repetitions (the fewest that can reach p < 0.05) keep the 16 runs of half \
+                a minute within the classic scenario's hour; one machine on loopback, the \
+                two cores standing for 004's two hosts; the 20 000 clients are split over \
+                two server processes and two load processes, since one process here may \
+                hold 20 000 fds.",
+        kind: Test,
+    },
+    Source {
+        quote: "1 MiB at 10,000 connections: threads \"was automatically terminated by the \
+                system\"; select \"Could not complete tests\"; epoll \"was not able to \
+                support this test. It starts to terminate connections near the 30 second \
+                mark\"",
+        file: "003_b6672a133222eae0.txt",
+        section: "1 Megabyte Transfer (Multi-threaded, Select, Epoll)",
+        setup: "threads, select and epoll servers (003 does not name their language; its \
+                sketch of an echo server and its client are Node.js) on a 700 MHz \
+                single-core, 256 MB server with a 100 Mbit port behind a gigabit switch; \
+                10 000 connections transferring 1 MiB continuously for 30 s",
+        test: "threads, select and epoll (one worker) at 10 000 connections of 1 MiB, each \
+                sending its message, waiting for the echo and sending again for 30 s, \
+                reconnecting with backoff, from one client host whose link runs at 1 Gbit \
+                to a server host whose own link runs at 100 Mbit (tbf on both ends, \
+                [network] server_rate); the server on the weak-2016 profile: one core \
+                (cpus = [0]) capped by cgroup CPU quota to 700 MHz over this CPU's clock \
+                (0.2863 core of 2 445 MHz here) and 256 MiB of memory (swap counted, so \
+                the OOM killer acts); 3 repetitions. Confirmed when threads is stopped by \
+                the system, select fails, and epoll fails.",
+        differs: "Rust servers (003 does not name its servers' language); one machine, its \
+                hosts network namespaces on a bridge; the CPU quota gives 29 % of a 2.4 \
+                GHz core, not a 700 MHz core's caches and memory bandwidth; 1 B and 1 KiB \
+                (the report's notes beside the claim) are left out to fit the classic \
+                scenario's hour. Without root for cgroups and namespaces the claim is not \
+                run.",
+        kind: Demonstration("the setup fixes the outcome: at 10 000 connections select must fail (FD_SETSIZE is 1 024, and 003 blames its own code), and 10 000 x 1 MiB (about 10 000 MiB) cannot cross a 100 Mbit/s link (about 360 MiB in 30 s), so epoll cannot pass either; the run shows how each server fails, it does not test the claim"),
+    },
+    Source {
+        quote: "The fastest response times (~30ms) are seen when we have a request delay \
+                above 125 ms. As soon as we breach 125 ms and lower, the response times \
+                take about 10x longer (~300-400ms).",
+        file: "004_4a07aa620c3379ed.txt",
+        section: "Analysis, Case 6-11",
+        setup: "an edge-triggered epoll server (004 does not name its language); cases 1 \
+                and 6-11: 2 500 clients, 60 requests each, request delay 1000, 500, 250, \
+                125, 50, 10 and 1 ms",
+        test: "epoll (one worker, on one core; the load on the other core, as 004's \
+                clients ran on another host) with 2 500 clients each sending 64 bytes, \
+                waiting for the echo and pausing 1000, 500, 250, 125, 50, 10 or 1 ms, 5 \
+                repetitions. Going from long delays to short, the knee is the first step \
+                where the mean response time at least doubles with p < 0.05 (Mann-Whitney \
+                U over the repetitions): confirmed when it is 250 -> 125 ms, refuted when \
+                it is elsewhere or when the whole sweep does not double.",
+        differs: "each step runs 6 s rather than 60 requests (60 s at 1000 ms), so 35 runs \
+                fit in about five minutes; one machine on loopback, not a LAN, its two \
+                cores standing for 004's two hosts. Each step runs in a network namespace \
+                of its own, so its TCP counters (the retransmissions claim 18 judges from \
+                these rows) are its alone.",
+        kind: Test,
+    },
+    Source {
+        quote: "our hypothesis is that multi threaded servers will be the least scalable, \
+                with Epoll servers being the most and followed by Select servers being \
+                second.",
+        file: "000_14b4c3a438bf57e1.txt",
+        section: "Background (hypothesis); Observations, Max Clients",
+        setup: "C servers on an Intel i5 quad core with 8 GB (Fedora 19); a multithreaded \
+                client on up to four hosts; Max Clients before the server or client \
+                crashed: threads 1 782, select 574, epoll 19 990+",
+        test: "threads (one pthread per connection, 64 KiB stack), select and epoll hold 1 \
+                000, 5 000 and 19 000 connections open together (3 echoes of 50 bytes \
+                each, then 5 s with all of them open), 4 repetitions. A repetition's scale \
+                is the most connections it held; the models are compared pairwise over the \
+                repetitions (Mann-Whitney U, p < 0.05): confirmed when epoll holds more \
+                than select and select more than threads, refuted when any pair goes \
+                significantly the other way, \"no difference\" otherwise.",
+        differs: "Rust servers on one two-core machine on loopback; one process may hold \
+                20 000 fds here, so 19 000 is the most a one-process server (threads, \
+                select, one epoll process) can be asked to hold, and epoll and threads \
+                both meet that ceiling rather than a crash; 4 repetitions are the fewest \
+                that can reach p < 0.05. A step that fails once is not run again (the \
+                runner skips its other repetitions and the heavier steps), so a model's \
+                scale is the same in every repetition: the p-value says the order held in \
+                every repetition run, and each model's first failure is listed with its \
+                reason.",
+        kind: Test,
+    },
+    Source {
+        quote: "In Figure 6, it is apparent that Epoll server takes a longer time to \
+                process these requests.",
+        file: "000_14b4c3a438bf57e1.txt",
+        section: "Conclusion, Figure 6; Observations, Avg. Time to Process",
+        setup: "C servers, client strings of 5 to 50 characters, many requests per client \
+                thread; Avg. Time to Process: threads 0.00036335 s, select 0.0004602 s, \
+                epoll 0.001196839 s",
+        test: "threads (one pthread per connection), select and epoll (one worker: 000 \
+                does not say, a loop in one thread) with 1 000 connections each sending 50 \
+                bytes, waiting for the echo and pausing 100 ms (about 10 000 requests/s \
+                offered), for 5 s, 5 repetitions. The mean response time of the \
+                repetitions is compared (Mann-Whitney U, p < 0.05): confirmed when epoll's \
+                is higher than both threads' and select's, refuted when either is \
+                significantly higher than epoll's, \"no difference\" otherwise. A \
+                repetition fails above 10 % errors (a busy machine times a few requests \
+                out).",
+        differs: "Rust servers on one two-core machine, the load generator on the same \
+                machine over loopback (000 loaded the server from up to four other hosts): \
+                the server is pinned to one core and the load to the other, so neither \
+                waits for the other's CPU as it would not across hosts.",
+        kind: Test,
+    },
+    Source {
+        quote: "while the traditional server is quickly processing these requests, it is \
+                taking up a large amount of processing power over four cores. Instead, it \
+                is better to see that Epoll and Select servers are pacing themselves, only \
+                consuming up to 30%.",
+        file: "000_14b4c3a438bf57e1.txt",
+        section: "Conclusion, Figure 7; Observations, Avg. Processing Power",
+        setup: "C servers on four cores, measured with htop; Avg. Processing Power: \
+                threads 93.25 %, select 29.5 %, epoll 12.33 %",
+        test: "threads (one pthread per connection), select and epoll (one worker: 000 \
+                does not say, a loop in one thread) with 1 000 connections each sending 50 \
+                bytes, waiting for the echo and pausing 100 ms (about 10 000 requests/s \
+                offered), for 5 s, 5 repetitions. The server's CPU (% of one core over the \
+                step, from /proc) is compared over the repetitions (Mann-Whitney U, p < \
+                0.05): confirmed when epoll and select each take less than threads, \
+                refuted when either takes significantly more, \"no difference\" otherwise. \
+                The offered load is the same for every model (a closed loop with a 100 ms \
+                pause), so the CPU compares the cost of the same work. A repetition fails \
+                above 10 % errors (a busy machine times a few requests out).",
+        differs: "Rust servers on one two-core machine, the load generator on the same \
+                machine over loopback (000 loaded the server from up to four other hosts): \
+                the server is pinned to one core and the load to the other, so neither \
+                waits for the other's CPU as it would not across hosts.",
+        kind: Test,
+    },
+    Source {
+        quote: "In Figure 8, it is interesting to see that Select is consuming less memory \
+                than its counterparts.",
+        file: "000_14b4c3a438bf57e1.txt",
+        section: "Conclusion, Figure 8; Observations, Memory Usage",
+        setup: "C servers on 8 GB, each at its own most clients; Memory Usage: threads \
+                1.825 GB, select 1.400 GB, epoll 2.651 GB",
+        test: "threads (one pthread per connection), select and epoll (one worker: 000 \
+                does not say, a loop in one thread) with 1 000 connections each sending 50 \
+                bytes, waiting for the echo and pausing 100 ms (about 10 000 requests/s \
+                offered), for 5 s, 5 repetitions. The server's peak resident memory is \
+                compared over the repetitions (Mann-Whitney U, p < 0.05): confirmed when \
+                select's is lower than both threads' and epoll's, refuted when either is \
+                significantly lower than select's, \"no difference\" otherwise. The report \
+                measured each server at its own most clients; here all three serve the \
+                same 1 000 connections, within select's 1 024 descriptors. A repetition \
+                fails above 10 % errors (a busy machine times a few requests out).",
+        differs: "Rust servers on one two-core machine, the load generator on the same \
+                machine over loopback (000 loaded the server from up to four other hosts): \
+                the server is pinned to one core and the load to the other, so neither \
+                waits for the other's CPU as it would not across hosts.",
+        kind: Test,
+    },
+    Source {
+        quote: "The response time for the select server is roughly 9 sec in total (average \
+                of 0.009 sec per request), the epoll is roughly 15 sec (average of 0.015 \
+                sec per request).",
+        file: "001_847778bf516bd6a1.txt",
+        section: "Analysis, Case4 (Test cases & results, Case 4)",
+        setup: "C select (level-triggered) and epoll (edge-triggered) servers; test-b: 300 \
+                clients spawned 0.01 s apart, 1000 requests of 13 bytes each, 1 ms between \
+                requests; average response time select 0.009119 s, epoll 0.015214 s",
+        test: "select and epoll (one worker: 001's conclusion says neither server scaled \
+                out its reads) with 300 connections opened at 100 per second, each sending \
+                1000 requests of 13 bytes with 1 ms between an echo and the next request, \
+                5 repetitions. The mean response time is compared over the repetitions \
+                (Mann-Whitney U, p < 0.05): confirmed when select's is lower than epoll's, \
+                refuted when epoll's is significantly lower, \"no difference\" otherwise. \
+                A repetition fails above 10 % errors (a busy machine times a few requests \
+                out).",
+        differs: "Rust servers, the load generator on the same two-core machine over \
+                loopback (001 used two client machines): the server is pinned to one core \
+                and the load to the other.",
+        kind: Test,
+    },
+    Source {
+        quote: "So if the epoll scale out the blocking operation, it is possible that the \
+                epoll server will yield better performance than select server on all \
+                aspects.",
+        file: "001_847778bf516bd6a1.txt",
+        section: "Conclusion",
+        setup: "a hypothesis from case 3 (test-a: 256 clients spawned 0.02 s apart, 0.1 ms \
+                between requests, about 10 s): select 115 000 packets/s, epoll 109 000, \
+                neither server scaling out its reads",
+        test: "select, epoll with one worker and epoll-2w (two worker threads, each with \
+                its own epoll queue: this machine has 2 cores) with 256 connections opened \
+                at 50 per second, each sending 13 bytes and pausing 0.1 ms after each \
+                echo, for 10 s, 5 repetitions. Throughput and the mean response time are \
+                compared over the repetitions (Mann-Whitney U, p < 0.05): confirmed when \
+                epoll-2w has both the higher throughput and the lower mean than select, \
+                refuted when select is significantly better on either, \"no difference\" \
+                otherwise; the second worker's gain (epoll-2w against epoll) is listed \
+                beside it. A repetition fails above 10 % errors (a busy machine times a \
+                few requests out).",
+        differs: "Rust servers; the load generator shares the two cores with the server \
+                (001 used other machines), so two workers compete with it.",
+        kind: Test,
+    },
+    Source {
+        quote: "we can very easily increase the number of worker threads if the machine \
+                has more cores, thus giving the epoll server very much scalability.",
+        file: "002_87dc33d9ed75de88.txt",
+        section: "Conclusion",
+        setup: "an epoll server run as `./server` (002 does not name its language): a main \
+                thread accepting and N worker threads, each with its own epoll queue; a \
+                Core i5 4670K (four cores)",
+        test: "epoll with one worker against epoll-2w with two (this machine has 2 cores), \
+                1 000 connections each sending 64 bytes as fast as the echoes come back, \
+                for 5 s, 5 repetitions. Throughput is compared over the repetitions \
+                (Mann-Whitney U, p < 0.05): confirmed when two workers carry more than \
+                one, refuted when they carry significantly less, \"no difference\" \
+                otherwise. A repetition fails above 10 % errors (a busy machine times a \
+                few requests out).",
+        differs: "two cores, not four, and the load generator runs on the same two cores, \
+                so the second worker competes with it: the gain here is a floor of the \
+                gain on a machine with cores to spare.",
+        kind: Test,
+    },
+    Source {
+        quote: "Increasing the number of clients further to 40000, we find that the \
+                clients and server still finish successfully without any error.",
+        file: "002_87dc33d9ed75de88.txt",
+        section: "Test Case 10 (and 11: 45000)",
+        setup: "an epoll server run as `./server` (002 does not name its language) with a \
+                main thread accepting and N worker threads; 40 000 clients from two PCs \
+                (20 000 each), 45 000 in Test Case 11; each connection sends \"Gary’s \
+                spamming\" 100 times",
+        test: "epoll (two workers) with 40 000 and then 45 000 connections, each sending \
+                \"Gary’s spamming\" 20 times and checking every echo, 3 repetitions. \
+                Confirmed when every repetition of both steps finished with every \
+                connection established and no error, refuted when a step failed in every \
+                repetition.",
+        differs: "20 messages a connection, not 100 (every connection still open at once \
+                and every echo checked; 100 take about three minutes a run here, and 3 \
+                repetitions of them would not fit the classic scenario's hour); one \
+                machine on loopback; one process may hold 20 000 fds here, so the server \
+                runs as 3 processes sharing the port (19 000 connections each at most) and \
+                the load as 3 processes (18 000 each), spread over 8 source addresses as \
+                002 spread it over two PCs.",
+        kind: Test,
+    },
+    Source {
+        quote: "Even with an increased number of connections, the speed is noticeably \
+                limited.",
+        file: "003_b6672a133222eae0.txt",
+        section: "Epoll, Continuous Transfer (1KB)",
+        setup: "an epoll server (003 does not name its language; its sketch of an echo \
+                server and its client are Node.js) on a 700 MHz single-core, 256 MB server \
+                with a 100 Mbit port behind a gigabit switch; an increase of 1 000 \
+                connections every 5 s, each transferring 1 KiB continuously, stopped at 80 \
+                000; about 3.0 MB/s up and down at most",
+        test: "epoll (one worker) on the weak-2016 profile: one core (cpus = [0]) capped \
+                by cgroup CPU quota to 700 MHz over this CPU's clock (0.2863 core of 2 445 \
+                MHz here) and 256 MiB of memory, its host's own link at 100 Mbit (tbf, \
+                [network] server_rate) and the client host's at 1 Gbit; a staircase of +1 \
+                000 connections every 5 s to 10 000, each connection sending 1 KiB and \
+                sending again as soon as its echo is back, reconnecting after an error; 3 \
+                repetitions. The echo throughput (MiB/s) of the stairs above half the top \
+                is compared with that of the stairs up to half (Mann-Whitney U, p < 0.05): \
+                confirmed when the upper stairs are not significantly faster, refuted when \
+                they are (the speed kept growing with the connections). Full scale: `to = \
+                80000` with `[server] conns_per_process = 19000`, `[load] \
+                conns_per_process = 18000` and `[hosts] clients = 2` (one process may hold \
+                20 000 fds here, one client host has 64 000 ports; about 7 minutes a \
+                repetition).",
+        differs: "a Rust server (003 does not name its server's language); one machine, \
+                its hosts network namespaces on a bridge; 29 % of a 2.4 GHz core is not a \
+                700 MHz core. Without root for cgroups and namespaces the claim is not \
+                run.",
+        kind: Test,
+    },
+    Source {
+        quote: "Based on the IO graphs, we also note that there are greater amounts of TCP \
+                error flags due to retransmissions",
+        file: "004_4a07aa620c3379ed.txt",
+        section: "Analysis, Case 6-11 (and Case 11-14: a delay of at least 250 ms)",
+        setup: "an edge-triggered epoll server (004 does not name its language); 2 500 \
+                clients, 60 requests each, request delay 1000, 500, 250, 125, 50, 10 and 1 \
+                ms; retransmissions read from Wireshark IO graphs",
+        test: "epoll (one worker, on one core; the load on the other core, as 004's \
+                clients ran on another host) with 2 500 clients each sending 64 bytes, \
+                waiting for the echo and pausing 1000, 250, 125 or 1 ms, for 6 s, 5 \
+                repetitions, each step in a network namespace of its own so the kernel's \
+                TCP counters (retransmitted segments, segments per second) are the step's \
+                alone. The retransmitted segments at 125 ms and below are compared with \
+                those at 250 ms and above (Mann-Whitney U, p < 0.05): confirmed when there \
+                are more at the short delays, refuted when there are significantly fewer, \
+                \"no difference\" otherwise. A repetition fails above 10 % errors (a busy \
+                machine times a few requests out).",
+        differs: "loopback in a namespace, not a LAN through a switch, so only the \
+                server's own stalls (a full backlog, a full buffer) can cause a \
+                retransmission; each step runs 6 s rather than 60 requests (60 s at 1000 \
+                ms). Without root for namespaces the counters are the whole machine's, and \
+                the numbers say so.",
+        kind: Untestable("retransmissions need a link whose queue overflows, as 004's LAN did; claim-8's rows run on an unshaped link in a namespace, where only the server's own stalls retransmit, and a shaped delay sweep does not fit the classic hour yet; the counts are listed, not judged"),
+    },
+    Source {
+        quote: "Our implementation of the epoll client-server achieved close to 20000 \
+                concurrent active socket connections in one session.",
+        file: "004_4a07aa620c3379ed.txt",
+        section: "Analysis, Case 1-5",
+        setup: "an edge-triggered epoll server (004 does not name its language); cases \
+                1-5: 2 500, 5 000, 7 500, 10 000 and 20 000 clients, 60 requests each, \
+                1000 ms request delay; Wireshark's TCP endpoints matched the clients, with \
+                \"few clients never establishing connection\" at 20 000",
+        test: "epoll (one worker, on one core; the load on the other core, as 004's \
+                clients ran on another host) with 2 500, 5 000, 7 500, 10 000 and 20 000 \
+                clients, 60 requests of 64 bytes each, 1000 ms between an echo and the \
+                next request (about 60 s a step), 1 repetition (full scale: `--repetitions \
+                3`). Confirmed when every repetition of every step established every \
+                connection and finished with at most 1 % errors, refuted when a step \
+                failed in every repetition.",
+        differs: "one machine on loopback; one process may hold 20 000 fds here, so from \
+                10 000 on the server and the load are split over processes (10 000 \
+                connections each) and 8 source addresses.",
+        kind: Test,
+    },
+    Source {
+        quote: "a line that is best described as a linear model for most of the clients \
+                but exponentially increases as we get to the user specified client number",
+        file: "004_4a07aa620c3379ed.txt",
+        section: "Analysis",
+        setup: "an edge-triggered epoll server (004 does not name its language); cases \
+                1-5: 2 500 to 20 000 clients, 60 requests each, 1000 ms request delay; the \
+                average response time of each client plotted against the clients in one \
+                session",
+        test: "epoll (one worker, on one core; the load on the other core, as 004's \
+                clients ran on another host) with 2 500 and 20 000 clients, 30 requests of \
+                64 bytes each, 1000 ms between an echo and the next request, 4 \
+                repetitions; each connection's mean response time (load's \
+                connections.csv), the connections in the order they opened. At the most \
+                clients that ran, the mean of the last tenth to join is compared with that \
+                of the tenth before it over the repetitions (Mann-Whitney U, p < 0.05): \
+                confirmed when the last tenth is significantly slower by x1.5 or more \
+                (growth linear in the order gives at most about x1.12), refuted when it is \
+                not slower or by less.",
+        differs: "a tenth of the connections stands for \"the final clients\"; 30 \
+                requests, not 60; one machine on loopback, its two cores standing for \
+                004's two hosts; the 20 000 clients are split over two server and two load \
+                processes (20 000 fds a process here). In classic this claim is judged \
+                from claim-6's rows (the same load).",
+        kind: Test,
+    },
+    Source {
+        quote: "One thing to note is that the incoming requests for the select server are \
+                comparably consistent than the epoll server.",
+        file: "001_847778bf516bd6a1.txt",
+        section: "Analysis, Case2",
+        setup: "C select and epoll servers; test-a case 2: 1 024 clients (6 spawn cycles \
+                of 256, 0.02 s apart), a request every 10 ms, held about 3 minutes; \
+                Wireshark IO graphs: select about 6 500 packets/s, epoll about 6 000",
+        test: "select and epoll (one worker each) with 1 000 clients, each sending 64 \
+                bytes, waiting for the echo and pausing 10 ms, for 15 s, 5 repetitions. \
+                The spread of the request rate (requests_per_s_cv: the standard deviation \
+                of the requests completed in each second over their mean, the first two \
+                seconds and the last left out) is compared over the repetitions \
+                (Mann-Whitney U, p < 0.05): confirmed when select's is significantly \
+                lower, refuted when epoll's is.",
+        differs: "1 000 clients, not 1 024 (select refuses fds at or above FD_SETSIZE, 1 \
+                024, and the listening socket and standard streams take four); the clients \
+                connect within a second, not 20; 15 s, not 3 minutes; the load's requests \
+                per second, not the server's packets per second; one machine on loopback, \
+                the server pinned to one core and the load to the other (001's clients ran \
+                on their own machines).",
+        kind: Test,
+    },
+];

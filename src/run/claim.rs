@@ -1,0 +1,96 @@
+//! One live run per results directory: a run holds an exclusive flock(2) on the
+//! directory's `.lock` file (which records its pid) from before it writes anything
+//! until it exits; the kernel releases it when the run dies, even by SIGKILL.
+
+use std::fs::{self, File};
+use std::io::{Read as _, Seek as _, Write as _};
+use std::os::fd::AsRawFd as _;
+use std::path::Path;
+
+/// The lock file inside a results directory.
+pub const LOCK_FILE: &str = ".lock";
+
+/// The claim on a results directory: held while it lives (for the whole run).
+pub struct Claim {
+    _lock: File,
+}
+
+/// Claims `out` for this run: creates it, takes its lock, then refuses an earlier run's
+/// results in it (a manifest.json or a results.csv) unless `force`, which removes them
+/// first. A directory a live run holds is refused, `force` or not, naming that run.
+/// The error is a usage error's message.
+pub fn claim(out: &Path, force: bool) -> Result<Claim, String> {
+    let shown = out.display();
+    fs::create_dir_all(out).map_err(|e| format!("cannot create results directory {shown}: {e}"))?;
+    let path = out.join(LOCK_FILE);
+    let mut lock = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    // SAFETY: flock takes an fd this function owns and changes nothing else.
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let error = std::io::Error::last_os_error();
+        if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(format!("cannot lock {}: {error}", path.display()));
+        }
+        let mut pid = String::new();
+        let _ = lock.read_to_string(&mut pid);
+        let pid = match pid.trim() {
+            "" => "not yet recorded".to_string(),
+            pid => pid.chars().take(20).collect(),
+        };
+        return Err(format!(
+            "--out {shown} belongs to a live run (pid {pid}): wait for it to end or choose \
+             another directory (--force never removes a live run's results)"
+        ));
+    }
+    let recorded = lock
+        .set_len(0)
+        .and_then(|()| lock.rewind())
+        .and_then(|()| writeln!(lock, "{}", std::process::id()));
+    recorded.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    clear_old_run(out, force)?;
+    Ok(Claim { _lock: lock })
+}
+
+/// Refuses a results directory an earlier run wrote (it has a manifest.json or a
+/// results.csv) unless `force`, which removes everything in it but the lock first: a
+/// report must never describe files of two runs.
+fn clear_old_run(out: &Path, force: bool) -> Result<(), String> {
+    let written = ["manifest.json", "results.csv"]
+        .iter()
+        .any(|f| out.join(f).exists());
+    if !written {
+        return Ok(());
+    }
+    if !force {
+        return Err(format!(
+            "--out {} holds an earlier run's results: choose another directory, or add \
+             --force to remove them first",
+            out.display()
+        ));
+    }
+    let cannot = |e: std::io::Error| {
+        format!(
+            "--force: cannot remove the earlier run in {}: {e}",
+            out.display()
+        )
+    };
+    for entry in fs::read_dir(out).map_err(cannot)? {
+        let entry = entry.map_err(cannot)?;
+        if entry.file_name() == LOCK_FILE {
+            continue;
+        }
+        let path = entry.path();
+        let removed = if entry.file_type().map_err(cannot)?.is_dir() {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        };
+        removed.map_err(cannot)?;
+    }
+    Ok(())
+}
