@@ -20,8 +20,12 @@ impl ResultsCsv {
             .has_headers(false)
             .from_path(path)
             .with_context(|| format!("cannot create {}", path.display()))?;
-        writer.write_record(RESULTS_HEADER)?;
-        writer.flush()?;
+        // A full disk fails here first: the error names the file.
+        writer
+            .write_record(RESULTS_HEADER)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| writer.flush().map_err(anyhow::Error::from))
+            .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(ResultsCsv { writer })
     }
 
