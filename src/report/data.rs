@@ -91,6 +91,9 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
     let (text, cut) = whole_rows(&csv_path)?;
     let (columns, rows, impossible) = read_results_csv(&csv_path, &text)?;
     let mut warnings = Vec::new();
+    if let Some(alert) = missing_columns(&columns, &csv_path) {
+        warnings.push(alert);
+    }
     if let Some(note) = impossible.note(&csv_path) {
         warnings.push(note);
     }
@@ -109,6 +112,25 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
         rows,
         columns,
         warnings,
+    })
+}
+
+/// The columns of the schema a results.csv lacks, named: their figures are in no table or
+/// chart, which a reader must be told rather than shown a run that looks complete.
+fn missing_columns(header: &[String], path: &Path) -> Option<String> {
+    let missing: Vec<&str> = COLUMNS
+        .iter()
+        .map(|c| c.name)
+        .filter(|name| !header.iter().any(|h| h == name))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "{} lacks {} column(s) of the results schema (an older or edited file): {}; \
+             their figures are missing from every table, chart and verdict.",
+            path.display(),
+            missing.len(),
+            missing.join(", ")
+        )
     })
 }
 
