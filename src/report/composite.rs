@@ -135,6 +135,7 @@ pub fn document(results: &Results) -> Document {
         ),
         alerts,
         notes: build::notes(results),
+        caveat: build::caveat(results),
         sections,
     }
 }

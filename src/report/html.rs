@@ -72,9 +72,11 @@ pub fn render(doc: &Document) -> String {
     html.push_str(&format!("<style>{CSS}</style>\n</head>\n<body>\n"));
     html.push_str(&format!("<h1>{}</h1>\n", escape(&doc.title)));
     if doc.alerts.is_empty() {
-        html.push_str(
-            "<p class=\"ok\" id=\"status\">Complete run: every step finished as ok.</p>\n",
-        );
+        let class = if doc.caveat.is_some() { "notes" } else { "ok" };
+        html.push_str(&format!(
+            "<p class=\"{class}\" id=\"status\">{}</p>\n",
+            escape(&doc.complete_line())
+        ));
     } else {
         html.push_str("<div class=\"alert\" id=\"status\" role=\"alert\"><strong>This run is not complete or has failures.</strong><ul>\n");
         for alert in &doc.alerts {

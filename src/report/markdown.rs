@@ -11,7 +11,7 @@ fn cell(text: &str) -> String {
 pub fn render(doc: &Document) -> String {
     let mut md = format!("# {}\n\n", doc.title);
     if doc.alerts.is_empty() {
-        md.push_str("**Complete run: every step finished as ok.**\n\n");
+        md.push_str(&format!("**{}**\n\n", doc.complete_line()));
     } else {
         md.push_str("> **This run is not complete or has failures.**\n>\n");
         for alert in &doc.alerts {
