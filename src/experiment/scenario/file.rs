@@ -227,6 +227,12 @@ impl BitRate {
         if !(bits.is_finite() && bits >= 8.0) {
             return Err(format!("rate {text:?} must be at least 8bit"));
         }
+        // tc takes a rate in bytes per second as a u64: beyond it would saturate.
+        if bits >= 18_446_744_073_709_551_616.0 {
+            return Err(format!(
+                "rate {text:?} is too large (18 446 744 Tbit at most)"
+            ));
+        }
         Ok(BitRate(bits.round() as u64))
     }
 }

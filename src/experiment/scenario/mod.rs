@@ -540,6 +540,38 @@ requests = 1
         );
         let e = error_of("models = [\"poll\"]\n[load]\nrequests = 3\npayload_file = \"/tmp\"\n");
         assert!(e.contains("/tmp is not a regular file"), "{e}");
+        // Values the run could not use, refused at their line rather than failing the step.
+        for (text, at, message) in [
+            (
+                "[load]\nduration = \"99999999999999999s\"\n",
+                "line 3, column 12",
+                "is longer than 100 years",
+            ),
+            (
+                "[load]\nduration = \"1s\"\nwarmup = \"1000000h\"\n",
+                "line 4, column 10",
+                "is longer than 100 years",
+            ),
+            (
+                "[load]\nrequests = 3\nsize = \"99999999999GiB\"\n",
+                "line 4, column 8",
+                "too large (16 EiB at most)",
+            ),
+            (
+                "[network]\nrate = \"99999999999999999999gbit\"\n[load]\nrequests = 3\n",
+                "line 3, column 8",
+                "is too large",
+            ),
+            (
+                "step_timeout = \"5s\"\n[load]\nduration = \"4s\"\nwarmup = \"2s\"\n",
+                "line 2, column 16",
+                "step_timeout = 5 s is shorter than step",
+            ),
+        ] {
+            let e = error_of(&format!("models = [\"poll\"]\n{text}"));
+            assert!(e.starts_with(&format!("test.toml: {at}: ")), "{text}: {e}");
+            assert!(e.contains(message), "{text}: {e}");
+        }
         let e = error_of("models = [\"poll\"]\nstep_timeout = \"0s\"\n[load]\nrequests = 3\n");
         assert!(
             e.starts_with("test.toml: line 2, column 16: step_timeout must be above 0"),
