@@ -83,7 +83,8 @@ pub struct LoadArgs {
     /// Requests per connection (default: run for --duration, 10s if neither is given)
     #[arg(long, short = 'n')]
     pub requests: Option<u64>,
-    /// Stop sending after this long (in-flight echoes get one more second)
+    /// Stop sending after this long; in-flight echoes then get the drain: it ends once no
+    /// echo byte came for twice the slowest echo (at least 1 s), at most --response-timeout
     #[arg(long, short = 'd', value_parser = duration_arg)]
     pub duration: Option<Duration>,
     /// Run this long before --duration starts, sending and verifying but not measuring:
