@@ -126,9 +126,10 @@ pub struct Rate(pub f64);
 impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let v = f64::deserialize(deserializer)?;
-        if !(v.is_finite() && v > 0.0) {
+        let least = crate::load::schedule::MIN_RATE;
+        if !(v.is_finite() && v >= least) {
             return Err(de::Error::custom(format!(
-                "must be a positive rate, not {v}"
+                "must be a rate of at least {least} per second, not {v:e}"
             )));
         }
         Ok(Rate(v))

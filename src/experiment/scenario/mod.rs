@@ -572,6 +572,15 @@ requests = 1
             assert!(e.starts_with(&format!("test.toml: {at}: ")), "{text}: {e}");
             assert!(e.contains(message), "{text}: {e}");
         }
+        let e = error_of("models = [\"poll\"]\n[load]\nduration = \"1s\"\nrate = 1e-300\n");
+        assert!(
+            e.starts_with("test.toml: line 4, column 8: must be a rate of at least 0.001 per second, not 1e-300"),
+            "{e}"
+        );
+        // A rate's step name stays short whatever its digits.
+        let s = parse("test.toml", "test", "models = [\"poll\"]\n[load]\nduration = \"1s\"\nconnections = 3\n[sweep]\nrate = [1e15, 0.001, 2500]\n").unwrap();
+        let names: Vec<&str> = s.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["c3-s64-r1e15", "c3-s64-r0.001", "c3-s64-r2500"]);
         let e = error_of("models = [\"poll\"]\nstep_timeout = \"0s\"\n[load]\nrequests = 3\n");
         assert!(
             e.starts_with("test.toml: line 2, column 16: step_timeout must be above 0"),
