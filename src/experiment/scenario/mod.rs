@@ -567,6 +567,11 @@ requests = 1
                 "line 2, column 16",
                 "step_timeout = 5 s is shorter than step",
             ),
+            (
+                "pause = \"99999h\"\n[load]\nrequests = 3\n",
+                "line 2, column 9",
+                "pause = 359996400 s is over an hour",
+            ),
         ] {
             let e = error_of(&format!("models = [\"poll\"]\n{text}"));
             assert!(e.starts_with(&format!("test.toml: {at}: ")), "{text}: {e}");

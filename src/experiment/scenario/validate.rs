@@ -590,6 +590,9 @@ pub(super) fn name(file: &ScenarioFile, source: &str, err: ErrAt) -> anyhow::Res
 /// The largest payload file `load` accepts.
 const MAX_PAYLOAD: u64 = crate::load::schedule::MAX_MESSAGE;
 
+/// The longest `pause` between steps.
+const MAX_PAUSE: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// What would make every step fail once started, checked now with the load
 /// generator's own rules: a zero step timeout, a payload file that is missing or
 /// out of bounds, and each step's load as `load` validates it (sizes, counts,
@@ -606,6 +609,16 @@ pub(super) fn steps_can_run(
         return Err(err(
             span(&["step_timeout"]),
             "step_timeout must be above 0: every step would time out at once".into(),
+        ));
+    }
+    if let Some(pause) = file.pause.filter(|p| p.0 > MAX_PAUSE) {
+        return Err(err(
+            span(&["pause"]),
+            format!(
+                "pause = {} s is over an hour: it waits between every two steps (TIME_WAIT \
+                 lasts 60 s), and a longer one only stalls the run",
+                trim_float(pause.0.as_secs_f64())
+            ),
         ));
     }
     if let Some(path) = &load.payload_file {
