@@ -22,6 +22,10 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     if !bytes.is_finite() || bytes < 0.0 || bytes.fract() != 0.0 {
         return Err(format!("'{text}' is not a whole number of bytes"));
     }
+    // 2^64: a larger value would saturate to u64::MAX rather than be refused.
+    if bytes >= 18_446_744_073_709_551_616.0 {
+        return Err(format!("'{text}' is too large (16 EiB at most)"));
+    }
     Ok(bytes as u64)
 }
 
@@ -65,8 +69,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             ))
         }
     };
-    Duration::try_from_secs_f64(seconds).map_err(|_| format!("'{text}' is not a valid duration"))
+    let duration = Duration::try_from_secs_f64(seconds)
+        .map_err(|_| format!("'{text}' is not a valid duration"))?;
+    if duration > MAX_DURATION {
+        return Err(format!("'{text}' is longer than 100 years"));
+    }
+    Ok(duration)
 }
+
+/// The longest duration anything takes: the load engine times in u64 nanoseconds (584
+/// years at most), and a duration that would wrap must be an error where it is written,
+/// not a refusal once the run has started.
+pub const MAX_DURATION: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// Splits `12.5ms` into its number and the unit after it (trimmed).
 fn split_number(text: &str) -> Option<(f64, &str)> {

@@ -164,8 +164,8 @@ fn the_findings_name_each_generator_bound_and_disturbed_repetition() {
     assert!(
         md.contains(
             "Generator-bound: in 2 repetition(s) the load generator used more than 90% of the \
-             cores it was given (poll c4000-s128 rep 1, poll c4000-s128 rep 2); there the \
-             generator may have set the pace, not the server."
+             cores it was given or did not offer the rate asked (poll c4000-s128 rep 1, poll \
+             c4000-s128 rep 2); there the generator may have set the pace, not the server."
         ),
         "{md}"
     );
@@ -176,4 +176,59 @@ fn the_findings_name_each_generator_bound_and_disturbed_repetition() {
         ),
         "{md}"
     );
+}
+
+#[test]
+fn an_open_loop_that_did_not_offer_its_rate_is_flagged_and_the_report_says_so() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = common::write_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+[load]
+connections = 3
+duration = "0.5s"
+rate = 1e15
+"#,
+    );
+    let out = tmp.path().join("out");
+    let rows = common::run_scenario_ok(&scenario, &out, &["--quiet"]);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
+    // The load sent a few thousand of the ~1.5e9 requests planned: its figures are the
+    // generator's, whatever its CPU showed.
+    assert_eq!(row["status"], "ok", "{row:?}");
+    assert_eq!(row["generator_bound"], "true", "{row:?}");
+    let reason = &row["failure_reason"];
+    assert!(
+        reason.starts_with("generator-bound: the open loop sent ")
+            && reason
+                .ends_with(" requests its schedule planned, so the rate asked was not offered"),
+        "{row:?}"
+    );
+    let summary = common::read_json(
+        &out.join("epoll")
+            .join(&row["step"])
+            .join("rep-1/load/summary.json"),
+    );
+    let (sent, planned) = (
+        summary["requests_sent"].as_u64().unwrap(),
+        summary["requests_planned"].as_u64().unwrap(),
+    );
+    assert!(sent * 10 < planned * 9, "{summary}");
+    assert!(
+        reason.contains(&format!(" sent {sent} of the {planned} requests")),
+        "{row:?}"
+    );
+    let md = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(!md.contains("Complete run"), "{md}");
+    assert!(
+        md.contains(
+            "**Every step finished as ok, but 1 of them measured the load generator, not the \
+             server (generator-bound, see the notes): their figures decide no verdict.**"
+        ),
+        "{md}"
+    );
+    assert!(md.contains(&format!("generator-bound: the load generator, not the server, may have set their pace; they are shown but never decide a verdict alone: epoll {} rep 1 ({reason}).", row["step"])), "{md}");
 }

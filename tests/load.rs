@@ -1592,3 +1592,65 @@ fn merge_refuses_missing_and_invalid_inputs() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--max-error-rate must be between 0 and 1"));
 }
+
+#[test]
+fn the_help_states_the_drain_after_the_duration_as_it_is() {
+    // The drain waits while echo bytes keep arriving (1 000 connections of 16 MiB echoes
+    // took 19.7 s past a 2 s duration), bounded by --response-timeout: "one more second"
+    // promised what the load never did.
+    let out = Command::new(common::BIN)
+        .args(["load", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(!help.contains("one more second"), "{help}");
+    assert!(
+        help.contains(
+            "echo byte came for twice the slowest echo (at least 1 s), at most --response-timeout"
+        ) || help.contains("twice the slowest echo (at least 1 s), at most"),
+        "{help}"
+    );
+}
+
+/// Echoes one byte of what it read every 50 ms, forever: an echo that keeps arriving
+/// and never completes.
+fn trickle(mut stream: std::net::TcpStream) {
+    let mut buf = [0u8; 1];
+    while matches!(stream.read(&mut buf), Ok(1)) {
+        if stream.write_all(&buf).is_err() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_drain_of_an_echo_still_arriving_ends_at_the_response_timeout() {
+    let addr = scripted_server(trickle);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("load");
+    let target = addr.to_string();
+    let output = common::load_within(&[
+        "--target",
+        &target,
+        "-c",
+        "1",
+        "--size",
+        "1MiB",
+        "--duration",
+        "1s",
+        "--response-timeout",
+        "2s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let summary: LoadSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    // Bytes kept coming, so the drain went past its 1 s of silence, but no further than
+    // --response-timeout after the duration; the echo it never finished is a timeout.
+    let ran = summary.ended_unix - summary.started_unix;
+    // (Generous: the bound is the drain's cap, 3 s, not a measure of speed.)
+    assert!((2.0..6.0).contains(&ran), "{ran} s: {output:?}");
+    assert_eq!(summary.requests_completed, 0, "{summary:?}");
+    assert_eq!(summary.errors_total, 1, "{summary:?}");
+}

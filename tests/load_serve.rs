@@ -562,3 +562,17 @@ fn merge_keeps_the_warmup_and_refuses_parts_that_differ() {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+#[test]
+fn an_idle_timeout_of_zero_is_a_usage_error() {
+    let out = std::process::Command::new(common::BIN)
+        .args(["serve", "--model", "epoll", "--idle-timeout", "0s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--idle-timeout") && stderr.contains("must be above 0"),
+        "{stderr}"
+    );
+}

@@ -424,6 +424,8 @@ fn a_complete_run_says_so() {
         .map(|l| format!("{l}\n"))
         .collect();
     fs::write(&csv_path, kept).unwrap();
+    // The fixture predates some columns: a run writes every one of the schema.
+    rewrite_columns(&csv_path, &echolab::results::RESULTS_HEADER);
     write_report(&dir).unwrap();
     let html = read(&dir.join("report.html"));
     assert!(html.contains("Complete run: every step finished as ok."));
@@ -994,6 +996,60 @@ fn a_last_row_cut_short_is_skipped_and_announced() {
     assert!(
         md.contains(before_step),
         "{before_step} missing from report.md"
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Rewrites results.csv with `columns` in that order: the cells it has, empty ones for
+/// the columns it lacks.
+fn rewrite_columns(csv_path: &Path, columns: &[&str]) {
+    let text = read(csv_path);
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(columns).unwrap();
+    for record in reader.records() {
+        let record = record.unwrap();
+        let cell = |c: &str| {
+            header
+                .iter()
+                .position(|h| h == c)
+                .map_or("", |i| &record[i])
+        };
+        writer
+            .write_record(columns.iter().map(|c| cell(c)))
+            .unwrap();
+    }
+    fs::write(csv_path, writer.into_inner().unwrap()).unwrap();
+}
+
+#[test]
+fn a_results_csv_without_columns_of_the_schema_says_which() {
+    let dir = fixture_copy("missing-columns");
+    let csv_path = dir.join("results.csv");
+    let every = echolab::results::RESULTS_HEADER;
+    rewrite_columns(&csv_path, &every);
+    write_report(&dir).unwrap();
+    assert!(!read(&dir.join("report.md")).contains("of the results schema"));
+    let without: Vec<&str> = every
+        .into_iter()
+        .filter(|c| *c != "throughput_rps" && *c != "p99_us")
+        .collect();
+    rewrite_columns(&csv_path, &without);
+    write_report(&dir).unwrap();
+    let md = read(&dir.join("report.md"));
+    assert!(
+        md.contains("> **This run is not complete or has failures.**"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "lacks 2 column(s) of the results schema (an older or edited file): \
+             throughput_rps, p99_us; their figures are missing from every table, chart and \
+             verdict."
+        ),
+        "{}",
+        &md[..md.len().min(3000)]
     );
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -312,3 +312,57 @@ to = 40
         "{late:?}"
     );
 }
+
+#[test]
+fn a_window_of_a_second_and_a_half_rates_the_requests_of_the_seconds_it_holds() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = common::write_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+[load]
+size = 16
+delay = "10ms"
+[staircase]
+batch = 2
+every = "1.5s"
+to = 2
+"#,
+    );
+    let out = tmp.path().join("out");
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let (requests, rate) = (
+        number(&rows[0], "requests"),
+        number(&rows[0], "throughput_rps"),
+    );
+    // The window holds one or two whole timeline seconds of each load: the rate is the
+    // requests over them (divided by 1.5 s it was 2/3 or 4/3 of the true rate).
+    let seconds = requests / rate;
+    assert!(
+        (seconds - 1.0).abs() < 1e-3 || (seconds - 2.0).abs() < 1e-3,
+        "{requests} requests at {rate}/s: {seconds} s"
+    );
+    // Two connections, each waiting 10 ms between requests: at most 2 x 101 a second.
+    assert!(rate > 0.0 && rate <= 202.0, "{:?}", rows[0]);
+}
+
+#[test]
+fn a_window_under_a_second_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = common::write_scenario(
+        tmp.path(),
+        "models = [\"epoll\"]\n[load]\ndelay = \"10ms\"\n[staircase]\nbatch = 2\nevery = \"0.25s\"\nto = 2\n",
+    );
+    let out = tmp.path().join("out");
+    let output = common::run_scenario(&scenario, &out, QUIET_NO_REPORT);
+    // Exit 2, as every scenario the validation refuses (tests/experiment.rs).
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("[staircase] every = 0.25 s is under 1 s"),
+        "{stderr}"
+    );
+    assert!(!out.join("results.csv").exists());
+}

@@ -153,6 +153,7 @@ pub fn document(changes: &Changes, crossed: &[Crossing], charts: bool) -> Docume
             changes.new_dir.display()
         ),
         status: COMPARE_STATUS,
+        caveat: None,
         alerts: crossed.iter().map(Crossing::describe).collect(),
         notes: changes
             .warnings

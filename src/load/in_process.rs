@@ -344,7 +344,9 @@ fn run_warnings(
     cores: f64,
 ) -> Vec<String> {
     let mut warnings = Vec::new();
-    if c.releases > 0 && (c.late_releases * 100 > c.releases || c.sends * 10 < c.releases * 9) {
+    if c.releases > 0
+        && (c.late_releases * 100 > c.releases || measurements::fell_behind(c.sends, c.releases))
+    {
         warnings.push(format!(
             "the generator fell behind its schedule: sent {} of the {} requests it planned \
              ({} behind); {} released over 5 ms late (worst {:.1} ms); the rate asked was not \

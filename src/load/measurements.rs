@@ -329,7 +329,26 @@ pub struct LoadSummary {
     pub warmup_requests: u64,
 }
 
+/// Whether an open loop that sent `sent` of the `planned` requests fell behind its
+/// schedule: under nine in ten sent, the rate asked was not offered.
+pub fn fell_behind(sent: u64, planned: u64) -> bool {
+    sent.saturating_mul(10) < planned.saturating_mul(9)
+}
+
 impl LoadSummary {
+    /// Why this open loop's figures measured the generator rather than the server: it
+    /// fell behind its schedule, so the rate asked was never offered. None in the closed
+    /// loop or when it kept up.
+    pub fn rate_not_offered(&self) -> Option<String> {
+        let (planned, sent) = (self.requests_planned?, self.requests_sent?);
+        fell_behind(sent, planned).then(|| {
+            format!(
+                "generator-bound: the open loop sent {sent} of the {planned} requests its \
+                 schedule planned, so the rate asked was not offered"
+            )
+        })
+    }
+
     /// Fills the counter-derived fields from the run's totals.
     pub fn set_totals(
         &mut self,

@@ -307,17 +307,21 @@ fn check_warmup(args: &LoadArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The lowest rate the open loop (and a scenario's `rate` or `connect_rate`) takes: one
+/// request in 1 000 s. A lower one schedules nothing within any sensible run.
+pub const MIN_RATE: f64 = 1e-3;
+
 /// Closed loop, or open at --rate.
 fn mode_of(args: &LoadArgs) -> Result<Mode, String> {
     match args.rate {
         None => Ok(Mode::Closed),
-        Some(rate) if rate > 0.0 && rate.is_finite() => {
+        Some(rate) if rate >= MIN_RATE && rate.is_finite() => {
             if !args.delay.is_zero() {
                 return Err("--delay is for the closed loop; --rate sets the pace".into());
             }
             Ok(Mode::Open { rate })
         }
-        Some(rate) => Err(format!("--rate must be above 0, not {rate}")),
+        Some(rate) => Err(format!("--rate must be at least {MIN_RATE}, not {rate}")),
     }
 }
 

@@ -46,6 +46,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         status: document::RUN_STATUS,
         alerts: alerts(results),
         notes: [notes(results), missing_folders].concat(),
+        caveat: caveat(results),
         sections,
     })
 }
@@ -55,9 +56,47 @@ fn repetitions(results: &Results) -> u32 {
     results.rows.iter().map(|r| r.repetition).max().unwrap_or(0)
 }
 
+/// The repetitions that finished ok but measured their load generator (generator_bound).
+fn generator_bound(results: &Results) -> impl Iterator<Item = &super::data::Record> {
+    results
+        .rows
+        .iter()
+        .filter(|r| r.status == Status::Ok && r.raw(column::GENERATOR_BOUND) == "true")
+}
+
+/// What the top line must add to "every step finished as ok" when some of those steps
+/// measured their load generator rather than the server.
+pub(super) fn caveat(results: &Results) -> Option<String> {
+    let bound = generator_bound(results).count();
+    (bound > 0).then(|| {
+        format!(
+            "{bound} of them measured the load generator, not the server (generator-bound, \
+             see the notes): their figures decide no verdict."
+        )
+    })
+}
+
 /// Facts a reader should know that are not failures.
 pub(super) fn notes(results: &Results) -> Vec<String> {
     let mut notes = Vec::new();
+    let bound: Vec<String> = generator_bound(results)
+        .map(|r| {
+            let why = match (r.failure_reason.as_str(), r.raw(column::LOAD_CPU_PCT)) {
+                ("", "") => String::new(),
+                ("", cpu) => format!(" (load generator CPU {cpu} % of one core)"),
+                (reason, _) => format!(" ({reason})"),
+            };
+            format!("{} {} rep {}{why}", r.model, r.step, r.repetition)
+        })
+        .collect();
+    if !bound.is_empty() {
+        notes.push(format!(
+            "{} repetition(s) are generator-bound: the load generator, not the server, may \
+             have set their pace; they are shown but never decide a verdict alone: {}.",
+            bound.len(),
+            bound.join("; ")
+        ));
+    }
     let machine_wide = results
         .rows
         .iter()

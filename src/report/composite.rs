@@ -117,6 +117,7 @@ pub fn document(results: &Results) -> Document {
         status: document::RUN_STATUS,
         alerts,
         notes: build::notes(results),
+        caveat: build::caveat(results),
         sections,
     }
 }

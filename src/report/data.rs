@@ -91,6 +91,9 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
     let (text, cut) = whole_rows(&csv_path)?;
     let (columns, rows, impossible) = read_results_csv(&csv_path, &text)?;
     let mut warnings = Vec::new();
+    if let Some(alert) = missing_columns(&columns, &csv_path) {
+        warnings.push(alert);
+    }
     if let Some(note) = impossible.note(&csv_path) {
         warnings.push(note);
     }
@@ -109,6 +112,25 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
         rows,
         columns,
         warnings,
+    })
+}
+
+/// The columns of the schema a results.csv lacks, named: their figures are in no table or
+/// chart, which a reader must be told rather than shown a run that looks complete.
+fn missing_columns(header: &[String], path: &Path) -> Option<String> {
+    let missing: Vec<&str> = COLUMNS
+        .iter()
+        .map(|c| c.name)
+        .filter(|name| !header.iter().any(|h| h == name))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "{} lacks {} column(s) of the results schema (an older or edited file): {}; \
+             their figures are missing from every table, chart and verdict.",
+            path.display(),
+            missing.len(),
+            missing.join(", ")
+        )
     })
 }
 
@@ -280,8 +302,13 @@ fn read_results_csv(
     Ok((header, rows, impossible_cells))
 }
 
-/// A small numeric CSV (probe.csv, timeline.csv, percentiles.csv): rows of named
-/// optional numbers.
+/// At most this many rows of a step file are kept for its charts, evenly spread over the
+/// file: a chart is some hundreds of pixels wide, and a long run's probe.csv (ten samples
+/// a second) may hold millions of rows.
+pub const MAX_TABLE_ROWS: usize = 4096;
+
+/// A numeric CSV (probe.csv, timeline.csv, percentiles.csv): rows of named optional
+/// numbers, at most [`MAX_TABLE_ROWS`] of them (every `stride`-th row of the file).
 pub struct NumberTable {
     pub rows: Vec<BTreeMap<String, f64>>,
 }
@@ -322,8 +349,11 @@ fn record_with_line(
     Ok((record, line))
 }
 
-/// Reads a per-step CSV. Ok(None) when the file does not exist (a step that
-/// never ran its load); an error naming file and line when it is malformed.
+/// Reads a per-step CSV, streaming: every row is checked, and rows 0, k, 2k, ... are kept
+/// with k doubling whenever [`MAX_TABLE_ROWS`] are held, so memory is bounded whatever the
+/// file's length (cumulative columns such as probe.csv's CPU seconds stay exact between
+/// the rows kept). Ok(None) when the file does not exist (a step that never ran its
+/// load); an error naming file and line when it is malformed.
 pub fn read_table(path: &Path) -> anyhow::Result<Option<NumberTable>> {
     if !path.exists() {
         return Ok(None);
@@ -334,7 +364,8 @@ pub fn read_table(path: &Path) -> anyhow::Result<Option<NumberTable>> {
         .with_context(|| format!("cannot read {}", path.display()))?;
     let header = read_header(&mut reader, path)?;
     let mut rows = Vec::new();
-    for record in reader.records() {
+    let mut stride = 1;
+    for (index, record) in reader.records().enumerate() {
         let (record, line) = record_with_line(record, path)?;
         // A file cut off mid-row (a killed run) ends in a short row: never read as values.
         if record.len() != header.len() {
@@ -366,7 +397,18 @@ pub fn read_table(path: &Path) -> anyhow::Result<Option<NumberTable>> {
             }
             row.insert(column.clone(), number);
         }
-        rows.push(row);
+        if index % stride == 0 {
+            rows.push(row);
+            if rows.len() == MAX_TABLE_ROWS {
+                // Keep rows 0, 2k, 4k, ...: the next one kept is row MAX_TABLE_ROWS * k.
+                let mut position = 0;
+                rows.retain(|_| {
+                    position += 1;
+                    position % 2 == 1
+                });
+                stride *= 2;
+            }
+        }
     }
     Ok(Some(NumberTable { rows }))
 }
@@ -374,6 +416,28 @@ pub fn read_table(path: &Path) -> anyhow::Result<Option<NumberTable>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_step_file_keeps_evenly_spread_rows_up_to_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("probe.csv");
+        let rows = MAX_TABLE_ROWS * 5 + 3;
+        let mut text = String::from("t_s,cpu_user_s\n");
+        for i in 0..rows {
+            text.push_str(&format!("{i},{}\n", i * 2));
+        }
+        fs::write(&path, text).unwrap();
+        let table = read_table(&path).unwrap().unwrap();
+        // Rows 0, 8, 16, ...: the stride doubled three times (4096, 8192, 16384 held).
+        let kept: Vec<f64> = table.rows.iter().map(|r| r["t_s"]).collect();
+        let expected: Vec<f64> = (0..rows).step_by(8).map(|i| i as f64).collect();
+        assert_eq!(kept, expected);
+        assert!(kept.len() <= MAX_TABLE_ROWS);
+        assert_eq!(table.pairs("t_s", "cpu_user_s")[1], (8.0, 16.0));
+        // A short file is kept whole.
+        fs::write(&path, "t_s\n1\n2\n").unwrap();
+        assert_eq!(read_table(&path).unwrap().unwrap().rows.len(), 2);
+    }
 
     #[test]
     fn text_columns_are_the_identity_and_the_declared_text_and_flags() {

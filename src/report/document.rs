@@ -10,6 +10,10 @@ pub struct Document {
     /// Shown at the top as notes: facts worth knowing that are not failures (where the
     /// network counters were read, disturbed repetitions).
     pub notes: Vec<String>,
+    /// When there is no alert but some figures measured something else than the servers
+    /// (generator-bound repetitions): said in place of "Complete run: every step finished
+    /// as ok.", which would claim more than the run showed.
+    pub caveat: Option<String>,
     pub sections: Vec<Section>,
 }
 
@@ -25,6 +29,16 @@ pub const RUN_STATUS: Status = Status {
     ok: "Complete run: every step finished as ok.",
     alert: "This run is not complete or has failures.",
 };
+
+impl Document {
+    /// The line at the top when there is no alert.
+    pub fn complete_line(&self) -> String {
+        match &self.caveat {
+            None => self.status.ok.into(),
+            Some(caveat) => format!("Every step finished as ok, but {caveat}"),
+        }
+    }
+}
 
 pub struct Section {
     pub heading: String,

@@ -7,7 +7,7 @@ use super::charts::{
 };
 use super::data::{Record, Results, Status};
 use super::document::{Block, Chart, Section, Table};
-use super::sweep::{self, aggregate, at, axis_desc, problems, Sweep};
+use super::sweep::{self, aggregate, at, axis_desc, problems, Agg, Sweep};
 use super::timelines::{self, HeavyStep};
 use super::verdict::{fmt_count, fmt_latency};
 use crate::results::column;
@@ -287,7 +287,8 @@ fn series_of(
     // their percentiles; the repetitions' own values give the spread.
     let groups = s.by_x(results, model);
     let merged = |x: f64| {
-        let (_, rows) = groups.iter().find(|(gx, _)| *gx == x)?;
+        let i = groups.binary_search_by(|(gx, _)| gx.total_cmp(&x)).ok()?;
+        let rows = &groups[i].1;
         let ok: Vec<&Record> = rows
             .iter()
             .copied()
@@ -553,18 +554,20 @@ fn summary_table(results: &Results, s: &Sweep) -> Table {
     let mut rows = Vec::new();
     let mut flagged = Vec::new();
     for m in &models {
-        for &x in &s.xs {
-            let at_x: Vec<&Record> = s
-                .rows(results)
-                .filter(|r| &r.model == m && s.x_of(r) == Some(x))
-                .collect();
-            if at_x.is_empty() {
-                continue;
-            }
+        // Grouped and aggregated once per model (and column), so the table is linear in
+        // rows however many steps the sweep has.
+        let aggs: Vec<Vec<Agg>> = columns
+            .iter()
+            .map(|c| aggregate(results, s, m, &|r: &Record| r.num(c.column)))
+            .collect();
+        for (x, at_x) in s.by_x(results, m) {
             let ok = at_x.iter().filter(|r| r.status == Status::Ok).count();
-            let cell = |column: &str, fmt: &fn(f64) -> String| -> String {
-                let aggs = aggregate(results, s, m, &|r: &Record| r.num(column));
-                match aggs.iter().find(|a| a.x == x) {
+            let cell = |aggs: &[Agg], fmt: &fn(f64) -> String| -> String {
+                match aggs
+                    .binary_search_by(|a| a.x.total_cmp(&x))
+                    .ok()
+                    .map(|i| &aggs[i])
+                {
                     Some(a) if a.max > a.min => {
                         format!("{} [{}–{}]", fmt(a.mean), fmt(a.min), fmt(a.max))
                     }
@@ -591,7 +594,7 @@ fn summary_table(results: &Results, s: &Sweep) -> Table {
                 sweep::plain_number(x),
                 format!("{ok}/{}", at_x.len()),
             ];
-            row.extend(columns.iter().map(|c| cell(c.column, &c.format)));
+            row.extend(columns.iter().zip(&aggs).map(|(c, a)| cell(a, &c.format)));
             row.push(if reasons.is_empty() {
                 statuses.join(", ")
             } else {

@@ -263,7 +263,8 @@ fn generator_bound_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
     }
     vec![format!(
         "Generator-bound: in {} repetition(s) the load generator used more than 90% of the \
-         cores it was given ({}); there the generator may have set the pace, not the server.",
+         cores it was given or did not offer the rate asked ({}); there the generator may \
+         have set the pace, not the server.",
         bound.len(),
         bound.join(", ")
     )]

@@ -72,9 +72,10 @@ pub fn render(doc: &Document) -> String {
     html.push_str(&format!("<style>{CSS}</style>\n</head>\n<body>\n"));
     html.push_str(&format!("<h1>{}</h1>\n", escape(&doc.title)));
     if doc.alerts.is_empty() {
+        let class = if doc.caveat.is_some() { "notes" } else { "ok" };
         html.push_str(&format!(
-            "<p class=\"ok\" id=\"status\">{}</p>\n",
-            escape(doc.status.ok)
+            "<p class=\"{class}\" id=\"status\">{}</p>\n",
+            escape(&doc.complete_line())
         ));
     } else {
         html.push_str(&format!(

@@ -56,7 +56,7 @@ fn fence(text: &str) -> String {
 pub fn render(doc: &Document) -> String {
     let mut md = format!("# {}\n\n", plain(&doc.title));
     if doc.alerts.is_empty() {
-        md.push_str(&format!("**{}**\n\n", doc.status.ok));
+        md.push_str(&format!("**{}**\n\n", doc.complete_line()));
     } else {
         md.push_str(&format!("> **{}**\n>\n", doc.status.alert));
         for alert in &doc.alerts {

@@ -487,18 +487,17 @@ fn figure_verdict(
                 .iter()
                 .any(|r| matches!(r.status, Status::Failed | Status::Interrupted))
     };
-    let count_at = |x: f64| {
-        by_x.iter()
-            .filter(|(_, groups)| groups.iter().any(|(gx, rows)| *gx == x && has(rows)))
-            .count()
-    };
-    let x = sweep
-        .xs
-        .iter()
-        .rev()
-        .find(|&&x| count_at(x) >= 2)
-        .or_else(|| sweep.xs.iter().rev().find(|&&x| count_at(x) >= 1));
-    let &x = x?;
+    // The models that completed each x, counted in one pass over every group.
+    let mut count_at = vec![0usize; sweep.xs.len()];
+    for (_, groups) in by_x {
+        for (gx, rows) in groups {
+            if let (Ok(i), true) = (sweep.xs.binary_search_by(|x| x.total_cmp(gx)), has(rows)) {
+                count_at[i] += 1;
+            }
+        }
+    }
+    let heaviest = |least: usize| (0..sweep.xs.len()).rev().find(|&i| count_at[i] >= least);
+    let x = sweep.xs[heaviest(2).or_else(|| heaviest(1))?];
     let mut names = Vec::new();
     let mut values = Vec::new();
     let mut samples = Vec::new();

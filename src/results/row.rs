@@ -30,7 +30,8 @@ results_columns! {
     WORKERS workers: Option<u64>, "count";
     /// How the repetition ended: `ok`, `failed`, `skipped`, `interrupted` or `not-run`.
     STATUS status: Status, "";
-    /// Why it failed, was skipped or did not run; empty when ok.
+    /// Why it failed, was skipped or did not run; for an ok repetition whose open loop fell
+    /// behind its schedule, why it is generator-bound; empty otherwise.
     FAILURE_REASON failure_reason: String, "";
     /// The load's measured time (its summary's `duration_s`, after a warm-up; a stair: its window).
     DURATION_S duration_s: Option<f64>, "s";
@@ -87,7 +88,8 @@ results_columns! {
     /// The load generators' CPU over the load, in % of one core (all of them together).
     LOAD_CPU_PCT load_cpu_pct: Option<f64>, "% of one core";
     /// The generators used more than [`GENERATOR_BOUND_SHARE`] of the cores they were
-    /// given: they, not the server, may have set the pace.
+    /// given, or an open loop sent under nine in ten of the requests its schedule planned
+    /// (the rate asked was not offered): they, not the server, may have set the pace.
     GENERATOR_BOUND generator_bound: Option<bool>, "true/false";
     /// Mean response time (the load's histogram mean, corrected like the percentiles).
     MEAN_US mean_us: Option<f64>, "µs";

@@ -198,7 +198,13 @@ fn step(
         name += &format!("-d{}ms", trim_float(d.as_secs_f64() * 1e3));
     }
     if let Some(r) = rate {
-        name += &format!("-r{}", trim_float(r));
+        // Compact whatever the value (1e15, not sixteen digits): a name is a folder.
+        let plain = trim_float(r);
+        name += &if plain.len() > 8 {
+            format!("-r{r:e}")
+        } else {
+            format!("-r{plain}")
+        };
     }
     if let Some(w) = workers {
         name += &format!("-w{w}");

@@ -126,9 +126,10 @@ pub struct Rate(pub f64);
 impl<'de> Deserialize<'de> for Rate {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let v = f64::deserialize(deserializer)?;
-        if !(v.is_finite() && v > 0.0) {
+        let least = crate::load::schedule::MIN_RATE;
+        if !(v.is_finite() && v >= least) {
             return Err(de::Error::custom(format!(
-                "must be a positive rate, not {v}"
+                "must be a rate of at least {least} per second, not {v:e}"
             )));
         }
         Ok(Rate(v))
@@ -231,6 +232,12 @@ impl BitRate {
         let bits = value * scale;
         if !(bits.is_finite() && bits >= 8.0) {
             return Err(format!("rate {text:?} must be at least 8bit"));
+        }
+        // tc takes a rate in bytes per second as a u64: beyond it would saturate.
+        if bits >= 18_446_744_073_709_551_616.0 {
+            return Err(format!(
+                "rate {text:?} is too large (18 446 744 Tbit at most)"
+            ));
         }
         Ok(BitRate(bits.round() as u64))
     }

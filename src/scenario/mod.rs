@@ -573,6 +573,52 @@ requests = 1
         );
         let e = error_of("models = [\"poll\"]\n[load]\nrequests = 3\npayload_file = \"/tmp\"\n");
         assert!(e.contains("/tmp is not a regular file"), "{e}");
+        // Values the run could not use, refused at their line rather than failing the step.
+        for (text, at, message) in [
+            (
+                "[load]\nduration = \"99999999999999999s\"\n",
+                "line 3, column 12",
+                "is longer than 100 years",
+            ),
+            (
+                "[load]\nduration = \"1s\"\nwarmup = \"1000000h\"\n",
+                "line 4, column 10",
+                "is longer than 100 years",
+            ),
+            (
+                "[load]\nrequests = 3\nsize = \"99999999999GiB\"\n",
+                "line 4, column 8",
+                "too large (16 EiB at most)",
+            ),
+            (
+                "[network]\nrate = \"99999999999999999999gbit\"\n[load]\nrequests = 3\n",
+                "line 3, column 8",
+                "is too large",
+            ),
+            (
+                "step_timeout = \"5s\"\n[load]\nduration = \"4s\"\nwarmup = \"2s\"\n",
+                "line 2, column 16",
+                "step_timeout = 5 s is shorter than step",
+            ),
+            (
+                "pause = \"99999h\"\n[load]\nrequests = 3\n",
+                "line 2, column 9",
+                "pause = 359996400 s is over an hour",
+            ),
+        ] {
+            let e = error_of(&format!("models = [\"poll\"]\n{text}"));
+            assert!(e.starts_with(&format!("test.toml: {at}: ")), "{text}: {e}");
+            assert!(e.contains(message), "{text}: {e}");
+        }
+        let e = error_of("models = [\"poll\"]\n[load]\nduration = \"1s\"\nrate = 1e-300\n");
+        assert!(
+            e.starts_with("test.toml: line 4, column 8: must be a rate of at least 0.001 per second, not 1e-300"),
+            "{e}"
+        );
+        // A rate's step name stays short whatever its digits.
+        let s = parse("test.toml", "test", "models = [\"poll\"]\n[load]\nduration = \"1s\"\nconnections = 3\n[sweep]\nrate = [1e15, 0.001, 2500]\n").unwrap();
+        let names: Vec<&str> = s.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["c3-s64-r1e15", "c3-s64-r0.001", "c3-s64-r2500"]);
         let e = error_of("models = [\"poll\"]\nstep_timeout = \"0s\"\n[load]\nrequests = 3\n");
         assert!(
             e.starts_with("test.toml: line 2, column 16: step_timeout must be above 0"),

@@ -8,6 +8,10 @@ use super::file::ScenarioFile;
 use super::ErrAt;
 use crate::units::trim_float;
 
+/// The shortest stair window (`every`, `hold`): the live loads write their counts once a
+/// second, and a window's rates are those of the whole seconds it holds.
+const SHORTEST_WINDOW: Duration = Duration::from_secs(1);
+
 /// A validated staircase.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Staircase {
@@ -93,10 +97,15 @@ pub(super) fn staircase(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Optio
             ),
         ));
     };
-    if every.0.is_zero() {
+    if every.0 < SHORTEST_WINDOW {
         return Err(err(
             span,
-            "[staircase] every must be above 0: each stair is measured for that long".into(),
+            format!(
+                "[staircase] every = {} s is under 1 s: each stair is measured for that long, \
+                 and the loads count requests in whole seconds, so a shorter window cannot \
+                 be measured exactly",
+                trim_float(every.0.as_secs_f64())
+            ),
         ));
     }
     if to.0 < batch.0 {
@@ -108,10 +117,12 @@ pub(super) fn staircase(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Optio
             ),
         ));
     }
-    if s.hold.is_some_and(|h| h.0.is_zero()) {
+    if s.hold.is_some_and(|h| h.0 < SHORTEST_WINDOW) {
         return Err(err(
             span,
-            "[staircase] hold must be above 0 (leave it out for no hold)".into(),
+            "[staircase] hold must be 1 s or more (leave it out for no hold): the loads \
+             count requests in whole seconds"
+                .into(),
         ));
     }
     if let Some(axis) = &file.sweep.connections {
@@ -168,7 +179,15 @@ mod tests {
         );
         let e = error_of("[staircase]\nbatch = 5\nevery = \"0s\"\nto = 10\n");
         assert!(e.starts_with("t.toml: line 4"), "{e}");
-        assert!(e.contains("every must be above 0"), "{e}");
+        assert!(e.contains("every = 0 s is under 1 s"), "{e}");
+        let e = error_of("[staircase]\nbatch = 2\nevery = \"0.25s\"\nto = 2\n");
+        assert!(e.starts_with("t.toml: line 4"), "{e}");
+        assert!(
+            e.contains("[staircase] every = 0.25 s is under 1 s: each stair is measured for that long, and the loads count requests in whole seconds"),
+            "{e}"
+        );
+        let e = error_of("[staircase]\nbatch = 2\nevery = \"1s\"\nto = 2\nhold = \"0.5s\"\n");
+        assert!(e.contains("[staircase] hold must be 1 s or more"), "{e}");
         let e = error_of("[staircase]\nbatch = 50\nevery = \"1s\"\nto = 10\n");
         assert!(e.contains("to = 10 is below batch = 50"), "{e}");
         let e = error_of("[staircase]\nhold = \"5s\"\n");

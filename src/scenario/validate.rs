@@ -3,6 +3,7 @@
 //! exclusive keys, the emulated hosts against the expanded steps, and each step's
 //! load checked as the load generator will check it.
 
+use crate::units::trim_float;
 use std::ops::Range;
 use std::path::Path;
 
@@ -605,6 +606,9 @@ pub fn not_one_folder(name: &str) -> Option<&'static str> {
 /// The largest payload file `load` accepts.
 const MAX_PAYLOAD: u64 = crate::load::schedule::MAX_MESSAGE;
 
+/// The longest `pause` between steps.
+const MAX_PAUSE: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// What would make every step fail once started, checked now with the load
 /// generator's own rules: a zero step timeout, a payload file that is missing or
 /// out of bounds, and each step's load as `load` validates it (sizes, counts,
@@ -621,6 +625,16 @@ pub(super) fn steps_can_run(
         return Err(err(
             span(&["step_timeout"]),
             "step_timeout must be above 0: every step would time out at once".into(),
+        ));
+    }
+    if let Some(pause) = file.pause.filter(|p| p.0 > MAX_PAUSE) {
+        return Err(err(
+            span(&["pause"]),
+            format!(
+                "pause = {} s is over an hour: it waits between every two steps (TIME_WAIT \
+                 lasts 60 s), and a longer one only stalls the run",
+                trim_float(pause.0.as_secs_f64())
+            ),
         ));
     }
     if let Some(path) = &load.payload_file {
@@ -641,6 +655,21 @@ pub(super) fn steps_can_run(
         }
         if let Some(n) = hosts {
             args.shard = Some(format!("0/{n}"));
+        }
+        // A step timeout the load's own time passes would cut every such step short.
+        let load_time =
+            args.duration.unwrap_or_default() + args.warmup + args.hold.unwrap_or_default();
+        if let Some(timeout) = file.step_timeout.filter(|t| t.0 < load_time) {
+            return Err(err(
+                span(&["step_timeout"]),
+                format!(
+                    "step_timeout = {} s is shorter than step {}'s load (duration + warmup + \
+                     hold = {} s): the step would time out before its load ends",
+                    trim_float(timeout.0.as_secs_f64()),
+                    step.name,
+                    trim_float(load_time.as_secs_f64())
+                ),
+            ));
         }
         let plan = Plan::from_args(&args).map_err(|m| {
             err(

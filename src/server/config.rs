@@ -135,7 +135,7 @@ pub struct ServerConfig {
     pub max_conns: Option<usize>,
 
     /// Close a connection that sent nothing for this long (e.g. 30s, 500ms); off by default
-    #[arg(long, value_parser = crate::units::parse_duration)]
+    #[arg(long, value_parser = parse_idle_timeout)]
     pub idle_timeout: Option<Duration>,
 
     /// Write one CSV row per closed connection to this file, created anew (peer, bytes, reads,
@@ -287,6 +287,16 @@ fn value_name(value: impl clap::ValueEnum) -> String {
         .to_possible_value()
         .map(|v| v.get_name().to_string())
         .expect("every value of the server's option enums has a name")
+}
+
+/// `--idle-timeout`: above 0, as 0 would close every connection before its first byte
+/// (leaving the flag out turns the timeout off).
+fn parse_idle_timeout(text: &str) -> Result<Duration, String> {
+    let idle = crate::units::parse_duration(text)?;
+    if idle.is_zero() {
+        return Err("must be above 0 (leave --idle-timeout out for no timeout)".into());
+    }
+    Ok(idle)
 }
 
 #[cfg(test)]

@@ -282,6 +282,12 @@ fn measure_cpu(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         row.load_cpu_pct = Some(pct);
         row.generator_bound = Some(generator_bound(pct, load.cores));
     }
+    // An open loop that could not offer its rate measured the generator, whatever its
+    // CPU: flagged with why (a failure found later replaces the reason).
+    if let Some(why) = load.summary.as_ref().and_then(|s| s.rate_not_offered()) {
+        row.generator_bound = Some(true);
+        row.failure_reason = why;
+    }
     if let (Some(a), Some(b)) = (server.at_load_start, server.at_load_end) {
         // Each sample splits its exact total by the tick counts of that moment, so the
         // split of a difference can come out below zero on one side: the total is

@@ -93,6 +93,11 @@ pub struct Window {
     pub errors: u64,
     /// Echoed bytes that did not match, over the loads' whole runs so far.
     pub mismatches: u64,
+    /// Requests and bytes per second: each load's counts over the whole timeline seconds
+    /// it had in the window, summed over the loads (a load's seconds start when it
+    /// started, so a window of 1.5 s holds one or two of them, never 1.5).
+    pub requests_per_s: f64,
+    pub bytes_per_s: f64,
     /// Latency of the requests completed in the window.
     pub latency: Histogram<u64>,
     /// Connections open at the window's end.
@@ -106,6 +111,8 @@ pub fn window(dirs: &[PathBuf], errors_from: f64, from: f64, to: f64) -> Window 
         to,
         requests: 0,
         bytes: 0,
+        requests_per_s: 0.0,
+        bytes_per_s: 0.0,
         errors: 0,
         mismatches: 0,
         latency: new_histogram(),
@@ -117,15 +124,23 @@ pub fn window(dirs: &[PathBuf], errors_from: f64, from: f64, to: f64) -> Window 
         };
         let started = summary.started_unix;
         w.mismatches += summary.mismatches;
+        let (mut seconds, mut requests, mut bytes) = (0u64, 0, 0);
         for row in read_timeline(dir) {
             let at = started + row.second as f64;
             if inside(at, 1.0, from, to) {
-                w.requests += row.requests;
-                w.bytes += row.bytes;
+                seconds += 1;
+                requests += row.requests;
+                bytes += row.bytes;
             }
             if inside(at, 1.0, errors_from, to) {
                 w.errors += row.errors;
             }
+        }
+        w.requests += requests;
+        w.bytes += bytes;
+        if seconds > 0 {
+            w.requests_per_s += requests as f64 / seconds as f64;
+            w.bytes_per_s += bytes as f64 / seconds as f64;
         }
         if let Ok((start, intervals)) = read_hlog(&dir.join("latency.hlog")) {
             let start = start.unwrap_or(started);
@@ -144,7 +159,6 @@ impl Window {
     /// The window as a load summary, so the step judge's rules apply to it unchanged:
     /// its connections are those open at the window's end.
     pub fn as_summary(&self) -> LoadSummary {
-        let seconds = (self.to - self.from).max(1e-9);
         let attempts = self.requests + self.errors;
         LoadSummary {
             duration_s: self.to - self.from,
@@ -159,8 +173,8 @@ impl Window {
                 self.errors as f64 / attempts as f64
             },
             mismatches: self.mismatches,
-            throughput_rps: round3(self.requests as f64 / seconds),
-            throughput_bytes_per_s: round3(self.bytes as f64 / seconds),
+            throughput_rps: round3(self.requests_per_s),
+            throughput_bytes_per_s: round3(self.bytes_per_s),
             latency_us: LatencyStats::of(&self.latency),
             complete: true,
             ..LoadSummary::default()
@@ -262,6 +276,20 @@ mod tests {
     }
 
     #[test]
+    fn a_window_of_a_second_and_a_half_rates_the_whole_seconds_it_holds() {
+        let root = tempfile::tempdir().unwrap();
+        live_load(root.path(), 1000.0, 10, 100, 100, 2);
+        let dirs = live_dirs(root.path());
+        // One second's middle (1002.5) or two (1002.5, 1003.5) inside: 100/s either way,
+        // where dividing by 1.5 s gave 66.7 or 133.3.
+        for (from, seconds) in [(1001.9, 1), (1002.2, 2)] {
+            let w = window(&dirs, 1000.0, from, from + 1.5);
+            assert_eq!(w.requests, 100 * seconds, "{w:?}");
+            assert_eq!(w.as_summary().throughput_rps, 100.0, "{w:?}");
+        }
+    }
+
+    #[test]
     fn a_window_adds_the_seconds_inside_it_over_every_load() {
         let root = tempfile::tempdir().unwrap();
         let (a, b) = (root.path().join("host-1"), root.path().join("host-2"));
@@ -289,6 +317,9 @@ mod tests {
             w.latency.lowest_equivalent(100)
         );
         assert_eq!(s.error_rate, 8.0 / 58.0);
+        // 10 requests a second per load, whatever the window's length.
+        assert_eq!(s.throughput_rps, 20.0);
+        assert_eq!(s.throughput_bytes_per_s, 20.0 * 64.0);
         assert_eq!(started_unix(&dirs), Some(1000.0));
     }
 }
