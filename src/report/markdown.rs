@@ -13,7 +13,7 @@ fn cell(text: &str) -> String {
 
 /// The document's text is plain (report.html escapes all of it): in Markdown, text from
 /// a scenario or a server's stderr must not become HTML (`<script>`), a link or an
-/// image. So `<`, `>`, `[`, `]` and `\\` are escaped, except inside code spans
+/// image. So a `<` that could open a tag, `[`, `]` and `\\` are escaped, except inside code spans
 /// (backtick runs closed by a run of the same length), which Markdown shows as is.
 fn plain(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -32,9 +32,13 @@ fn plain(text: &str) -> String {
             rest = &rest[end..];
             continue;
         }
+        let next = rest[c.len_utf8()..].chars().next();
         match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
+            // Only a `<` that could open a tag, a comment or an autolink is markup;
+            // `p99 < 1ms` and `>=` stay as written.
+            '<' if next.is_some_and(|n| n.is_ascii_alphabetic() || "/!?".contains(n)) => {
+                out.push_str("&lt;")
+            }
             '[' | ']' | '\\' => {
                 out.push('\\');
                 out.push(c);
