@@ -13,7 +13,8 @@ fn cell(text: &str) -> String {
 
 /// The document's text is plain (report.html escapes all of it): in Markdown, text from
 /// a scenario or a server's stderr must not become HTML (`<script>`), a link or an
-/// image. So a `<` that could open a tag, `[`, `]` and `\\` are escaped, except inside code spans
+/// image. So a `<` that could open a tag, a `]` that could close a link text and `\\` are
+/// escaped, except inside code spans
 /// (backtick runs closed by a run of the same length), which Markdown shows as is.
 fn plain(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -39,7 +40,9 @@ fn plain(text: &str) -> String {
             '<' if next.is_some_and(|n| n.is_ascii_alphabetic() || "/!?".contains(n)) => {
                 out.push_str("&lt;")
             }
-            '[' | ']' | '\\' => {
+            // A link or an image needs `](` or `][`: a bracketed interval stays as written.
+            ']' if next.is_some_and(|n| n == '(' || n == '[') => out.push_str("\\]"),
+            '\\' => {
                 out.push('\\');
                 out.push(c);
             }

@@ -596,11 +596,6 @@ requests = 1
                 "is too large",
             ),
             (
-                "step_timeout = \"5s\"\n[load]\nduration = \"4s\"\nwarmup = \"2s\"\n",
-                "line 2, column 16",
-                "step_timeout = 5 s is shorter than step",
-            ),
-            (
                 "pause = \"99999h\"\n[load]\nrequests = 3\n",
                 "line 2, column 9",
                 "pause = 359996400 s is over an hour",

@@ -656,21 +656,6 @@ pub(super) fn steps_can_run(
         if let Some(n) = hosts {
             args.shard = Some(format!("0/{n}"));
         }
-        // A step timeout the load's own time passes would cut every such step short.
-        let load_time =
-            args.duration.unwrap_or_default() + args.warmup + args.hold.unwrap_or_default();
-        if let Some(timeout) = file.step_timeout.filter(|t| t.0 < load_time) {
-            return Err(err(
-                span(&["step_timeout"]),
-                format!(
-                    "step_timeout = {} s is shorter than step {}'s load (duration + warmup + \
-                     hold = {} s): the step would time out before its load ends",
-                    trim_float(timeout.0.as_secs_f64()),
-                    step.name,
-                    trim_float(load_time.as_secs_f64())
-                ),
-            ));
-        }
         let plan = Plan::from_args(&args).map_err(|m| {
             err(
                 flag_span(&m, &span),
