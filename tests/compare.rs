@@ -843,18 +843,14 @@ fn a_real_run_against_its_copy_changes_nothing_and_latency_is_the_histograms_add
         }
     }
     // p99 of a step: the 99th percentile of both repetitions' histograms added.
-    let mut sum: Option<hdrhistogram::Histogram<u64>> = None;
+    let mut sum = echolab::load::measurements::new_histogram();
     for rep in ["rep-1", "rep-2"] {
         let hlog = run.join("epoll/c5-s32").join(rep).join("load/latency.hlog");
         let (_, intervals) = echolab::load::merge::read_hlog(&hlog).unwrap();
         for i in intervals.into_iter().filter(|i| !i.raw) {
-            match &mut sum {
-                Some(s) => s.add(&i.histogram).unwrap(),
-                None => sum = Some(i.histogram),
-            }
+            sum.add(&i.histogram).unwrap();
         }
     }
-    let sum = sum.unwrap();
     assert_eq!(sum.len(), 2 * 5 * 20, "every request of both repetitions");
     let epoll_p99 = doc["steps"]
         .as_array()
