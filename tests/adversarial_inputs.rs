@@ -235,6 +235,58 @@ fn a_composite_run_refuses_an_earlier_runs_directory() {
     assert!(!out.join("part").exists());
 }
 
+/// The command line's overrides get the same refusals in a composite run as in a plain
+/// one, before anything is written: a model no part has once ran every part into a
+/// "could not run" and exited 0; --baseline was ignored without a word.
+#[test]
+fn a_composite_runs_overrides_are_refused_as_a_plain_runs_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let part = tmp.path().join("part.toml");
+    std::fs::write(&part, SHORT).unwrap();
+    let composite = tmp.path().join("composite.toml");
+    std::fs::write(&composite, "parts = [\"part.toml\"]\n").unwrap();
+    let out = tmp.path().join("out");
+    let baseline = tmp.path().to_str().unwrap();
+    for (scenario, extra, said) in [
+        (
+            &composite,
+            vec!["--models", "nope"],
+            "'nope' is not a model of any part of 'composite'",
+        ),
+        (
+            &part,
+            vec!["--models", "nope"],
+            "'nope' is not a model of scenario 'part' (its models: poll, epoll)",
+        ),
+        (
+            &composite,
+            vec!["--repetitions", "0"],
+            "--repetitions must be 1 to 1000, not 0",
+        ),
+        (
+            &part,
+            vec!["--repetitions", "0"],
+            "--repetitions must be 1 to 1000, not 0",
+        ),
+        (
+            &composite,
+            vec!["--server-cmd", "x {port}"],
+            "it is made of parts",
+        ),
+        (
+            &composite,
+            vec!["--baseline", baseline],
+            "compare them one by one",
+        ),
+    ] {
+        let mut args = QUIET_NO_REPORT.to_vec();
+        args.extend(extra.iter().copied());
+        let output = run_scenario(scenario, &out, &args);
+        assert_refused(&output, &[said], &format!("{extra:?}"));
+        assert!(!out.exists(), "{extra:?}: nothing written");
+    }
+}
+
 /// Text between fenced code blocks of a Markdown document (the scenario's TOML is shown
 /// as it is, inside a fence, where Markdown runs nothing).
 fn outside_fences(md: &str) -> String {

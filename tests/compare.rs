@@ -944,6 +944,27 @@ fn scenario_thresholds_are_judged_and_enforced_only_when_asked() {
     expect_code(&plain_run, 0);
     assert!(text(&plain_run.stdout).contains("'held > 5' not met"));
 
+    // A composite whose part has thresholds: judged per part, enforced the same way.
+    let composite = tmp.path().join("composite.toml");
+    fs::write(
+        &composite,
+        format!("parts = [{:?}]\n", scenario.file_name().unwrap()),
+    )
+    .unwrap();
+    let both = tmp.path().join("both");
+    let enforced = common::run_scenario(
+        &composite,
+        &both,
+        &["--quiet", "--no-report", "--enforce-thresholds"],
+    );
+    expect_code(&enforced, 3);
+    assert!(
+        text(&enforced.stdout)
+            .contains("thresholds of tiny (error_rate < 0.001, held > 5, p99 < 1h): not all met"),
+        "{}",
+        text(&enforced.stdout)
+    );
+
     // A threshold that is a change, or names no figure, is a scenario error.
     let text_of = fs::read_to_string(&scenario).unwrap();
     for (bad, message) in [

@@ -8,19 +8,14 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::{default_out, run_into, write_report, RunArgs};
+use super::{default_out, print_thresholds, run_into, write_report, RunArgs};
 use crate::experiment::orchestration::results_csv::ResultsCsv;
 use crate::experiment::placement::process;
 use crate::scenario::{self, Scenario};
 
 pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
-    anyhow::ensure!(
-        args.server_cmd.is_none(),
-        "--server-cmd cannot be added to '{}': it is made of parts, each with its own models",
-        composite.name
-    );
-    if let Some(r) = args.repetitions {
-        anyhow::ensure!(r >= 1, "--repetitions must be at least 1");
+    if let Err(message) = check_overrides(args, composite) {
+        return Ok(crate::load::usage_error("run", &message));
     }
     let out = args
         .out
@@ -54,13 +49,18 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     // directory readable by anything that expects one.
     ResultsCsv::create(&out.join("results.csv"))?;
     let mut interrupted = false;
+    let mut unmet = 0;
     for part in &composite.parts {
         if process::stop_requested() {
             interrupted = true;
             break;
         }
-        match run_part(&part.locator, &out.join(&part.name), args) {
-            Ok(stopped) => interrupted = stopped,
+        let dir = out.join(&part.name);
+        match run_part(&part.locator, &dir, args) {
+            Ok(stopped) => {
+                interrupted = stopped;
+                unmet += print_thresholds(&dir, Some(&part.name), args.enforce_thresholds);
+            }
             Err(e) => {
                 crate::errln!("part {} could not run: {e:#}", part.name);
                 manifest
@@ -86,25 +86,73 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::from(130));
     }
+    if unmet > 0 && args.enforce_thresholds {
+        return Ok(ExitCode::from(crate::compare::EXIT_THRESHOLDS));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The command line's changes that a composite cannot take, refused before anything
+/// runs (a usage error): each part is its own scenario with its own models.
+fn check_overrides(args: &RunArgs, composite: &Scenario) -> Result<(), String> {
+    if args.server_cmd.is_some() {
+        return Err(format!(
+            "--server-cmd cannot be added to '{}': it is made of parts, each with its own \
+             models; run a part with it instead",
+            composite.name
+        ));
+    }
+    if args.baseline.is_some() {
+        return Err(format!(
+            "--baseline compares one scenario's steps, and '{}' is made of parts: compare \
+             them one by one (echolab compare OLD/PART NEW/PART)",
+            composite.name
+        ));
+    }
+    if let Some(r) = args.repetitions {
+        let most = scenario::MAX_REPETITIONS;
+        if r < 1 || u64::from(r) > most {
+            return Err(format!("--repetitions must be 1 to {most}, not {r}"));
+        }
+    }
+    // A label no part has would leave every part without models: refused here, not
+    // found out part by part.
+    let mut known = Vec::new();
+    for part in &composite.parts {
+        if let Ok((origin, name, text)) = scenario::locate(&part.locator) {
+            if let Ok(s) = scenario::parse(&origin, &name, &text) {
+                known.extend(s.models.into_iter().map(|m| m.label));
+            }
+        }
+    }
+    match args.models.iter().find(|m| !known.contains(m)) {
+        Some(m) => Err(format!(
+            "--models: '{m}' is not a model of any part of '{}'",
+            composite.name
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Runs one part (a built-in name or a path) into `dir`; true when the run was interrupted.
 fn run_part(part: &str, dir: &Path, args: &RunArgs) -> anyhow::Result<bool> {
     let (origin, name, text) = scenario::locate(part)?;
     let mut scenario = scenario::parse(&origin, &name, &text)?;
+    // The labels of --models this part has; a part with none of them does not run.
+    let mut args = args.clone();
     if !args.models.is_empty() {
-        scenario.models.retain(|e| args.models.contains(&e.label));
+        let labels = args.models.join(",");
+        args.models
+            .retain(|m| scenario.models.iter().any(|e| &e.label == m));
         anyhow::ensure!(
-            !scenario.models.is_empty(),
-            "--models {} leaves none of its models",
-            args.models.join(",")
+            !args.models.is_empty(),
+            "--models {labels} leaves none of its models"
         );
     }
-    if let Some(r) = args.repetitions {
-        scenario.repetitions = r;
+    if let Err(message) = super::apply_overrides(&mut scenario, &args) {
+        anyhow::bail!(message);
     }
-    let outcome = run_into(&scenario, dir, args)?;
+    let outcome = run_into(&scenario, dir, &args)?;
     // A fault of the machine stopped the part: the next would meet it too.
     Ok(outcome.interrupted || outcome.fault.is_some())
 }

@@ -14,7 +14,7 @@ use crate::experiment::{self, orchestration::results_csv};
 use crate::scenario;
 
 /// `echolab run`: an experiment.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone)]
 #[command(
     about = "Run an experiment: every model of a scenario over its load steps",
     after_help = "Load shapes: a fresh server per step (a [sweep]), or a staircase on one live \
@@ -178,6 +178,70 @@ fn local_timestamp() -> String {
     }
 }
 
+/// The command line's changes to one scenario, the same for a plain run and for each
+/// part of a composite one; Err is a usage error.
+fn apply_overrides(scenario: &mut scenario::Scenario, args: &RunArgs) -> Result<(), String> {
+    if let Some(line) = &args.server_cmd {
+        add_server_cmd(scenario, line, args.server_name.as_deref())
+            .map_err(|e| format!("{e:#}"))?;
+    }
+    if !args.models.is_empty() {
+        if let Some(m) = args
+            .models
+            .iter()
+            .find(|m| !scenario.models.iter().any(|e| &e.label == *m))
+        {
+            let known: Vec<&str> = scenario.models.iter().map(|e| e.label.as_str()).collect();
+            return Err(format!(
+                "--models: '{m}' is not a model of scenario '{}' (its models: {})",
+                scenario.name,
+                known.join(", ")
+            ));
+        }
+        scenario.models.retain(|e| args.models.contains(&e.label));
+    }
+    if let Some(r) = args.repetitions {
+        let most = scenario::MAX_REPETITIONS;
+        if r < 1 || u64::from(r) > most {
+            return Err(format!("--repetitions must be 1 to {most}, not {r}"));
+        }
+        scenario.repetitions = r;
+    }
+    if let Some(ssh) = &mut scenario.ssh {
+        ssh.install = args.install;
+    }
+    Ok(())
+}
+
+/// Judges and prints the `[thresholds]` of the run in `dir` (`part`: a composite's part);
+/// how many are not met. One that cannot be judged counts as not met when they are
+/// enforced, so a gate never passes on a run it could not read.
+fn print_thresholds(dir: &Path, part: Option<&str>, enforced: bool) -> usize {
+    let of = part.map(|p| format!(" of {p}")).unwrap_or_default();
+    match crate::compare::judge_thresholds(dir) {
+        Ok(Some((all, unmet))) => {
+            crate::outln!(
+                "\nthresholds{of} ({}): {}",
+                all.join(", "),
+                if unmet.is_empty() {
+                    "all met"
+                } else {
+                    "not all met"
+                }
+            );
+            for line in &unmet {
+                crate::outln!("  {line}");
+            }
+            unmet.len()
+        }
+        Ok(None) => 0,
+        Err(e) => {
+            crate::errln!("warning: the thresholds{of} could not be judged: {e:#}");
+            usize::from(enforced)
+        }
+    }
+}
+
 /// The built-in scenarios with their descriptions, for `--list`.
 pub fn list_builtin() -> anyhow::Result<String> {
     let mut out = String::new();
@@ -235,32 +299,8 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if !scenario.parts.is_empty() {
         return composite::run(&args, &scenario);
     }
-    if let Some(line) = &args.server_cmd {
-        if let Err(e) = add_server_cmd(&mut scenario, line, args.server_name.as_deref()) {
-            return Ok(crate::load::usage_error("run", &format!("{e:#}")));
-        }
-    }
-    if !args.models.is_empty() {
-        for m in &args.models {
-            if !scenario.models.iter().any(|e| &e.label == m) {
-                anyhow::bail!(
-                    "--models: '{m}' is not a model of scenario '{}'",
-                    scenario.name
-                );
-            }
-        }
-        scenario.models.retain(|e| args.models.contains(&e.label));
-    }
-    if let Some(r) = args.repetitions {
-        let most = scenario::MAX_REPETITIONS;
-        if r < 1 || u64::from(r) > most {
-            let message = format!("--repetitions must be 1 to {most}, not {r}");
-            return Ok(crate::load::usage_error("run", &message));
-        }
-        scenario.repetitions = r;
-    }
-    if let Some(ssh) = &mut scenario.ssh {
-        ssh.install = args.install;
+    if let Err(message) = apply_overrides(&mut scenario, &args) {
+        return Ok(crate::load::usage_error("run", &message));
     }
     let out = args
         .out
@@ -301,28 +341,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let unmet = match crate::compare::judge_thresholds(&out) {
-        Ok(Some((all, unmet))) => {
-            crate::outln!(
-                "\nthresholds ({}): {}",
-                all.join(", "),
-                if unmet.is_empty() {
-                    "all met"
-                } else {
-                    "not all met"
-                }
-            );
-            for line in &unmet {
-                crate::outln!("  {line}");
-            }
-            unmet.len()
-        }
-        Ok(None) => 0,
-        Err(e) => {
-            crate::errln!("warning: the thresholds could not be judged: {e:#}");
-            0
-        }
-    };
+    let unmet = print_thresholds(&out, None, args.enforce_thresholds);
     if let Some(baseline) = &args.baseline {
         match crate::compare::against_baseline_text(baseline, &out) {
             Ok(table) => crate::out!("\nagainst the baseline {}:\n{table}", baseline.display()),
