@@ -5,8 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use echolab::report::write_report;
 use echolab::results::{column, generator_bound};
+use echolab::run::write_report;
 
 mod common;
 use common::copy_dir;

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use echolab::report::write_report;
+use echolab::run::write_report;
 
 mod common;
 use common::copy_dir;

@@ -11,7 +11,8 @@ use super::matching::{self, Step};
 use crate::report::data::{Record, Results, Status};
 use crate::report::latency;
 use crate::report::verdict::{self, fmt_count};
-use crate::results::{column, COLUMNS};
+use crate::results::column;
+use crate::results::threshold::{unit, SHORT_NAMES};
 use crate::stats::{self, Comparison};
 
 /// One figure compared: the verdict's figures by their short names, and any other
@@ -29,20 +30,6 @@ pub struct Figure {
     pub total: bool,
 }
 
-/// The figures every comparison shows, by the short name thresholds use.
-pub const SHORT_NAMES: [(&str, &str); 10] = [
-    ("throughput", column::THROUGHPUT_RPS),
-    ("p50", column::P50_US),
-    ("p99", column::P99_US),
-    ("p999", column::P999_US),
-    ("mean", column::MEAN_US),
-    ("cpu", column::SERVER_CPU_PCT),
-    ("cpu_per_request", column::SERVER_CPU_US_PER_REQUEST),
-    ("memory_per_connection", column::SERVER_RSS_PER_CONN_BYTES),
-    ("errors", column::ERRORS),
-    ("held", column::MAX_CONCURRENT_SERVER),
-];
-
 /// Errors: every socket error, mismatch and unexpected close, over all repetitions.
 const ERRORS: verdict::Figure = verdict::Figure {
     name: "Errors",
@@ -50,28 +37,6 @@ const ERRORS: verdict::Figure = verdict::Figure {
     higher_is_better: false,
     format: fmt_count,
 };
-
-/// The unit results.csv declares for `column` ("" for one it does not declare).
-pub fn unit(column: &str) -> &'static str {
-    COLUMNS
-        .iter()
-        .find(|c| c.name == column)
-        .map_or("", |c| c.unit)
-}
-
-/// The column a name stands for: a short name's, or a numeric results.csv column's own.
-pub fn column_of(name: &str) -> Option<&'static str> {
-    SHORT_NAMES
-        .iter()
-        .find(|(short, _)| *short == name)
-        .map(|(_, c)| *c)
-        .or_else(|| {
-            COLUMNS
-                .iter()
-                .find(|c| c.name == name && c.is_number())
-                .map(|c| c.name)
-        })
-}
 
 /// The verdict's figures, then the `extra` columns not among them.
 pub fn figures(extra: &[&'static str]) -> Vec<Figure> {

@@ -1,175 +1,20 @@
 //! `--fail-if`: thresholds a comparison must not cross. `FIGURE > +N%` and `FIGURE < -N%`
 //! judge the change, and only a change the verdict names (significant and large
 //! enough) crosses one; `FIGURE > VALUE` and `FIGURE < VALUE` with a unit judge NEW's
-//! own value, as k6's thresholds judge a run.
+//! own value, as k6's thresholds judge a run. The expressions are parsed in
+//! [`crate::results::threshold`].
 
-use super::changes::{self, Change, Changes};
-use crate::units::{parse_duration, parse_size};
+use super::changes::{Change, Changes};
+pub use crate::results::threshold::{columns, requirement, Limit, Threshold};
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Op {
-    Above,
-    Below,
-}
-
-impl Op {
-    fn crosses(self, value: f64, limit: f64) -> bool {
-        match self {
-            Op::Above => value > limit,
-            Op::Below => value < limit,
-        }
+/// Whether `change` crosses `t`, and what it was.
+fn crossed_by(t: &Threshold, change: &Change) -> Option<f64> {
+    match t.limit {
+        Limit::Change(limit) => change
+            .pct()
+            .filter(|pct| change.significant && t.op.crosses(*pct, limit)),
+        Limit::Value(limit) => change.new.value.filter(|v| t.op.crosses(*v, limit)),
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Limit {
-    /// A change in percent, signed.
-    Change(f64),
-    /// NEW's value, in the column's own unit.
-    Value(f64),
-}
-
-/// One `--fail-if` expression, parsed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Threshold {
-    /// As written, to name it when crossed.
-    pub text: String,
-    pub column: &'static str,
-    pub op: Op,
-    pub limit: Limit,
-}
-
-impl Threshold {
-    /// A `--fail-if` expression.
-    pub fn parse(text: &str) -> anyhow::Result<Threshold> {
-        Self::parse_in(
-            text,
-            "--fail-if",
-            "'p99 > +10%', 'throughput < -5%', 'p99 > 2ms', 'errors > 0'",
-        )
-    }
-
-    /// `text` as a threshold, its errors said as of `place` with `examples`.
-    fn parse_in(text: &str, place: &str, examples: &str) -> anyhow::Result<Threshold> {
-        let fail = |why: String| anyhow::anyhow!("{place} '{text}': {why} (examples: {examples})");
-        let Some(at) = text.find(['>', '<']) else {
-            return Err(fail("no comparison: use > or <".into()));
-        };
-        let op = if text[at..].starts_with('>') {
-            Op::Above
-        } else {
-            Op::Below
-        };
-        let name = text[..at].trim();
-        let right = text[at + 1..].trim();
-        if name.is_empty() {
-            return Err(fail("no figure before the comparison".into()));
-        }
-        let column = changes::column_of(name).ok_or_else(|| {
-            let names: Vec<&str> = changes::SHORT_NAMES.iter().map(|(s, _)| *s).collect();
-            fail(format!(
-                "'{name}' is not a figure: use {} or a numeric results.csv column",
-                names.join(", ")
-            ))
-        })?;
-        if right.is_empty() {
-            return Err(fail("no limit after the comparison".into()));
-        }
-        let limit = parse_limit(column, right).map_err(fail)?;
-        Ok(Threshold {
-            text: text.trim().to_string(),
-            column,
-            op,
-            limit,
-        })
-    }
-
-    /// Whether this change crosses the threshold, and what it was.
-    fn crossed_by(&self, change: &Change) -> Option<f64> {
-        match self.limit {
-            Limit::Change(limit) => change
-                .pct()
-                .filter(|pct| change.significant && self.op.crosses(*pct, limit)),
-            Limit::Value(limit) => change.new.value.filter(|v| self.op.crosses(*v, limit)),
-        }
-    }
-}
-
-/// `+10%` or `-5%` (a signed change), else a value in `column`'s unit: a duration for
-/// µs columns (a unit required), a size for bytes, a number (its unit or `%` may follow).
-fn parse_limit(column: &str, text: &str) -> Result<Limit, String> {
-    if let Some(number) = text.strip_suffix('%') {
-        if number.starts_with(['+', '-']) {
-            let pct: f64 = number
-                .trim()
-                .parse()
-                .map_err(|_| format!("'{text}' is not a change in percent"))?;
-            return Ok(Limit::Change(pct));
-        }
-    }
-    let unit = changes::unit(column);
-    if text.ends_with('%') && !unit.starts_with('%') {
-        return Err(format!(
-            "'{text}': write a change with its sign (+10% or -10%)"
-        ));
-    }
-    let value = match unit {
-        "µs" => {
-            if text.trim().parse::<f64>().is_ok() {
-                return Err(format!(
-                    "'{text}' needs a time unit (us, ms, s), or a sign and % for a change"
-                ));
-            }
-            parse_duration(text)?.as_secs_f64() * 1e6
-        }
-        "bytes" => parse_size(text)? as f64,
-        _ => {
-            let end = text
-                .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
-                .unwrap_or(text.len());
-            let (number, rest) = text.split_at(end);
-            let rest = rest.trim();
-            let known = rest.is_empty()
-                || rest == unit
-                || (rest == "%" && unit.starts_with('%'))
-                || (rest == "req/s" && unit == "requests/s");
-            if !known {
-                return Err(format!(
-                    "'{rest}' is not {column}'s unit ({}); write a change with its sign: +10%",
-                    if unit.is_empty() { "none" } else { unit }
-                ));
-            }
-            number
-                .parse()
-                .map_err(|_| format!("'{text}' is not a number"))?
-        }
-    };
-    if !value.is_finite() {
-        return Err(format!("'{text}' is not a finite value"));
-    }
-    Ok(Limit::Value(value))
-}
-
-/// A scenario's `[thresholds]` entry (`p99 = "< 1ms"`): the condition every step's
-/// value must meet, absolute only (a run alone has no change).
-pub fn requirement(figure: &str, condition: &str) -> anyhow::Result<Threshold> {
-    let t = Threshold::parse_in(
-        &format!("{figure} {condition}"),
-        "[thresholds]",
-        "p99 = \"< 1ms\", error_rate = \"< 0.001\", throughput = \"> 1000\"",
-    )?;
-    if let Limit::Change(_) = t.limit {
-        anyhow::bail!(
-            "'{figure} = \"{condition}\"': a run's threshold is a value with its unit \
-             (\"< 1ms\"), not a change"
-        );
-    }
-    Ok(t)
-}
-
-/// The columns the thresholds name, for [`changes::figures`].
-pub fn columns(thresholds: &[Threshold]) -> Vec<&'static str> {
-    thresholds.iter().map(|t| t.column).collect()
 }
 
 /// A threshold crossed at one step.
@@ -191,7 +36,7 @@ impl Crossing {
 
 /// Every threshold crossed, at every matched step, in threshold order.
 pub fn judge(thresholds: &[Threshold], changes: &Changes) -> Vec<Crossing> {
-    judge_by(thresholds, changes, Threshold::crossed_by)
+    judge_by(thresholds, changes, crossed_by)
 }
 
 /// Every requirement ([`requirement`]) not met by NEW's value, at every step.
@@ -234,63 +79,4 @@ fn judge_by(
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::results::column;
-
-    #[test]
-    fn thresholds_parse_into_a_column_a_side_and_a_limit() {
-        let t = Threshold::parse("p99 > +10%").unwrap();
-        assert_eq!(
-            (t.column, t.op, t.limit),
-            (column::P99_US, Op::Above, Limit::Change(10.0))
-        );
-        let t = Threshold::parse(" throughput<-5% ").unwrap();
-        assert_eq!((t.op, t.limit), (Op::Below, Limit::Change(-5.0)));
-        assert_eq!(
-            Threshold::parse("p99 > 2ms").unwrap().limit,
-            Limit::Value(2000.0)
-        );
-        assert_eq!(
-            Threshold::parse("errors > 0").unwrap().limit,
-            Limit::Value(0.0)
-        );
-        assert_eq!(
-            Threshold::parse("memory_per_connection > 4KiB")
-                .unwrap()
-                .limit,
-            Limit::Value(4096.0)
-        );
-        assert_eq!(
-            Threshold::parse("cpu > 80%").unwrap().limit,
-            Limit::Value(80.0)
-        );
-        let t = Threshold::parse("server_cpu_us_per_request > +5%").unwrap();
-        assert_eq!(t.column, column::SERVER_CPU_US_PER_REQUEST);
-        assert_eq!(
-            Threshold::parse("net_retrans_segs > 100").unwrap().column,
-            column::NET_RETRANS_SEGS
-        );
-    }
-
-    #[test]
-    fn bad_thresholds_say_what_is_wrong() {
-        let err = |t: &str| Threshold::parse(t).unwrap_err().to_string();
-        assert!(
-            err("p99 +10%").contains("no comparison"),
-            "{}",
-            err("p99 +10%")
-        );
-        assert!(err("p98 > +10%").contains("'p98' is not a figure"));
-        assert!(err("p99 > 1000").contains("needs a time unit"));
-        assert!(err("p99 > 10%").contains("with its sign"));
-        assert!(err("throughput > 10 parsecs").contains("'parsecs' is not throughput_rps's unit"));
-        assert!(err("throughput > +ten%").contains("is not a change in percent"));
-        assert!(err("model > 1").contains("'model' is not a figure"));
-        assert!(err("> 1").contains("no figure"));
-        assert!(err("p99 >").contains("no limit"));
-    }
 }

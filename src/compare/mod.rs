@@ -19,6 +19,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _};
 
 use crate::report::data::{self, Results};
+use crate::report::document::{Block, Section};
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
@@ -165,6 +166,43 @@ pub fn scenario_thresholds(
     Ok(Some((all, unmet)))
 }
 
+/// What the comparison adds to a run's report ([`crate::report::Contributions`]): the
+/// scenario's thresholds judged, and the run against its baseline.
+pub fn report_sections(results: &Results) -> Vec<Section> {
+    thresholds_section(results)
+        .into_iter()
+        .chain(baseline_section(results))
+        .collect()
+}
+
+/// The scenario's `[thresholds]`, judged on every step: each one not met, or that all were.
+fn thresholds_section(results: &Results) -> Option<Section> {
+    let blocks = match scenario_thresholds(results) {
+        Ok(None) => return None,
+        Ok(Some((all, unmet))) if unmet.is_empty() => vec![Block::Paragraph(format!(
+            "Every step of every model met every threshold: {}.",
+            all.join(", ")
+        ))],
+        Ok(Some((all, unmet))) => vec![
+            Block::Paragraph(format!(
+                "Thresholds: {}. Not met ({}):",
+                all.join(", "),
+                unmet.len()
+            )),
+            Block::List(unmet),
+        ],
+        Err(e) => vec![Block::Paragraph(format!(
+            "The thresholds could not be judged: {e:#}"
+        ))],
+    };
+    Some(Section {
+        heading: "Thresholds".into(),
+        level: 2,
+        id: "thresholds".into(),
+        blocks,
+    })
+}
+
 /// [`scenario_thresholds`] of the results directory `dir`.
 pub fn judge_thresholds(dir: &Path) -> anyhow::Result<Option<(Vec<String>, Vec<String>)>> {
     scenario_thresholds(&data::load(dir)?)
@@ -183,8 +221,7 @@ pub fn against_baseline_text(baseline: &Path, dir: &Path) -> anyhow::Result<Stri
 
 /// The report's section comparing `results` with its manifest's baseline (`run
 /// --baseline`): the comparison's tables and warnings, or why there are none.
-pub fn baseline_section(results: &Results) -> Option<crate::report::document::Section> {
-    use crate::report::document::{Block, Section};
+fn baseline_section(results: &Results) -> Option<Section> {
     let baseline = results.manifest.baseline.as_deref()?;
     let dir = Path::new(baseline);
     let blocks = match data::load(dir)

@@ -11,7 +11,10 @@ use super::{claims, figures, findings, per_host, timelines};
 use crate::results::column;
 use crate::results::Manifest;
 
-pub fn document(results: &mut Results) -> anyhow::Result<Document> {
+pub fn document(
+    results: &mut Results,
+    contributions: super::Contributions,
+) -> anyhow::Result<Document> {
     let sweeps = sweep::sweeps(results);
     // Step files are read first so that problems with them become alerts.
     let mut heavy = Vec::new();
@@ -38,8 +41,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
         sections.extend(figures::sweep_sections(results, s, &heavy)?);
     }
     sections.extend(per_host::section(results));
-    sections.extend(thresholds_section(results));
-    sections.extend(crate::compare::baseline_section(results));
+    sections.extend(contributions(results));
     sections.push(steps_section(results));
     Ok(Document {
         title: format!("echolab report: {scenario}"),
@@ -597,32 +599,4 @@ pub fn limits(manifest: &Manifest) -> MachineLimits {
         threads,
         fds: manifest.fd_limit_hard.filter(|&f| f > 0),
     }
-}
-
-/// The scenario's `[thresholds]`, judged on every step: each one not met, or that all were.
-fn thresholds_section(results: &Results) -> Option<Section> {
-    let blocks = match crate::compare::scenario_thresholds(results) {
-        Ok(None) => return None,
-        Ok(Some((all, unmet))) if unmet.is_empty() => vec![Block::Paragraph(format!(
-            "Every step of every model met every threshold: {}.",
-            all.join(", ")
-        ))],
-        Ok(Some((all, unmet))) => vec![
-            Block::Paragraph(format!(
-                "Thresholds: {}. Not met ({}):",
-                all.join(", "),
-                unmet.len()
-            )),
-            Block::List(unmet),
-        ],
-        Err(e) => vec![Block::Paragraph(format!(
-            "The thresholds could not be judged: {e:#}"
-        ))],
-    };
-    Some(Section {
-        heading: "Thresholds".into(),
-        level: 2,
-        id: "thresholds".into(),
-        blocks,
-    })
 }

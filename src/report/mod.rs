@@ -10,7 +10,8 @@
 //! composite.rs lays out the report of a scenario made of parts (`classic`);
 //! per_host.rs shows each client host's figures when the load was split over hosts.
 //! `echolab compare` reads results through data.rs and judges a change with the
-//! verdict's own rule (verdict.rs), drawing with charts.rs and html.rs.
+//! verdict's own rule (verdict.rs), drawing with charts.rs and html.rs; its sections of
+//! a run's report come in as [`Contributions`].
 
 mod build;
 pub(crate) mod charts;
@@ -41,8 +42,13 @@ pub struct ReportArgs {
     pub results_dir: PathBuf,
 }
 
-pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let written = write_all(&args.results_dir)?;
+/// Sections another room adds to a plain run's report (the comparison's thresholds and
+/// baseline), passed in by whoever composes the two, so the report never reaches up
+/// into a room that reads results through it.
+pub type Contributions = fn(&data::Results) -> Vec<document::Section>;
+
+pub fn main(args: ReportArgs, contributions: Contributions) -> anyhow::Result<ExitCode> {
+    let written = write_all(&args.results_dir, contributions)?;
     for path in written {
         crate::outln!("{}", path.display());
     }
@@ -51,8 +57,8 @@ pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
 
 /// Writes report.html, report.md and charts/*.svg into `results_dir`; returns
 /// report.html's path.
-pub fn write_report(results_dir: &Path) -> anyhow::Result<PathBuf> {
-    Ok(write_all(results_dir)?.remove(0))
+pub fn write_report(results_dir: &Path, contributions: Contributions) -> anyhow::Result<PathBuf> {
+    Ok(write_all(results_dir, contributions)?.remove(0))
 }
 
 /// The verdict of every sweep as lines of plain text, for the end of `echolab run`:
@@ -91,10 +97,10 @@ pub fn verdict_lines(results_dir: &Path) -> anyhow::Result<Vec<String>> {
 }
 
 /// Every file written, report.html first.
-fn write_all(results_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn write_all(results_dir: &Path, contributions: Contributions) -> anyhow::Result<Vec<PathBuf>> {
     let mut results = data::load(results_dir)?;
     let doc = if results.manifest.parts.is_empty() {
-        build::document(&mut results)?
+        build::document(&mut results, contributions)?
     } else {
         composite::document(&results)
     };

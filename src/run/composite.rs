@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use super::{default_out, print_thresholds, run_into, write_report, RunArgs};
+use super::{default_out, print_thresholds, run_into, write_report_or_warn, RunArgs};
 use crate::experiment::orchestration::results_csv::ResultsCsv;
 use crate::experiment::placement::process;
 use crate::scenario::{self, Scenario};
@@ -76,7 +76,7 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     manifest.finish(interrupted);
     manifest.write(&out)?;
     if !args.no_report {
-        write_report(&out);
+        write_report_or_warn(&out);
     }
     crate::outln!("results: {}", out.display());
     if interrupted {

@@ -383,15 +383,22 @@ fn run_into(
         manifest.write(out)?;
     }
     if !args.no_report {
-        write_report(out);
+        write_report_or_warn(out);
     }
     Ok(outcome)
 }
 
 /// Writes the report of the results in `out`; a report that cannot be written is a
 /// warning, never a lost run.
-fn write_report(out: &Path) {
-    match crate::report::write_report(out) {
+/// Writes the report of the run in `dir` with the comparison's sections (its thresholds,
+/// its baseline): the report and the comparison compose here, as experiment and report do.
+pub fn write_report(dir: &Path) -> anyhow::Result<PathBuf> {
+    crate::report::write_report(dir, crate::compare::report_sections)
+}
+
+/// [`write_report`], a failure said as a warning: the results stay whatever the report does.
+fn write_report_or_warn(out: &Path) {
+    match write_report(out) {
         Ok(path) => crate::outln!("report: {}", path.display()),
         Err(e) => crate::errln!(
             "warning: the report could not be written ({e:#}); the results are in {}",

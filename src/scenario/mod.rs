@@ -259,7 +259,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     let err = |span: Option<Range<usize>>, message: String| located(origin, source, span, &message);
     validate::name(&file, source, &err)?;
     for (figure, condition) in &file.thresholds {
-        crate::compare::gate::requirement(figure, condition)
+        crate::results::threshold::requirement(figure, condition)
             .map_err(|e| err(None, format!("[thresholds] {figure}: {e:#}")))?;
     }
     if let Some(parts) = &file.parts {
