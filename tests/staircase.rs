@@ -366,3 +366,58 @@ fn a_window_under_a_second_is_refused_before_anything_runs() {
     );
     assert!(!out.join("results.csv").exists());
 }
+
+/// A staircase whose first stair would leave less memory available than its margin
+/// does not climb: that stair is `not-run` saying why, the rest `skipped`, and the run
+/// goes on (exit 0). The staircase stops itself before the out-of-memory killer would.
+#[test]
+fn a_stair_that_would_cross_the_memory_margin_is_not_run_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = common::write_scenario(
+        tmp.path(),
+        "models = [\"epoll\"]\n[load]\nsize = 16\ndelay = \"100ms\"\n[staircase]\nbatch = 50\n\
+         every = \"1s\"\nto = 150\nhold = \"1s\"\nmemory_margin = \"1000000GiB\"\n",
+    );
+    let out = tmp.path().join("out");
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
+    let steps: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r["step"].as_str(), r["status"].as_str()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("c50-s16-d100ms", "not-run"),
+            ("c100-s16-d100ms", "skipped"),
+            ("c150-s16-d100ms", "skipped"),
+        ],
+        "{rows:?}"
+    );
+    let why = &rows[0]["failure_reason"];
+    assert!(
+        why.starts_with("the memory margin: its 50 connections would leave about ")
+            && why.contains("under the margin of 1000000.0 GiB")
+            && why.contains("the highest count held is 0"),
+        "{why}"
+    );
+    assert_eq!(
+        rows[1]["failure_reason"],
+        "not climbed: stair c50-s16-d100ms could not run"
+    );
+    // No load ever started.
+    assert!(find(&out.join("epoll"), "summary.json").is_empty());
+
+    // A margin under 256 MiB is refused at its line.
+    fs::write(
+        &scenario,
+        fs::read_to_string(&scenario)
+            .unwrap()
+            .replace("1000000GiB", "1MiB"),
+    )
+    .unwrap();
+    let refused = common::run_scenario(&scenario, &tmp.path().join("small"), QUIET_NO_REPORT);
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("memory_margin = 1 MiB is under 256 MiB")
+    );
+}
