@@ -1,0 +1,262 @@
+//! Each claim's verdicts from hand-built rows: confirmed, refuted, inconclusive and
+//! not run.
+
+mod claims_10_to_21;
+mod claims_1_to_9;
+
+use std::collections::BTreeMap;
+
+use super::*;
+
+/// A row of `model` at `step`, repetition `rep`, with the given numeric columns.
+fn row(model: &str, step: &str, rep: u32, status: Status, values: &[(&str, f64)]) -> Record {
+    let numbers: BTreeMap<String, f64> = values.iter().map(|(c, v)| (c.to_string(), *v)).collect();
+    Record {
+        model: model.into(),
+        step: step.into(),
+        repetition: rep,
+        status,
+        failure_reason: match status {
+            Status::Failed => "server refused 86 connections".into(),
+            Status::NotRun => "`node` is not installed here".into(),
+            _ => String::new(),
+        },
+        bytes_match: Some(true),
+        raw: numbers
+            .iter()
+            .map(|(c, v)| (c.clone(), v.to_string()))
+            .collect(),
+        numbers,
+    }
+}
+
+/// Three ok repetitions of `model` at `step` with `values`, each scaled by 0.9, 1, 1.1.
+fn reps(model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Record> {
+    scaled_reps(&[0.9, 1.0, 1.1], model, step, values)
+}
+
+/// Five ok repetitions (0.9 to 1.1): enough for a comparison to be significant.
+fn reps5(model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Record> {
+    scaled_reps(&[0.9, 0.95, 1.0, 1.05, 1.1], model, step, values)
+}
+
+fn scaled_reps(scales: &[f64], model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Record> {
+    scales
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let scaled: Vec<(&str, f64)> = values
+                .iter()
+                .map(|(c, v)| match *c {
+                    column::CONNECTIONS | column::DELAY_MS | column::SIZE => (*c, *v),
+                    _ => (*c, v * k),
+                })
+                .collect();
+            row(model, step, i as u32 + 1, Status::Ok, &scaled)
+        })
+        .collect()
+}
+
+fn verdict(number: usize, rows: &[Record]) -> ClaimVerdict {
+    verdict_with(number, rows, MachineLimits::default())
+}
+
+/// The verdict of claim `number`'s rule alone (a demonstration's or an untestable
+/// claim's rule still decides what its numbers say).
+fn rule(number: usize, rows: &[Record]) -> ClaimVerdict {
+    let claim = by_rule(number, rows, MachineLimits::default());
+    assert!(!claim.why.is_empty(), "claim {number} says why");
+    claim.verdict
+}
+
+fn verdict_with(number: usize, rows: &[Record], limits: MachineLimits) -> ClaimVerdict {
+    let claim = judge(number, rows, limits);
+    assert!(!claim.why.is_empty(), "claim {number} says why");
+    claim.verdict
+}
+
+fn held(model: &str, c: f64) -> Vec<Record> {
+    reps(
+        model,
+        &format!("c{c}"),
+        &[(column::CONNECTIONS, c), (column::MAX_CONCURRENT_SERVER, c)],
+    )
+}
+
+fn failed(model: &str, c: f64) -> Record {
+    row(
+        model,
+        &format!("c{c}"),
+        1,
+        Status::Failed,
+        &[(column::CONNECTIONS, c)],
+    )
+}
+
+/// Five repetitions within 1 % of each other: tight enough to show "as fast".
+const TIGHT: [f64; 5] = [0.99, 0.995, 1.0, 1.005, 1.01];
+
+#[test]
+fn a_claim_without_rows_that_ran_is_not_run_with_the_reason() {
+    for n in 1..=CLAIMS.len() {
+        let c = judge(n, &[], MachineLimits::default());
+        assert_eq!(c.verdict, ClaimVerdict::NotRun);
+        assert_eq!(c.why, "no step of its scenario ran");
+    }
+    let rows = [row("node", "c10", 1, Status::NotRun, &[])];
+    let c = judge(4, &rows, MachineLimits::default());
+    assert_eq!(
+        (c.verdict, c.why.as_str()),
+        (ClaimVerdict::NotRun, "`node` is not installed here")
+    );
+    let mut too_few_fds = failed("epoll", 100_000.0);
+    too_few_fds.failure_reason = "load generator exited 2: 100000 connections in one process \
+        need 100064 file descriptors, but the limit is 1024 (hard limit 1024, RLIMIT_NOFILE)"
+        .into();
+    let c = judge(3, &[too_few_fds], MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::NotRun);
+    assert!(
+        c.why
+            .starts_with("this machine's limits stopped it: load generator"),
+        "{}",
+        c.why
+    );
+    assert_eq!(claim_of("claim-4"), Some(4));
+    assert_eq!(claim_of("claim-19"), Some(19));
+    assert_eq!(claim_of("claim-20"), Some(20));
+    assert_eq!(claim_of("claim-21"), Some(21));
+    assert_eq!(claim_of("claim-22"), None);
+    assert_eq!(claim_of("quick"), None);
+}
+
+#[test]
+fn spreads_and_tests() {
+    let s = spread(vec![3.0, 1.0, 2.0, 10.0]).unwrap();
+    assert_eq!((s.median, s.min, s.max, s.n), (2.5, 1.0, 10.0, 4));
+    assert_eq!(spread(vec![]), None);
+    let sections = section(&[Claim::not_run(3, "not root")], |_| None);
+    assert_eq!(sections[0].id, "claims");
+    assert_eq!(sections[1].heading, "Claim 3: not run");
+}
+
+/// Where the five reports are: `ECHOLAB_SEEDS`, else shared/seeds beside the checkout.
+/// None when that folder is absent, after a visible SKIPPED line; under CI (which has
+/// the reports beside its checkout) an absent folder fails instead, as
+/// tests/common/skip.rs does for the integration tests.
+fn seeds(test: &str) -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("ECHOLAB_SEEDS").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds"),
+        std::path::PathBuf::from,
+    );
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "False"));
+    let reason = format!(
+        "the reports are not at {} (set ECHOLAB_SEEDS=DIR to point at them)",
+        dir.display()
+    );
+    assert!(
+        !ci,
+        "{test} cannot run: {reason}; under CI=true no test may be skipped"
+    );
+    // Straight to stderr: the harness captures eprintln! of a passing test.
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("SKIPPED {test}: {reason}\n").as_bytes());
+    None
+}
+
+/// Every claim's quote is its report's own words: found verbatim (spacing aside) in
+/// its file in shared/seeds; a quote made of quoted fragments has each fragment there.
+#[test]
+fn every_quote_is_found_in_its_report() {
+    let Some(seeds) = seeds("every_quote_is_found_in_its_report") else {
+        return;
+    };
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (i, c) in CLAIMS.iter().enumerate() {
+        let text = std::fs::read_to_string(seeds.join(c.file))
+            .unwrap_or_else(|e| panic!("claim {}: {}: {e}", i + 1, c.file));
+        let text = words(&text);
+        let fragments: Vec<&str> = if c.quote.contains('"') {
+            c.quote.split('"').skip(1).step_by(2).collect()
+        } else {
+            vec![c.quote]
+        };
+        for f in fragments {
+            assert!(
+                text.contains(&words(f)),
+                "claim {}: {f:?} is not in {}",
+                i + 1,
+                c.file
+            );
+        }
+    }
+}
+
+/// Each claim's scenario cites its report's file, and its declaration states a test and
+/// how echolab's setup differs from the report's.
+#[test]
+fn every_claim_scenario_cites_its_report_and_every_claim_says_how_it_differs() {
+    use crate::scenario::{parse, BUILTIN};
+    for (i, c) in CLAIMS.iter().enumerate() {
+        let name = format!("claim-{}", i + 1);
+        let text = BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1;
+        let s = parse(&name, &name, text).unwrap();
+        assert!(
+            s.description.contains(c.file),
+            "{name} does not cite {}",
+            c.file
+        );
+        assert!(
+            !c.test.is_empty() && !c.differs.is_empty(),
+            "claim {}",
+            i + 1
+        );
+    }
+}
+
+/// The minutes of an `expected_duration` written "about N minutes" (or "about 1 minute").
+fn minutes(expected: &str) -> u32 {
+    let n = expected
+        .strip_prefix("about ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("{expected:?} is not \"about N minutes\""));
+    n.parse().unwrap()
+}
+
+#[test]
+fn classic_judges_every_claim_in_at_most_an_hour_with_at_least_3_repetitions() {
+    use crate::scenario::{parse, BUILTIN};
+    let builtin = |name: &str| {
+        let text = BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1;
+        parse(name, name, text).unwrap()
+    };
+    let classic = builtin("classic");
+    let mut judged = Vec::new();
+    let mut total = 0;
+    for part in &classic.parts {
+        let s = builtin(&part.name);
+        assert!(
+            s.repetitions >= 3,
+            "{} runs {} repetitions",
+            s.name,
+            s.repetitions
+        );
+        total += minutes(s.expected_duration.as_deref().unwrap());
+        judged.extend(claims_of(&s.name));
+    }
+    judged.sort();
+    assert_eq!(judged, (1..=CLAIMS.len()).collect::<Vec<_>>());
+    assert!(
+        total <= 60,
+        "the parts' expected durations add up to {total} minutes"
+    );
+    assert_eq!(
+        classic.expected_duration.as_deref(),
+        Some(format!("about {total} minutes").as_str())
+    );
+    assert_eq!(claims_of("claim-6"), [6, 19, 20]);
+    assert_eq!(claims_of("claim-19"), [19]);
+    assert!(claims_of("quick").is_empty());
+}
