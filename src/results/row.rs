@@ -188,8 +188,7 @@ pub enum Status {
     Skipped,
     /// Cut short by SIGINT or SIGTERM.
     Interrupted,
-    /// Never started, or a stair stopped while connecting: what it needs is missing here
-    /// (`failure_reason` says what: a tool, a kernel feature, the memory margin).
+    /// Never started: what the model needs is missing here (`failure_reason` says what).
     #[serde(rename = "not-run")]
     NotRun,
 }

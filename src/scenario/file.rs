@@ -606,6 +606,4 @@ pub struct StaircaseFile {
     pub to: Option<Count>,
     /// After the last stair, every connection held together this long (one more row).
     pub hold: Option<Dur>,
-    /// The memory the machine keeps available: a stair that would leave less is not run.
-    pub memory_margin: Option<Bytes>,
 }

@@ -37,7 +37,7 @@ pub use file::{
 };
 pub use lab_sysctls::LabSysctls;
 pub use ssh_hosts::{SshHosts, SshUrl};
-pub use stairs::{default_memory_margin, Staircase, LEAST_MEMORY_MARGIN};
+pub use stairs::Staircase;
 
 pub use builtin::BUILTIN;
 

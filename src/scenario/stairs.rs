@@ -19,19 +19,6 @@ pub struct Staircase {
     pub every: Duration,
     pub to: u64,
     pub hold: Option<Duration>,
-    /// The memory the machine must keep available (`memory_margin`); None: the default,
-    /// [`default_memory_margin`] of the machine it runs on.
-    pub memory_margin: Option<u64>,
-}
-
-/// The smallest `memory_margin`: below it the kernel's own reserves are at stake.
-pub const LEAST_MEMORY_MARGIN: u64 = 256 << 20;
-
-/// The margin a staircase keeps when the scenario gives none: 10 % of the machine's
-/// memory, and at least 2 GiB (the kernel's socket memory cannot be reclaimed, so a
-/// climb stops well before the out-of-memory killer would choose).
-pub fn default_memory_margin(mem_total: u64) -> u64 {
-    (mem_total / 10).max(2 << 30)
 }
 
 impl Staircase {
@@ -162,22 +149,11 @@ pub(super) fn staircase(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Optio
             ));
         }
     }
-    if let Some(margin) = s.memory_margin.filter(|m| m.0 < LEAST_MEMORY_MARGIN) {
-        return Err(err(
-            span,
-            format!(
-                "[staircase] memory_margin = {} is under 256 MiB: the machine must keep at least \
-                 that much available while connections it cannot reclaim pile up",
-                crate::units::format_size(margin.0)
-            ),
-        ));
-    }
     let staircase = Staircase {
         batch: batch.0,
         every: every.0,
         to: to.0,
         hold: s.hold.map(|h| h.0),
-        memory_margin: s.memory_margin.map(|m| m.0),
     };
     Ok(Some(staircase))
 }
@@ -263,7 +239,6 @@ mod tests {
             every: Duration::from_secs(5),
             to: 3500,
             hold: None,
-            memory_margin: None,
         };
         assert_eq!(s.stairs(), [1000, 2000, 3000, 3500]);
         assert_eq!(Staircase { to: 3000, ..s }.stairs(), [1000, 2000, 3000]);

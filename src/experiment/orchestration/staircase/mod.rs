@@ -11,7 +11,6 @@
 //! window's two ends, memory from the server's /proc samples inside it.
 
 mod generators;
-mod memory;
 mod window;
 
 use std::fs;
@@ -29,7 +28,6 @@ use crate::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircas
 use crate::server::counters::ServerSummary;
 use crate::sys::unix_now;
 use generators::Generators;
-use memory::MemoryGuard;
 use window::{live_dirs, Window};
 
 /// How often the staircase looks at its server, its loads and the stop signals.
@@ -260,28 +258,16 @@ fn measure_window(
     })
 }
 
-/// How a stair's batch connected.
-#[derive(Debug, PartialEq)]
-enum Established {
-    /// Every connection established or failed.
-    All,
-    /// Its deadline passed first: what the loads had decided by then.
-    ByDeadline(window::Connections),
-    /// Available memory fell under half the margin first: why.
-    OutOfMemory(String),
-}
-
 /// Waits until the batch in `dir` has established (or failed) all its `batch`
-/// connections, its deadline passes or memory runs short ([`Established`]). Err(())
-/// when cut short.
+/// connections: Ok(Ok(())). When its connect deadline passes first: Ok(Err(what the
+/// loads had decided by then)). Err(()) when cut short.
 fn wait_established(
     dir: &Path,
     batch: u64,
     deadline: Instant,
     server: &mut Session,
     first_agent: usize,
-    memory: Option<&MemoryGuard>,
-) -> Result<Established, ()> {
+) -> Result<Result<(), window::Connections>, ()> {
     let mut next_look = Instant::now();
     let mut seen = window::Connections::default();
     while Instant::now() < deadline {
@@ -293,18 +279,15 @@ fn wait_established(
             .iter_mut()
             .all(|a| a.guard.as_mut().is_none_or(|g| g.try_wait().is_some()));
         if Instant::now() >= next_look || ended {
-            if let Some(why) = memory.and_then(MemoryGuard::during_stair) {
-                return Ok(Established::OutOfMemory(why));
-            }
             seen = window::connections(&live_dirs(dir));
             if seen.established + seen.failed >= batch || ended {
-                return Ok(Established::All);
+                return Ok(Ok(()));
             }
             next_look = Instant::now() + Duration::from_millis(250);
         }
         std::thread::sleep(TICK);
     }
-    Ok(Established::ByDeadline(seen))
+    Ok(Err(seen))
 }
 
 /// Runs one staircase: `stairs` are its steps (cumulative connections, the other axes
@@ -402,8 +385,6 @@ struct Climb<'s> {
     /// The last stair's connect rate as the runner saw it, which sets the next one's
     /// deadline.
     last_rate: Option<f64>,
-    /// The memory margin, checked before and during each stair.
-    memory: Option<MemoryGuard>,
 }
 
 impl<'s> Climb<'s> {
@@ -417,7 +398,6 @@ impl<'s> Climb<'s> {
             generators: Generators::default(),
             load_dirs: Vec::new(),
             last_rate: None,
-            memory: MemoryGuard::start(staircase),
         }
     }
 
@@ -452,17 +432,6 @@ impl<'s> Climb<'s> {
                 .join(&stair.name)
                 .join(format!("rep-{rep}"));
             let mut record = stair_of(stairs, i, Status::Ok, String::new());
-            let held = stair.connections - batch_of(stairs, i);
-            if let Some(Err(why)) = self
-                .memory
-                .map(|m| m.before_stair(held, batch_of(stairs, i)))
-            {
-                record.status = Status::NotRun;
-                record.reason = why;
-                judged(&record);
-                done.push(record);
-                break;
-            }
             if let Err(e) = fs::create_dir_all(&dir) {
                 record.status = Status::Failed;
                 record.reason = format!("cannot create {}: {e}", dir.display());
@@ -505,20 +474,14 @@ impl<'s> Climb<'s> {
             load_start + deadline.total(),
             server,
             first_agent,
-            self.memory.as_ref(),
         );
-        if let Ok(Established::OutOfMemory(why)) = established {
-            record.status = Status::NotRun;
-            record.reason = why;
-            return true;
-        }
         // The rate the runner saw (its summaries are written once a second), known now;
         // connections.csv, which `ramp_s` is read from, is written when the load ends.
-        self.last_rate = (established == Ok(Established::All))
+        self.last_rate = (established == Ok(Ok(())))
             .then(|| batch.connections as f64 / load_start.elapsed().as_secs_f64());
         let dirs = self.dirs();
         // A late stair is still measured, so its row shows what it reached.
-        let measured = established.as_ref().ok().and_then(|_| {
+        let measured = established.ok().and_then(|_| {
             measure_window(
                 server,
                 self.scenario,
@@ -530,7 +493,7 @@ impl<'s> Climb<'s> {
         });
         let ended = judge_stair(&self.scenario.failure, record, measured, server);
         match established {
-            Ok(Established::ByDeadline(by_deadline)) => {
+            Ok(Err(by_deadline)) => {
                 missed_deadline(record, &by_deadline, batch.connections, &deadline) || ended
             }
             _ => ended,
@@ -697,9 +660,10 @@ fn finish(
     interrupted: bool,
 ) -> StaircaseOutcome {
     let mut rows: Vec<Row> = Vec::new();
-    let ended_by = done
+    let failed = done
         .iter()
-        .find(|s| matches!(s.status, Status::Failed | Status::NotRun));
+        .find(|s| s.status == Status::Failed)
+        .map(|s| s.step.name.clone());
     // The hold row comes only after every stair, so stairs past `done` were never run.
     let climbed = done.len().min(stairs.len());
     for stair in &done {
@@ -709,11 +673,8 @@ fn finish(
         for step in &stairs[climbed..] {
             let mut row = base_row(scenario, entry, step, rep);
             row.status = Status::Skipped;
-            row.failure_reason = match ended_by {
-                Some(s) if s.status == Status::Failed => {
-                    format!("at least as heavy as failed stair {}", s.step.name)
-                }
-                Some(s) => format!("not climbed: stair {} could not run", s.step.name),
+            row.failure_reason = match &failed {
+                Some(f) => format!("at least as heavy as failed stair {f}"),
                 None => "not climbed".into(),
             };
             rows.push(row);
