@@ -473,7 +473,8 @@ fn an_absurd_margin_is_refused_before_anything_runs() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("[staircase] keep_available = ")
-            && stderr.contains("the margin must be at least 256 MiB and at most this machine's memory"),
+            && stderr
+                .contains("the margin must be at least 256 MiB and at most this machine's memory"),
         "{stderr}"
     );
     assert!(!out.join("results.csv").exists());

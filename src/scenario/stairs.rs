@@ -174,7 +174,10 @@ pub(super) fn staircase(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Optio
         let total = meminfo_bytes("MemTotal:");
         if keep.0 < LEAST_KEEP_AVAILABLE || total.is_some_and(|t| keep.0 > t) {
             let most = total.map_or(String::new(), |t| {
-                format!(" and at most this machine's memory ({} MiB, MemTotal)", t >> 20)
+                format!(
+                    " and at most this machine's memory ({} MiB, MemTotal)",
+                    t >> 20
+                )
             });
             return Err(err(
                 span,
@@ -228,14 +231,21 @@ mod tests {
         assert!(e.contains("[staircase] hold must be 1 s or more"), "{e}");
         let e = error_of("[staircase]\nbatch = 50\nevery = \"1s\"\nto = 10\n");
         assert!(e.contains("to = 10 is below batch = 50"), "{e}");
-        let e = error_of("[staircase]\nbatch = 5\nevery = \"1s\"\nto = 10\nkeep_available = \"1MiB\"\n");
+        let e = error_of(
+            "[staircase]\nbatch = 5\nevery = \"1s\"\nto = 10\nkeep_available = \"1MiB\"\n",
+        );
         assert!(e.starts_with("t.toml: line 4"), "{e}");
         assert!(
             e.contains("[staircase] keep_available = 1 MiB: the margin must be at least 256 MiB and at most this machine's memory"),
             "{e}"
         );
-        let e = error_of("[staircase]\nbatch = 5\nevery = \"1s\"\nto = 10\nkeep_available = \"100000GiB\"\n");
-        assert!(e.contains("keep_available = 102400000 MiB: the margin must be"), "{e}");
+        let e = error_of(
+            "[staircase]\nbatch = 5\nevery = \"1s\"\nto = 10\nkeep_available = \"100000GiB\"\n",
+        );
+        assert!(
+            e.contains("keep_available = 102400000 MiB: the margin must be"),
+            "{e}"
+        );
         let e = error_of("[staircase]\nhold = \"5s\"\n");
         assert!(
             e.contains("[staircase] hold holds the stairs' connections, so the staircase needs batch, every and to (missing: batch, every, to)"),

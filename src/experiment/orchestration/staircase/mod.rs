@@ -25,9 +25,7 @@ use crate::experiment::measurement::probe::Sample;
 use crate::experiment::placement::process;
 use crate::experiment::placement::Lab;
 use crate::results::{Row, Status};
-use crate::scenario::{
-    meminfo_bytes, Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step,
-};
+use crate::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
 use crate::server::counters::ServerSummary;
 use crate::sys::unix_now;
 use generators::Generators;
@@ -468,7 +466,7 @@ impl<'s> Climb<'s> {
     /// the margin keeps. The stairs before it were all climbed, so it adds to theirs.
     fn past_margin(&self, i: usize) -> Option<String> {
         let held = i.checked_sub(1).map_or(0, |p| self.stairs[p].connections);
-        let available = meminfo_bytes("MemAvailable:")?;
+        let available = margin::available_now()?;
         self.margin?
             .refuses(available, held, batch_of(self.stairs, i))
     }
@@ -554,7 +552,10 @@ fn end(
     let side = server.stop();
     // A stair the memory margin kept ends the climb without failing it: the end is
     // judged on the last stair climbed.
-    if done.iter().all(|s| matches!(s.status, Status::Ok | Status::Skipped)) {
+    if done
+        .iter()
+        .all(|s| matches!(s.status, Status::Ok | Status::Skipped))
+    {
         let climbed = done.iter_mut().rev().find(|s| s.status == Status::Ok);
         if let (Some(reason), Some(last)) = (end_problem(rule, &side, &climb.dirs()), climbed) {
             last.status = Status::Failed;
@@ -700,7 +701,9 @@ fn finish(
             row.status = Status::Skipped;
             row.failure_reason = match &ended {
                 Some((Status::Failed, f)) => format!("at least as heavy as failed stair {f}"),
-                Some((_, f)) => format!("not climbed: the staircase stopped at the memory margin before stair {f}"),
+                Some((_, f)) => format!(
+                    "not climbed: the staircase stopped at the memory margin before stair {f}"
+                ),
                 None => "not climbed".into(),
             };
             rows.push(row);
