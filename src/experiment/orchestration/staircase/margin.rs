@@ -6,7 +6,7 @@
 //!
 //! MemAvailable counts about half of the reclaimable slab as available, but the dentries
 //! and socket inodes of open sockets sit in reclaimable caches and cannot be reclaimed
-//! while the connection lives (about 2.4 KB a connection): the margin counts none of the
+//! while the connection lives (about 2 KB a connection, both ends): the margin counts none of the
 //! reclaimable slab as available.
 
 use crate::scenario::{default_keep_available, meminfo_bytes, Staircase};
