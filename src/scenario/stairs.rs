@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::file::ScenarioFile;
 use super::ErrAt;
+use crate::sys::meminfo_bytes;
 use crate::units::trim_float;
 
 /// The shortest stair window (`every`, `hold`): the live loads write their counts once a
@@ -32,14 +33,6 @@ const LEAST_KEEP_AVAILABLE: u64 = 256 << 20;
 /// the machine's memory (MemTotal), whichever is more.
 pub fn default_keep_available(mem_total: u64) -> u64 {
     (2u64 << 30).max(mem_total / 10)
-}
-
-/// A `/proc/meminfo` field in bytes (`MemTotal:`, `MemAvailable:`).
-pub fn meminfo_bytes(key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with(key))?;
-    let kib: u64 = line[key.len()..].split_whitespace().next()?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 impl Staircase {

@@ -9,7 +9,8 @@
 //! while the connection lives (about 2 KB a connection, both ends): the margin counts none of the
 //! reclaimable slab as available.
 
-use crate::scenario::{default_keep_available, meminfo_bytes, Staircase};
+use crate::scenario::{default_keep_available, Staircase};
+use crate::sys::meminfo_bytes;
 
 /// What a connection is assumed to cost before any has been measured: both ends'
 /// kernel sockets, files and epoll items, and the server's and generators' user space.
