@@ -253,6 +253,7 @@ fn list_names_every_builtin_scenario() {
             "ramp",
             "hosts",
             "c1m",
+            "c2m",
             "languages",
             "lan-100mbit",
             "claim-1",

@@ -366,3 +366,116 @@ fn a_window_under_a_second_is_refused_before_anything_runs() {
     );
     assert!(!out.join("results.csv").exists());
 }
+
+/// MemTotal of this machine, in MiB.
+fn mem_total_mib() -> u64 {
+    let text = fs::read_to_string("/proc/meminfo").unwrap();
+    let line = text.lines().find(|l| l.starts_with("MemTotal:")).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib / 1024
+}
+
+/// A staircase scenario of two stairs of 5 on epoll keeping `keep_available`.
+fn margin_scenario(dir: &Path, keep_available: &str) -> PathBuf {
+    common::write_scenario(
+        dir,
+        &format!(
+            "models = [\"epoll\"]\n[load]\nsize = 16\ndelay = \"100ms\"\nconnect_timeout = \"5s\"\n\
+             [staircase]\nbatch = 5\nevery = \"1s\"\nto = 10\nkeep_available = \"{keep_available}\"\n"
+        ),
+    )
+}
+
+#[test]
+fn a_margin_that_cannot_be_kept_stops_the_staircase_before_its_first_stair() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    // All of the machine's memory: MemAvailable is always less.
+    let total = mem_total_mib();
+    let scenario = margin_scenario(tmp.path(), &format!("{total}MiB"));
+    let out = tmp.path().join("out");
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
+    let steps: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["step"].as_str(),
+                r["status"].as_str(),
+                r["connections_established"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("c5-s16-d100ms", "skipped", ""),
+            ("c10-s16-d100ms", "skipped", "")
+        ],
+        "{rows:?}"
+    );
+    let reason = &rows[0]["failure_reason"];
+    assert!(
+        reason.starts_with("stopped at the memory margin: "),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(
+            "at 16384 bytes per connection assumed before any was measured; 5 more connections would leave"
+        ),
+        "{reason}"
+    );
+    assert!(
+        reason.ends_with(&format!("under the margin of {total} MiB (keep_available)")),
+        "{reason}"
+    );
+    assert_eq!(
+        rows[1]["failure_reason"],
+        "not climbed: the staircase stopped at the memory margin before stair c5-s16-d100ms"
+    );
+    // No load was started: no connection was made.
+    assert!(find(&out, "summary.json").is_empty());
+}
+
+#[test]
+fn a_margin_that_is_kept_changes_nothing() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = margin_scenario(tmp.path(), "512MiB");
+    let rows = common::run_scenario_ok(&scenario, &tmp.path().join("out"), QUIET_NO_REPORT);
+    let steps: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["step"].as_str(),
+                r["status"].as_str(),
+                r["connections_established"].as_str(),
+                r["failure_reason"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("c5-s16-d100ms", "ok", "5", ""),
+            ("c10-s16-d100ms", "ok", "10", "")
+        ],
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn an_absurd_margin_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = margin_scenario(tmp.path(), &format!("{}MiB", mem_total_mib() + 1));
+    let out = tmp.path().join("out");
+    let output = common::run_scenario(&scenario, &out, QUIET_NO_REPORT);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("[staircase] keep_available = ")
+            && stderr
+                .contains("the margin must be at least 256 MiB and at most this machine's memory"),
+        "{stderr}"
+    );
+    assert!(!out.join("results.csv").exists());
+}

@@ -93,10 +93,9 @@ fn check_ports(plan: &Plan) -> Result<(), String> {
 }
 
 fn check_memory(plan: &Plan, per_process: u64) -> Result<(), String> {
-    let Some(available_kib) = meminfo("MemAvailable:") else {
+    let Some(available) = crate::sys::meminfo_bytes("MemAvailable:") else {
         return Ok(());
     };
-    let available = available_kib * 1024;
     let need = plan.connections() * BYTES_PER_CONNECTION + plan.payload.repeated.len() as u64;
     if need > available {
         return Err(format!(
@@ -140,12 +139,6 @@ pub fn port_range() -> Option<(u64, u64)> {
 
 fn read_number(path: &str) -> Option<u64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-fn meminfo(key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with(key))?;
-    line[key.len()..].split_whitespace().next()?.parse().ok()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The built-in scenarios: scenarios/*.toml embedded in the binary.
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 32] = [
+pub const BUILTIN: [(&str, &str); 33] = [
     ("quick", include_str!("../../scenarios/quick.toml")),
     (
         "max-clients",
@@ -19,6 +19,7 @@ pub const BUILTIN: [(&str, &str); 32] = [
     ("ramp", include_str!("../../scenarios/ramp.toml")),
     ("hosts", include_str!("../../scenarios/hosts.toml")),
     ("c1m", include_str!("../../scenarios/c1m.toml")),
+    ("c2m", include_str!("../../scenarios/c2m.toml")),
     ("languages", include_str!("../../scenarios/languages.toml")),
     (
         "lan-100mbit",

@@ -606,4 +606,7 @@ pub struct StaircaseFile {
     pub to: Option<Count>,
     /// After the last stair, every connection held together this long (one more row).
     pub hold: Option<Dur>,
+    /// The memory a stair must leave available (MemAvailable less the reclaimable slab):
+    /// the staircase stops before a stair predicted to leave less.
+    pub keep_available: Option<Bytes>,
 }

@@ -37,7 +37,7 @@ pub use file::{
 };
 pub use lab_sysctls::LabSysctls;
 pub use ssh_hosts::{SshHosts, SshUrl};
-pub use stairs::Staircase;
+pub use stairs::{default_keep_available, Staircase};
 
 pub use builtin::BUILTIN;
 

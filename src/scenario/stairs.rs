@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::file::ScenarioFile;
 use super::ErrAt;
+use crate::sys::meminfo_bytes;
 use crate::units::trim_float;
 
 /// The shortest stair window (`every`, `hold`): the live loads write their counts once a
@@ -19,6 +20,19 @@ pub struct Staircase {
     pub every: Duration,
     pub to: u64,
     pub hold: Option<Duration>,
+    /// The memory every stair must leave available (`keep_available`); `None` for the
+    /// default, [`default_keep_available`] of the machine the staircase runs on.
+    pub keep_available: Option<u64>,
+}
+
+/// The least `keep_available` a scenario may set: below it the margin would leave the
+/// machine's own processes nothing to grow into.
+const LEAST_KEEP_AVAILABLE: u64 = 256 << 20;
+
+/// The margin a staircase keeps unless its scenario says otherwise: 2 GiB or a tenth of
+/// the machine's memory (MemTotal), whichever is more.
+pub fn default_keep_available(mem_total: u64) -> u64 {
+    (2u64 << 30).max(mem_total / 10)
 }
 
 impl Staircase {
@@ -149,11 +163,31 @@ pub(super) fn staircase(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Optio
             ));
         }
     }
+    if let Some(keep) = s.keep_available {
+        let total = meminfo_bytes("MemTotal:");
+        if keep.0 < LEAST_KEEP_AVAILABLE || total.is_some_and(|t| keep.0 > t) {
+            let most = total.map_or(String::new(), |t| {
+                format!(
+                    " and at most this machine's memory ({} MiB, MemTotal)",
+                    t >> 20
+                )
+            });
+            return Err(err(
+                span,
+                format!(
+                    "[staircase] keep_available = {} MiB: the margin must be at least {} MiB{most}",
+                    keep.0 >> 20,
+                    LEAST_KEEP_AVAILABLE >> 20
+                ),
+            ));
+        }
+    }
     let staircase = Staircase {
         batch: batch.0,
         every: every.0,
         to: to.0,
         hold: s.hold.map(|h| h.0),
+        keep_available: s.keep_available.map(|k| k.0),
     };
     Ok(Some(staircase))
 }
@@ -190,6 +224,21 @@ mod tests {
         assert!(e.contains("[staircase] hold must be 1 s or more"), "{e}");
         let e = error_of("[staircase]\nbatch = 50\nevery = \"1s\"\nto = 10\n");
         assert!(e.contains("to = 10 is below batch = 50"), "{e}");
+        let e = error_of(
+            "[staircase]\nbatch = 5\nevery = \"1s\"\nto = 10\nkeep_available = \"1MiB\"\n",
+        );
+        assert!(e.starts_with("t.toml: line 4"), "{e}");
+        assert!(
+            e.contains("[staircase] keep_available = 1 MiB: the margin must be at least 256 MiB and at most this machine's memory"),
+            "{e}"
+        );
+        let e = error_of(
+            "[staircase]\nbatch = 5\nevery = \"1s\"\nto = 10\nkeep_available = \"100000GiB\"\n",
+        );
+        assert!(
+            e.contains("keep_available = 102400000 MiB: the margin must be"),
+            "{e}"
+        );
         let e = error_of("[staircase]\nhold = \"5s\"\n");
         assert!(
             e.contains("[staircase] hold holds the stairs' connections, so the staircase needs batch, every and to (missing: batch, every, to)"),
@@ -239,6 +288,7 @@ mod tests {
             every: Duration::from_secs(5),
             to: 3500,
             hold: None,
+            keep_available: None,
         };
         assert_eq!(s.stairs(), [1000, 2000, 3000, 3500]);
         assert_eq!(Staircase { to: 3000, ..s }.stairs(), [1000, 2000, 3000]);

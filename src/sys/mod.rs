@@ -63,6 +63,14 @@ pub fn ignore_sigpipe() {
     }
 }
 
+/// A `/proc/meminfo` field in bytes (`MemTotal:`, `MemAvailable:`).
+pub fn meminfo_bytes(key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    let kib: u64 = line[key.len()..].split_whitespace().next()?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// Seconds since the Unix epoch, with microsecond resolution (0 on a clock before 1970).
 pub fn unix_now() -> f64 {
     std::time::SystemTime::now()

@@ -11,6 +11,7 @@
 //! window's two ends, memory from the server's /proc samples inside it.
 
 mod generators;
+mod margin;
 mod window;
 
 use std::fs;
@@ -28,6 +29,7 @@ use crate::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircas
 use crate::server::counters::ServerSummary;
 use crate::sys::unix_now;
 use generators::Generators;
+use margin::Margin;
 use window::{live_dirs, Window};
 
 /// How often the staircase looks at its server, its loads and the stop signals.
@@ -385,6 +387,8 @@ struct Climb<'s> {
     /// The last stair's connect rate as the runner saw it, which sets the next one's
     /// deadline.
     last_rate: Option<f64>,
+    /// The memory the stairs must leave available, from MemAvailable at the start.
+    margin: Option<Margin>,
 }
 
 impl<'s> Climb<'s> {
@@ -398,6 +402,7 @@ impl<'s> Climb<'s> {
             generators: Generators::default(),
             load_dirs: Vec::new(),
             last_rate: None,
+            margin: Margin::here(staircase),
         }
     }
 
@@ -432,6 +437,13 @@ impl<'s> Climb<'s> {
                 .join(&stair.name)
                 .join(format!("rep-{rep}"));
             let mut record = stair_of(stairs, i, Status::Ok, String::new());
+            if let Some(reason) = self.past_margin(i) {
+                record.status = Status::Skipped;
+                record.reason = reason;
+                judged(&record);
+                done.push(record);
+                break;
+            }
             if let Err(e) = fs::create_dir_all(&dir) {
                 record.status = Status::Failed;
                 record.reason = format!("cannot create {}: {e}", dir.display());
@@ -448,6 +460,15 @@ impl<'s> Climb<'s> {
             }
         }
         (done, interrupted)
+    }
+
+    /// Why stair `i` is not climbed: its batch is predicted to leave less memory than
+    /// the margin keeps. The stairs before it were all climbed, so it adds to theirs.
+    fn past_margin(&self, i: usize) -> Option<String> {
+        let held = i.checked_sub(1).map_or(0, |p| self.stairs[p].connections);
+        let available = margin::available_now()?;
+        self.margin?
+            .refuses(available, held, batch_of(self.stairs, i))
     }
 
     /// Stair `i`: its batch started into `dir`, waited for until established, its
@@ -529,10 +550,14 @@ fn end(
     server.end_load();
     server.dead();
     let side = server.stop();
-    if done.iter().all(|s| s.status == Status::Ok) {
-        if let (Some(reason), Some(last)) =
-            (end_problem(rule, &side, &climb.dirs()), done.last_mut())
-        {
+    // A stair the memory margin kept ends the climb without failing it: the end is
+    // judged on the last stair climbed.
+    if done
+        .iter()
+        .all(|s| matches!(s.status, Status::Ok | Status::Skipped))
+    {
+        let climbed = done.iter_mut().rev().find(|s| s.status == Status::Ok);
+        if let (Some(reason), Some(last)) = (end_problem(rule, &side, &climb.dirs()), climbed) {
             last.status = Status::Failed;
             last.reason = reason;
         }
@@ -660,10 +685,11 @@ fn finish(
     interrupted: bool,
 ) -> StaircaseOutcome {
     let mut rows: Vec<Row> = Vec::new();
-    let failed = done
+    // The stair that ended the climb: one that failed, or one the memory margin kept.
+    let ended = done
         .iter()
-        .find(|s| s.status == Status::Failed)
-        .map(|s| s.step.name.clone());
+        .find(|s| matches!(s.status, Status::Failed | Status::Skipped))
+        .map(|s| (s.status, s.step.name.clone()));
     // The hold row comes only after every stair, so stairs past `done` were never run.
     let climbed = done.len().min(stairs.len());
     for stair in &done {
@@ -673,8 +699,11 @@ fn finish(
         for step in &stairs[climbed..] {
             let mut row = base_row(scenario, entry, step, rep);
             row.status = Status::Skipped;
-            row.failure_reason = match &failed {
-                Some(f) => format!("at least as heavy as failed stair {f}"),
+            row.failure_reason = match &ended {
+                Some((Status::Failed, f)) => format!("at least as heavy as failed stair {f}"),
+                Some((_, f)) => format!(
+                    "not climbed: the staircase stopped at the memory margin before stair {f}"
+                ),
                 None => "not climbed".into(),
             };
             rows.push(row);
