@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use super::matching::{self, Step};
 use crate::report::data::{Record, Results, Status};
 use crate::report::latency;
-use crate::report::verdict::{self, fmt_count, Resolution};
+use crate::report::verdict::{self, fmt_count};
 use crate::results::column;
 use crate::results::threshold::{unit, SHORT_NAMES};
 use crate::stats::{self, Comparison};
@@ -28,7 +28,6 @@ pub struct Figure {
     pub format: fn(f64) -> String,
     /// The sum over the repetitions rather than their median (errors: any counts).
     pub total: bool,
-    pub resolution: Resolution,
 }
 
 /// Errors: every socket error, mismatch and unexpected close, over all repetitions.
@@ -37,7 +36,6 @@ const ERRORS: verdict::Figure = verdict::Figure {
     column: column::ERRORS,
     higher_is_better: false,
     format: fmt_count,
-    resolution: Resolution::Exact,
 };
 
 /// The verdict's figures, then the `extra` columns not among them.
@@ -60,7 +58,6 @@ pub fn figures(extra: &[&'static str]) -> Vec<Figure> {
                 higher_is_better: f.higher_is_better,
                 format: f.format,
                 total: *c == column::ERRORS,
-                resolution: f.resolution,
             })
         })
         .collect();
@@ -74,7 +71,6 @@ pub fn figures(extra: &[&'static str]) -> Vec<Figure> {
                 higher_is_better: false,
                 format: fmt_count,
                 total: false,
-                resolution: Resolution::Exact,
             });
         }
     }
@@ -276,9 +272,6 @@ fn step_change(
                     [&old_m.samples, &new_m.samples],
                     [&old_m.flagged, &new_m.flagged],
                     figure.higher_is_better,
-                    figure
-                        .resolution
-                        .step(&[a.rows.as_slice(), b.rows.as_slice()].concat()),
                 ),
                 _ => false,
             };

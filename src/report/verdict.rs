@@ -16,39 +16,6 @@ pub struct Figure {
     pub column: &'static str,
     pub higher_is_better: bool,
     pub format: fn(f64) -> String,
-    pub resolution: Resolution,
-}
-
-/// How finely a figure is measured, where that is coarser than its noise: a difference
-/// of one step or less is never named, however consistent across repetitions.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Resolution {
-    Exact,
-    /// Resident memory is counted in pages: per connection, one page over the
-    /// connections held (4 KiB / 31 = 132 B).
-    PagePerConnection,
-}
-
-/// The page resident memory is counted in (x86-64's; the results do not record it).
-const PAGE_BYTES: f64 = 4096.0;
-
-impl Resolution {
-    /// The step of the figure over `rows`: the coarsest of them (0 when exact).
-    pub fn step(self, rows: &[&Record]) -> f64 {
-        match self {
-            Resolution::Exact => 0.0,
-            Resolution::PagePerConnection => rows
-                .iter()
-                .filter_map(|r| {
-                    r.num(column::MAX_CONCURRENT_SERVER)
-                        .filter(|c| *c > 0.0)
-                        .or(r.num(column::CONNECTIONS_ESTABLISHED))
-                })
-                .filter(|held| *held > 0.0)
-                .map(|held| PAGE_BYTES / held)
-                .fold(0.0, f64::max),
-        }
-    }
 }
 
 pub const FIGURES: [Figure; 9] = [
@@ -57,63 +24,54 @@ pub const FIGURES: [Figure; 9] = [
         column: column::THROUGHPUT_RPS,
         higher_is_better: true,
         format: fmt_rate,
-        resolution: Resolution::Exact,
     },
     Figure {
         name: "Response time p50",
         column: column::P50_US,
         higher_is_better: false,
         format: fmt_latency,
-        resolution: Resolution::Exact,
     },
     Figure {
         name: "Response time p99",
         column: column::P99_US,
         higher_is_better: false,
         format: fmt_latency,
-        resolution: Resolution::Exact,
     },
     Figure {
         name: "Response time mean",
         column: column::MEAN_US,
         higher_is_better: false,
         format: fmt_latency,
-        resolution: Resolution::Exact,
     },
     Figure {
         name: "Tail latency p99.9",
         column: column::P999_US,
         higher_is_better: false,
         format: fmt_latency,
-        resolution: Resolution::Exact,
     },
     Figure {
         name: "Completion time",
         column: column::COMPLETION_S,
         higher_is_better: false,
         format: fmt_seconds,
-        resolution: Resolution::Exact,
     },
     Figure {
         name: "Server CPU",
         column: column::SERVER_CPU_PCT,
         higher_is_better: false,
         format: fmt_cpu,
-        resolution: Resolution::Exact,
     },
     Figure {
         name: "Server CPU per request",
         column: column::SERVER_CPU_US_PER_REQUEST,
         higher_is_better: false,
         format: fmt_cpu_per_request,
-        resolution: Resolution::Exact,
     },
     Figure {
         name: "Server memory per connection",
         column: column::SERVER_RSS_PER_CONN_BYTES,
         higher_is_better: false,
         format: fmt_bytes,
-        resolution: Resolution::PagePerConnection,
     },
 ];
 
@@ -123,7 +81,6 @@ pub const HELD: Figure = Figure {
     column: column::MAX_CONCURRENT_SERVER,
     higher_is_better: true,
     format: fmt_count,
-    resolution: Resolution::Exact,
 };
 
 /// Thousands separated by commas, at most 3 significant decimals below 100.
@@ -238,8 +195,6 @@ pub struct Verdict {
     /// Flagged repetitions at this point: generator-bound, disturbed.
     pub left_out: (usize, usize),
     pub decision: Decision,
-    /// The figure's measurement step here ([`Resolution`]); 0 when exact.
-    pub step: f64,
 }
 
 impl Verdict {
@@ -326,18 +281,6 @@ impl Verdict {
                 stats::p_equals(tie.p),
                 ahead.describe_p()
             ),
-            Decision::NoDifference { comparison, .. }
-                if comparison.significant()
-                    && comparison.ratio >= stats::MIN_EFFECT
-                    && self.step > 0.0 =>
-            {
-                format!(
-                    "no difference beyond the measurement step ({} here): x{:.2}, {}",
-                    (self.format)(self.step),
-                    comparison.ratio,
-                    comparison.describe_p()
-                )
-            }
             Decision::NoDifference { comparison, .. } if comparison.significant() => format!(
                 "no difference of x{} or more: x{:.2}, {}",
                 stats::MIN_EFFECT,
@@ -379,14 +322,6 @@ fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<Compa
     }
 }
 
-/// Whether the medians of `a` and `b` differ by `step` or less.
-fn within(a: &[f64], b: &[f64], step: f64) -> bool {
-    match (stats::median(a), stats::median(b)) {
-        (Some(x), Some(y)) => step > 0.0 && (x - y).abs() <= step,
-        _ => false,
-    }
-}
-
 /// [`decide`], and then again with each flagged (generator-bound or disturbed)
 /// repetition left out in turn: a winner (or a group of leaders) stays one only when
 /// no single flagged repetition is what made it one. The weakest of those decisions
@@ -395,9 +330,8 @@ pub fn decide_robustly(
     samples: &[Vec<f64>],
     flagged: &[Vec<bool>],
     higher_is_better: bool,
-    step: f64,
 ) -> Decision {
-    let mut weakest = decide(samples, higher_is_better, step);
+    let mut weakest = decide(samples, higher_is_better);
     for (i, flags) in flagged.iter().enumerate() {
         for (j, _) in flags.iter().enumerate().filter(|(_, f)| **f) {
             if weakest.named() == usize::MAX {
@@ -405,7 +339,7 @@ pub fn decide_robustly(
             }
             let mut without = samples.to_vec();
             without[i].remove(j);
-            let d = decide(&without, higher_is_better, step);
+            let d = decide(&without, higher_is_better);
             if d.named() > weakest.named() {
                 weakest = d;
             }
@@ -425,10 +359,7 @@ pub fn decide_robustly(
 /// below the group: leaders that tie (epoll and uring at the same CPU per request,
 /// both far below select), rather than a "no difference" that would hide how far
 /// behind the others are.
-///
-/// `step` is the figure's [`Resolution`] over the rows compared: medians that differ by
-/// no more than it are no lead, as a ratio under MIN_EFFECT is none.
-pub fn decide(samples: &[Vec<f64>], higher_is_better: bool, step: f64) -> Decision {
+pub fn decide(samples: &[Vec<f64>], higher_is_better: bool) -> Decision {
     if samples.len() < 2 || samples.iter().any(|s| s.is_empty()) {
         return Decision::Alone;
     }
@@ -443,7 +374,7 @@ pub fn decide(samples: &[Vec<f64>], higher_is_better: bool, step: f64) -> Decisi
                 let c = oriented(a, b, higher_is_better)?;
                 let (key, c) = if c.ratio <= 1.0 {
                     (2.0, Comparison { p: 1.0, ..c })
-                } else if c.ratio < stats::MIN_EFFECT || within(a, b, step) {
+                } else if c.ratio < stats::MIN_EFFECT {
                     (1.0 + c.p, c)
                 } else {
                     (c.p, c)
@@ -506,14 +437,13 @@ pub fn pair_differs(
     samples: [&[f64]; 2],
     flagged: [&[bool]; 2],
     higher_is_better: bool,
-    step: f64,
 ) -> bool {
     let mut order = [0, 1];
     rank_by(&mut order, &values, higher_is_better);
     let samples: Vec<Vec<f64>> = order.iter().map(|&i| samples[i].to_vec()).collect();
     let flagged: Vec<Vec<bool>> = order.iter().map(|&i| flagged[i].to_vec()).collect();
     matches!(
-        decide_robustly(&samples, &flagged, higher_is_better, step),
+        decide_robustly(&samples, &flagged, higher_is_better),
         Decision::Winner(_)
     )
 }
@@ -573,7 +503,6 @@ fn figure_verdict(
     let mut samples = Vec::new();
     let mut flagged = Vec::new();
     let mut left_out = (0, 0);
-    let mut compared: Vec<&Record> = Vec::new();
     for (m, groups) in by_x {
         let Some((_, rows)) = groups.iter().find(|(gx, rows)| *gx == x && has(rows)) else {
             continue;
@@ -596,7 +525,6 @@ fn figure_verdict(
             .collect();
         let value = latency::merged(results, &ok, figure.column).or_else(|| stats::median(&sample));
         let Some(value) = value else { continue };
-        compared.extend(&ok);
         names.push(m.clone());
         values.push(value);
         samples.push(sample);
@@ -604,12 +532,12 @@ fn figure_verdict(
     }
     Some(ranked(
         at(&sweep.axis, x),
-        names.into_iter().zip(values).collect(),
+        names,
+        values,
         samples,
         flagged,
         figure,
         left_out,
-        figure.resolution.step(&compared),
     ))
 }
 
@@ -645,36 +573,36 @@ fn capacity_verdict(by_x: &[(String, sweep::Points)]) -> Option<Verdict> {
     }
     Some(ranked(
         "whole sweep".into(),
-        names.into_iter().zip(values).collect(),
+        names,
+        values,
         samples,
         flagged,
         &HELD,
         (0, 0),
-        0.0,
     ))
 }
 
-/// The verdict over the models `measured` (each with its value), their samples and flags.
 fn ranked(
     compared_at: String,
-    measured: Vec<(String, f64)>,
+    names: Vec<String>,
+    values: Vec<f64>,
     samples: Vec<Vec<f64>>,
     flagged: Vec<Vec<bool>>,
     figure: &Figure,
     left_out: (usize, usize),
-    step: f64,
 ) -> Verdict {
-    let values: Vec<f64> = measured.iter().map(|(_, v)| *v).collect();
-    let mut order: Vec<usize> = (0..measured.len()).collect();
+    let mut order: Vec<usize> = (0..names.len()).collect();
     rank_by(&mut order, &values, figure.higher_is_better);
-    let ranking: Vec<(String, f64)> = order.iter().map(|&i| measured[i].clone()).collect();
+    let ranking: Vec<(String, f64)> = order
+        .iter()
+        .map(|&i| (names[i].clone(), values[i]))
+        .collect();
     let samples: Vec<Vec<f64>> = order.iter().map(|&i| samples[i].clone()).collect();
     let flagged: Vec<Vec<bool>> = order.iter().map(|&i| flagged[i].clone()).collect();
     Verdict {
         figure: figure.name.to_string(),
         compared_at,
-        decision: decide_robustly(&samples, &flagged, figure.higher_is_better, step),
-        step,
+        decision: decide_robustly(&samples, &flagged, figure.higher_is_better),
         ranking,
         samples,
         format: figure.format,
@@ -750,60 +678,6 @@ mod tests {
         };
         let sweeps = sweep::sweeps(&results);
         verdicts(&results, &sweeps[0]).remove(0)
-    }
-
-    /// Memory per connection of two models at 31 connections held: `a` and `b` bytes,
-    /// five repetitions each, the verdict on that figure.
-    fn memory_at_31(a: f64, b: f64) -> Verdict {
-        let mut rows = Vec::new();
-        for rep in 1..=5 {
-            for (model, bytes) in [("select", a), ("poll", b)] {
-                // A repetition's own wobble, so the test sees five distinct samples.
-                let mut r = row(model, rep, 100.0, false);
-                let v = bytes + f64::from(rep);
-                for (c, v) in [
-                    (column::SERVER_RSS_PER_CONN_BYTES, v),
-                    (column::MAX_CONCURRENT_SERVER, 31.0),
-                ] {
-                    r.numbers.insert(c.to_string(), v);
-                    r.raw.insert(c.to_string(), v.to_string());
-                }
-                rows.push(r);
-            }
-        }
-        let results = Results {
-            dir: std::env::temp_dir().join("echolab-no-such-dir"),
-            manifest: Manifest::default(),
-            rows,
-            columns: Vec::new(),
-            warnings: Vec::new(),
-        };
-        let sweeps = sweep::sweeps(&results);
-        verdicts(&results, &sweeps[0])
-            .into_iter()
-            .find(|v| v.figure == "Server memory per connection")
-            .unwrap()
-    }
-
-    #[test]
-    fn a_memory_gap_of_one_page_is_never_named() {
-        // One 4 KiB page over 31 connections is 132 B: select at 1 000 B and poll at
-        // 1 131 B differ by x1.13 at p = 0.012, and by less than one page.
-        let v = memory_at_31(1000.0, 1131.0);
-        assert!((v.step - 4096.0 / 31.0).abs() < 1e-9, "{}", v.step);
-        assert!(v.winners().is_empty(), "{:?}", v.decision);
-        assert!(
-            v.significance().starts_with(
-                "no difference beyond the measurement step (132 B here): x1.13, p = 0.012"
-            ),
-            "{}",
-            v.significance()
-        );
-        // Two pages apart: named.
-        let v = memory_at_31(1000.0, 1270.0);
-        assert_eq!(v.winners(), ["select"], "{:?}", v.decision);
-        // The step of an exact figure is 0.
-        assert_eq!(Resolution::Exact.step(&[]), 0.0);
     }
 
     #[test]
@@ -952,21 +826,17 @@ mod tests {
         );
         // Two of three would be more than half: no difference.
         assert!(matches!(
-            decide(&[a.clone(), b.clone(), far.clone()], false, 0.0),
+            decide(&[a.clone(), b.clone(), far.clone()], false),
             Decision::NoDifference { .. }
         ));
         // Two of four lead.
         assert!(matches!(
-            decide(
-                &[a.clone(), b.clone(), far.clone(), far.clone()],
-                false,
-                0.0
-            ),
+            decide(&[a.clone(), b.clone(), far.clone(), far.clone()], false),
             Decision::Leaders { count: 2, .. }
         ));
         // The third overlaps the second: no group of two is ahead of the rest.
         assert!(matches!(
-            decide(&[a.clone(), b.clone(), b.clone(), far.clone()], false, 0.0),
+            decide(&[a.clone(), b.clone(), b.clone(), far.clone()], false),
             Decision::NoDifference { .. }
         ));
         // Leaders that only a disturbed repetition puts ahead do not lead: 4 against 4
@@ -975,12 +845,12 @@ mod tests {
         let samples = [four(&a), four(&b), four(&far), four(&far)];
         let mut flagged = vec![vec![false; 4]; 4];
         assert!(matches!(
-            decide_robustly(&samples, &flagged, false, 0.0),
+            decide_robustly(&samples, &flagged, false),
             Decision::Leaders { count: 2, .. }
         ));
         flagged[1][2] = true;
         assert!(matches!(
-            decide_robustly(&samples, &flagged, false, 0.0),
+            decide_robustly(&samples, &flagged, false),
             Decision::NoDifference { .. }
         ));
     }
@@ -992,13 +862,13 @@ mod tests {
         let close = vec![1.05, 1.15, 1.25, 1.35, 1.45];
         // Lower is better: best beats far, but not close.
         assert!(matches!(
-            decide(&[best.clone(), far.clone()], false, 0.0),
+            decide(&[best.clone(), far.clone()], false),
             Decision::Winner(_)
         ));
         assert!(matches!(
-            decide(&[best, close, far], false, 0.0),
+            decide(&[best, close, far], false),
             Decision::NoDifference { .. }
         ));
-        assert!(matches!(decide(&[vec![1.0]], false, 0.0), Decision::Alone));
+        assert!(matches!(decide(&[vec![1.0]], false), Decision::Alone));
     }
 }
