@@ -21,6 +21,7 @@ pub(crate) mod data;
 pub(crate) mod document;
 mod figures;
 mod findings;
+pub(crate) mod format;
 pub(crate) mod html;
 pub(crate) mod latency;
 pub(crate) mod markdown;
