@@ -12,6 +12,7 @@
 //! `echolab compare` reads results through data.rs and judges a change with the
 //! verdict's own rule (verdict.rs), drawing with charts.rs and html.rs.
 
+mod answer;
 mod build;
 pub(crate) mod charts;
 mod claims;

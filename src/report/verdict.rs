@@ -173,6 +173,8 @@ pub struct Verdict {
     pub ranking: Vec<(String, f64)>,
     /// Each ranked model's ok repetitions: the samples of the test, in ranking order.
     pub samples: Vec<Vec<f64>>,
+    /// Which of those repetitions are flagged (generator-bound or disturbed).
+    pub flagged: Vec<Vec<bool>>,
     pub format: fn(f64) -> String,
     pub higher_is_better: bool,
     /// Flagged repetitions at this point: generator-bound, disturbed.
@@ -308,7 +310,7 @@ impl Verdict {
 }
 
 /// `other` against `best`, oriented so that a ratio above 1 means `best` is better.
-fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<Comparison> {
+pub(super) fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<Comparison> {
     if higher_is_better {
         stats::compare(other, best)
     } else {
@@ -617,6 +619,7 @@ fn ranked(
         tied_by_step,
         ranking,
         samples,
+        flagged,
         format: figure.format,
         higher_is_better: figure.higher_is_better,
         left_out,
