@@ -9,7 +9,7 @@ const CSS: &str = r#"
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
        margin: 0 auto; padding: 1rem 1.25rem 3rem; max-width: 1100px; color: #222; background: #fff;
        line-height: 1.45; }
-h1 { font-size: 1.7rem; margin: 0.5rem 0 1rem; }
+h1 { font-size: 1.4rem; margin: 0.3rem 0 0.6rem; }
 h2 { font-size: 1.35rem; margin-top: 2.2rem; border-bottom: 2px solid #ddd; padding-bottom: 0.2rem; }
 h3 { font-size: 1.1rem; margin-top: 1.6rem; }
 .alert { border: 2px solid #b00020; background: #fff1f1; color: #6d0014; padding: 0.6rem 1rem;
@@ -23,10 +23,10 @@ h3 { font-size: 1.1rem; margin-top: 1.6rem; }
       border-radius: 4px; }
 nav ul { display: flex; flex-wrap: wrap; gap: 0.1rem 1rem; list-style: none; padding: 0;
          margin: 0.4rem 0; font-size: 0.85rem; }
-h2#verdict { margin-top: 0.8rem; }
+h2#verdict { margin-top: 0.4rem; }
 .answers { margin: 0.4rem 0 0.8rem; }
-.answer { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 300px); gap: 0.2rem 1rem;
-          align-items: center; border-bottom: 1px solid #eee; padding: 0.15rem 0; }
+.answer { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 240px); gap: 0.1rem 1rem;
+          align-items: center; border-bottom: 1px solid #eee; padding: 0.05rem 0; }
 .answer p { margin: 0; font-size: 0.88rem; line-height: 1.3; overflow-wrap: anywhere; }
 .answer svg { width: 100%; height: auto; display: block; }
 details { margin: 0.6rem 0; }
