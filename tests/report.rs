@@ -1063,15 +1063,23 @@ fn the_answer_comes_first_in_sentences_and_pictures() {
     let verdict = &html[html.find("<h2 id=\"verdict\"").unwrap()..];
     let answers = &verdict[..verdict.find("<details>").unwrap()];
     // One per row of the verdict table.
-    let figures = md.matches("| connections=4000 |").count() + md.matches("| whole sweep |").count();
+    let figures =
+        md.matches("| connections=4000 |").count() + md.matches("| whole sweep |").count();
     assert!(figures >= 7, "{figures}");
-    assert_eq!(answers.matches("<div class=\"answer\">").count(), figures, "{answers}");
+    assert_eq!(
+        answers.matches("<div class=\"answer\">").count(),
+        figures,
+        "{answers}"
+    );
     assert_eq!(answers.matches("<svg").count(), figures);
     // Two repetitions a model can tell nobody apart: every model within the noise.
-    assert!(answers.contains(
-        "<p>Throughput at connections=4000: no model leads: epoll, tokio, threads and poll \
+    assert!(
+        answers.contains(
+            "<p>Throughput at connections=4000: no model leads: epoll, tokio, threads and poll \
          within the noise of uring at 20,500–55,500 req/s (p = 0.25, n = 2).</p>"
-    ), "{answers}");
+        ),
+        "{answers}"
+    );
     // The full table inside <details>, the method with it.
     let details = &verdict[verdict.find("<details>").unwrap()..];
     let details = &details[..details.find("</details>").unwrap()];

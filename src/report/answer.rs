@@ -198,3 +198,101 @@ fn picture(v: &Verdict) -> String {
     ));
     svg
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::verdict::{decide_robustly, fmt_count, fmt_cpu_per_request};
+
+    /// A verdict on lower-is-better figures of these models, ranked as given.
+    fn verdict(models: &[(&str, Vec<f64>)], step: f64, format: fn(f64) -> String) -> Verdict {
+        let samples: Vec<Vec<f64>> = models.iter().map(|(_, s)| s.clone()).collect();
+        let flagged: Vec<Vec<bool>> = samples.iter().map(|s| vec![false; s.len()]).collect();
+        let decision = decide_robustly(&samples, &flagged, false, step);
+        let exact = decide_robustly(&samples, &flagged, false, 0.0);
+        Verdict {
+            figure: "Figure".into(),
+            compared_at: "connections=1000".into(),
+            ranking: models
+                .iter()
+                .map(|(m, s)| (m.to_string(), crate::stats::median(s).unwrap()))
+                .collect(),
+            samples,
+            flagged,
+            format,
+            higher_is_better: false,
+            left_out: (0, 0),
+            tied_by_step: step > 0.0
+                && std::mem::discriminant(&decision) != std::mem::discriminant(&exact),
+            decision,
+            step,
+        }
+    }
+
+    fn around(v: f64) -> Vec<f64> {
+        vec![v, v * 1.01, v * 0.99, v * 1.02, v * 0.98]
+    }
+
+    #[test]
+    fn leaders_tie_and_the_others_stand_as_ratios() {
+        let v = verdict(
+            &[
+                ("epoll", around(31.0)),
+                ("uring", around(31.5)),
+                ("tokio", around(32.0)),
+                ("threads", around(36.0)),
+                ("select", around(93.0)),
+                ("poll", around(94.0)),
+                ("a", around(200.0)),
+            ],
+            0.0,
+            fmt_cpu_per_request,
+        );
+        let s = sentence(&v);
+        assert!(
+            s.starts_with(
+                "Figure at connections=1000: epoll, uring and tokio lead together at \
+                 31.00–32.00 µs CPU/req, within the noise of each other; threads ×1.16 ("
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("; select and poll tie at ×3.00–3.03 of epoll's; a ×6.45 ("),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn a_winner_leads_alone() {
+        let v = verdict(
+            &[("epoll", around(10.0)), ("select", around(30.0))],
+            0.0,
+            fmt_count,
+        );
+        let s = sentence(&v);
+        assert!(
+            s.starts_with("Figure at connections=1000: epoll leads at 10; select ×3.00 ("),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn a_gap_within_the_measurement_step_is_said_so() {
+        // One page at 31 connections: 132 B a connection.
+        let poll = vec![2000.0, 2001.0, 2002.0, 2003.0, 2004.0];
+        let select: Vec<f64> = poll.iter().map(|v| v + 130.0).collect();
+        let v = verdict(
+            &[("poll", poll), ("select", select)],
+            4096.0 / 31.0,
+            fmt_count,
+        );
+        assert_eq!(
+            sentence(&v),
+            "Figure at connections=1000: no model leads: select within the measurement step \
+             (132) of poll at 2,002–2,132 (p = 0.012, n = 5)."
+        );
+        assert!(v
+            .significance()
+            .starts_with("no difference beyond the measurement step of 132"));
+    }
+}
