@@ -589,6 +589,8 @@ fn capacity_verdict(by_x: &[(String, sweep::Points)]) -> Option<Verdict> {
     ))
 }
 
+// Each argument is one column of the figure at its point, gathered by the caller.
+#[allow(clippy::too_many_arguments)]
 fn ranked(
     compared_at: String,
     names: Vec<String>,
