@@ -329,7 +329,6 @@ fn verdict_and_findings_are_computed_from_the_data() {
         "| Server CPU | connections=4000 | no difference: p = 0.25, n = 2 | — | — | — | — | — | 176.0% of a core | — |",
         // Five models held 4000 in both repetitions, select 1020: no model above all.
         "| Max connections held | whole sweep | no difference: p = 1.00, n = 2 | — | — | — | — | — | 4,000 | — |",
-        "| tokio | 0 |",
     ] {
         assert!(md.contains(row), "verdict lacks {row}");
     }
@@ -1050,6 +1049,55 @@ fn a_results_csv_without_columns_of_the_schema_says_which() {
         ),
         "{}",
         &md[..md.len().min(3000)]
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The verdict opens on one sentence and one picture per figure; the method and the full
+/// table are one click away, and a tally of nothing but zeros is not shown.
+#[test]
+fn the_answer_comes_first_in_sentences_and_pictures() {
+    let dir = fixture_copy("answer");
+    let html = read(&write_report(&dir).unwrap());
+    let md = read(&dir.join("report.md"));
+    let verdict = &html[html.find("<h2 id=\"verdict\"").unwrap()..];
+    let answers = &verdict[..verdict.find("<details>").unwrap()];
+    // One per row of the verdict table.
+    let figures =
+        md.matches("| connections=4000 |").count() + md.matches("| whole sweep |").count();
+    assert!(figures >= 7, "{figures}");
+    assert_eq!(
+        answers.matches("<div class=\"answer\">").count(),
+        figures,
+        "{answers}"
+    );
+    assert_eq!(answers.matches("<svg").count(), figures);
+    // Two repetitions a model can tell nobody apart: every model within the noise.
+    assert!(
+        answers.contains(
+            "<p>Throughput at connections=4000: no model leads: epoll, tokio, threads and poll \
+         within the noise of uring at 20,500–55,500 req/s (p = 0.25, n = 2).</p>"
+        ),
+        "{answers}"
+    );
+    // The full table inside <details>, the method with it.
+    let details = &verdict[verdict.find("<details>").unwrap()..];
+    let details = &details[..details.find("</details>").unwrap()];
+    assert!(details.contains("<th scope=\"col\">Winner</th>"));
+    assert!(details.contains("Mann–Whitney U test"));
+    // Every tally here is zero: not shown.
+    assert!(!html.contains("Overall tally") && !md.contains("Overall tally"));
+    assert!(!md.contains("| tokio | 0 |"));
+    // report.md: the same sentences first under the heading.
+    let md_verdict = &md[md.find("## Verdict and findings\n\n").unwrap()..];
+    assert!(md_verdict["## Verdict and findings\n\n".len()..]
+        .starts_with("- Throughput at connections=4000: no model leads: epoll, tokio"));
+    // Tables scroll inside their box; the answers fold to one column on a phone.
+    assert!(html.contains(".table-wrap { overflow-x: auto;"));
+    assert!(html.contains(".answer { grid-template-columns: minmax(0, 1fr); }"));
+    assert_eq!(
+        html.matches("<table>").count(),
+        html.matches("<div class=\"table-wrap\"><table>").count()
     );
     fs::remove_dir_all(&dir).unwrap();
 }

@@ -26,6 +26,8 @@ pub struct Figure {
     pub unit: &'static str,
     pub higher_is_better: bool,
     pub format: fn(f64) -> String,
+    /// The smallest difference the figure can measure.
+    pub resolution: verdict::Resolution,
     /// The sum over the repetitions rather than their median (errors: any counts).
     pub total: bool,
 }
@@ -36,6 +38,7 @@ const ERRORS: verdict::Figure = verdict::Figure {
     column: column::ERRORS,
     higher_is_better: false,
     format: fmt_count,
+    resolution: verdict::Resolution::Exact,
 };
 
 /// The verdict's figures, then the `extra` columns not among them.
@@ -57,6 +60,7 @@ pub fn figures(extra: &[&'static str]) -> Vec<Figure> {
                 unit: unit(c),
                 higher_is_better: f.higher_is_better,
                 format: f.format,
+                resolution: f.resolution,
                 total: *c == column::ERRORS,
             })
         })
@@ -70,6 +74,7 @@ pub fn figures(extra: &[&'static str]) -> Vec<Figure> {
                 unit: unit(c),
                 higher_is_better: false,
                 format: fmt_count,
+                resolution: verdict::Resolution::Exact,
                 total: false,
             });
         }
@@ -272,6 +277,12 @@ fn step_change(
                     [&old_m.samples, &new_m.samples],
                     [&old_m.flagged, &new_m.flagged],
                     figure.higher_is_better,
+                    // No change smaller than the figure's measurement step is named.
+                    a.rows
+                        .iter()
+                        .chain(&b.rows)
+                        .map(|r| figure.resolution.step(r))
+                        .fold(0.0, f64::max),
                 ),
                 _ => false,
             };

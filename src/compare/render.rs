@@ -185,7 +185,11 @@ pub fn text(changes: &Changes) -> String {
                         out += &format!("{item}\n");
                     }
                 }
-                Block::Paragraph(_) | Block::Chart(_) | Block::Code(_) => {}
+                Block::Paragraph(_)
+                | Block::Chart(_)
+                | Block::Code(_)
+                | Block::Answers(_)
+                | Block::Details { .. } => {}
             }
         }
     }

@@ -241,7 +241,7 @@ fn utc(unix: f64) -> String {
 fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
     let multi = sweeps.len() > 1;
     let models = sweep::models(results);
-    let mut verdict_blocks = vec![Block::Paragraph(format!(
+    let method = Block::Paragraph(format!(
         "Compared: {} over {} repetition(s) per step. Each figure is compared at the heaviest \
          point of the sweep that at least two models completed. A winner is named only when a \
          Mann–Whitney U test finds it better than every other model, each pair with p < {} \
@@ -256,27 +256,41 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
         repetitions(results),
         crate::stats::ALPHA,
         crate::stats::MIN_EFFECT
-    ))];
+    ));
+    // The answer first, a sentence and a picture per figure; the method and the full
+    // table one click away under it.
+    let mut method = Some(method);
+    let mut verdict_blocks = Vec::new();
     let mut all_verdicts = Vec::new();
     for s in sweeps {
         if multi {
             verdict_blocks.push(Block::Paragraph(s.title()));
         }
         let verdicts = verdict::verdicts(results, s);
-        verdict_blocks.push(Block::Table(verdict_table(&verdicts)));
+        verdict_blocks.push(Block::Answers(super::answer::answers(&verdicts)));
+        let details: Vec<Block> = method
+            .take()
+            .into_iter()
+            .chain([Block::Table(verdict_table(&verdicts))])
+            .collect();
+        verdict_blocks.push(Block::Details {
+            summary: "How each figure is decided, and the full verdict table".into(),
+            blocks: details,
+        });
         verdict_blocks.push(Block::List(findings::findings(results, s, &verdicts)));
         all_verdicts.extend(verdicts);
         verdict_blocks.extend(super::cost_findings::findings_block(results, s));
     }
     let tally = verdict::tally(results, &all_verdicts);
-    if !tally.is_empty() {
-        verdict_blocks.push(Block::Paragraph(
+    // A tally of nothing but zeros says nothing the sentences do not.
+    if tally.iter().any(|(_, wins)| *wins > 0) {
+        let mut blocks = vec![Block::Paragraph(
             "Overall tally: figures won outright per model over every table above (a figure \
              without a significant winner, or led by tied models, counts for nobody)."
                 .into(),
-        ));
+        )];
         let n = tally.len();
-        verdict_blocks.push(Block::Table(Table {
+        blocks.push(Block::Table(Table {
             headers: vec!["Model".into(), "Figures won".into()],
             rows: tally
                 .into_iter()
@@ -285,6 +299,10 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
             numeric: vec![false, true],
             flagged: vec![false; n],
         }));
+        verdict_blocks.push(Block::Details {
+            summary: "Figures won outright per model".into(),
+            blocks,
+        });
     }
     Section {
         heading: "Verdict and findings".into(),

@@ -55,6 +55,19 @@ pub enum Block {
     Chart(Chart),
     /// Preformatted text (the scenario TOML).
     Code(String),
+    /// The answer for each figure: a sentence and a compact picture.
+    Answers(Vec<Answer>),
+    /// Blocks one click away (HTML's <details>): the method, the full tables.
+    Details {
+        summary: String,
+        blocks: Vec<Block>,
+    },
+}
+
+pub struct Answer {
+    pub sentence: String,
+    /// An inline SVG placing every model.
+    pub svg: String,
 }
 
 pub struct Table {

@@ -9,7 +9,7 @@ const CSS: &str = r#"
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
        margin: 0 auto; padding: 1rem 1.25rem 3rem; max-width: 1100px; color: #222; background: #fff;
        line-height: 1.45; }
-h1 { font-size: 1.7rem; margin: 0.5rem 0 1rem; }
+h1 { font-size: 1.4rem; margin: 0.3rem 0 0.6rem; }
 h2 { font-size: 1.35rem; margin-top: 2.2rem; border-bottom: 2px solid #ddd; padding-bottom: 0.2rem; }
 h3 { font-size: 1.1rem; margin-top: 1.6rem; }
 .alert { border: 2px solid #b00020; background: #fff1f1; color: #6d0014; padding: 0.6rem 1rem;
@@ -21,7 +21,16 @@ h3 { font-size: 1.1rem; margin-top: 1.6rem; }
 .notes ul { margin: 0.2rem 0 0; padding-left: 1.2rem; }
 .ok { border: 1px solid #1b7f3b; background: #f0fbf3; color: #124d25; padding: 0.5rem 1rem;
       border-radius: 4px; }
-nav ul { columns: 2; padding-left: 1.2rem; }
+nav ul { display: flex; flex-wrap: wrap; gap: 0.1rem 1rem; list-style: none; padding: 0;
+         margin: 0.4rem 0; font-size: 0.85rem; }
+h2#verdict { margin-top: 0.4rem; }
+.answers { margin: 0.4rem 0 0.8rem; }
+.answer { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 240px); gap: 0.1rem 1rem;
+          align-items: center; border-bottom: 1px solid #eee; padding: 0.05rem 0; }
+.answer p { margin: 0; font-size: 0.88rem; line-height: 1.3; overflow-wrap: anywhere; }
+.answer svg { width: 100%; height: auto; display: block; }
+details { margin: 0.6rem 0; }
+summary { cursor: pointer; color: #1b4f9c; }
 .table-wrap { overflow-x: auto; margin: 0.6rem 0 1rem; }
 table { border-collapse: collapse; font-size: 0.88rem; min-width: 50%; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; vertical-align: top; }
@@ -36,7 +45,7 @@ pre { background: #f6f6f6; padding: 0.6rem; overflow-x: auto; font-size: 0.85rem
           margin-right: 0.3em; vertical-align: -0.05em; }
 @media (max-width: 640px) {
   body { padding: 0.5rem; }
-  nav ul { columns: 1; }
+  .answer { grid-template-columns: minmax(0, 1fr); }
   table { font-size: 0.78rem; }
 }
 @media print {
@@ -88,11 +97,15 @@ pub fn render(doc: &Document) -> String {
         html.push_str("</ul></div>\n");
     }
     if !doc.notes.is_empty() {
-        html.push_str("<div class=\"notes\" id=\"notes\"><strong>Notes</strong><ul>\n");
+        // One click away: facts worth knowing, not the answer.
+        html.push_str(&format!(
+            "<details class=\"notes\" id=\"notes\"><summary>Notes ({})</summary><ul>\n",
+            doc.notes.len()
+        ));
         for note in &doc.notes {
             html.push_str(&format!("<li>{}</li>\n", escape(note)));
         }
-        html.push_str("</ul></div>\n");
+        html.push_str("</ul></details>\n");
     }
     html.push_str("<nav><ul>\n");
     for section in doc.sections.iter().filter(|s| s.level == 2) {
@@ -167,5 +180,26 @@ fn render_block(html: &mut String, block: &Block) {
             ));
         }
         Block::Code(text) => html.push_str(&format!("<pre>{}</pre>\n", escape(text))),
+        Block::Answers(answers) => {
+            html.push_str("<div class=\"answers\">\n");
+            for answer in answers {
+                html.push_str(&format!(
+                    "<div class=\"answer\"><p>{}</p>{}</div>\n",
+                    escape(&answer.sentence),
+                    answer.svg
+                ));
+            }
+            html.push_str("</div>\n");
+        }
+        Block::Details { summary, blocks } => {
+            html.push_str(&format!(
+                "<details><summary>{}</summary>\n",
+                escape(summary)
+            ));
+            for block in blocks {
+                render_block(html, block);
+            }
+            html.push_str("</details>\n");
+        }
     }
 }

@@ -85,56 +85,77 @@ pub fn render(doc: &Document) -> String {
             plain(&section.heading)
         ));
         for block in &section.blocks {
-            match block {
-                Block::Paragraph(text) => md.push_str(&format!("{}\n\n", plain(text))),
-                Block::List(items) => {
-                    for item in items {
-                        md.push_str(&format!("- {}\n", plain(item)));
-                    }
-                    md.push('\n');
-                }
-                Block::Table(table) => {
-                    md.push_str(&format!(
-                        "| {} |\n",
-                        table
-                            .headers
-                            .iter()
-                            .map(|h| cell(h))
-                            .collect::<Vec<_>>()
-                            .join(" | ")
-                    ));
-                    let rule: Vec<&str> = (0..table.headers.len())
-                        .map(|j| {
-                            if table.numeric.get(j).copied().unwrap_or(false) {
-                                "---:"
-                            } else {
-                                "---"
-                            }
-                        })
-                        .collect();
-                    md.push_str(&format!("| {} |\n", rule.join(" | ")));
-                    for row in &table.rows {
-                        md.push_str(&format!(
-                            "| {} |\n",
-                            row.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | ")
-                        ));
-                    }
-                    md.push('\n');
-                }
-                Block::Chart(chart) => {
-                    md.push_str(&format!(
-                        "![{}](charts/{}.svg)\n\n*{}*\n\n",
-                        plain(&chart.title),
-                        chart.file,
-                        plain(&chart.caption)
-                    ));
-                }
-                Block::Code(text) => {
-                    let fence = fence(text);
-                    md.push_str(&format!("{fence}toml\n{text}\n{fence}\n\n"));
-                }
-            }
+            render_block(&mut md, block);
         }
     }
     md
+}
+
+fn render_block(md: &mut String, block: &Block) {
+    match block {
+        Block::Paragraph(text) => md.push_str(&format!("{}\n\n", plain(text))),
+        Block::List(items) => {
+            for item in items {
+                md.push_str(&format!("- {}\n", plain(item)));
+            }
+            md.push('\n');
+        }
+        Block::Table(table) => {
+            md.push_str(&format!(
+                "| {} |\n",
+                table
+                    .headers
+                    .iter()
+                    .map(|h| cell(h))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ));
+            let rule: Vec<&str> = (0..table.headers.len())
+                .map(|j| {
+                    if table.numeric.get(j).copied().unwrap_or(false) {
+                        "---:"
+                    } else {
+                        "---"
+                    }
+                })
+                .collect();
+            md.push_str(&format!("| {} |\n", rule.join(" | ")));
+            for row in &table.rows {
+                md.push_str(&format!(
+                    "| {} |\n",
+                    row.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | ")
+                ));
+            }
+            md.push('\n');
+        }
+        Block::Chart(chart) => {
+            md.push_str(&format!(
+                "![{}](charts/{}.svg)\n\n*{}*\n\n",
+                plain(&chart.title),
+                chart.file,
+                plain(&chart.caption)
+            ));
+        }
+        Block::Answers(answers) => {
+            for answer in answers {
+                md.push_str(&format!("- {}\n", plain(&answer.sentence)));
+            }
+            md.push('\n');
+        }
+        // GitHub's Markdown folds <details> as HTML does; elsewhere it reads through.
+        Block::Details { summary, blocks } => {
+            md.push_str(&format!(
+                "<details><summary>{}</summary>\n\n",
+                plain(summary)
+            ));
+            for block in blocks {
+                render_block(md, block);
+            }
+            md.push_str("</details>\n\n");
+        }
+        Block::Code(text) => {
+            let fence = fence(text);
+            md.push_str(&format!("{fence}toml\n{text}\n{fence}\n\n"));
+        }
+    }
 }

@@ -13,6 +13,7 @@
 //! verdict's own rule (verdict.rs), drawing with charts.rs and html.rs; its sections of
 //! a run's report come in as [`Contributions`].
 
+mod answer;
 mod build;
 pub(crate) mod charts;
 mod claims;
@@ -22,6 +23,7 @@ pub(crate) mod data;
 pub(crate) mod document;
 mod figures;
 mod findings;
+pub(crate) mod format;
 pub(crate) mod html;
 pub(crate) mod latency;
 pub(crate) mod markdown;

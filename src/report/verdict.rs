@@ -8,6 +8,11 @@ use crate::results::column;
 use crate::stats::{self, Comparison};
 use crate::units::fmt_bytes;
 
+pub use super::format::{
+    fmt_count, fmt_cpu, fmt_cpu_per_request, fmt_latency, fmt_rate, fmt_ratio, fmt_ratio_interval,
+    fmt_seconds,
+};
+
 pub const BASELINE: &str = "tokio";
 
 /// One figure of the report, as a number per step that can be ranked.
@@ -16,6 +21,38 @@ pub struct Figure {
     pub column: &'static str,
     pub higher_is_better: bool,
     pub format: fn(f64) -> String,
+    /// The smallest difference the figure can measure.
+    pub resolution: Resolution,
+}
+
+/// Bytes of a page: resident memory is counted in whole pages.
+pub const PAGE_BYTES: f64 = 4096.0;
+
+/// How finely a figure is measured. A figure measured in steps never names a difference
+/// smaller than its step: such a pair ties "within the measurement step", however
+/// consistently the repetitions order it (memory per connection at 31 connections
+/// moves by 132 B with a single page, and so orders select and poll at random).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Resolution {
+    /// Fine enough that the test of significance alone decides (CPU from each process's
+    /// CPU-time clock, to the nanosecond; latencies to the microsecond).
+    Exact,
+    /// Resident memory, counted in pages of [`PAGE_BYTES`], divided by the connections:
+    /// a step of 4096 B / connections.
+    PagePerConnection,
+}
+
+impl Resolution {
+    /// The step of one repetition's value (0 when exact).
+    pub fn step(self, row: &Record) -> f64 {
+        match self {
+            Resolution::Exact => 0.0,
+            Resolution::PagePerConnection => row
+                .num(column::CONNECTIONS)
+                .filter(|c| *c >= 1.0)
+                .map_or(0.0, |c| PAGE_BYTES / c),
+        }
+    }
 }
 
 pub const FIGURES: [Figure; 9] = [
@@ -24,54 +61,63 @@ pub const FIGURES: [Figure; 9] = [
         column: column::THROUGHPUT_RPS,
         higher_is_better: true,
         format: fmt_rate,
+        resolution: Resolution::Exact,
     },
     Figure {
         name: "Response time p50",
         column: column::P50_US,
         higher_is_better: false,
         format: fmt_latency,
+        resolution: Resolution::Exact,
     },
     Figure {
         name: "Response time p99",
         column: column::P99_US,
         higher_is_better: false,
         format: fmt_latency,
+        resolution: Resolution::Exact,
     },
     Figure {
         name: "Response time mean",
         column: column::MEAN_US,
         higher_is_better: false,
         format: fmt_latency,
+        resolution: Resolution::Exact,
     },
     Figure {
         name: "Tail latency p99.9",
         column: column::P999_US,
         higher_is_better: false,
         format: fmt_latency,
+        resolution: Resolution::Exact,
     },
     Figure {
         name: "Completion time",
         column: column::COMPLETION_S,
         higher_is_better: false,
         format: fmt_seconds,
+        resolution: Resolution::Exact,
     },
     Figure {
         name: "Server CPU",
         column: column::SERVER_CPU_PCT,
         higher_is_better: false,
         format: fmt_cpu,
+        resolution: Resolution::Exact,
     },
     Figure {
         name: "Server CPU per request",
         column: column::SERVER_CPU_US_PER_REQUEST,
         higher_is_better: false,
         format: fmt_cpu_per_request,
+        resolution: Resolution::Exact,
     },
     Figure {
         name: "Server memory per connection",
         column: column::SERVER_RSS_PER_CONN_BYTES,
         higher_is_better: false,
         format: fmt_bytes,
+        resolution: Resolution::PagePerConnection,
     },
 ];
 
@@ -81,71 +127,8 @@ pub const HELD: Figure = Figure {
     column: column::MAX_CONCURRENT_SERVER,
     higher_is_better: true,
     format: fmt_count,
+    resolution: Resolution::Exact,
 };
-
-/// Thousands separated by commas, at most 3 significant decimals below 100.
-pub fn fmt_count(v: f64) -> String {
-    if v.abs() >= 100.0 || v.fract() == 0.0 {
-        let n = v.round() as i64;
-        let digits = n.abs().to_string();
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i).is_multiple_of(3) {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        if n < 0 {
-            out.insert(0, '-');
-        }
-        out
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
-pub fn fmt_seconds(v: f64) -> String {
-    format!("{} s", fmt_count(v))
-}
-
-pub fn fmt_rate(v: f64) -> String {
-    format!("{} req/s", fmt_count(v))
-}
-
-pub fn fmt_latency(us: f64) -> String {
-    if us >= 1e6 {
-        format!("{:.2} s", us / 1e6)
-    } else if us >= 1e3 {
-        format!("{:.2} ms", us / 1e3)
-    } else {
-        format!("{us:.0} µs")
-    }
-}
-
-pub fn fmt_cpu(pct: f64) -> String {
-    format!("{pct:.1}% of a core")
-}
-
-pub fn fmt_cpu_per_request(us: f64) -> String {
-    format!("{us:.2} µs CPU/req")
-}
-
-/// "×1.10"; the ratio is always ≥ 1 and reads "this many times better".
-pub fn fmt_ratio(r: f64) -> String {
-    format!("×{r:.2}")
-}
-
-/// "×1.32 (1.20–1.45)": a ratio of medians with its 95 % bootstrap interval.
-pub fn fmt_ratio_interval(c: &Comparison) -> String {
-    let (lo, hi) = c.interval;
-    if lo.is_finite() && hi.is_finite() {
-        format!("{} ({lo:.2}–{hi:.2})", fmt_ratio(c.ratio))
-    } else {
-        fmt_ratio(c.ratio)
-    }
-}
 
 /// What the test of significance decided for one figure.
 #[derive(Debug, Clone, Copy)]
@@ -190,11 +173,18 @@ pub struct Verdict {
     pub ranking: Vec<(String, f64)>,
     /// Each ranked model's ok repetitions: the samples of the test, in ranking order.
     pub samples: Vec<Vec<f64>>,
+    /// Which of those repetitions are flagged (generator-bound or disturbed).
+    pub flagged: Vec<Vec<bool>>,
     pub format: fn(f64) -> String,
     pub higher_is_better: bool,
     /// Flagged repetitions at this point: generator-bound, disturbed.
     pub left_out: (usize, usize),
     pub decision: Decision,
+    /// The figure's measurement step at this point (0 when exact): no two models are
+    /// told apart by less.
+    pub step: f64,
+    /// The step alone made this decision weaker than the test would have.
+    pub tied_by_step: bool,
 }
 
 impl Verdict {
@@ -281,6 +271,12 @@ impl Verdict {
                 stats::p_equals(tie.p),
                 ahead.describe_p()
             ),
+            Decision::NoDifference { comparison } if self.tied_by_step => format!(
+                "no difference beyond the measurement step of {}: x{:.2}, {}",
+                (self.format)(self.step),
+                comparison.ratio,
+                comparison.describe_p()
+            ),
             Decision::NoDifference { comparison, .. } if comparison.significant() => format!(
                 "no difference of x{} or more: x{:.2}, {}",
                 stats::MIN_EFFECT,
@@ -314,7 +310,7 @@ impl Verdict {
 }
 
 /// `other` against `best`, oriented so that a ratio above 1 means `best` is better.
-fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<Comparison> {
+pub(super) fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<Comparison> {
     if higher_is_better {
         stats::compare(other, best)
     } else {
@@ -330,8 +326,9 @@ pub fn decide_robustly(
     samples: &[Vec<f64>],
     flagged: &[Vec<bool>],
     higher_is_better: bool,
+    step: f64,
 ) -> Decision {
-    let mut weakest = decide(samples, higher_is_better);
+    let mut weakest = decide(samples, higher_is_better, step);
     for (i, flags) in flagged.iter().enumerate() {
         for (j, _) in flags.iter().enumerate().filter(|(_, f)| **f) {
             if weakest.named() == usize::MAX {
@@ -339,7 +336,7 @@ pub fn decide_robustly(
             }
             let mut without = samples.to_vec();
             without[i].remove(j);
-            let d = decide(&without, higher_is_better);
+            let d = decide(&without, higher_is_better, step);
             if d.named() > weakest.named() {
                 weakest = d;
             }
@@ -358,8 +355,9 @@ pub fn decide_robustly(
 /// models, at most half of them, each significantly better than every model ranked
 /// below the group: leaders that tie (epoll and uring at the same CPU per request,
 /// both far below select), rather than a "no difference" that would hide how far
-/// behind the others are.
-pub fn decide(samples: &[Vec<f64>], higher_is_better: bool) -> Decision {
+/// behind the others are. A pair whose medians are less than `step` apart (the
+/// figure's [`Resolution`]) is never a lead.
+pub fn decide(samples: &[Vec<f64>], higher_is_better: bool, step: f64) -> Decision {
     if samples.len() < 2 || samples.iter().any(|s| s.is_empty()) {
         return Decision::Alone;
     }
@@ -372,9 +370,10 @@ pub fn decide(samples: &[Vec<f64>], higher_is_better: bool) -> Decision {
         for a in &samples[..count] {
             for b in &samples[count..] {
                 let c = oriented(a, b, higher_is_better)?;
+                let gap = (stats::median(a)? - stats::median(b)?).abs();
                 let (key, c) = if c.ratio <= 1.0 {
                     (2.0, Comparison { p: 1.0, ..c })
-                } else if c.ratio < stats::MIN_EFFECT {
+                } else if c.ratio < stats::MIN_EFFECT || gap < step {
                     (1.0 + c.p, c)
                 } else {
                     (c.p, c)
@@ -437,13 +436,14 @@ pub fn pair_differs(
     samples: [&[f64]; 2],
     flagged: [&[bool]; 2],
     higher_is_better: bool,
+    step: f64,
 ) -> bool {
     let mut order = [0, 1];
     rank_by(&mut order, &values, higher_is_better);
     let samples: Vec<Vec<f64>> = order.iter().map(|&i| samples[i].to_vec()).collect();
     let flagged: Vec<Vec<bool>> = order.iter().map(|&i| flagged[i].to_vec()).collect();
     matches!(
-        decide_robustly(&samples, &flagged, higher_is_better),
+        decide_robustly(&samples, &flagged, higher_is_better, step),
         Decision::Winner(_)
     )
 }
@@ -503,6 +503,7 @@ fn figure_verdict(
     let mut samples = Vec::new();
     let mut flagged = Vec::new();
     let mut left_out = (0, 0);
+    let mut step: f64 = 0.0;
     for (m, groups) in by_x {
         let Some((_, rows)) = groups.iter().find(|(gx, rows)| *gx == x && has(rows)) else {
             continue;
@@ -514,6 +515,10 @@ fn figure_verdict(
             .filter(|r| r.num(figure.column).is_some_and(f64::is_finite))
             .collect();
         let sample: Vec<f64> = ok.iter().filter_map(|r| r.num(figure.column)).collect();
+        step = ok
+            .iter()
+            .map(|r| figure.resolution.step(r))
+            .fold(step, f64::max);
         let flags: Vec<bool> = ok
             .iter()
             .map(|r| {
@@ -538,6 +543,7 @@ fn figure_verdict(
         flagged,
         figure,
         left_out,
+        step,
     ))
 }
 
@@ -579,9 +585,12 @@ fn capacity_verdict(by_x: &[(String, sweep::Points)]) -> Option<Verdict> {
         flagged,
         &HELD,
         (0, 0),
+        0.0,
     ))
 }
 
+// Each argument is one column of the figure at its point, gathered by the caller.
+#[allow(clippy::too_many_arguments)]
 fn ranked(
     compared_at: String,
     names: Vec<String>,
@@ -590,6 +599,7 @@ fn ranked(
     flagged: Vec<Vec<bool>>,
     figure: &Figure,
     left_out: (usize, usize),
+    step: f64,
 ) -> Verdict {
     let mut order: Vec<usize> = (0..names.len()).collect();
     rank_by(&mut order, &values, figure.higher_is_better);
@@ -599,12 +609,19 @@ fn ranked(
         .collect();
     let samples: Vec<Vec<f64>> = order.iter().map(|&i| samples[i].clone()).collect();
     let flagged: Vec<Vec<bool>> = order.iter().map(|&i| flagged[i].clone()).collect();
+    let decision = decide_robustly(&samples, &flagged, figure.higher_is_better, step);
+    let tied_by_step = step > 0.0
+        && decide_robustly(&samples, &flagged, figure.higher_is_better, 0.0).named()
+            < decision.named();
     Verdict {
         figure: figure.name.to_string(),
         compared_at,
-        decision: decide_robustly(&samples, &flagged, figure.higher_is_better),
+        decision,
+        step,
+        tied_by_step,
         ranking,
         samples,
+        flagged,
         format: figure.format,
         higher_is_better: figure.higher_is_better,
         left_out,
@@ -629,246 +646,4 @@ pub fn tally(results: &Results, verdicts: &[Verdict]) -> Vec<(String, usize)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::data::Results;
-    use crate::results::Manifest;
-    use std::collections::BTreeMap;
-
-    /// One ok repetition of `model` at 100 connections with this throughput.
-    fn row(model: &str, rep: u32, rps: f64, disturbed: bool) -> Record {
-        let mut numbers = BTreeMap::new();
-        numbers.insert(column::CONNECTIONS.to_string(), 100.0);
-        numbers.insert(column::THROUGHPUT_RPS.to_string(), rps);
-        let mut raw: BTreeMap<String, String> = numbers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_string()))
-            .collect();
-        raw.insert(column::DISTURBED.into(), disturbed.to_string());
-        Record {
-            model: model.into(),
-            step: "c100".into(),
-            repetition: rep,
-            status: Status::Ok,
-            failure_reason: String::new(),
-            bytes_match: Some(true),
-            numbers,
-            raw,
-        }
-    }
-
-    fn throughput(a: &[f64], b: &[f64], disturbed_b: &[u32]) -> Verdict {
-        let mut rows = Vec::new();
-        for (i, (x, y)) in a.iter().zip(b).enumerate() {
-            let rep = i as u32 + 1;
-            rows.push(row("epoll", rep, *x, false));
-            rows.push(row("tokio", rep, *y, disturbed_b.contains(&rep)));
-        }
-        first_verdict(rows)
-    }
-
-    /// The first verdict (throughput) of these rows.
-    fn first_verdict(rows: Vec<Record>) -> Verdict {
-        let results = Results {
-            dir: std::env::temp_dir().join("echolab-no-such-dir"),
-            manifest: Manifest::default(),
-            rows,
-            columns: Vec::new(),
-            warnings: Vec::new(),
-        };
-        let sweeps = sweep::sweeps(&results);
-        verdicts(&results, &sweeps[0]).remove(0)
-    }
-
-    #[test]
-    fn overlapping_repetitions_are_no_difference() {
-        let v = throughput(
-            &[10.0, 12.0, 11.0, 13.0, 9.0],
-            &[11.5, 10.5, 12.5, 9.5, 13.5],
-            &[],
-        );
-        assert_eq!(v.figure, "Throughput");
-        assert!(v.winner().is_none());
-        assert!(v.winners().is_empty());
-        let Decision::NoDifference { comparison } = v.decision else {
-            panic!("{:?}", v.decision)
-        };
-        assert_eq!(
-            v.significance(),
-            format!("no difference: p = {}, n = 5", stats::fmt_p(comparison.p))
-        );
-        assert!(comparison.p > 0.5, "{comparison:?}");
-    }
-
-    #[test]
-    fn a_significant_gap_under_five_percent_names_no_winner() {
-        // Every tokio repetition 3 % above every epoll one: p = 0.012, but x1.03.
-        let v = throughput(
-            &[10.0, 10.02, 9.99, 10.01, 10.005],
-            &[10.3, 10.32, 10.29, 10.31, 10.305],
-            &[],
-        );
-        assert!(v.winners().is_empty(), "{:?}", v.decision);
-        assert_eq!(
-            v.significance(),
-            "no difference of x1.05 or more: x1.03, p = 0.012, n = 5"
-        );
-        // The same at 6 %: a winner.
-        let v = throughput(
-            &[10.0, 10.02, 9.99, 10.01, 10.005],
-            &[10.6, 10.62, 10.59, 10.61, 10.605],
-            &[],
-        );
-        assert_eq!(v.winners(), ["tokio"]);
-    }
-
-    #[test]
-    fn separated_repetitions_name_a_winner_with_its_interval() {
-        let v = throughput(
-            &[10.0, 10.2, 9.9, 10.1, 10.05],
-            &[20.0, 20.4, 19.8, 20.2, 20.1],
-            &[],
-        );
-        assert_eq!(v.winners(), ["tokio"]);
-        assert_eq!(v.runner_up().map(|r| r.0.as_str()), Some("epoll"));
-        let Decision::Winner(c) = v.decision else {
-            panic!("{:?}", v.decision)
-        };
-        // median 20.1 / median 10.05, the interval from the bootstrap around it.
-        assert!((c.ratio - 2.0).abs() < 1e-9, "{c:?}");
-        assert!(c.interval.0 > 1.9 && c.interval.1 < 2.1, "{c:?}");
-        assert!(fmt_ratio_interval(&c).starts_with("×2.00 (1.9"), "{c:?}");
-        assert_eq!(v.significance(), "p = 0.012, n = 5");
-    }
-
-    #[test]
-    fn a_disturbed_repetition_never_decides_alone() {
-        // Apart, 5 against 5, two of tokio's disturbed: without either, 4 against 5
-        // still differ (p = 0.016).
-        let (a5, b5) = (
-            [10.0, 10.2, 9.9, 10.1, 10.05],
-            [20.0, 20.4, 19.8, 20.2, 20.1],
-        );
-        let v = throughput(&a5, &b5, &[1, 2]);
-        assert_eq!(v.left_out, (0, 2));
-        assert_eq!(v.winners(), ["tokio"]);
-        assert_eq!(
-            v.left_out_note().unwrap(),
-            "2 disturbed repetition(s), each left out in turn"
-        );
-        // 4 against 4 apart differ (p = 0.029), but not without the disturbed one
-        // (3 against 4: p = 0.057): that repetition would decide alone.
-        assert_eq!(throughput(&a5[..4], &b5[..4], &[]).winners(), ["tokio"]);
-        let v = throughput(&a5[..4], &b5[..4], &[3]);
-        assert!(v.winner().is_none(), "{:?}", v.decision);
-        assert!(
-            v.significance().starts_with("no difference: p = 0.0"),
-            "{}",
-            v.significance()
-        );
-    }
-
-    /// Throughput verdict of models each given its repetitions.
-    fn throughputs(models: &[(&str, &[f64])]) -> Verdict {
-        let rows = models
-            .iter()
-            .flat_map(|(m, reps)| {
-                reps.iter()
-                    .enumerate()
-                    .map(|(i, rps)| row(m, i as u32 + 1, *rps, false))
-            })
-            .collect();
-        first_verdict(rows)
-    }
-
-    #[test]
-    fn two_best_that_overlap_lead_together_when_both_beat_the_rest() {
-        let v = throughputs(&[
-            ("epoll", &[20.0, 20.4, 19.8, 20.2, 20.1]),
-            ("uring", &[20.3, 19.9, 20.5, 19.7, 20.0]),
-            ("tokio", &[10.0, 10.2, 9.9, 10.1, 10.05]),
-            ("select", &[5.0, 5.2, 4.9, 5.1, 5.05]),
-        ]);
-        assert!(v.winner().is_none(), "{:?}", v.decision);
-        assert_eq!(v.winners(), ["epoll", "uring"]);
-        assert_eq!(v.runner_up().map(|r| r.0.as_str()), Some("tokio"));
-        let Decision::Leaders { count, ahead, tie } = v.decision else {
-            panic!("{:?}", v.decision)
-        };
-        assert_eq!(count, 2);
-        assert!(tie.p > 0.5, "{tie:?}");
-        // The narrowest margin: uring (median 20.0) over tokio (10.05), p of 5 apart.
-        assert!((ahead.ratio - 20.0 / 10.05).abs() < 1e-9, "{ahead:?}");
-        assert_eq!(
-            v.significance(),
-            format!(
-                "leaders tie ({}); each ahead of every other model, p = 0.012, n = 5",
-                stats::p_equals(tie.p)
-            )
-        );
-        // The tally counts outright wins only.
-        let results = Results {
-            dir: std::env::temp_dir(),
-            manifest: Manifest::default(),
-            rows: vec![row("epoll", 1, 1.0, false), row("uring", 1, 1.0, false)],
-            columns: Vec::new(),
-            warnings: Vec::new(),
-        };
-        assert!(tally(&results, &[v]).iter().all(|(_, wins)| *wins == 0));
-    }
-
-    #[test]
-    fn leaders_are_at_most_half_of_the_models_and_must_beat_each_one_behind() {
-        let (a, b, far) = (
-            vec![1.0, 1.1, 1.2, 1.3, 1.4],
-            vec![1.05, 1.15, 1.25, 1.35, 1.45],
-            vec![5.0, 5.1, 5.2, 5.3, 5.4],
-        );
-        // Two of three would be more than half: no difference.
-        assert!(matches!(
-            decide(&[a.clone(), b.clone(), far.clone()], false),
-            Decision::NoDifference { .. }
-        ));
-        // Two of four lead.
-        assert!(matches!(
-            decide(&[a.clone(), b.clone(), far.clone(), far.clone()], false),
-            Decision::Leaders { count: 2, .. }
-        ));
-        // The third overlaps the second: no group of two is ahead of the rest.
-        assert!(matches!(
-            decide(&[a.clone(), b.clone(), b.clone(), far.clone()], false),
-            Decision::NoDifference { .. }
-        ));
-        // Leaders that only a disturbed repetition puts ahead do not lead: 4 against 4
-        // apart differ (p = 0.029), 3 against 4 cannot (0.057).
-        let four = |v: &[f64]| v[..4].to_vec();
-        let samples = [four(&a), four(&b), four(&far), four(&far)];
-        let mut flagged = vec![vec![false; 4]; 4];
-        assert!(matches!(
-            decide_robustly(&samples, &flagged, false),
-            Decision::Leaders { count: 2, .. }
-        ));
-        flagged[1][2] = true;
-        assert!(matches!(
-            decide_robustly(&samples, &flagged, false),
-            Decision::NoDifference { .. }
-        ));
-    }
-
-    #[test]
-    fn a_winner_must_beat_every_other_model() {
-        let best = vec![1.0, 1.1, 1.2, 1.3, 1.4];
-        let far = vec![5.0, 5.1, 5.2, 5.3, 5.4];
-        let close = vec![1.05, 1.15, 1.25, 1.35, 1.45];
-        // Lower is better: best beats far, but not close.
-        assert!(matches!(
-            decide(&[best.clone(), far.clone()], false),
-            Decision::Winner(_)
-        ));
-        assert!(matches!(
-            decide(&[best, close, far], false),
-            Decision::NoDifference { .. }
-        ));
-        assert!(matches!(decide(&[vec![1.0]], false), Decision::Alone));
-    }
-}
+mod tests;

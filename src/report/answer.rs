@@ -1,0 +1,298 @@
+//! The answer on the first screen: for each verdict one sentence in plain words and a
+//! compact picture placing every model, both read from the verdict's own decision and
+//! the same pairwise rule, so a sentence never claims an order the verdict does not.
+
+use super::document::Answer;
+use super::html::escape;
+use super::verdict::{fmt_ratio_interval, oriented, pair_differs, Decision, Verdict};
+
+/// Each verdict's sentence and picture.
+pub fn answers(verdicts: &[Verdict]) -> Vec<Answer> {
+    verdicts
+        .iter()
+        .map(|v| Answer {
+            sentence: sentence(v),
+            svg: picture(v),
+        })
+        .collect()
+}
+
+/// "a", "a and b", "a, b and c".
+fn join_and(names: &[&str]) -> String {
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
+/// "31.20–35.00 µs CPU/req": two values written once with their shared unit.
+pub fn fmt_range(format: fn(f64) -> String, lo: f64, hi: f64) -> String {
+    let (a, b) = (format(lo), format(hi));
+    if a == b {
+        return a;
+    }
+    match (a.split_once(' '), b.split_once(' ')) {
+        (Some((na, ua)), Some((_, ub))) if ua == ub => format!("{na}–{b}"),
+        _ => format!("{a}–{b}"),
+    }
+}
+
+/// Whether the verdict's rule tells ranked models `i` and `j` apart.
+fn differs(v: &Verdict, i: usize, j: usize) -> bool {
+    pair_differs(
+        [v.ranking[i].1, v.ranking[j].1],
+        [&v.samples[i], &v.samples[j]],
+        [&v.flagged[i], &v.flagged[j]],
+        v.higher_is_better,
+        v.step,
+    )
+}
+
+/// The range of the values of these ranked models.
+fn values(v: &Verdict, group: &[usize]) -> String {
+    let vals = group.iter().map(|&i| v.ranking[i].1);
+    let lo = vals.clone().fold(f64::INFINITY, f64::min);
+    let hi = vals.fold(f64::NEG_INFINITY, f64::max);
+    fmt_range(v.format, lo, hi)
+}
+
+fn names<'a>(v: &'a Verdict, group: &[usize]) -> Vec<&'a str> {
+    group.iter().map(|&i| v.ranking[i].0.as_str()).collect()
+}
+
+/// "Server CPU per request at connections=1000: epoll and uring tie at 31–35 µs
+/// CPU/req; threads ×1.15 (1.05–1.52) of epoll's; select and poll tie at ×2.90–3.02."
+pub fn sentence(v: &Verdict) -> String {
+    let head = format!("{} at {}: ", v.figure, v.compared_at);
+    let n = v.ranking.len();
+    let noise = if v.tied_by_step {
+        format!("the measurement step ({})", (v.format)(v.step))
+    } else {
+        "the noise".into()
+    };
+    let (lead, behind): (String, Vec<usize>) = match v.decision {
+        Decision::Alone if n == 1 => {
+            return format!(
+                "{head}{} alone, {}.",
+                v.ranking[0].0,
+                (v.format)(v.ranking[0].1)
+            )
+        }
+        Decision::Alone => return format!("{head}nothing to compare."),
+        Decision::Winner(_) => (
+            format!("{} leads at {}", v.ranking[0].0, (v.format)(v.ranking[0].1)),
+            (1..n).collect(),
+        ),
+        Decision::Leaders { count, .. } => {
+            let group: Vec<usize> = (0..count).collect();
+            (
+                format!(
+                    "{} lead together at {}, within the noise of each other",
+                    join_and(&names(v, &group)),
+                    values(v, &group)
+                ),
+                (count..n).collect(),
+            )
+        }
+        Decision::NoDifference { comparison } => {
+            let (tied, behind): (Vec<usize>, Vec<usize>) =
+                (0..n).partition(|&j| j == 0 || !differs(v, 0, j));
+            let lead = match tied.split_first() {
+                Some((_, others)) if !others.is_empty() => format!(
+                    "no model leads: {} within {noise} of {} at {} ({})",
+                    join_and(&names(v, others)),
+                    v.ranking[0].0,
+                    values(v, &tied),
+                    comparison.describe_p()
+                ),
+                _ => format!("no model leads ({})", comparison.describe_p()),
+            };
+            (lead, behind)
+        }
+    };
+    let mut parts = vec![lead];
+    // The models behind, in groups the rule cannot tell apart, each as a ratio to the best.
+    let mut rest = behind.as_slice();
+    while let Some((&first, _)) = rest.split_first() {
+        let size = rest
+            .iter()
+            .take_while(|&&j| j == first || !differs(v, first, j))
+            .count();
+        let (group, after) = rest.split_at(size);
+        let ratios: Vec<_> = group
+            .iter()
+            .filter_map(|&i| oriented(&v.samples[0], &v.samples[i], v.higher_is_better))
+            .collect();
+        let who = join_and(&names(v, group));
+        parts.push(match ratios.as_slice() {
+            [one] if group.len() == 1 => {
+                format!("{who} {} of {}'s", fmt_ratio_interval(one), v.ranking[0].0)
+            }
+            _ => {
+                let lo = ratios.iter().map(|c| c.ratio).fold(f64::INFINITY, f64::min);
+                let hi = ratios.iter().map(|c| c.ratio).fold(0.0, f64::max);
+                format!("{who} tie at ×{lo:.2}–{hi:.2} of {}'s", v.ranking[0].0)
+            }
+        });
+        rest = after;
+    }
+    format!("{head}{}.", parts.join("; "))
+}
+
+/// A compact dot plot: one row per model, its repetitions' range as a line, its value
+/// as a dot, filled for the winner or the leaders.
+fn picture(v: &Verdict) -> String {
+    const W: f64 = 300.0;
+    const LABEL: f64 = 56.0;
+    const ROW: f64 = 9.0;
+    let leaders = v.winners().len();
+    let range = |i: usize| {
+        let s = &v.samples[i];
+        let lo = s.iter().copied().fold(v.ranking[i].1, f64::min);
+        let hi = s.iter().copied().fold(v.ranking[i].1, f64::max);
+        (lo, hi)
+    };
+    let top = (0..v.ranking.len())
+        .map(|i| range(i).1)
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    let x = |value: f64| LABEL + 4.0 + (value / top).clamp(0.0, 1.0) * (W - LABEL - 12.0);
+    let height = ROW * v.ranking.len() as f64 + 14.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {height}\" \
+         role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"8\">",
+        escape(&v.figure)
+    );
+    for (i, (model, value)) in v.ranking.iter().enumerate() {
+        let y = ROW * i as f64 + 6.0;
+        let (lo, hi) = range(i);
+        let lead = i < leaders;
+        let (color, weight) = if lead {
+            ("#1b6ac9", "bold")
+        } else {
+            ("#777", "normal")
+        };
+        svg.push_str(&format!(
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" font-weight=\"{weight}\">{}</text>\
+             <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\"/>\
+             <circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" stroke=\"{color}\" fill=\"{}\"/>",
+            LABEL,
+            y + 3.0,
+            escape(model),
+            x(lo),
+            x(hi).max(x(lo) + 0.5),
+            y,
+            y,
+            x(*value),
+            y,
+            if lead { color } else { "#fff" }
+        ));
+    }
+    let axis = height - 4.0;
+    svg.push_str(&format!(
+        "<text x=\"{}\" y=\"{axis}\" fill=\"#555\">0</text>\
+         <text x=\"{}\" y=\"{axis}\" text-anchor=\"end\" fill=\"#555\">{}</text></svg>",
+        LABEL + 4.0,
+        W - 8.0,
+        escape(&(v.format)(top))
+    ));
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::verdict::{decide_robustly, fmt_count, fmt_cpu_per_request};
+
+    /// A verdict on lower-is-better figures of these models, ranked as given.
+    fn verdict(models: &[(&str, Vec<f64>)], step: f64, format: fn(f64) -> String) -> Verdict {
+        let samples: Vec<Vec<f64>> = models.iter().map(|(_, s)| s.clone()).collect();
+        let flagged: Vec<Vec<bool>> = samples.iter().map(|s| vec![false; s.len()]).collect();
+        let decision = decide_robustly(&samples, &flagged, false, step);
+        let exact = decide_robustly(&samples, &flagged, false, 0.0);
+        Verdict {
+            figure: "Figure".into(),
+            compared_at: "connections=1000".into(),
+            ranking: models
+                .iter()
+                .map(|(m, s)| (m.to_string(), crate::stats::median(s).unwrap()))
+                .collect(),
+            samples,
+            flagged,
+            format,
+            higher_is_better: false,
+            left_out: (0, 0),
+            tied_by_step: step > 0.0
+                && std::mem::discriminant(&decision) != std::mem::discriminant(&exact),
+            decision,
+            step,
+        }
+    }
+
+    fn around(v: f64) -> Vec<f64> {
+        vec![v, v * 1.01, v * 0.99, v * 1.02, v * 0.98]
+    }
+
+    #[test]
+    fn leaders_tie_and_the_others_stand_as_ratios() {
+        let v = verdict(
+            &[
+                ("epoll", around(31.0)),
+                ("uring", around(31.5)),
+                ("tokio", around(32.0)),
+                ("threads", around(36.0)),
+                ("select", around(93.0)),
+                ("poll", around(94.0)),
+                ("a", around(200.0)),
+            ],
+            0.0,
+            fmt_cpu_per_request,
+        );
+        let s = sentence(&v);
+        assert!(
+            s.starts_with(
+                "Figure at connections=1000: epoll, uring and tokio lead together at \
+                 31.00–32.00 µs CPU/req, within the noise of each other; threads ×1.16 ("
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("; select and poll tie at ×3.00–3.03 of epoll's; a ×6.45 ("),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn a_winner_leads_alone() {
+        let v = verdict(
+            &[("epoll", around(10.0)), ("select", around(30.0))],
+            0.0,
+            fmt_count,
+        );
+        let s = sentence(&v);
+        assert!(
+            s.starts_with("Figure at connections=1000: epoll leads at 10; select ×3.00 ("),
+            "{s}"
+        );
+    }
+
+    #[test]
+    fn a_gap_within_the_measurement_step_is_said_so() {
+        // One page at 31 connections: 132 B a connection.
+        let poll = vec![2000.0, 2001.0, 2002.0, 2003.0, 2004.0];
+        let select: Vec<f64> = poll.iter().map(|v| v + 130.0).collect();
+        let v = verdict(
+            &[("poll", poll), ("select", select)],
+            4096.0 / 31.0,
+            fmt_count,
+        );
+        assert_eq!(
+            sentence(&v),
+            "Figure at connections=1000: no model leads: select within the measurement step \
+             (132) of poll at 2,002–2,132 (p = 0.012, n = 5)."
+        );
+        assert!(v
+            .significance()
+            .starts_with("no difference beyond the measurement step of 132"));
+    }
+}
