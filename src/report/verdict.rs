@@ -673,6 +673,7 @@ mod tests {
             dir: std::env::temp_dir().join("echolab-no-such-dir"),
             manifest: Manifest::default(),
             rows,
+            profiled: Vec::new(),
             columns: Vec::new(),
             warnings: Vec::new(),
         };
@@ -811,6 +812,7 @@ mod tests {
             dir: std::env::temp_dir(),
             manifest: Manifest::default(),
             rows: vec![row("epoll", 1, 1.0, false), row("uring", 1, 1.0, false)],
+            profiled: Vec::new(),
             columns: Vec::new(),
             warnings: Vec::new(),
         };
