@@ -40,6 +40,7 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     sections.extend(per_host::section(results));
     sections.extend(thresholds_section(results));
     sections.extend(crate::compare::baseline_section(results));
+    sections.extend(super::profiles::section(results));
     sections.push(steps_section(results));
     Ok(Document {
         title: format!("echolab report: {scenario}"),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// Samples per second: odd, so the sampling does not beat with a periodic tick.
-const FREQUENCY_HZ: u32 = 999;
+const FREQUENCY_HZ: u32 = 4999;
 
 /// Where the notes of a repetition that could not be (fully) profiled are written.
 pub const NOTES: &str = "profile-notes.txt";
@@ -200,8 +200,12 @@ fn finish_one(recorder: Recorder, dir: &Path) -> Result<(), String> {
              `perf list sw` shows cpu-clock)"
         ));
     }
-    draw(&folded, &flame_path(dir, side), &format!("{side}: where the CPU went"))
-        .map_err(|e| format!("{side}: cannot draw its flame graph: {e}"))
+    draw(
+        &folded,
+        &flame_path(dir, side),
+        &format!("{side}: where the CPU went"),
+    )
+    .map_err(|e| format!("{side}: cannot draw its flame graph: {e}"))
 }
 
 /// `perf script` of `data` folded into `out` (inferno's perf folder, kernel frames
@@ -245,9 +249,10 @@ pub fn draw(folded: &Path, svg: &Path, title: &str) -> Result<(), String> {
     writer.flush().map_err(|e| e.to_string())
 }
 
-/// The differential flame graph of `after` against `before`: `after`'s stacks, red
-/// where it spends more of its samples there than `before`, blue where less.
-pub fn draw_difference(before: &Path, after: &Path, svg: &Path, title: &str) -> Result<(), String> {
+/// The differential flame graph of `after` against `before` (inferno's, both
+/// normalised to the same total): `after`'s stacks, red where it spends more of its
+/// samples than `before`, blue where less.
+pub fn draw_difference(before: &Path, after: &Path, title: &str) -> Result<String, String> {
     let open = |p: &Path| {
         fs::File::open(p)
             .map(BufReader::new)
@@ -263,11 +268,9 @@ pub fn draw_difference(before: &Path, after: &Path, svg: &Path, title: &str) -> 
     let mut flame = inferno::flamegraph::Options::default();
     flame.title = title.to_string();
     flame.count_name = "samples".into();
-    let file = fs::File::create(svg).map_err(|e| format!("{}: {e}", svg.display()))?;
-    let mut writer = std::io::BufWriter::new(file);
-    inferno::flamegraph::from_reader(&mut flame, &diff[..], &mut writer)
-        .map_err(|e| e.to_string())?;
-    writer.flush().map_err(|e| e.to_string())
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_reader(&mut flame, &diff[..], &mut svg).map_err(|e| e.to_string())?;
+    String::from_utf8(svg).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -206,7 +206,11 @@ fn total_rows(scenario: &Scenario) -> u64 {
         .staircase
         .filter(|s| s.hold.is_some())
         .map_or(0, |s| scenario.steps.len() / s.stairs().len());
-    let profiled = scenario.steps.iter().filter(|s| scenario.profiles(s)).count();
+    let profiled = scenario
+        .steps
+        .iter()
+        .filter(|s| scenario.profiles(s))
+        .count();
     let reps = scenario.repetitions as usize;
     (scenario.models.len() * ((scenario.steps.len() + holds) * reps + profiled)) as u64
 }

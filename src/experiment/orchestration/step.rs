@@ -142,7 +142,11 @@ pub fn run_step(
     session.end_load();
     if let Some(recording) = recording {
         for note in recording.finish() {
-            crate::errln!("warning: {} {}: not profiled: {note}", entry.label, step.name);
+            crate::errln!(
+                "warning: {} {}: not profiled: {note}",
+                entry.label,
+                step.name
+            );
         }
     }
     // The server's window is the measured part; the generators' CPU covers the whole run.

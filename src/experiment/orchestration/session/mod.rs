@@ -213,7 +213,9 @@ impl<'a> Session<'a> {
     /// The pids of the load generators running on this machine.
     pub fn local_load_pids(&self) -> Vec<u32> {
         let local = self.agents.iter().filter(|a| !a.remote);
-        local.filter_map(|a| a.guard.as_ref().map(|g| g.pid())).collect()
+        local
+            .filter_map(|a| a.guard.as_ref().map(|g| g.pid()))
+            .collect()
     }
 
     /// Whether the server has exited on its own (recorded in `side.died` once).
