@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// Samples per second: odd, so the sampling does not beat with a periodic tick.
-const FREQUENCY_HZ: u32 = 4999;
+const FREQUENCY_HZ: u32 = 999;
 
 /// Where the notes of a repetition that could not be (fully) profiled are written.
 pub const NOTES: &str = "profile-notes.txt";

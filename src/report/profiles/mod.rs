@@ -15,7 +15,7 @@ use crate::results::column;
 use layers::Layer;
 
 /// How far the profiled repetition's CPU per request may sit outside the measured
-/// repetitions' range and still count as agreeing: perf at 4 999 Hz costs the server a
+/// repetitions' range and still count as agreeing: perf at 999 Hz costs the server a
 /// few per cent (docs/report.md), and one repetition varies more than that.
 pub const TOLERANCE: f64 = 0.15;
 
@@ -103,6 +103,23 @@ fn missing(results: &Results) -> Vec<String> {
             ));
         }
     }
+    // A model whose measured repetitions of a profiled step failed gets no profiled one.
+    let mut unprofiled: Vec<(&str, &str)> = results
+        .rows
+        .iter()
+        .filter(|r| results.profiled.iter().any(|p| p.step == r.step))
+        .filter(|r| {
+            !results
+                .profiled
+                .iter()
+                .any(|p| p.step == r.step && p.model == r.model)
+        })
+        .map(|r| (r.model.as_str(), r.step.as_str()))
+        .collect();
+    unprofiled.dedup();
+    notes.extend(unprofiled.into_iter().map(|(model, step)| {
+        format!("{model} at {step}: not profiled: the step failed, was skipped or did not run")
+    }));
     notes
 }
 
