@@ -104,11 +104,8 @@ fn a_profiled_run_draws_every_model_and_never_judges_the_profiled_repetition() {
             "{model}'s flame graph in the report"
         );
         let layer_row = format!("| {model} | c200-s64-r4000 | ");
-        assert_eq!(
-            with.matches(&layer_row).count(),
-            2,
-            "{model}: overhead and layers"
-        );
+        let rows = section.matches(&layer_row).count();
+        assert_eq!(rows, 2, "{model}: overhead and layers\n{section}");
     }
     assert!(
         section.contains("system-call entry/exit"),
@@ -131,7 +128,7 @@ fn a_profiled_run_draws_every_model_and_never_judges_the_profiled_repetition() {
         let start = text.find("## Where the CPU goes").unwrap_or(text.len());
         let end = text[start..]
             .find("\n## All steps")
-            .map_or(text.len(), |e| start + e);
+            .map_or(text.len(), |e| start + e + 1);
         format!("{}{}", &text[..start], &text[end..])
     };
     assert!(!without.contains("Where the CPU goes"));
