@@ -42,6 +42,7 @@ pub fn document(
     }
     sections.extend(per_host::section(results));
     sections.extend(contributions(results));
+    sections.extend(super::profiles::section(results));
     sections.push(steps_section(results));
     Ok(Document {
         title: format!("echolab report: {scenario}"),

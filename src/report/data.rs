@@ -72,7 +72,11 @@ impl Record {
 pub struct Results {
     pub dir: PathBuf,
     pub manifest: Manifest,
+    /// The measured repetitions: everything the report judges and charts.
     pub rows: Vec<Record>,
+    /// The profiled repetitions (`profiled` = true): only the profiles section reads
+    /// them, so sampling never reaches a verdict, claim, compare or threshold.
+    pub profiled: Vec<Record>,
     /// results.csv columns in file order (for the all-steps table).
     pub columns: Vec<String>,
     /// Problems that did not stop the report (an unreadable step file), shown at the top.
@@ -89,7 +93,10 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
     let manifest = Manifest::read(dir)?;
     let csv_path = dir.join("results.csv");
     let (text, cut) = whole_rows(&csv_path)?;
-    let (columns, rows, impossible) = read_results_csv(&csv_path, &text)?;
+    let (columns, all, impossible) = read_results_csv(&csv_path, &text)?;
+    let (profiled, rows) = all
+        .into_iter()
+        .partition(|r| r.raw(column::PROFILED) == "true");
     let mut warnings = Vec::new();
     if let Some(alert) = missing_columns(&columns, &csv_path) {
         warnings.push(alert);
@@ -110,6 +117,7 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
         dir: dir.to_path_buf(),
         manifest,
         rows,
+        profiled,
         columns,
         warnings,
     })

@@ -28,6 +28,7 @@ pub(crate) mod html;
 pub(crate) mod latency;
 pub(crate) mod markdown;
 mod per_host;
+mod profiles;
 mod sweep;
 mod timelines;
 pub(crate) mod verdict;

@@ -173,6 +173,10 @@ results_columns! {
     /// A staircase stair's connect deadline from its batch's start (the rule in
     /// src/experiment/orchestration/staircase/mod.rs, `Deadline`); empty otherwise.
     STAIR_DEADLINE_S stair_deadline_s: Option<f64>, "s";
+    /// `true` on the profiled repetition (`run --profile`: one more repetition under
+    /// perf); the report shows its profiles and never judges it (no verdict, claim,
+    /// compare or threshold); empty otherwise.
+    PROFILED profiled: Option<bool>, "true/false";
 }
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.

@@ -79,6 +79,12 @@ pub struct RunArgs {
     /// the run's temporary directory on every host whose echolab differs from it
     #[arg(long)]
     pub install: bool,
+
+    /// After the heaviest step's measured repetitions, one more per model under perf
+    /// (server and load generator, kernel stacks included): flame graphs and where the
+    /// CPU per request goes in the report; never judged (scenario key `profiled`)
+    #[arg(long)]
+    pub profile: bool,
 }
 
 /// Splits a command line into words: whitespace separates, single and double quotes group.
@@ -301,6 +307,9 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if let Err(message) = apply_overrides(&mut scenario, &args) {
         return Ok(crate::load::usage_error("run", &message));
+    }
+    if args.profile && scenario.profiled.is_none() {
+        scenario.profiled = Some(scenario::Profiled::Heaviest);
     }
     let out = args
         .out

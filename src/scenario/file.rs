@@ -152,6 +152,18 @@ impl<'de> Deserialize<'de> for Fraction {
     }
 }
 
+/// Which steps a run profiles (docs/report.md, "Where the CPU goes"): after a step's
+/// measured repetitions, one more per model runs under perf, labelled `profiled` in
+/// results.csv and never judged.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Profiled {
+    /// The sweep's last (heaviest) step: the one the verdict compares.
+    Heaviest,
+    /// Every step.
+    All,
+}
+
 /// The whole scenario file.
 #[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
@@ -165,6 +177,8 @@ pub struct ScenarioFile {
     pub repetitions: Option<Count>,
     pub step_timeout: Option<Dur>,
     pub pause: Option<Dur>,
+    /// `profiled`: which steps get one more repetition per model under perf.
+    pub profiled: Option<Profiled>,
     #[serde(default)]
     pub server: ServerOptions,
     #[serde(default)]

@@ -33,7 +33,7 @@ use crate::server::{Model, ServerConfig};
 pub use configs::{load_args, load_config, processes_for, ramp_time, server_args, server_config};
 pub use file::{
     Axis, AxisRange, BitRate, Bytes, Cores, Count, Dur, FailureRule, Fraction, HostsFile,
-    LoadOptions, NetworkFile, Rate, ScenarioFile, ServerOptions, SweepFile,
+    LoadOptions, NetworkFile, Profiled, Rate, ScenarioFile, ServerOptions, SweepFile,
 };
 pub use lab_sysctls::LabSysctls;
 pub use ssh_hosts::{SshHosts, SshUrl};
@@ -169,6 +169,8 @@ pub struct Scenario {
     /// `parts`: the scenarios a composite scenario runs, each into a folder of its own
     /// (empty for an ordinary scenario, which runs its own models and steps).
     pub parts: Vec<Part>,
+    /// `profiled` (or `run --profile`): the steps with a profiled repetition.
+    pub profiled: Option<Profiled>,
 }
 
 pub use validate::{not_one_folder, MAX_CLIENTS, MAX_REPETITIONS, MAX_ROWS};
@@ -324,6 +326,16 @@ impl Scenario {
             lab_sysctls: Default::default(),
             staircase: None,
             parts: Vec::new(),
+            profiled: file.profiled,
+        }
+    }
+
+    /// Whether `step` gets a profiled repetition.
+    pub fn profiles(&self, step: &Step) -> bool {
+        match self.profiled {
+            None => false,
+            Some(Profiled::All) => true,
+            Some(Profiled::Heaviest) => self.steps.last().is_some_and(|s| s.name == step.name),
         }
     }
 }

@@ -6,11 +6,13 @@
 //! - [`request_cost`]: what a request costs the server in system calls and context switches.
 //! - [`netstat`]: the kernel's TCP counters of a step, as `nstat` reads them.
 //! - [`spread`]: the spread of a step over its connections and its seconds.
+//! - [`profile`]: a profiled repetition's perf recording, folded stacks and flame graphs.
 //! - [`judge`]: a step's summaries and samples to a failure reason and a row (pure).
 
 pub mod cost;
 pub mod judge;
 pub mod netstat;
 pub mod probe;
+pub mod profile;
 pub mod request_cost;
 pub mod spread;

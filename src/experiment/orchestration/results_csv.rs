@@ -76,7 +76,11 @@ pub fn comparison_table(rows: &[Row], models: &[String]) -> String {
     ];
     let mut table: Vec<[String; 7]> = vec![header.map(str::to_string)];
     for model in models {
-        let mine: Vec<&Row> = rows.iter().filter(|r| &r.model == model).collect();
+        // The profiled repetition is never compared.
+        let mine: Vec<&Row> = rows
+            .iter()
+            .filter(|r| &r.model == model && r.profiled != Some(true))
+            .collect();
         if mine.is_empty() {
             continue;
         }

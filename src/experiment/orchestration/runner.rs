@@ -183,6 +183,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         progress: Progress::new(total_rows(scenario), config.progress_bar, config.quiet),
         rows: Vec::new(),
         fault: None,
+        profiling: false,
     };
     let mut interrupted = sweep.staircases()?;
     if !interrupted {
@@ -205,7 +206,13 @@ fn total_rows(scenario: &Scenario) -> u64 {
         .staircase
         .filter(|s| s.hold.is_some())
         .map_or(0, |s| scenario.steps.len() / s.stairs().len());
-    (scenario.models.len() * (scenario.steps.len() + holds)) as u64 * scenario.repetitions as u64
+    let profiled = scenario
+        .steps
+        .iter()
+        .filter(|s| scenario.profiles(s))
+        .count();
+    let reps = scenario.repetitions as usize;
+    (scenario.models.len() * ((scenario.steps.len() + holds) * reps + profiled)) as u64
 }
 
 /// The namespace lab of `[hosts]` (None without it), after removing the namespaces of
@@ -260,6 +267,8 @@ struct Recorder<'a> {
     rows: Vec<Row>,
     /// A fault of the machine that stopped the sweep.
     fault: Option<String>,
+    /// The repetition running now is the profiled one.
+    profiling: bool,
 }
 
 /// Why a sweep stops early: a stop signal, or a fault of the machine (`Recorder::fault`).
@@ -399,6 +408,39 @@ impl Recorder<'_> {
                     }
                 }
             }
+            if scenario.profiles(step) && self.profiled(&stepped, &missing, &failed, step)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The profiled repetition of `step`: one more per model that ran it, under perf,
+    /// labelled `profiled` (the report never judges it). Returns whether it was stopped.
+    fn profiled(
+        &mut self,
+        stepped: &[&ModelEntry],
+        missing: &[Option<String>],
+        failed: &[Option<&Step>],
+        step: &Step,
+    ) -> anyhow::Result<Interrupted> {
+        let rep = self.scenario.repetitions + 1;
+        for (i, entry) in stepped.iter().enumerate() {
+            if missing[i].is_some() || failed[i].is_some_and(|f| step.at_least_as_heavy_as(f)) {
+                continue;
+            }
+            let what = format!("{} {} profiled", entry.label, step.name);
+            self.profiling = true;
+            let ran = self.fresh(entry, step, rep, &what);
+            self.profiling = false;
+            let Some((mut row, interrupted)) = ran else {
+                return Ok(true);
+            };
+            row.profiled = Some(true);
+            self.record(&what, row)?;
+            if interrupted {
+                return Ok(true);
+            }
         }
         Ok(false)
     }
@@ -433,7 +475,15 @@ impl Recorder<'_> {
                 server,
                 load,
                 interrupted: stopped,
-            } = run_step(config, scenario, entry, step, &dir, self.hosts);
+            } = run_step(
+                config,
+                scenario,
+                entry,
+                step,
+                &dir,
+                self.hosts,
+                self.profiling,
+            );
             measure(&mut row, &server, &load);
             crate::experiment::measurement::spread::join_order(&mut row, &dir.join("load"));
             crate::experiment::measurement::spread::request_rate_spread(

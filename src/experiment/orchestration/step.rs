@@ -70,7 +70,8 @@ fn mark_measured_start(session: &mut Session, server: Option<Sample>) -> Option<
     session.count_calls()
 }
 
-/// Runs one repetition of one step for one model (on the emulated hosts when given).
+/// Runs one repetition of one step for one model (on the emulated hosts when given);
+/// `profiled`: under perf from the load's start to its end (the profiled repetition).
 pub fn run_step(
     config: &RunConfig,
     scenario: &Scenario,
@@ -78,6 +79,7 @@ pub fn run_step(
     step: &Step,
     dir: &Path,
     hosts: Option<&dyn Lab>,
+    profiled: bool,
 ) -> StepOutcome {
     let mut load_side = LoadSide::default();
     let mut session = match Session::start(config, scenario, entry, step, dir, hosts) {
@@ -104,6 +106,8 @@ pub fn run_step(
     if !on_clients {
         counting = mark_load_start(&mut session, warmup);
     }
+    // The server's perf starts before the load, so its first requests are sampled too.
+    let mut recording = profiled.then(|| session.start_profile());
     let reaped_before = probe::reaped_children_cpu_s();
     let (_, load_start) = session.start_load(scenario, step, dir, |clients| clients);
     // The generators are probed like the server, to tell a saturated generator from a slow server.
@@ -118,6 +122,9 @@ pub fn run_step(
         })
         .collect();
     load_side.cores = load_cores(scenario);
+    if let Some(recording) = &mut recording {
+        recording.add_load(&session.local_load_pids());
+    }
     if on_clients {
         counting = mark_load_start(&mut session, warmup);
     }
@@ -133,6 +140,15 @@ pub fn run_step(
         &mut load_side,
     );
     session.end_load();
+    if let Some(recording) = recording {
+        for note in recording.finish() {
+            crate::errln!(
+                "warning: {} {}: not profiled: {note}",
+                entry.label,
+                step.name
+            );
+        }
+    }
     // The server's window is the measured part; the generators' CPU covers the whole run.
     session.side.load_wall_s = measured_from.elapsed().as_secs_f64();
     let run_wall_s = load_start.elapsed().as_secs_f64();

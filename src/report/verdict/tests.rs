@@ -43,6 +43,7 @@ fn first_verdict(rows: Vec<Record>) -> Verdict {
         dir: std::env::temp_dir().join("echolab-no-such-dir"),
         manifest: Manifest::default(),
         rows,
+        profiled: Vec::new(),
         columns: Vec::new(),
         warnings: Vec::new(),
     };
@@ -181,6 +182,7 @@ fn two_best_that_overlap_lead_together_when_both_beat_the_rest() {
         dir: std::env::temp_dir(),
         manifest: Manifest::default(),
         rows: vec![row("epoll", 1, 1.0, false), row("uring", 1, 1.0, false)],
+        profiled: Vec::new(),
         columns: Vec::new(),
         warnings: Vec::new(),
     };

@@ -21,6 +21,7 @@ use crate::experiment::measurement::cost::KernelSnapshot;
 use crate::experiment::measurement::judge::ServerSide;
 use crate::experiment::measurement::netstat::{self, NetCounters, Scope};
 use crate::experiment::measurement::probe::Sample;
+use crate::experiment::measurement::profile::Recording;
 use crate::experiment::measurement::request_cost::Counting;
 use crate::experiment::placement::hosts::Hosts;
 use crate::experiment::placement::process::{self, tail};
@@ -202,6 +203,19 @@ impl<'a> Session<'a> {
     /// Counts the server's context switches (and system calls) from now.
     pub fn count_calls(&self) -> Option<Counting> {
         self.site.server().count_calls(self.server.pid)
+    }
+
+    /// Starts perf on the server (the profiled repetition).
+    pub fn start_profile(&self) -> Recording {
+        Recording::start(&self.dir, self.server.pid, self.site.server().remote())
+    }
+
+    /// The pids of the load generators running on this machine.
+    pub fn local_load_pids(&self) -> Vec<u32> {
+        let local = self.agents.iter().filter(|a| !a.remote);
+        local
+            .filter_map(|a| a.guard.as_ref().map(|g| g.pid()))
+            .collect()
     }
 
     /// Whether the server has exited on its own (recorded in `side.died` once).

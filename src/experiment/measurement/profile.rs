@@ -1,0 +1,289 @@
+//! The profiled repetition's recording: `perf record` of the server's process tree and,
+//! separately, of the load generators, kernel stacks included; afterwards its samples
+//! folded (inferno) into `<side>.folded` and drawn as `<side>-flame.svg` in the
+//! repetition's folder. What could not be recorded is said in `profile-notes.txt` there,
+//! with how to enable it: the run goes on without the profile.
+
+use std::fs;
+use std::io::{BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// Samples per second: odd, so the sampling does not beat with a periodic tick.
+const FREQUENCY_HZ: u32 = 999;
+
+/// Where the notes of a repetition that could not be (fully) profiled are written.
+pub const NOTES: &str = "profile-notes.txt";
+
+/// The two sides a repetition profiles, as the files' stems name them.
+pub const SERVER: &str = "server";
+pub const LOAD: &str = "load";
+
+/// The folded stacks of one side in a repetition's folder.
+pub fn folded_path(dir: &Path, side: &str) -> PathBuf {
+    dir.join(format!("{side}.folded"))
+}
+
+/// The flame graph of one side in a repetition's folder.
+pub fn flame_path(dir: &Path, side: &str) -> PathBuf {
+    dir.join(format!("{side}-flame.svg"))
+}
+
+/// The perf program: `ECHOLAB_PERF` when set (another build, or a stand-in), else
+/// `perf` on PATH. Err: why there is none, and how to get it.
+pub fn perf_program() -> Result<PathBuf, String> {
+    if let Some(perf) = std::env::var_os("ECHOLAB_PERF") {
+        return Ok(PathBuf::from(perf));
+    }
+    std::env::var_os("PATH")
+        .and_then(|path| {
+            std::env::split_paths(&path)
+                .map(|dir| dir.join("perf"))
+                .find(|p| p.is_file())
+        })
+        .ok_or_else(|| {
+            "no `perf` on PATH: install it (Debian: apt-get install linux-perf) to profile".into()
+        })
+}
+
+/// Why `kernel.perf_event_paranoid` forbids profiling another process with kernel
+/// stacks: above 1 only root may (and above 2, on some kernels, not even root).
+pub fn paranoid_forbids(paranoid: i32, root: bool) -> Option<String> {
+    (paranoid > 1 && !root).then(|| {
+        format!(
+            "kernel.perf_event_paranoid is {paranoid}: profiling another process with \
+             kernel stacks needs root, or `sysctl kernel.perf_event_paranoid=1`"
+        )
+    })
+}
+
+/// Why profiling cannot start here: no perf, or the kernel's setting forbids it.
+pub fn unavailable() -> Option<String> {
+    if let Err(why) = perf_program() {
+        return Some(why);
+    }
+    let paranoid = fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(2);
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    paranoid_forbids(paranoid, root)
+}
+
+/// One `perf record` running against one side.
+struct Recorder {
+    side: &'static str,
+    child: Child,
+    data: PathBuf,
+}
+
+/// The recorders of a profiled repetition, and what could not be recorded.
+pub struct Recording {
+    dir: PathBuf,
+    recorders: Vec<Recorder>,
+    notes: Vec<String>,
+}
+
+impl Recording {
+    /// Starts perf on the server's process tree (`server`: its pid; threads and children
+    /// made from now on follow), writing into `dir`. `remote`: the server runs on an ssh
+    /// host, where this machine's perf cannot see it.
+    pub fn start(dir: &Path, server: u32, remote: bool) -> Recording {
+        let mut recording = Recording {
+            dir: dir.to_path_buf(),
+            recorders: Vec::new(),
+            notes: Vec::new(),
+        };
+        if let Some(why) = unavailable() {
+            recording.notes.push(why);
+        } else if remote {
+            recording.notes.push(
+                "server: it runs on an ssh host, which this machine's perf cannot see \
+                 (profile it there with `perf record -g -p PID`)"
+                    .into(),
+            );
+        } else {
+            recording.record(SERVER, &[server]);
+        }
+        recording
+    }
+
+    /// Starts perf on the local load generators too (once they run).
+    pub fn add_load(&mut self, load: &[u32]) {
+        if !load.is_empty() && unavailable().is_none() {
+            self.record(LOAD, load);
+        }
+    }
+
+    fn record(&mut self, side: &'static str, pids: &[u32]) {
+        let data = self.dir.join(format!("{side}.perf.data"));
+        let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+        let started = perf_program().and_then(|perf| {
+            Command::new(perf)
+                .args(["record", "-g", "--quiet", "-F"])
+                .arg(FREQUENCY_HZ.to_string())
+                .arg("-o")
+                .arg(&data)
+                .arg("-p")
+                .arg(pids.join(","))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start perf: {e}"))
+        });
+        match started {
+            Ok(child) => {
+                wait_until_recording(&data);
+                self.recorders.push(Recorder { side, child, data })
+            }
+            Err(why) => self.notes.push(format!("{side}: {why}")),
+        }
+    }
+
+    /// Stops the recorders, folds their samples and draws their flame graphs; writes
+    /// the notes of what is missing. Returns the notes.
+    pub fn finish(mut self) -> Vec<String> {
+        for recorder in std::mem::take(&mut self.recorders) {
+            if let Err(why) = finish_one(recorder, &self.dir) {
+                self.notes.push(why);
+            }
+        }
+        if !self.notes.is_empty() {
+            let text = self.notes.join("\n") + "\n";
+            if let Err(e) = fs::write(self.dir.join(NOTES), text) {
+                crate::errln!("warning: cannot write {NOTES}: {e}");
+            }
+        }
+        self.notes
+    }
+}
+
+/// Waits (at most 3 s) until perf has made its file, and a little more: a perf stopped
+/// before its events are open writes nothing, and on a busy machine it starts slowly.
+fn wait_until_recording(data: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while !data.is_file() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+}
+
+/// Stops one perf record (SIGINT: it writes its file and exits), then folds and draws.
+fn finish_one(recorder: Recorder, dir: &Path) -> Result<(), String> {
+    let side = recorder.side;
+    // SAFETY: kill on the pid of a child this process started and has not reaped.
+    unsafe { libc::kill(recorder.child.id() as i32, libc::SIGINT) };
+    let output = recorder
+        .child
+        .wait_with_output()
+        .map_err(|e| format!("{side}: perf record: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
+    // perf exits by SIGINT's own status or 0 when it was stopped; anything else failed.
+    let stopped = output.status.success() || output.status.code().is_none();
+    if !stopped || !recorder.data.is_file() {
+        return Err(format!(
+            "{side}: perf record failed ({}): {}; check `perf record -g -p PID` works here \
+             (the kernel may lack the cycles or cpu-clock event)",
+            output.status,
+            last.unwrap_or("no message")
+        ));
+    }
+    let folded = folded_path(dir, side);
+    fold(&recorder.data, &folded).map_err(|e| format!("{side}: cannot fold samples: {e}"))?;
+    let _ = fs::remove_file(&recorder.data);
+    if fs::metadata(&folded).map_or(0, |m| m.len()) == 0 {
+        return Err(format!(
+            "{side}: perf recorded no samples (the event may be missing on this kernel: \
+             `perf list sw` shows cpu-clock)"
+        ));
+    }
+    draw(
+        &folded,
+        &flame_path(dir, side),
+        &format!("{side}: where the CPU went"),
+    )
+    .map_err(|e| format!("{side}: cannot draw its flame graph: {e}"))
+}
+
+/// `perf script` of `data` folded into `out` (inferno's perf folder, kernel frames
+/// marked `_[k]`).
+fn fold(data: &Path, out: &Path) -> Result<(), String> {
+    use inferno::collapse::Collapse as _;
+    let perf = perf_program()?;
+    let mut script = Command::new(perf)
+        .arg("script")
+        .arg("-i")
+        .arg(data)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start perf script: {e}"))?;
+    let stdout = script.stdout.take().expect("piped stdout");
+    let mut options = inferno::collapse::perf::Options::default();
+    options.annotate_kernel = true;
+    let file = fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let folded = inferno::collapse::perf::Folder::from(options)
+        .collapse(BufReader::new(stdout), std::io::BufWriter::new(file))
+        .map_err(|e| e.to_string());
+    let status = script.wait().map_err(|e| e.to_string())?;
+    folded?;
+    if !status.success() {
+        return Err(format!("perf script: {status}"));
+    }
+    Ok(())
+}
+
+/// The flame graph of folded stacks: inferno's self-contained, searchable SVG.
+pub fn draw(folded: &Path, svg: &Path, title: &str) -> Result<(), String> {
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = title.to_string();
+    options.count_name = "samples".into();
+    let file = fs::File::create(svg).map_err(|e| format!("{}: {e}", svg.display()))?;
+    let mut writer = std::io::BufWriter::new(file);
+    inferno::flamegraph::from_files(&mut options, &[folded.to_path_buf()], &mut writer)
+        .map_err(|e| e.to_string())?;
+    writer.flush().map_err(|e| e.to_string())
+}
+
+/// The differential flame graph of `after` against `before` (inferno's, both
+/// normalised to the same total): `after`'s stacks, red where it spends more of its
+/// samples than `before`, blue where less.
+pub fn draw_difference(before: &Path, after: &Path, title: &str) -> Result<String, String> {
+    let open = |p: &Path| {
+        fs::File::open(p)
+            .map(BufReader::new)
+            .map_err(|e| format!("{}: {e}", p.display()))
+    };
+    let mut diff = Vec::new();
+    let options = inferno::differential::Options {
+        normalize: true,
+        ..Default::default()
+    };
+    inferno::differential::from_readers(options, open(before)?, open(after)?, &mut diff)
+        .map_err(|e| e.to_string())?;
+    let mut flame = inferno::flamegraph::Options::default();
+    flame.title = title.to_string();
+    flame.count_name = "samples".into();
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_reader(&mut flame, &diff[..], &mut svg).map_err(|e| e.to_string())?;
+    String::from_utf8(svg).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_paranoid_kernel_forbids_only_a_user_that_is_not_root() {
+        let why = paranoid_forbids(2, false).expect("forbidden");
+        assert!(why.contains("perf_event_paranoid is 2"), "{why}");
+        assert!(why.contains("sysctl kernel.perf_event_paranoid=1"), "{why}");
+        assert_eq!(paranoid_forbids(2, true), None);
+        assert_eq!(paranoid_forbids(1, false), None);
+        assert_eq!(paranoid_forbids(-1, false), None);
+    }
+}

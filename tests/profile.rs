@@ -1,0 +1,176 @@
+//! The profiled repetition (`echolab run --profile`, src/experiment/measurement/profile.rs
+//! and src/report/profiles/): real servers on loopback under the system's perf, the
+//! report's flame graphs and layer table, the repetition kept out of every verdict, and
+//! a run that goes on, saying why, when perf cannot profile.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{output_within, results_rows, write_scenario, BIN, COMMAND_LIMIT, RUN_LIMIT};
+
+/// select and epoll at 200 connections, two measured repetitions each.
+const SCENARIO: &str = r#"
+name = "profiled"
+models = ["select", "epoll"]
+repetitions = 2
+[server]
+workers = 1
+[load]
+size = 64
+duration = "1s"
+rate = 4000
+connect_timeout = "5s"
+[sweep]
+connections = [200]
+"#;
+
+/// `echolab run SCENARIO --out OUT --profile --quiet` with `env` set.
+fn run_profiled(dir: &Path, env: &[(&str, &str)]) -> Output {
+    let scenario = write_scenario(dir, SCENARIO);
+    let mut command = Command::new(BIN);
+    command
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .args(["--profile", "--quiet"])
+        .envs(env.iter().copied());
+    let output = output_within(&mut command, RUN_LIMIT);
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn report(dir: &Path) -> String {
+    let output = output_within(Command::new(BIN).arg("report").arg(dir), COMMAND_LIMIT);
+    assert!(output.status.success(), "{output:?}");
+    std::fs::read_to_string(dir.join("report.md")).unwrap()
+}
+
+/// Whether perf can profile here (root and perf on PATH); else a skip (a failure under CI).
+fn perf_usable(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let perf = Command::new("perf").arg("--version").output();
+    if root && perf.is_ok_and(|o| o.status.success()) {
+        return true;
+    }
+    common::skip(test, "profiling needs root and perf (Debian: linux-perf)");
+    false
+}
+
+#[test]
+fn a_profiled_run_draws_every_model_and_never_judges_the_profiled_repetition() {
+    let test = "a_profiled_run_draws_every_model_and_never_judges_the_profiled_repetition";
+    if !perf_usable(test) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    run_profiled(tmp.path(), &[]);
+    let out = tmp.path().join("out");
+    let rows = results_rows(&out);
+    // Two measured repetitions and one profiled per model, labelled.
+    for model in ["select", "epoll"] {
+        let mine: Vec<_> = rows.iter().filter(|r| r["model"] == model).collect();
+        let profiled: Vec<&str> = mine.iter().map(|r| r["profiled"].as_str()).collect();
+        assert_eq!(profiled, ["", "", "true"], "{model}");
+        assert_eq!(mine[2]["repetition"], "3");
+        let rep = out.join(model).join("c200-s64-r4000").join("rep-3");
+        let folded = std::fs::read_to_string(rep.join("server.folded")).unwrap();
+        assert!(folded.contains("_[k]"), "kernel stacks in {folded}");
+        assert!(
+            std::fs::read_to_string(rep.join("server-flame.svg"))
+                .unwrap()
+                .contains("<svg"),
+            "{model}'s flame graph"
+        );
+    }
+    let with = report(&out);
+    let start = with
+        .find("## Where the CPU goes")
+        .expect("the profiles section");
+    let end = start + with[start..].find("\n## All steps").unwrap();
+    let section = &with[start..end];
+    for model in ["select", "epoll"] {
+        assert!(
+            with.contains(&format!("(charts/flame-{model}-c200-s64-r4000.svg)")),
+            "{model}'s flame graph in the report"
+        );
+        let layer_row = format!("| {model} | c200-s64-r4000 | ");
+        let rows = section.matches(&layer_row).count();
+        assert_eq!(rows, 2, "{model}: overhead and layers\n{section}");
+    }
+    assert!(
+        section.contains("system-call entry/exit"),
+        "the layer table"
+    );
+    assert!(with.contains("(charts/flame-select-vs-epoll-c200-s64-r4000.svg)"));
+    // The same results without the profiled rows give the same report up to its
+    // profiles section: the verdict, claims and tables never saw them.
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    let at = header.split(',').position(|c| c == "profiled").unwrap();
+    let kept: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.split(',').nth(at) != Some("true"))
+        .collect();
+    assert_eq!(kept.len(), 5, "a header and four measured rows");
+    std::fs::write(out.join("results.csv"), kept.join("\n") + "\n").unwrap();
+    let without = report(&out);
+    let cut = |text: &str| {
+        let start = text.find("## Where the CPU goes").unwrap_or(text.len());
+        let end = text[start..]
+            .find("\n## All steps")
+            .map_or(text.len(), |e| start + e + 1);
+        format!("{}{}", &text[..start], &text[end..])
+    };
+    assert!(!without.contains("Where the CPU goes"));
+    assert_eq!(cut(&with), cut(&without));
+}
+
+#[test]
+fn a_perf_that_fails_is_named_and_the_run_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A perf whose events the kernel lacks: it fails at once, as perf does then.
+    let fake = tmp.path().join("perf");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'event syntax error: cycles not supported' >&2\nexit 129\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = run_profiled(tmp.path(), &[("ECHOLAB_PERF", fake.to_str().unwrap())]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let out = tmp.path().join("out");
+    let rows = results_rows(&out);
+    assert_eq!(rows.len(), 6, "every repetition ran");
+    assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let note = "select at c200-s64-r4000: server: perf record failed (exit status: 129): \
+                event syntax error: cycles not supported";
+    assert!(report.contains(note), "{report}\n{stderr}");
+    assert!(stderr.contains("not profiled"), "{stderr}");
+}
+
+#[test]
+fn no_perf_on_path_is_named_with_how_to_install_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A PATH that holds no perf: echolab's own processes need nothing from it.
+    let empty = tmp.path().join("bin");
+    std::fs::create_dir(&empty).unwrap();
+    run_profiled(tmp.path(), &[("PATH", empty.to_str().unwrap())]);
+    let out = tmp.path().join("out");
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let note = "epoll at c200-s64-r4000: no `perf` on PATH: install it (Debian: apt-get \
+                install linux-perf) to profile";
+    assert!(report.contains(note), "{report}");
+    assert_eq!(results_rows(&out).len(), 6);
+}
