@@ -466,6 +466,7 @@ mod tests {
                 column::GENERATOR_BOUND,
                 column::NET_SCOPE,
                 column::DISTURBED,
+                column::PROFILED,
             ]
         );
         assert!(!is_text("a_newer_column"));
