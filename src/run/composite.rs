@@ -21,8 +21,8 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
         .out
         .clone()
         .unwrap_or_else(|| default_out(&composite.name));
-    let _claim = match super::claim::claim(&out, args.force) {
-        Ok(claim) => claim,
+    let _lock = match super::lock::lock(&out, args.force) {
+        Ok(lock) => lock,
         Err(message) => return Ok(crate::load::usage_error("run", &message)),
     };
     crate::outln!(

@@ -3,8 +3,8 @@
 //!
 //! - [`composite`]: a scenario made of parts, each run into a folder of its own.
 
-mod claim;
 mod composite;
+mod lock;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -327,8 +327,8 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    let _claim = match claim::claim(&out, args.force) {
-        Ok(claim) => claim,
+    let _lock = match lock::lock(&out, args.force) {
+        Ok(lock) => lock,
         Err(message) => return Ok(crate::load::usage_error("run", &message)),
     };
     let outcome = run_into(&scenario, &out, &args)?;

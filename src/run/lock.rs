@@ -10,16 +10,16 @@ use std::path::Path;
 /// The lock file inside a results directory.
 pub const LOCK_FILE: &str = ".lock";
 
-/// The claim on a results directory: held while it lives (for the whole run).
-pub struct Claim {
+/// The lock on a results directory: held while it lives (for the whole run).
+pub struct Lock {
     _lock: File,
 }
 
-/// Claims `out` for this run: creates it, takes its lock, then refuses an earlier run's
+/// Locks `out` for this run: creates it, takes its lock, then refuses an earlier run's
 /// results in it (a manifest.json or a results.csv) unless `force`, which removes them
 /// first. A directory a live run holds is refused, `force` or not, naming that run.
 /// The error is a usage error's message.
-pub fn claim(out: &Path, force: bool) -> Result<Claim, String> {
+pub fn lock(out: &Path, force: bool) -> Result<Lock, String> {
     let shown = out.display();
     fs::create_dir_all(out).map_err(|e| format!("cannot create results directory {shown}: {e}"))?;
     let path = out.join(LOCK_FILE);
@@ -53,7 +53,7 @@ pub fn claim(out: &Path, force: bool) -> Result<Claim, String> {
         .and_then(|()| writeln!(lock, "{}", std::process::id()));
     recorded.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     clear_old_run(out, force)?;
-    Ok(Claim { _lock: lock })
+    Ok(Lock { _lock: lock })
 }
 
 /// Refuses a results directory an earlier run wrote (it has a manifest.json or a
