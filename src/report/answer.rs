@@ -126,12 +126,19 @@ pub fn sentence(v: &Verdict) -> String {
         let who = join_and(&names(v, group));
         parts.push(match ratios.as_slice() {
             [one] if group.len() == 1 => {
-                format!("{who} {} of {}'s", fmt_ratio_interval(one), v.ranking[0].0)
+                format!(
+                    "{who} {} of {}",
+                    fmt_ratio_interval(one),
+                    possessive(&v.ranking[0].0)
+                )
             }
             _ => {
                 let lo = ratios.iter().map(|c| c.ratio).fold(f64::INFINITY, f64::min);
                 let hi = ratios.iter().map(|c| c.ratio).fold(0.0, f64::max);
-                format!("{who} tie at ×{lo:.2}–{hi:.2} of {}'s", v.ranking[0].0)
+                format!(
+                    "{who} tie at ×{lo:.2}–{hi:.2} of {}",
+                    possessive(&v.ranking[0].0)
+                )
             }
         });
         rest = after;
@@ -199,6 +206,15 @@ fn picture(v: &Verdict) -> String {
     svg
 }
 
+/// "epoll's", "threads'": a model's name as the owner of a value.
+fn possessive(name: &str) -> String {
+    if name.ends_with('s') {
+        format!("{name}'")
+    } else {
+        format!("{name}'s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,6 +276,12 @@ mod tests {
             s.contains("; select and poll tie at ×3.00–3.03 of epoll's; a ×6.45 ("),
             "{s}"
         );
+    }
+
+    #[test]
+    fn a_name_ending_in_s_owns_with_an_apostrophe() {
+        assert_eq!(possessive("threads"), "threads'");
+        assert_eq!(possessive("epoll"), "epoll's");
     }
 
     #[test]
