@@ -71,6 +71,12 @@ pub fn meminfo_bytes(key: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Whether this is a CI run (`CI` set to anything but empty, `0` or `false`): the tests'
+/// skip policy, where a test that cannot run fails instead of skipping.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "False"))
+}
+
 /// Seconds since the Unix epoch, with microsecond resolution (0 on a clock before 1970).
 pub fn unix_now() -> f64 {
     std::time::SystemTime::now()

@@ -4,11 +4,8 @@
 use std::io::Write;
 use std::process::Command;
 
-/// Whether this is a CI run (`CI` set to anything but empty, `0` or `false`), where
-/// every test must run: a skip is a failure there.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "False"))
-}
+/// Whether this is a CI run, where every test must run: a skip is a failure there.
+pub use echolab::sys::in_ci;
 
 /// Skips the calling test (the caller returns right after) with `reason`. Under CI
 /// this panics instead. Otherwise the line `SKIPPED test: reason` is written straight

@@ -151,7 +151,7 @@ fn seeds(test: &str) -> Option<std::path::PathBuf> {
     if dir.is_dir() {
         return Some(dir);
     }
-    let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "False"));
+    let ci = crate::sys::in_ci();
     let reason = format!(
         "the reports are not at {} (set ECHOLAB_SEEDS=DIR to point at them)",
         dir.display()
