@@ -239,21 +239,7 @@ fn kill_members(dir: &Path, deadline: Instant) -> usize {
     // where the kernel has it. v1's `pids` hierarchy has neither: kill until empty.
     let _ = fs::write(dir.join("cgroup.freeze"), "1");
     let _ = fs::write(dir.join("cgroup.kill"), "1");
-    let mut signalled = std::collections::BTreeSet::new();
-    loop {
-        let pids = members(dir);
-        if pids.is_empty() || Instant::now() >= deadline {
-            break;
-        }
-        for pid in pids {
-            // SAFETY: kill has no memory preconditions; the pid is a member of a group
-            // an echolab runner made for its own child.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            signalled.insert(pid);
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    signalled.len()
+    super::process::kill_until_gone(deadline, || members(dir))
 }
 
 /// Removes the group `dir` once its killed members have left (they take a moment; a

@@ -17,6 +17,27 @@ pub use crate::sys::signal::{stop_requested, stop_signal};
 pub use crate::sys::spawn::cpu_set;
 use crate::sys::spawn::Supervision;
 
+/// SIGKILLs every pid `alive` lists, again until it lists none (a process forking while
+/// the list is read appears in the next read) or `deadline`; returns how many distinct
+/// pids were signalled. The callers list only processes echolab started: a group's
+/// members, or the descendants of a `remote run`.
+pub fn kill_until_gone(deadline: Instant, mut alive: impl FnMut() -> Vec<i32>) -> usize {
+    let mut signalled = std::collections::BTreeSet::new();
+    loop {
+        let pids = alive();
+        if pids.is_empty() || Instant::now() >= deadline {
+            return signalled.len();
+        }
+        for pid in pids {
+            // SAFETY: kill has no memory preconditions; the pid is one echolab started
+            // (see above), so no stranger is signalled.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            signalled.insert(pid);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Makes SIGINT and SIGTERM set the stop flag instead of killing the runner.
 pub fn install_stop_handlers() -> io::Result<()> {
     crate::sys::signal::install()

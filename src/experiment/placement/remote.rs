@@ -144,20 +144,12 @@ fn run(mkdir: &[PathBuf], command: &[String]) -> anyhow::Result<ExitCode> {
 /// their subreaper, this process is the parent of every orphan among them.
 fn end_descendants() {
     let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
+    super::process::kill_until_gone(deadline, || {
         // SAFETY: waitpid with a null status pointer and WNOHANG only reaps exited children.
         while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
         let tree = probe::process_tree(std::process::id());
-        if tree.len() <= 1 || Instant::now() >= deadline {
-            return;
-        }
-        for pid in &tree[1..] {
-            // SAFETY: kill has no memory preconditions; the pid is a descendant of this
-            // process, which started it for the session.
-            unsafe { libc::kill(*pid as libc::pid_t, libc::SIGKILL) };
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+        tree.iter().skip(1).map(|&pid| pid as libc::pid_t).collect()
+    });
 }
 
 /// The lines `snapshot` prints; [`parse_snapshot`] reads them back.
