@@ -109,12 +109,7 @@ fn check_overrides(args: &RunArgs, composite: &Scenario) -> Result<(), String> {
             composite.name
         ));
     }
-    if let Some(r) = args.repetitions {
-        let most = scenario::MAX_REPETITIONS;
-        if r < 1 || u64::from(r) > most {
-            return Err(format!("--repetitions must be 1 to {most}, not {r}"));
-        }
-    }
+    super::repetitions(args)?;
     // A label no part has would leave every part without models: refused here, not
     // found out part by part.
     let mut known = Vec::new();

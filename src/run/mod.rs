@@ -206,17 +206,24 @@ fn apply_overrides(scenario: &mut scenario::Scenario, args: &RunArgs) -> Result<
         }
         scenario.models.retain(|e| args.models.contains(&e.label));
     }
-    if let Some(r) = args.repetitions {
-        let most = scenario::MAX_REPETITIONS;
-        if r < 1 || u64::from(r) > most {
-            return Err(format!("--repetitions must be 1 to {most}, not {r}"));
-        }
+    if let Some(r) = repetitions(args)? {
         scenario.repetitions = r;
     }
     if let Some(ssh) = &mut scenario.ssh {
         ssh.install = args.install;
     }
     Ok(())
+}
+
+/// `--repetitions`, checked against its bounds; Err is a usage error.
+fn repetitions(args: &RunArgs) -> Result<Option<u32>, String> {
+    let most = scenario::MAX_REPETITIONS;
+    match args.repetitions {
+        Some(r) if r < 1 || u64::from(r) > most => {
+            Err(format!("--repetitions must be 1 to {most}, not {r}"))
+        }
+        r => Ok(r),
+    }
 }
 
 /// Judges and prints the `[thresholds]` of the run in `dir` (`part`: a composite's part);
