@@ -230,7 +230,7 @@ pub fn measure(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         &load.samples,
     );
     super::request_cost::measure(row, server.calls);
-    measure_net(row, server);
+    measure_net(row, server, load);
     if let (Some(cs), Some(cr), Some(si), Some(so)) = (
         row.client_bytes_sent,
         row.client_bytes_received,
@@ -297,19 +297,21 @@ fn measure_cpu(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         let sys = total - user;
         row.server_cpu_user_s = Some(round(user, 3));
         row.server_cpu_sys_s = Some(round(sys, 3));
-        if server.load_wall_s > 0.0 {
-            row.server_cpu_pct = Some(round((user + sys) / server.load_wall_s * 100.0, 1));
+        if let Some(window) = load_window_s(server, load) {
+            row.server_cpu_pct = Some(round(total / window * 100.0, 1));
         }
     }
     // The quiet-machine check: what the machine did besides this step's server and load.
-    if let (Some(a), Some(b), Some(server_pct), Some(load_pct)) = (
+    // The machine's and the server's CPU over the same readings' window, the runner's.
+    if let (Some(a), Some(b), Some(server_s), Some(load_pct)) = (
         server.machine_busy_at_load_start,
         server.machine_busy_at_load_end,
-        row.server_cpu_pct,
+        row.server_cpu_user_s.zip(row.server_cpu_sys_s).map(|(u, s)| u + s),
         row.load_cpu_pct,
     ) {
         if server.load_wall_s > 0.0 {
             let busy_pct = (b - a) / server.load_wall_s * 100.0;
+            let server_pct = server_s / server.load_wall_s * 100.0;
             // Clock ticks (10 ms) and the generators' own probe window blur the three
             // figures by a few %: the result is held within the machine's cores.
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
@@ -354,13 +356,23 @@ fn measure_memory(row: &mut Row, server: &ServerSide) {
     }
 }
 
+/// The seconds the server's rates are counted over: the load's own measured time. The
+/// runner's readings enclose it (taken before the generators start and after they exit),
+/// and a generator that starts late or takes long to exit would otherwise spread the
+/// same work over idle seconds. The runner's window where the load has no summary.
+fn load_window_s(server: &ServerSide, load: &LoadSide) -> Option<f64> {
+    let measured = load.summary.as_ref().map(|s| s.duration_s).filter(|d| *d > 0.0);
+    let window = measured.map_or(server.load_wall_s, |d| d.min(server.load_wall_s));
+    (window > 0.0).then_some(window)
+}
+
 /// The TCP counters of the server's namespace over the load.
-fn measure_net(row: &mut Row, server: &ServerSide) {
+fn measure_net(row: &mut Row, server: &ServerSide, load: &LoadSide) {
     if let (Some(a), Some(b)) = (server.net_at_load_start, server.net_at_load_end) {
         let d = b.since(&a);
-        if server.load_wall_s > 0.0 {
-            row.net_segs_in_per_s = Some(round(d.segs_in as f64 / server.load_wall_s, 1));
-            row.net_segs_out_per_s = Some(round(d.segs_out as f64 / server.load_wall_s, 1));
+        if let Some(window) = load_window_s(server, load) {
+            row.net_segs_in_per_s = Some(round(d.segs_in as f64 / window, 1));
+            row.net_segs_out_per_s = Some(round(d.segs_out as f64 / window, 1));
         }
         row.net_retrans_segs = Some(d.retrans_segs);
         row.net_resets_sent = Some(d.resets_sent);
@@ -701,6 +713,41 @@ mod tests {
         assert_eq!(row.server_cpu_user_s, Some(0.5));
         assert_eq!(row.server_cpu_pct, Some(75.0));
         assert_eq!(row.server_rss_per_conn_bytes, Some(3_000));
+    }
+
+    #[test]
+    fn rates_are_counted_over_the_loads_own_time_not_the_runners_readings() {
+        // The runner read the server 4 s apart, but the generator started 2.4 s late
+        // and measured 1.6 s: 430 segments and 0.16 s of CPU were spent in those 1.6 s.
+        let counters = |segs| super::super::netstat::NetCounters {
+            segs_in: segs,
+            segs_out: segs,
+            ..Default::default()
+        };
+        let server = ServerSide {
+            at_load_start: Some(sample(0.1, 1.0, 1_000_000)),
+            at_load_end: Some(sample(4.1, 1.0 + 0.16 / 1.5, 1_000_000)),
+            net_at_load_start: Some(counters(1_000)),
+            net_at_load_end: Some(counters(1_430)),
+            machine_busy_at_load_start: Some(10.0),
+            machine_busy_at_load_end: Some(10.4),
+            load_wall_s: 4.0,
+            ..server_side(server_summary())
+        };
+        let mut client = client();
+        client.duration_s = 1.6;
+        let load = LoadSide {
+            cpu_pct: Some(5.0),
+            ..load_side(client)
+        };
+        let mut row = Row::default();
+        measure(&mut row, &server, &load);
+        assert_eq!(row.net_segs_in_per_s, Some(268.8));
+        assert_eq!(row.net_segs_out_per_s, Some(268.8));
+        assert_eq!(row.server_cpu_pct, Some(10.0));
+        // The machine's busy time is read with the server's, over the runner's 4 s:
+        // 10 % busy, 4 % of it the server's, 5 % the generators'.
+        assert_eq!(row.interference_pct, Some(1.0));
     }
 
     #[test]
