@@ -238,6 +238,12 @@ pub fn compare(
     for (side, r) in [("OLD", old), ("NEW", new)] {
         warnings.extend(r.warnings.iter().map(|w| format!("{side}: {w}")));
     }
+    if old.dir != new.dir {
+        let old_rows = pairs.matched.iter().flat_map(|(a, _)| a.rows.iter().copied());
+        let new_rows = pairs.matched.iter().flat_map(|(_, b)| b.rows.iter().copied());
+        warnings.extend(disturbance("OLD", old_rows));
+        warnings.extend(disturbance("NEW", new_rows));
+    }
     let steps: Vec<StepChange> = pairs
         .matched
         .iter()
@@ -256,6 +262,35 @@ pub fn compare(
         only_old: pairs.only_old,
         only_new: pairs.only_new,
     })
+}
+
+/// The share of a run's compared repetitions that shared the machine (`disturbed`),
+/// worth a warning above a quarter. Within one run the models are interleaved and the
+/// machine's other work (another tenant's steal included) falls on both sides alike;
+/// between two runs it does not, and the test cannot tell it from a change.
+fn disturbance<'a>(side: &str, rows: impl Iterator<Item = &'a Record>) -> Option<String> {
+    let rows: Vec<&Record> = rows.collect();
+    let disturbed: Vec<&&Record> = rows
+        .iter()
+        .filter(|r| r.raw(column::DISTURBED) == "true")
+        .collect();
+    if rows.is_empty() || disturbed.len() * 4 <= rows.len() {
+        return None;
+    }
+    let mut taken: Vec<f64> = disturbed
+        .iter()
+        .filter_map(|r| r.num(column::INTERFERENCE_PCT))
+        .collect();
+    taken.sort_by(f64::total_cmp);
+    let median = taken.get(taken.len() / 2).copied().unwrap_or(0.0);
+    Some(format!(
+        "{side}: {} of {} repetitions shared the machine (in those, other work, a \
+         hypervisor's steal included, took a median {median:.1} % of a core): between two \
+         runs that is not in the test, so a change named here may be the machine's; compare \
+         two servers in one run, interleaved (docs/compare.md)",
+        disturbed.len(),
+        rows.len()
+    ))
 }
 
 fn step_change(
@@ -330,4 +365,49 @@ fn geomean<'a>(changes: impl Iterator<Item = &'a Change>) -> Option<Geomean> {
         new: (log_new / steps as f64).exp(),
         steps,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn rep(disturbed: bool, interference: f64) -> Record {
+        let raw: BTreeMap<String, String> = [
+            (column::DISTURBED, disturbed.to_string()),
+            (column::INTERFERENCE_PCT, interference.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        Record {
+            model: "epoll".into(),
+            step: "c100-s64".into(),
+            repetition: 1,
+            status: Status::Ok,
+            failure_reason: String::new(),
+            bytes_match: Some(true),
+            numbers: [(column::INTERFERENCE_PCT.to_string(), interference)].into(),
+            raw,
+        }
+    }
+
+    #[test]
+    fn a_run_that_shared_the_machine_is_said_to_have() {
+        // Three of eight shared it (above a quarter): the median interference of those
+        // three is named.
+        let mut rows: Vec<Record> = (0..5).map(|i| rep(false, i as f64)).collect();
+        rows.extend([rep(true, 19.2), rep(true, 30.0), rep(true, 12.5)]);
+        let warning = disturbance("NEW", rows.iter()).unwrap();
+        assert!(
+            warning.starts_with("NEW: 3 of 8 repetitions shared the machine"),
+            "{warning}"
+        );
+        assert!(warning.contains("a median 19.2 % of a core"), "{warning}");
+        // Two of eight is a quarter: no warning; none at all: none either.
+        let quarter: Vec<Record> = rows[..7].iter().cloned().chain([rep(false, 0.0)]).collect();
+        assert_eq!(disturbance("OLD", quarter.iter()), None);
+        assert_eq!(disturbance("OLD", rows[..5].iter()), None);
+        assert_eq!(disturbance("OLD", [].iter()), None);
+    }
 }

@@ -95,7 +95,7 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
 /// The command line's changes that a composite cannot take, refused before anything
 /// runs (a usage error): each part is its own scenario with its own models.
 fn check_overrides(args: &RunArgs, composite: &Scenario) -> Result<(), String> {
-    if args.server_cmd.is_some() {
+    if !args.server_cmd.is_empty() {
         return Err(format!(
             "--server-cmd cannot be added to '{}': it is made of parts, each with its own \
              models; run a part with it instead",

@@ -57,13 +57,15 @@ pub struct RunArgs {
 
     /// Add any echo server, given as a command with `{port}` (and `{addr}`), to the
     /// scenario's models: e.g. --server-cmd "node examples/servers/node-net.js {port}".
-    /// Relative paths are resolved against the current directory
+    /// Relative paths are resolved against the current directory. Repeat it to run
+    /// several (two builds of your server, interleaved in one run, compare the fairest)
     #[arg(long, value_name = "CMD")]
-    pub server_cmd: Option<String>,
+    pub server_cmd: Vec<String>,
 
-    /// The label of the --server-cmd server (default: its script's or program's name)
+    /// The label of the --server-cmd server (default: its script's or program's name);
+    /// with several, one per --server-cmd, in the same order
     #[arg(long, value_name = "LABEL", requires = "server_cmd")]
-    pub server_name: Option<String>,
+    pub server_name: Vec<String>,
 
     /// Compare the run with this earlier results directory (as `echolab compare DIR
     /// NEW`): the table after the verdict, and a section of the report
@@ -187,8 +189,16 @@ fn local_timestamp() -> String {
 /// The command line's changes to one scenario, the same for a plain run and for each
 /// part of a composite one; Err is a usage error.
 fn apply_overrides(scenario: &mut scenario::Scenario, args: &RunArgs) -> Result<(), String> {
-    if let Some(line) = &args.server_cmd {
-        add_server_cmd(scenario, line, args.server_name.as_deref())
+    if !args.server_name.is_empty() && args.server_name.len() != args.server_cmd.len() {
+        return Err(format!(
+            "{} --server-name for {} --server-cmd: give one label per server, in the same \
+             order, or none",
+            args.server_name.len(),
+            args.server_cmd.len()
+        ));
+    }
+    for (i, line) in args.server_cmd.iter().enumerate() {
+        add_server_cmd(scenario, line, args.server_name.get(i).map(String::as_str))
             .map_err(|e| format!("{e:#}"))?;
     }
     if !args.models.is_empty() {
@@ -451,5 +461,51 @@ mod tests {
         assert!(add_server_cmd(&mut s, "python3 srv.py 7000", Some("x")).is_err());
         assert!(add_server_cmd(&mut s, "python3 srv.py {port}", None).is_err());
         add_server_cmd(&mut s, "python3 srv.py {port}", Some("srv2")).unwrap();
+    }
+
+    #[test]
+    fn several_servers_are_added_in_order_each_with_its_label() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            run: RunArgs,
+        }
+        let args = |extra: &[&str]| {
+            let argv = ["echolab", "quick"].iter().chain(extra);
+            <Cli as clap::Parser>::try_parse_from(argv).unwrap().run
+        };
+        let quick = || scenario::parse("quick", "quick", scenario::BUILTIN[0].1).unwrap();
+        let two = [
+            "--server-cmd",
+            "./old-server {port}",
+            "--server-name",
+            "old",
+            "--server-cmd",
+            "./new-server {port}",
+            "--server-name",
+            "new",
+            "--models",
+            "old,new",
+        ];
+        let mut s = quick();
+        apply_overrides(&mut s, &args(&two)).unwrap();
+        let labels: Vec<&str> = s.models.iter().map(|m| m.label.as_str()).collect();
+        assert_eq!(labels, ["old", "new"]);
+        assert_eq!(
+            s.models[1].options.command.as_deref(),
+            Some(&["./new-server".to_string(), "{port}".to_string()][..])
+        );
+        // Unnamed, each takes its program's name.
+        let mut s = quick();
+        let unnamed = ["--server-cmd", "./a {port}", "--server-cmd", "./b {port}"];
+        apply_overrides(&mut s, &args(&unnamed)).unwrap();
+        assert_eq!(s.models.len(), 8);
+        // One name for two servers is refused, naming both counts.
+        let one_name = &two[..6];
+        let err = apply_overrides(&mut quick(), &args(one_name)).unwrap_err();
+        assert!(
+            err.starts_with("1 --server-name for 2 --server-cmd"),
+            "{err}"
+        );
     }
 }
