@@ -154,7 +154,7 @@ fn a_perf_that_fails_is_named_and_the_run_goes_on() {
     assert_eq!(rows.len(), 6, "every repetition ran");
     assert!(rows.iter().all(|r| r["status"] == "ok"), "{rows:?}");
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
-    let note = "select at c200-s64-r4000: server: perf record failed (exit status: 129): \
+    let note = "select at c200-s64-r4000: perf record failed (exit status: 129): \
                 event syntax error: cycles not supported";
     assert!(report.contains(note), "{report}\n{stderr}");
     assert!(stderr.contains("not profiled"), "{stderr}");
@@ -173,4 +173,67 @@ fn no_perf_on_path_is_named_with_how_to_install_it() {
                 install linux-perf) to profile";
     assert!(report.contains(note), "{report}");
     assert_eq!(results_rows(&out).len(), 6);
+}
+
+/// A thread per connection, 1 000 of them, each running far less than one sampling
+/// period (1 ms) in the repetition: sampled on every CPU, the server's graph holds most
+/// of the CPU time the server spent (all of it on a quiet machine, about half under two
+/// concurrent builds, where perf starts late). Followed as a process, perf sampled each
+/// thread on its own CPU time and kept a tenth (quiet) to a quarter (busy) of it.
+#[test]
+fn a_thread_per_connection_server_is_sampled_for_all_its_cpu_time() {
+    if !perf_usable("a_thread_per_connection_server_is_sampled_for_all_its_cpu_time") {
+        return;
+    }
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+name = "profiled-threads"
+models = ["threads"]
+repetitions = 1
+[load]
+size = 64
+duration = "1s"
+rate = 5000
+connect_rate = 10000
+connect_timeout = "5s"
+[sweep]
+connections = [1000]
+"#,
+    );
+    let out = tmp.path().join("out");
+    let output = output_within(
+        Command::new(BIN)
+            .arg("run")
+            .arg(&scenario)
+            .arg("--out")
+            .arg(&out)
+            .args(["--profile", "--quiet", "--no-report"]),
+        RUN_LIMIT,
+    );
+    assert!(output.status.success(), "{output:?}");
+    let rows = results_rows(&out);
+    let profiled = rows
+        .iter()
+        .find(|r| r["profiled"] == "true")
+        .expect("a profiled row");
+    let cpu_s: f64 = ["server_cpu_user_s", "server_cpu_sys_s"]
+        .iter()
+        .map(|c| profiled[*c].parse::<f64>().unwrap())
+        .sum();
+    // inferno weighs each folded stack by perf's period: nanoseconds of CPU clock.
+    let folded = std::fs::read_to_string(out.join("threads/c1000-s64-r5000/rep-2/server.folded"))
+        .expect("the server's samples");
+    let sampled_s: f64 = folded
+        .lines()
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum::<f64>()
+        / 1e9;
+    assert!(cpu_s > 0.05, "the server did work: {cpu_s} s");
+    assert!(
+        sampled_s >= cpu_s * 0.35,
+        "sampled {sampled_s:.3} s of the server's {cpu_s:.3} s of CPU"
+    );
 }

@@ -239,8 +239,14 @@ pub fn compare(
         warnings.extend(r.warnings.iter().map(|w| format!("{side}: {w}")));
     }
     if old.dir != new.dir {
-        let old_rows = pairs.matched.iter().flat_map(|(a, _)| a.rows.iter().copied());
-        let new_rows = pairs.matched.iter().flat_map(|(_, b)| b.rows.iter().copied());
+        let old_rows = pairs
+            .matched
+            .iter()
+            .flat_map(|(a, _)| a.rows.iter().copied());
+        let new_rows = pairs
+            .matched
+            .iter()
+            .flat_map(|(_, b)| b.rows.iter().copied());
         warnings.extend(disturbance("OLD", old_rows));
         warnings.extend(disturbance("NEW", new_rows));
     }
