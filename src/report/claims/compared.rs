@@ -363,14 +363,7 @@ pub(super) fn claim_17(rows: &[Record]) -> Judged {
         lower_is_better: false,
         fmt: |v| format!("{v:.2} MiB/s"),
     };
-    let model = rows
-        .iter()
-        .find(|r| ran(r))
-        .map_or(String::new(), |r| r.model.clone());
-    let stairs = values_of(
-        rows.iter().filter(|r| r.model == model && ran(r)),
-        column::CONNECTIONS,
-    );
+    let (model, stairs) = sweep_of(rows, column::CONNECTIONS);
     let mut numbers: Vec<String> = stairs
         .iter()
         .map(|&c| {
@@ -468,14 +461,7 @@ pub(super) fn claim_18(rows: &[Record]) -> Judged {
         lower_is_better: false,
         fmt: fmt_count,
     };
-    let model = rows
-        .iter()
-        .find(|r| ran(r))
-        .map_or(String::new(), |r| r.model.clone());
-    let delays = values_of(
-        rows.iter().filter(|r| r.model == model && ran(r)),
-        column::DELAY_MS,
-    );
+    let (model, delays) = sweep_of(rows, column::DELAY_MS);
     let mut numbers: Vec<String> = delays
         .iter()
         .rev()
@@ -525,14 +511,7 @@ pub(super) fn claim_20(rows: &[Record]) -> Judged {
         lower_is_better: false,
         fmt: fmt_latency,
     };
-    let model = rows
-        .iter()
-        .find(|r| ran(r))
-        .map_or(String::new(), |r| r.model.clone());
-    let steps = values_of(
-        rows.iter().filter(|r| r.model == model && ran(r)),
-        column::CONNECTIONS,
-    );
+    let (model, steps) = sweep_of(rows, column::CONNECTIONS);
     let tenths = |c: f64| {
         let at = |r: &Record| num(r, column::CONNECTIONS) == c;
         (
@@ -621,14 +600,7 @@ pub(super) fn claim_23(rows: &[Record]) -> Judged {
         lower_is_better: false,
         fmt: fmt_count,
     };
-    let model = rows
-        .iter()
-        .find(|r| ran(r))
-        .map_or(String::new(), |r| r.model.clone());
-    let clients = values_of(
-        rows.iter().filter(|r| r.model == model && ran(r)),
-        column::CONNECTIONS,
-    );
+    let (model, clients) = sweep_of(rows, column::CONNECTIONS);
     let at = |c: f64| {
         samples(
             rows,
@@ -685,4 +657,15 @@ fn host_scope(rows: &[Record]) -> Option<String> {
         .then(|| {
             "the counters are the whole machine's (net_scope host): other traffic counts too".into()
         })
+}
+
+/// The first model that ran and the distinct values of `c` among its rows that ran,
+/// ascending: the sweep of a claim on one model.
+fn sweep_of(rows: &[Record], c: &str) -> (String, Vec<f64>) {
+    let model = rows
+        .iter()
+        .find(|r| ran(r))
+        .map_or(String::new(), |r| r.model.clone());
+    let values = values_of(rows.iter().filter(|r| r.model == model && ran(r)), c);
+    (model, values)
 }
