@@ -1,7 +1,7 @@
 //! The built-in scenarios: scenarios/*.toml embedded in the binary.
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 33] = [
+pub const BUILTIN: [(&str, &str); 35] = [
     ("quick", include_str!("../../scenarios/quick.toml")),
     (
         "max-clients",
@@ -47,4 +47,6 @@ pub const BUILTIN: [(&str, &str); 33] = [
     ("claim-19", include_str!("../../scenarios/claim-19.toml")),
     ("claim-20", include_str!("../../scenarios/claim-20.toml")),
     ("claim-21", include_str!("../../scenarios/claim-21.toml")),
+    ("claim-22", include_str!("../../scenarios/claim-22.toml")),
+    ("claim-23", include_str!("../../scenarios/claim-23.toml")),
 ];

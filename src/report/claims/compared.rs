@@ -363,14 +363,7 @@ pub(super) fn claim_17(rows: &[Record]) -> Judged {
         lower_is_better: false,
         fmt: |v| format!("{v:.2} MiB/s"),
     };
-    let model = rows
-        .iter()
-        .find(|r| ran(r))
-        .map_or(String::new(), |r| r.model.clone());
-    let stairs = values_of(
-        rows.iter().filter(|r| r.model == model && ran(r)),
-        column::CONNECTIONS,
-    );
+    let (model, stairs) = sweep_of(rows, column::CONNECTIONS);
     let mut numbers: Vec<String> = stairs
         .iter()
         .map(|&c| {
@@ -407,24 +400,39 @@ pub(super) fn claim_17(rows: &[Record]) -> Judged {
     let (outcome, line) = contest(&upper, &lower, MIB_S);
     numbers.push(line.clone());
     numbers.push("the report: about 3.0 MB/s (2.86 MiB/s) up and down at most".into());
-    // A limit is shown, not assumed from a missing difference: the upper stairs are
-    // significantly slower, or the whole interval of their ratio lies within x1.05.
+    let (verdict, why) = no_growth(&upper, &lower, "speed", "connections", outcome, line);
+    (verdict, why, numbers)
+}
+
+/// A claim that a figure stops growing, judged from `outcome` and `line` of
+/// contest(upper, lower): refuted when `upper` (more `load`) is significantly higher,
+/// confirmed when it is significantly lower or a level is shown, "no difference" when
+/// neither. A level is shown, not assumed from a missing difference: the whole
+/// interval of the ratio lies within x1.05.
+fn no_growth(
+    upper: &Side,
+    lower: &Side,
+    what: &str,
+    load: &str,
+    outcome: Outcome,
+    line: String,
+) -> (ClaimVerdict, String) {
     let level = stats::compare(&lower.samples, &upper.samples).is_some_and(|c| {
         c.interval.0 >= 1.0 / stats::MIN_EFFECT && c.interval.1 <= stats::MIN_EFFECT
     });
-    let (verdict, why) = match outcome {
+    match outcome {
         Outcome::Holds => (
             ClaimVerdict::Refuted,
-            format!("the speed grew with the connections: {line}"),
+            format!("the {what} grew with the {load}: {line}"),
         ),
         Outcome::Opposite => (
             ClaimVerdict::Confirmed,
-            format!("more connections lowered the speed: {line}"),
+            format!("more {load} lowered the {what}: {line}"),
         ),
         Outcome::NoDifference if level => (
             ClaimVerdict::Confirmed,
             format!(
-                "more connections did not raise the speed: the ratio's whole interval lies \
+                "more {load} did not raise the {what}: the ratio's whole interval lies \
                  within x{}: {line}",
                 stats::MIN_EFFECT
             ),
@@ -439,11 +447,10 @@ pub(super) fn claim_17(rows: &[Record]) -> Judged {
         ),
         Outcome::TooFew => (
             ClaimVerdict::Inconclusive,
-            format!("too few stairs for p < 0.05: {line}"),
+            format!("too few repetitions for p < 0.05: {line}"),
         ),
         Outcome::Missing => (ClaimVerdict::Inconclusive, line),
-    };
-    (verdict, why, numbers)
+    }
 }
 
 /// Claim 18 (004, Case 6-11): more retransmissions at a request delay of 125 ms and
@@ -454,14 +461,7 @@ pub(super) fn claim_18(rows: &[Record]) -> Judged {
         lower_is_better: false,
         fmt: fmt_count,
     };
-    let model = rows
-        .iter()
-        .find(|r| ran(r))
-        .map_or(String::new(), |r| r.model.clone());
-    let delays = values_of(
-        rows.iter().filter(|r| r.model == model && ran(r)),
-        column::DELAY_MS,
-    );
+    let (model, delays) = sweep_of(rows, column::DELAY_MS);
     let mut numbers: Vec<String> = delays
         .iter()
         .rev()
@@ -490,15 +490,7 @@ pub(super) fn claim_18(rows: &[Record]) -> Judged {
     let long = side(false, "delay >= 250 ms");
     let (outcome, line) = contest(&short, &long, RETRANS);
     numbers.push(line.clone());
-    if rows
-        .iter()
-        .any(|r| ran(r) && r.raw(column::NET_SCOPE) == "host")
-    {
-        numbers.push(
-            "the counters are the whole machine's (net_scope host): other traffic counts too"
-                .into(),
-        );
-    }
+    numbers.extend(host_scope(rows));
     let (verdict, why) = verdict_of(&[(
         "more retransmissions at 125 ms and below than at 250 ms and above".into(),
         outcome,
@@ -519,14 +511,7 @@ pub(super) fn claim_20(rows: &[Record]) -> Judged {
         lower_is_better: false,
         fmt: fmt_latency,
     };
-    let model = rows
-        .iter()
-        .find(|r| ran(r))
-        .map_or(String::new(), |r| r.model.clone());
-    let steps = values_of(
-        rows.iter().filter(|r| r.model == model && ran(r)),
-        column::CONNECTIONS,
-    );
+    let (model, steps) = sweep_of(rows, column::CONNECTIONS);
     let tenths = |c: f64| {
         let at = |r: &Record| num(r, column::CONNECTIONS) == c;
         (
@@ -601,4 +586,86 @@ pub(super) fn claim_21(rows: &[Record]) -> Judged {
         rows,
         &[("select", "epoll", SPREAD, column::REQUESTS_PER_S_CV)],
     )
+}
+
+/// Claim 23 (004, Conclusion): the IO rate levels off at about 15 000 packets/s once 5 000
+/// clients are connected. The segments received per second (on loopback every segment
+/// is sent and received on this machine, so the count takes both directions, as a
+/// capture at the server does) at the most clients that ran against those at 5 000:
+/// refuted when significantly higher by x1.05 or more, confirmed when lower or the
+/// ratio's whole interval lies within x1.05, "no difference" otherwise.
+pub(super) fn claim_23(rows: &[Record]) -> Judged {
+    const RATE: Figure = Figure {
+        name: "segments received per second",
+        lower_is_better: false,
+        fmt: fmt_count,
+    };
+    let (model, clients) = sweep_of(rows, column::CONNECTIONS);
+    let at = |c: f64| {
+        samples(
+            rows,
+            &model,
+            |r| num(r, column::CONNECTIONS) == c,
+            column::NET_SEGS_IN_PER_S,
+        )
+    };
+    let mut numbers: Vec<String> = clients
+        .iter()
+        .map(|&c| {
+            let s = at(c);
+            format!(
+                "{} clients: segments received {}",
+                fmt_count(c),
+                stats::median(&s).map_or("no repetition passed".into(), |m| format!(
+                    "median {}/s over {} rep{}",
+                    fmt_count(m),
+                    s.len(),
+                    if s.len() == 1 { "" } else { "s" }
+                ))
+            )
+        })
+        .collect();
+    let from = clients.iter().copied().find(|&c| c >= 5000.0);
+    let (Some(from), Some(&top)) = (from, clients.last()) else {
+        return (
+            ClaimVerdict::Inconclusive,
+            "no step of 5 000 clients or more ran".into(),
+            numbers,
+        );
+    };
+    if top == from {
+        return (
+            ClaimVerdict::Inconclusive,
+            format!("only {} clients ran at 5 000 or more", fmt_count(top)),
+            numbers,
+        );
+    }
+    let upper = Side::new(format!("{} clients", fmt_count(top)), at(top));
+    let lower = Side::new(format!("{} clients", fmt_count(from)), at(from));
+    let (outcome, line) = contest(&upper, &lower, RATE);
+    numbers.push(line.clone());
+    numbers.push("the report: about 15 000 packets/s from 5 000 clients on".into());
+    numbers.extend(host_scope(rows));
+    let (verdict, why) = no_growth(&upper, &lower, "packet rate", "clients", outcome, line);
+    (verdict, why, numbers)
+}
+
+/// A note when a row's TCP counters are the whole machine's, not the step's own.
+fn host_scope(rows: &[Record]) -> Option<String> {
+    rows.iter()
+        .any(|r| ran(r) && r.raw(column::NET_SCOPE) == "host")
+        .then(|| {
+            "the counters are the whole machine's (net_scope host): other traffic counts too".into()
+        })
+}
+
+/// The first model that ran and the distinct values of `c` among its rows that ran,
+/// ascending: the sweep of a claim on one model.
+fn sweep_of(rows: &[Record], c: &str) -> (String, Vec<f64>) {
+    let model = rows
+        .iter()
+        .find(|r| ran(r))
+        .map_or(String::new(), |r| r.model.clone());
+    let values = values_of(rows.iter().filter(|r| r.model == model && ran(r)), c);
+    (model, values)
 }

@@ -1,5 +1,5 @@
 //! The Claims section: each claim of the classic studies judged from the rows of
-//! the scenario that tests it (`claim-1` .. `claim-21`). One pure function per
+//! the scenario that tests it (`claim-1` .. `claim-23`). One pure function per
 //! claim turns rows into the claim, its numbers with their spread over the
 //! repetitions, and a verdict with its reason; section() lays them out.
 
@@ -18,10 +18,10 @@ mod tests;
 use capacity::{claim_1, claim_16, claim_19, claim_2, claim_3, claim_7};
 use compared::{
     claim_10, claim_11, claim_12, claim_13, claim_14, claim_15, claim_17, claim_18, claim_20,
-    claim_21, claim_9,
+    claim_21, claim_23, claim_9,
 };
 pub use sources::{Kind, Source, CLAIMS};
-use speed::{claim_4, claim_5, claim_6, claim_8};
+use speed::{claim_22, claim_4, claim_5, claim_6, claim_8};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimVerdict {
@@ -54,7 +54,7 @@ impl ClaimVerdict {
 /// One claim judged.
 #[derive(Debug, Clone)]
 pub struct Claim {
-    /// 1 to 21.
+    /// 1 to 23.
     pub number: usize,
     pub numbers: Vec<String>,
     pub verdict: ClaimVerdict,
@@ -102,22 +102,15 @@ pub fn claim_of(scenario: &str) -> Option<usize> {
     (1..=CLAIMS.len()).contains(&n).then_some(n)
 }
 
-/// Claims that another claim's rows answer (the same load over the same steps, or a
-/// superset of them): `classic` runs one part for them. 004's 20 000 clients are claim
-/// 6's top step, 004's retransmissions are counted on claim 8's delay sweep (each step
-/// in its own namespace), and 000's three figures come from one load.
-const ALSO_JUDGED: [(usize, &[usize]); 3] = [(6, &[19, 20]), (8, &[18]), (10, &[11, 12])];
-
-/// The claims a scenario's rows judge: its own, then those [`ALSO_JUDGED`] from it
-/// (`claim-6` -> 6 and 19); none for a scenario that is not a claim's.
+/// The claims a scenario's rows judge: its own, then those declared judged from it
+/// ([`Source::judged_from`]: `claim-6` -> 6, 19 and 20); none for a scenario that is
+/// not a claim's.
 pub fn claims_of(scenario: &str) -> Vec<usize> {
     let Some(own) = claim_of(scenario) else {
         return Vec::new();
     };
-    let also = ALSO_JUDGED.iter().find(|(n, _)| *n == own);
-    std::iter::once(own)
-        .chain(also.into_iter().flat_map(|(_, more)| more.iter().copied()))
-        .collect()
+    let also = (1..=CLAIMS.len()).filter(|&n| CLAIMS[n - 1].judged_from == Some(own));
+    std::iter::once(own).chain(also).collect()
 }
 
 /// Judges claim `number` from its scenario's rows: its rule's verdict, unless the claim
@@ -176,7 +169,9 @@ fn by_rule(number: usize, rows: &[Record], limits: MachineLimits) -> Claim {
         18 => claim_18(rows),
         19 => claim_19(rows),
         20 => claim_20(rows),
-        _ => claim_21(rows),
+        21 => claim_21(rows),
+        22 => claim_22(rows),
+        _ => claim_23(rows),
     };
     Claim {
         number,
@@ -367,8 +362,18 @@ pub fn section(claims: &[Claim], link: impl Fn(usize) -> Option<String>) -> Vec<
             Block::Paragraph(format!("Claim: {}", c.text())),
             Block::Paragraph(format!("The report's setup: {}.", source.setup)),
             Block::Paragraph(format!("Test: {}", source.test)),
-            Block::Paragraph(format!("How echolab's setup differs: {}", source.differs)),
         ];
+        if let Some(from) = source.judged_from {
+            blocks.push(Block::Paragraph(format!(
+                "In classic, judged from claim-{from}'s rows (the same load); claim-{} runs \
+                 it alone.",
+                c.number
+            )));
+        }
+        blocks.push(Block::Paragraph(format!(
+            "How echolab's setup differs: {}",
+            source.differs
+        )));
         if !c.numbers.is_empty() {
             blocks.push(Block::List(c.numbers.clone()));
         }

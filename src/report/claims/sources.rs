@@ -33,14 +33,18 @@ pub struct Source {
     /// echolab's setup against the report's: every difference and why (this machine's
     /// limits, or a choice).
     pub differs: &'static str,
+    /// In classic, the claim whose scenario's rows judge this one too (the same load over
+    /// the same or more steps), so its own scenario is not run again there; None when
+    /// its own scenario runs.
+    pub judged_from: Option<usize>,
     pub kind: Kind,
 }
 
 /// The claims in the order the classic studies make them; claim N is tested by the
 /// built-in scenario `claim-N`. Claims 1 to 5 are the studies' common conclusions;
-/// 2, 6, 7 and 8 quote the report that made them; 9 to 21 are the reports' other
+/// 2, 6, 7 and 8 quote the report that made them; 9 to 23 are the reports' other
 /// conclusions, observations and hypotheses, in the order of the reports.
-pub const CLAIMS: [Source; 21] = [
+pub const CLAIMS: [Source; 23] = [
     Source {
         quote: "With select, it seems that we hit a physical limitation of FD_SETSIZE",
         file: "002_87dc33d9ed75de88.txt",
@@ -60,6 +64,7 @@ pub const CLAIMS: [Source; 21] = [
                 instead of 1 000 and 2 000 only; every connection held open together for 2 \
                 s so the count is of connections open at once; one machine on loopback \
                 (002 used a server and two client PCs).",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -82,6 +87,7 @@ pub const CLAIMS: [Source; 21] = [
                 the machine's other processes count too).",
         differs: "Rust, not Python 2.7; one machine on loopback; the step holds the \
                 connections (one echo), not 100 messages each.",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -106,6 +112,7 @@ pub const CLAIMS: [Source; 21] = [
                 of 100 000 connections would take minutes a repetition); one machine on \
                 loopback, 8 source addresses standing for the four client computers (one \
                 address has about 28 000 ephemeral ports).",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -136,6 +143,7 @@ pub const CLAIMS: [Source; 21] = [
                 or above FD_SETSIZE, and the listener and standard streams take four); \
                 13-byte messages as 001's; one machine on loopback, the server pinned to \
                 one core and the load to the other (001's clients ran on other machines).",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -164,6 +172,7 @@ pub const CLAIMS: [Source; 21] = [
                 wakeup (select's and epoll's accept loops alike), so 001's explanation \
                 does not separate them here; 13-byte messages as 001's; one machine on \
                 loopback, the server pinned to one core and the load to the other.",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -189,6 +198,7 @@ pub const CLAIMS: [Source; 21] = [
                 two cores standing for 004's two hosts; the 20 000 clients are split over \
                 two server processes and two load processes, since one process here may \
                 hold 20 000 fds.",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -217,6 +227,7 @@ pub const CLAIMS: [Source; 21] = [
                 (the report's notes beside the claim) are left out to fit the classic \
                 scenario's hour. Without root for cgroups and namespaces the claim is not \
                 run.",
+        judged_from: None,
         kind: Demonstration("the setup fixes the outcome: at 10 000 connections select must fail (FD_SETSIZE is 1 024, and 003 blames its own code), and 10 000 x 1 MiB (about 10 000 MiB) cannot cross a 100 Mbit/s link (about 360 MiB in 30 s), so epoll cannot pass either; the run shows how each server fails, it does not test the claim"),
     },
     Source {
@@ -240,6 +251,7 @@ pub const CLAIMS: [Source; 21] = [
                 cores standing for 004's two hosts. Each step runs in a network namespace \
                 of its own, so its TCP counters (the retransmissions claim 18 judges from \
                 these rows) are its alone.",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -267,6 +279,7 @@ pub const CLAIMS: [Source; 21] = [
                 scale is the same in every repetition: the p-value says the order held in \
                 every repetition run, and each model's first failure is listed with its \
                 reason.",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -290,6 +303,7 @@ pub const CLAIMS: [Source; 21] = [
                 machine over loopback (000 loaded the server from up to four other hosts): \
                 the server is pinned to one core and the load to the other, so neither \
                 waits for the other's CPU as it would not across hosts.",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -315,6 +329,7 @@ pub const CLAIMS: [Source; 21] = [
                 machine over loopback (000 loaded the server from up to four other hosts): \
                 the server is pinned to one core and the load to the other, so neither \
                 waits for the other's CPU as it would not across hosts.",
+        judged_from: Some(10),
         kind: Test,
     },
     Source {
@@ -338,6 +353,7 @@ pub const CLAIMS: [Source; 21] = [
                 machine over loopback (000 loaded the server from up to four other hosts): \
                 the server is pinned to one core and the load to the other, so neither \
                 waits for the other's CPU as it would not across hosts.",
+        judged_from: Some(10),
         kind: Test,
     },
     Source {
@@ -360,6 +376,7 @@ pub const CLAIMS: [Source; 21] = [
         differs: "Rust servers, the load generator on the same two-core machine over \
                 loopback (001 used two client machines): the server is pinned to one core \
                 and the load to the other.",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -383,6 +400,7 @@ pub const CLAIMS: [Source; 21] = [
                 few requests out).",
         differs: "Rust servers; the load generator shares the two cores with the server \
                 (001 used other machines), so two workers compete with it.",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -403,6 +421,7 @@ pub const CLAIMS: [Source; 21] = [
         differs: "two cores, not four, and the load generator runs on the same two cores, \
                 so the second worker competes with it: the gain here is a floor of the \
                 gain on a machine with cores to spare.",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -426,6 +445,7 @@ pub const CLAIMS: [Source; 21] = [
                 runs as 3 processes sharing the port (19 000 connections each at most) and \
                 the load as 3 processes (18 000 each), spread over 8 source addresses as \
                 002 spread it over two PCs.",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -456,6 +476,7 @@ pub const CLAIMS: [Source; 21] = [
                 its hosts network namespaces on a bridge; 29 % of a 2.4 GHz core is not a \
                 700 MHz core. Without root for cgroups and namespaces the claim is not \
                 run.",
+        judged_from: None,
         kind: Test,
     },
     Source {
@@ -481,6 +502,7 @@ pub const CLAIMS: [Source; 21] = [
                 retransmission; each step runs 6 s rather than 60 requests (60 s at 1000 \
                 ms). Without root for namespaces the counters are the whole machine's, and \
                 the numbers say so.",
+        judged_from: Some(8),
         kind: Untestable("retransmissions need a link whose queue overflows, as 004's LAN did; claim-8's rows run on an unshaped link in a namespace, where only the server's own stalls retransmit, and a shaped delay sweep does not fit the classic hour yet; the counts are listed, not judged"),
     },
     Source {
@@ -502,6 +524,7 @@ pub const CLAIMS: [Source; 21] = [
         differs: "one machine on loopback; one process may hold 20 000 fds here, so from \
                 10 000 on the server and the load are split over processes (10 000 \
                 connections each) and 8 source addresses.",
+        judged_from: Some(6),
         kind: Test,
     },
     Source {
@@ -528,6 +551,7 @@ pub const CLAIMS: [Source; 21] = [
                 004's two hosts; the 20 000 clients are split over two server and two load \
                 processes (20 000 fds a process here). In classic this claim is judged \
                 from claim-6's rows (the same load).",
+        judged_from: Some(6),
         kind: Test,
     },
     Source {
@@ -551,6 +575,68 @@ pub const CLAIMS: [Source; 21] = [
                 per second, not the server's packets per second; one machine on loopback, \
                 the server pinned to one core and the load to the other (001's clients ran \
                 on their own machines).",
+        judged_from: None,
+        kind: Test,
+    },
+    Source {
+        quote: "As we can see, the performance gap between select and epoll close in as \
+                the frequency of request increases.",
+        file: "001_847778bf516bd6a1.txt",
+        section: "Analysis, Case3 (against Case2)",
+        setup: "C select (level-triggered) and epoll (edge-triggered) servers, one thread \
+                each; test-a case 2: 1 024 clients, a request every 10 ms, about 3 \
+                minutes: select about 6 500 packets/s, epoll about 6 000 (epoll 8 % \
+                behind); case 3: 256 clients, 0.1 ms between requests, about 10 s: select \
+                115 000 packets/s, epoll 109 000 (5 % behind)",
+        test: "claim-4's load: select and epoll, one thread each pinned to CPU 0 (the \
+                load generator on CPU 1), 250 and 1 000 clients each sending 13 bytes, \
+                waiting for the echo and pausing 0.1, 1 or 10 ms, for 3 s per step, 5 \
+                repetitions. A repetition's gap is how far apart the two mean response \
+                times are (|ln| of epoll's over select's, the two run interleaved). At \
+                each client count the gaps at the 0.1 ms pause are compared with those at \
+                10 ms (Mann-Whitney U, p < 0.05): the gap closed when it shrank \
+                significantly by five points of the ratio or more, widened when it grew \
+                so. Confirmed when it closed at a client count and widened at none, \
+                refuted when it widened at one and closed at none, \"no difference\" when \
+                it did neither.",
+        differs: "001 compares two cases that differ in clients too (1 024 at 10 ms, 256 at \
+                0.1 ms); here the pause changes at a fixed client count, 250 and 1 000, so \
+                the gap follows the frequency alone; the mean response time rather than \
+                Wireshark's packets per second (as claim 4: in a closed loop with a fixed \
+                pause the rate follows from the response time); 3 s a step, not 3 minutes \
+                or 10 s; 13-byte messages as 001's; one machine on loopback, the server on \
+                one core and the load on the other. In classic this claim is judged from \
+                claim-4's rows (the same load).",
+        judged_from: Some(4),
+        kind: Test,
+    },
+    Source {
+        quote: "In terms of IO over the wireshark capture, there is a 15000 packets/s \
+                average limit for our server once the number of clients is at 5000.",
+        file: "004_4a07aa620c3379ed.txt",
+        section: "Analysis, Case 1-5",
+        setup: "an edge-triggered epoll server (004 does not name its language); cases \
+                1-5: 2 500, 5 000, 7 500, 10 000 and 20 000 clients, 60 requests each, \
+                1000 ms request delay; the packets per second of Wireshark IO graphs at \
+                the server, about 15 000 from 5 000 clients on",
+        test: "claim-6's load: epoll (one worker, on one core; the load on the other) \
+                with 2 500, 5 000, 10 000 and 20 000 clients, 30 requests of 64 bytes \
+                each, 1000 ms between an echo and the next request, 4 repetitions. The \
+                TCP segments received per second over the load (the kernel's counters; \
+                on loopback each segment is sent and received here, so both directions \
+                count, as in a capture at the server) at the most clients that ran are \
+                compared with those at 5 000 (Mann-Whitney U, p < 0.05): refuted when \
+                significantly higher by x1.05 or more (the rate kept growing), confirmed \
+                when lower or when the whole 95 % interval of the ratio lies within \
+                x1.05 (a level shown), \"no difference\" otherwise.",
+        differs: "the kernel's segment counters, not a Wireshark capture; 30 requests, not \
+                60; 7 500 left out (claim-6's steps); one machine on loopback, its two \
+                cores standing for 004's two hosts, the 20 000 clients split over two \
+                server and two load processes (20 000 fds a process here); the counters \
+                are the whole machine's, so other traffic counts too (the report says so \
+                when it does). In classic this claim is judged from claim-6's rows (the \
+                same load).",
+        judged_from: Some(6),
         kind: Test,
     },
 ];

@@ -1,9 +1,9 @@
-//! The speed claims (4, 5, 6 and 8): response times compared between models or
+//! The speed claims (4, 5, 6, 8 and 22): response times compared between models or
 //! along a sweep.
 
 use super::{
     column, models, num, ok_spread, ran, samples, spread, values_of, ClaimVerdict, Judged, Record,
-    Spread,
+    Spread, Status,
 };
 use crate::report::verdict::{fmt_count, fmt_latency};
 use crate::stats::{self, Comparison};
@@ -346,4 +346,103 @@ pub(super) fn claim_8(rows: &[Record]) -> Judged {
         let why = format!("no knee located: {overall} ({report})");
         (ClaimVerdict::Inconclusive, why, numbers)
     }
+}
+
+/// Claim 22 (001, Analysis, Case3): the gap between select and epoll closes as requests
+/// come more often. A repetition's gap is |ln| of epoll's mean response time over
+/// select's at the same step (the two ran interleaved in that repetition). At each
+/// client count the gaps at the shortest pause are compared with those at the longest
+/// (Mann-Whitney U, p < 0.05): the gap closed when it shrank significantly by ln 1.05 or
+/// more (five points of the ratio), widened when it grew so. Confirmed when it closed at
+/// a client count and widened at none, refuted when it widened at one and closed at
+/// none; "no difference" when it did neither anywhere.
+pub(super) fn claim_22(rows: &[Record]) -> Judged {
+    let ok = |model: &'static str| {
+        rows.iter()
+            .filter(move |r| r.model == model && r.status == Status::Ok)
+    };
+    let gaps = |clients: f64, delay: f64| -> Vec<f64> {
+        ok("select")
+            .filter(|s| num(s, column::CONNECTIONS) == clients && num(s, column::DELAY_MS) == delay)
+            .filter_map(|s| {
+                let e = ok("epoll").find(|e| e.step == s.step && e.repetition == s.repetition)?;
+                Some(
+                    (num(e, column::MEAN_US) / num(s, column::MEAN_US))
+                        .ln()
+                        .abs(),
+                )
+            })
+            .filter(|g| g.is_finite())
+            .collect()
+    };
+    let min_change = stats::MIN_EFFECT.ln();
+    let mut numbers = Vec::new();
+    let (mut closed, mut widened, mut neither, mut undecided) = (0, 0, 0, Vec::new());
+    for clients in values_of(rows.iter(), column::CONNECTIONS) {
+        let delays = values_of(
+            rows.iter()
+                .filter(|r| num(r, column::CONNECTIONS) == clients),
+            column::DELAY_MS,
+        );
+        let (Some(&short), Some(&long)) = (delays.first(), delays.last()) else {
+            continue;
+        };
+        let (at_long, at_short) = (gaps(clients, long), gaps(clients, short));
+        if short == long || at_long.is_empty() || at_short.is_empty() {
+            continue;
+        }
+        let c = stats::compare(&at_long, &at_short);
+        let (Some(l), Some(s), Some(c)) = (spread(at_long), spread(at_short), c) else {
+            continue;
+        };
+        let change = s.median - l.median;
+        let outcome = if c.significant() && change <= -min_change {
+            closed += 1;
+            "closed"
+        } else if c.significant() && change >= min_change {
+            widened += 1;
+            "widened"
+        } else {
+            neither += 1;
+            undecided.push(format!(
+                "{} clients: {}",
+                fmt_count(clients),
+                c.describe_p()
+            ));
+            "neither"
+        };
+        let pct = |v: f64| format!("{:.1} %", (v.exp() - 1.0) * 100.0);
+        numbers.push(format!(
+            "{} clients: the gap between select and epoll (their mean response times \
+             apart) {} at a {long} ms pause, {} at {short} ms ({outcome}, {})",
+            fmt_count(clients),
+            l.show(pct),
+            s.show(pct),
+            c.describe_p()
+        ));
+    }
+    let counts = closed + widened + neither;
+    let mut why = format!(
+        "from the longest pause to the shortest, the gap closed (by five points or more, \
+         significant) at {closed} of {counts} client counts, widened at {widened}"
+    );
+    if !undecided.is_empty() {
+        why += &format!("; neither at {}", undecided.join(", "));
+    }
+    let verdict = if counts == 0 {
+        return (
+            ClaimVerdict::Inconclusive,
+            "no client count where select and epoll both finished at two pauses".into(),
+            numbers,
+        );
+    } else if closed > 0 && widened == 0 {
+        ClaimVerdict::Confirmed
+    } else if widened > 0 && closed == 0 {
+        ClaimVerdict::Refuted
+    } else if neither == counts {
+        ClaimVerdict::NoDifference
+    } else {
+        ClaimVerdict::Inconclusive
+    };
+    (verdict, why, numbers)
 }

@@ -1,0 +1,153 @@
+//! Claims 22 and 23 from hand-built rows, and each claim's own test in the Claims
+//! section.
+
+use super::*;
+
+/// Five repetitions of select and epoll at `clients`, a pause of `delay` ms, epoll's
+/// mean response time `epoll_over_select` times select's in every repetition.
+fn gap(clients: f64, delay: f64, epoll_over_select: f64) -> Vec<Record> {
+    let step = format!("c{clients}-d{delay}");
+    let at = |mean: f64| {
+        [
+            (column::CONNECTIONS, clients),
+            (column::DELAY_MS, delay),
+            (column::MEAN_US, mean),
+        ]
+    };
+    let mut rows = reps5("select", &step, &at(500.0));
+    rows.extend(reps5("epoll", &step, &at(500.0 * epoll_over_select)));
+    rows
+}
+
+#[test]
+fn claim_22_the_gap_closes_as_requests_come_more_often() {
+    // 001: epoll 8 % behind at 10 ms, 5 % at 0.1 ms; here 20 % and 1 %.
+    let closes = [gap(250.0, 10.0, 1.2), gap(250.0, 0.1, 1.01)].concat();
+    let c = judge(22, &closes, MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.numbers,
+        [
+            "250 clients: the gap between select and epoll (their mean response times apart) \
+          median 20.0 % (20.0 %–20.0 %, 5 reps) at a 10 ms pause, median 1.0 % (1.0 %–1.0 %, \
+          5 reps) at 0.1 ms (closed, p = 0.0040, n = 5)"
+        ]
+    );
+    // The gap grows with the frequency, whichever server is ahead.
+    let widens = [gap(250.0, 10.0, 0.99), gap(250.0, 0.1, 0.8)].concat();
+    let c = judge(22, &widens, MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Refuted, "{}", c.why);
+    // The same gap at both pauses is no difference, never a confirmation.
+    let same = [gap(250.0, 10.0, 1.1), gap(250.0, 0.1, 1.1)].concat();
+    assert_eq!(verdict(22, &same), ClaimVerdict::NoDifference);
+    // A change below five points of the ratio is not a closing.
+    let slight = [gap(250.0, 10.0, 1.04), gap(250.0, 0.1, 1.01)].concat();
+    assert_eq!(verdict(22, &slight), ClaimVerdict::NoDifference);
+    // Closed at one client count, widened at another: undecided.
+    let mixed = [
+        closes.clone(),
+        gap(1000.0, 10.0, 1.0),
+        gap(1000.0, 0.1, 1.3),
+    ]
+    .concat();
+    assert_eq!(verdict(22, &mixed), ClaimVerdict::Inconclusive);
+    // Only one pause ran: nothing to compare.
+    assert_eq!(
+        verdict(22, &gap(250.0, 10.0, 1.2)),
+        ClaimVerdict::Inconclusive
+    );
+}
+
+/// Four repetitions of epoll at `clients` receiving `segments` per second.
+fn rate(clients: f64, segments: f64) -> Vec<Record> {
+    scaled_reps(
+        &[0.99, 1.0, 1.0, 1.01],
+        "epoll",
+        &format!("c{clients}"),
+        &[
+            (column::CONNECTIONS, clients),
+            (column::NET_SEGS_IN_PER_S, segments),
+        ],
+    )
+}
+
+#[test]
+fn claim_23_the_packet_rate_levels_off_from_5000_clients() {
+    // 004: about 15 000 packets/s from 5 000 clients on.
+    let level = [
+        rate(2500.0, 9000.0),
+        rate(5000.0, 15000.0),
+        rate(10000.0, 15100.0),
+        rate(20000.0, 15000.0),
+    ]
+    .concat();
+    let c = judge(23, &level, MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.numbers[3],
+        "20,000 clients: segments received median 15,000/s over 4 reps"
+    );
+    // The rate keeps growing with the clients: refuted.
+    let grows = [rate(5000.0, 15000.0), rate(20000.0, 60000.0)].concat();
+    let c = judge(23, &grows, MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Refuted, "{}", c.why);
+    assert!(
+        c.why.starts_with("the packet rate grew with the clients"),
+        "{}",
+        c.why
+    );
+    // Scattered too widely to show either: no difference, never a confirmation.
+    let mut scattered = rate(5000.0, 15000.0);
+    scattered.extend(scaled_reps(
+        &[0.7, 0.9, 1.1, 1.4],
+        "epoll",
+        "c20000",
+        &[
+            (column::CONNECTIONS, 20000.0),
+            (column::NET_SEGS_IN_PER_S, 15000.0),
+        ],
+    ));
+    assert_eq!(verdict(23, &scattered), ClaimVerdict::NoDifference);
+    // Nothing past 5 000 clients: nothing to compare.
+    let below = [rate(2500.0, 9000.0), rate(5000.0, 15000.0)].concat();
+    assert_eq!(verdict(23, &below), ClaimVerdict::Inconclusive);
+}
+
+/// The paragraphs of the Claims section's part for claim `number`.
+fn paragraphs(number: usize) -> Vec<String> {
+    let sections = section(&[Claim::not_run(number, "not root")], |_| None);
+    sections[1]
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Paragraph(p) => Some(p.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A claim judged from another claim's rows shows its own test, and says whose rows
+/// judge it in classic, from its declaration.
+#[test]
+fn each_claim_shows_its_own_test_and_whose_rows_judge_it() {
+    for (i, c) in CLAIMS.iter().enumerate() {
+        let shown = paragraphs(i + 1);
+        assert!(
+            shown.contains(&format!("Test: {}", c.test)),
+            "claim {} does not show its own test",
+            i + 1
+        );
+        let from = shown
+            .iter()
+            .find(|p| p.starts_with("In classic, judged from"));
+        assert_eq!(from.is_some(), c.judged_from.is_some(), "claim {}", i + 1);
+    }
+    assert!(paragraphs(11).contains(
+        &"In classic, judged from claim-10's rows (the same load); claim-11 runs it alone."
+            .to_string()
+    ));
+    assert_eq!(claims_of("claim-4"), [4, 22]);
+    assert_eq!(claims_of("claim-10"), [10, 11, 12]);
+    assert_eq!(claims_of("claim-6"), [6, 19, 20, 23]);
+    assert_eq!(claims_of("claim-8"), [8, 18]);
+}
