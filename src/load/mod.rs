@@ -18,6 +18,7 @@ pub mod merge;
 pub mod multi;
 pub mod preflight;
 pub mod schedule;
+mod summary_table;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -254,7 +255,7 @@ pub fn main(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let Some(summary) = outcome else {
         return Ok(ExitCode::from(EXIT_FAILED));
     };
-    crate::outln!("{}", measurements::human_summary(&summary));
+    crate::outln!("{}", summary_table::human_summary(&summary));
     Ok(exit_code(&summary, args.max_error_rate))
 }
 
@@ -291,7 +292,7 @@ pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
         summary.warnings.push(format!("partial merge: {missing}"));
         measurements::Outputs::rewrite_summary(&args.out, &summary)?;
     }
-    crate::outln!("{}", measurements::human_summary(&summary));
+    crate::outln!("{}", summary_table::human_summary(&summary));
     for warning in &summary.warnings {
         crate::errln!("warning: {warning}");
     }

@@ -306,7 +306,9 @@ fn measure_cpu(row: &mut Row, server: &ServerSide, load: &LoadSide) {
     if let (Some(a), Some(b), Some(server_s), Some(load_pct)) = (
         server.machine_busy_at_load_start,
         server.machine_busy_at_load_end,
-        row.server_cpu_user_s.zip(row.server_cpu_sys_s).map(|(u, s)| u + s),
+        row.server_cpu_user_s
+            .zip(row.server_cpu_sys_s)
+            .map(|(u, s)| u + s),
         row.load_cpu_pct,
     ) {
         if server.load_wall_s > 0.0 {
@@ -361,7 +363,11 @@ fn measure_memory(row: &mut Row, server: &ServerSide) {
 /// and a generator that starts late or takes long to exit would otherwise spread the
 /// same work over idle seconds. The runner's window where the load has no summary.
 fn load_window_s(server: &ServerSide, load: &LoadSide) -> Option<f64> {
-    let measured = load.summary.as_ref().map(|s| s.duration_s).filter(|d| *d > 0.0);
+    let measured = load
+        .summary
+        .as_ref()
+        .map(|s| s.duration_s)
+        .filter(|d| *d > 0.0);
     let window = measured.map_or(server.load_wall_s, |d| d.min(server.load_wall_s));
     (window > 0.0).then_some(window)
 }
