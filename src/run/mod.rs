@@ -13,6 +13,9 @@ use crate::experiment::orchestration::runner::RunOutcome;
 use crate::experiment::{self, orchestration::results_csv};
 use crate::scenario;
 
+/// How `echolab run` is called, for its usage errors.
+const USAGE: &str = "run [OPTIONS] [SCENARIO]";
+
 /// `echolab run`: an experiment.
 #[derive(clap::Args, Debug, Clone)]
 #[command(
@@ -307,13 +310,13 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         .and_then(|(origin, default_name, text)| scenario::parse(&origin, &default_name, &text));
     let mut scenario = match found {
         Ok(scenario) => scenario,
-        Err(e) => return Ok(crate::load::usage_error("run", &format!("{e:#}"))),
+        Err(e) => return Ok(crate::console::usage_error(USAGE, &format!("{e:#}"))),
     };
     if !scenario.parts.is_empty() {
         return composite::run(&args, &scenario);
     }
     if let Err(message) = apply_overrides(&mut scenario, &args) {
-        return Ok(crate::load::usage_error("run", &message));
+        return Ok(crate::console::usage_error(USAGE, &message));
     }
     if args.profile && scenario.profiled.is_none() {
         scenario.profiled = Some(scenario::Profiled::Heaviest);
@@ -328,15 +331,15 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         // Checked before the run: a baseline that cannot be read would be found out
         // only after it.
         if let Err(e) = crate::report::data::load(baseline) {
-            return Ok(crate::load::usage_error(
-                "run",
+            return Ok(crate::console::usage_error(
+                USAGE,
                 &format!("--baseline: {e:#}"),
             ));
         }
     }
     let _lock = match lock::lock(&out, args.force) {
         Ok(lock) => lock,
-        Err(message) => return Ok(crate::load::usage_error("run", &message)),
+        Err(message) => return Ok(crate::console::usage_error(USAGE, &message)),
     };
     let outcome = run_into(&scenario, &out, &args)?;
     let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
