@@ -59,7 +59,8 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
         match run_part(&part.locator, &dir, args) {
             Ok(stopped) => {
                 interrupted = stopped;
-                unmet += print_thresholds(&dir, Some(&part.name), args.enforce_thresholds);
+                let results = crate::report::data::load(&dir);
+                unmet += print_thresholds(&results, Some(&part.name), args.enforce_thresholds);
             }
             Err(e) => {
                 crate::errln!("part {} could not run: {e:#}", part.name);
