@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::io::{self, Write};
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
@@ -51,4 +52,30 @@ macro_rules! err {
 macro_rules! errln {
     () => { $crate::console::write_err(format_args!("\n")) };
     ($($arg:tt)*) => { $crate::console::write_err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// Exit code of a usage error (as clap's own parse errors).
+pub const EXIT_USAGE: u8 = 2;
+
+/// Prints a usage error the way clap does and returns exit code 2. `usage` is the verb
+/// and its arguments as each verb's module declares them (`run [OPTIONS] [SCENARIO]`).
+pub fn usage_error(usage: &str, message: &str) -> ExitCode {
+    write_err(format_args!("{}\n", usage_text(usage, message)));
+    ExitCode::from(EXIT_USAGE)
+}
+
+fn usage_text(usage: &str, message: &str) -> String {
+    format!("error: {message}\n\nUsage: echolab {usage}\n\nFor more information, try '--help'.")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_usage_error_reads_as_clap_writes_one() {
+        assert_eq!(
+            super::usage_text("run [OPTIONS] [SCENARIO]", "--repetitions must be at least 1"),
+            "error: --repetitions must be at least 1\n\nUsage: echolab run [OPTIONS] [SCENARIO]\n\n\
+             For more information, try '--help'."
+        );
+    }
 }

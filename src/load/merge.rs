@@ -24,6 +24,18 @@ pub fn read_summary(dir: &Path) -> anyhow::Result<LoadSummary> {
 /// twice, `--out` equal to an input, shards that share connections (`0/2` with `1/3`), parts
 /// with different message sizes or modes (closed and open loop).
 pub fn check_mergeable(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
+    check_distinct(dirs, out)?;
+    let parts: Vec<LoadSummary> = dirs
+        .iter()
+        .map(|d| read_summary(d).map_err(|e| format!("{e:#}")))
+        .collect::<Result<_, _>>()?;
+    check_same_load(dirs, &parts)?;
+    check_sums(&parts)?;
+    check_shards(dirs, &parts)
+}
+
+/// Each input once, and none of them the output.
+fn check_distinct(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
     let canonical = |dir: &Path| std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     let out = canonical(out);
     let mut seen: Vec<PathBuf> = Vec::new();
@@ -40,12 +52,13 @@ pub fn check_mergeable(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
         }
         seen.push(path);
     }
-    let parts: Vec<LoadSummary> = dirs
-        .iter()
-        .map(|d| read_summary(d).map_err(|e| format!("{e:#}")))
-        .collect::<Result<_, _>>()?;
+    Ok(())
+}
+
+/// Every part sent the same messages, after the same warm-up, in the same loop.
+fn check_same_load(dirs: &[PathBuf], parts: &[LoadSummary]) -> Result<(), String> {
     let first = (&dirs[0], &parts[0]);
-    for (dir, part) in dirs.iter().zip(&parts).skip(1) {
+    for (dir, part) in dirs.iter().zip(parts).skip(1) {
         if part.message_bytes != first.1.message_bytes {
             return Err(format!(
                 "{} sent {}-byte messages but {} sent {}-byte ones",
@@ -74,10 +87,14 @@ pub fn check_mergeable(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
             ));
         }
     }
-    check_sums(&parts)?;
+    Ok(())
+}
+
+/// Shards and whole loads are not mixed, and no two shards share a connection.
+fn check_shards(dirs: &[PathBuf], parts: &[LoadSummary]) -> Result<(), String> {
     // An unsharded part opened every connection id: beside a shard its ids repeat.
     if parts.iter().any(|p| p.shard.is_some()) {
-        if let Some((dir, _)) = dirs.iter().zip(&parts).find(|(_, p)| p.shard.is_none()) {
+        if let Some((dir, _)) = dirs.iter().zip(parts).find(|(_, p)| p.shard.is_none()) {
             return Err(format!(
                 "{} is not a shard (no --shard): it opened every connection id, which the \
                  shards among the inputs share",
@@ -87,7 +104,7 @@ pub fn check_mergeable(dirs: &[PathBuf], out: &Path) -> Result<(), String> {
     }
     let shards: Vec<(&PathBuf, (u64, u64))> = dirs
         .iter()
-        .zip(&parts)
+        .zip(parts)
         .filter_map(|(dir, p)| Some((dir, super::schedule::parse_shard(p.shard.as_ref()?).ok()?)))
         .collect();
     for (i, (dir_a, a)) in shards.iter().enumerate() {

@@ -18,6 +18,7 @@ pub mod merge;
 pub mod multi;
 pub mod preflight;
 pub mod schedule;
+mod summary_table;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -26,10 +27,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::console::usage_error;
 use crate::units::{parse_duration, parse_size};
 
-/// Exit code of a usage error (as clap's own parse errors).
-pub const EXIT_USAGE: u8 = 2;
+pub use crate::console::EXIT_USAGE;
 /// Exit code of a run that failed `--max-error-rate` or could not run at all.
 pub const EXIT_FAILED: u8 = 1;
 
@@ -226,23 +227,15 @@ pub struct MergeArgs {
     pub allow_partial: bool,
 }
 
-/// Prints a usage error the way clap does and returns exit code 2.
-pub(crate) fn usage_error(verb: &str, message: &str) -> ExitCode {
-    crate::errln!(
-        "error: {message}\n\nUsage: echolab {verb} {}\n\nFor more information, try '--help'.",
-        match verb {
-            "load" => "--target HOST:PORT [OPTIONS]",
-            "run" => "[OPTIONS] [SCENARIO]",
-            _ => "AGENT_DIR... --out DIR",
-        }
-    );
-    ExitCode::from(EXIT_USAGE)
-}
+/// How `echolab load` is called, for its usage errors.
+const USAGE: &str = "load --target HOST:PORT [OPTIONS]";
+/// How `echolab merge` is called, for its usage errors.
+const MERGE_USAGE: &str = "merge AGENT_DIR... --out DIR";
 
 pub fn main(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let plan = match schedule::Plan::from_args(&args) {
         Ok(plan) => plan,
-        Err(message) => return Ok(usage_error("load", &message)),
+        Err(message) => return Ok(usage_error(USAGE, &message)),
     };
     crate::sys::ignore_sigpipe();
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
@@ -254,7 +247,7 @@ pub fn main(args: LoadArgs) -> anyhow::Result<ExitCode> {
     let Some(summary) = outcome else {
         return Ok(ExitCode::from(EXIT_FAILED));
     };
-    crate::outln!("{}", measurements::human_summary(&summary));
+    crate::outln!("{}", summary_table::human_summary(&summary));
     Ok(exit_code(&summary, args.max_error_rate))
 }
 
@@ -262,7 +255,7 @@ pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
     if let Some(rate) = args.max_error_rate {
         if !(0.0..=1.0).contains(&rate) {
             return Ok(usage_error(
-                "merge",
+                MERGE_USAGE,
                 "--max-error-rate must be between 0 and 1",
             ));
         }
@@ -270,13 +263,13 @@ pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
     for dir in &args.dirs {
         if !dir.join("summary.json").is_file() {
             return Ok(usage_error(
-                "merge",
+                MERGE_USAGE,
                 &format!("{} has no summary.json", dir.display()),
             ));
         }
     }
     if let Err(message) = merge::check_mergeable(&args.dirs, &args.out) {
-        return Ok(usage_error("merge", &message));
+        return Ok(usage_error(MERGE_USAGE, &message));
     }
     let missing = merge::missing_shards(&args.dirs);
     if let (Some(missing), false) = (&missing, args.allow_partial) {
@@ -284,14 +277,14 @@ pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
             "{missing}: a merge of some agents is not the whole load; add --allow-partial \
              to merge them anyway"
         );
-        return Ok(usage_error("merge", &message));
+        return Ok(usage_error(MERGE_USAGE, &message));
     }
     let mut summary = merge::merge_dirs(&args.dirs, &args.out)?;
     if let Some(missing) = missing {
         summary.warnings.push(format!("partial merge: {missing}"));
         measurements::Outputs::rewrite_summary(&args.out, &summary)?;
     }
-    crate::outln!("{}", measurements::human_summary(&summary));
+    crate::outln!("{}", summary_table::human_summary(&summary));
     for warning in &summary.warnings {
         crate::errln!("warning: {warning}");
     }

@@ -130,6 +130,21 @@ pub(super) fn notes(results: &Results) -> Vec<String> {
 }
 
 pub(super) fn alerts(results: &Results) -> Vec<String> {
+    let mut alerts = whole_run_alerts(results);
+    for status in [
+        Status::Interrupted,
+        Status::Failed,
+        Status::NotRun,
+        Status::Skipped,
+    ] {
+        alerts.extend(status_alert(results, status));
+    }
+    alerts.extend(results.warnings.iter().cloned());
+    alerts
+}
+
+/// What concerns the run as a whole: interrupted, no rows, models that left no row.
+fn whole_run_alerts(results: &Results) -> Vec<String> {
     let mut alerts = Vec::new();
     if results.manifest.interrupted {
         alerts.push(
@@ -158,63 +173,68 @@ pub(super) fn alerts(results: &Results) -> Vec<String> {
             unrecorded.join(", ")
         ));
     }
-    for status in [
-        Status::Interrupted,
-        Status::Failed,
-        Status::NotRun,
-        Status::Skipped,
-    ] {
-        // Group repetitions of one step so each step is listed once.
-        let mut steps: Vec<(String, String, Vec<u32>, String)> = Vec::new();
-        let mut index: std::collections::HashMap<(&str, &str), usize> = Default::default();
-        for row in results.rows.iter().filter(|r| r.status == status) {
-            match index.get(&(row.model.as_str(), row.step.as_str())) {
-                Some(&i) => steps[i].2.push(row.repetition),
-                None => steps.push((
-                    row.model.clone(),
-                    row.step.clone(),
-                    vec![row.repetition],
-                    row.failure_reason.clone(),
-                )),
-            }
-            let next = steps.len() - 1;
-            index
-                .entry((row.model.as_str(), row.step.as_str()))
-                .or_insert(next);
-        }
-        if steps.is_empty() {
-            continue;
-        }
-        let total: usize = steps.iter().map(|s| s.2.len()).sum();
-        let list: Vec<String> = steps
-            .iter()
-            .map(|(m, s, reps, reason)| {
-                let reps: Vec<String> = reps.iter().map(u32::to_string).collect();
-                let reason = if reason.is_empty() {
-                    "no reason recorded"
-                } else {
-                    reason
-                };
-                format!("{m} {s} (rep {}): {reason}", reps.join(", "))
-            })
-            .collect();
-        let verb = match (status, total) {
-            (Status::Failed, _) => "failed",
-            (Status::NotRun, 1) => "was not run",
-            (Status::NotRun, _) => "were not run",
-            (Status::Skipped, 1) => "was skipped",
-            (Status::Skipped, _) => "were skipped",
-            (_, 1) => "was interrupted",
-            _ => "were interrupted",
-        };
-        alerts.push(format!(
-            "{total} repetition{} {verb}: {}.",
-            if total == 1 { "" } else { "s" },
-            list.join("; ")
-        ));
-    }
-    alerts.extend(results.warnings.iter().cloned());
     alerts
+}
+
+/// One step's rows of a status: model, step, their repetitions and the first reason.
+type StepReps = (String, String, Vec<u32>, String);
+
+/// The rows of one status, repetitions of a step grouped so each step is listed once.
+fn steps_with_status(results: &Results, status: Status) -> Vec<StepReps> {
+    let mut steps: Vec<StepReps> = Vec::new();
+    let mut index: std::collections::HashMap<(&str, &str), usize> = Default::default();
+    for row in results.rows.iter().filter(|r| r.status == status) {
+        match index.get(&(row.model.as_str(), row.step.as_str())) {
+            Some(&i) => steps[i].2.push(row.repetition),
+            None => steps.push((
+                row.model.clone(),
+                row.step.clone(),
+                vec![row.repetition],
+                row.failure_reason.clone(),
+            )),
+        }
+        let next = steps.len() - 1;
+        index
+            .entry((row.model.as_str(), row.step.as_str()))
+            .or_insert(next);
+    }
+    steps
+}
+
+/// The repetitions that ended with `status`, each step listed with its reason; None
+/// when there are none.
+fn status_alert(results: &Results, status: Status) -> Option<String> {
+    let steps = steps_with_status(results, status);
+    if steps.is_empty() {
+        return None;
+    }
+    let total: usize = steps.iter().map(|s| s.2.len()).sum();
+    let list: Vec<String> = steps
+        .iter()
+        .map(|(m, s, reps, reason)| {
+            let reps: Vec<String> = reps.iter().map(u32::to_string).collect();
+            let reason = if reason.is_empty() {
+                "no reason recorded"
+            } else {
+                reason
+            };
+            format!("{m} {s} (rep {}): {reason}", reps.join(", "))
+        })
+        .collect();
+    let verb = match (status, total) {
+        (Status::Failed, _) => "failed",
+        (Status::NotRun, 1) => "was not run",
+        (Status::NotRun, _) => "were not run",
+        (Status::Skipped, 1) => "was skipped",
+        (Status::Skipped, _) => "were skipped",
+        (_, 1) => "was interrupted",
+        _ => "were interrupted",
+    };
+    Some(format!(
+        "{total} repetition{} {verb}: {}.",
+        if total == 1 { "" } else { "s" },
+        list.join("; ")
+    ))
 }
 
 fn utc(unix: f64) -> String {

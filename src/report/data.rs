@@ -241,73 +241,109 @@ fn read_results_csv(
     let mut impossible_cells = Impossible::default();
     for record in reader.records() {
         let (record, line) = record_with_line(record, path)?;
-        let at = |column: &str, message: String| {
-            anyhow::anyhow!("{} line {line}, column {column}: {message}", path.display())
-        };
-        let mut raw = BTreeMap::new();
-        let mut numbers = BTreeMap::new();
-        for (column, value) in header.iter().zip(record.iter()) {
-            let value = value.trim();
-            // Text as the runner gave it: a label `-x` must still name model `-x`.
-            let value = if is_text(column) {
-                crate::results::restore(value)
-            } else {
-                value
-            };
-            // Escaped: a results.csv from an older echolab may quote a server's raw stderr.
-            raw.insert(
-                column.clone(),
-                crate::units::escape_controls(value, usize::MAX),
-            );
-            if is_text(column) || value.is_empty() {
-                continue;
-            }
-            let number: f64 = value
-                .parse()
-                .map_err(|_| at(column, format!("'{value}' is not a number")))?;
-            if let Some(why) = impossible(column, number) {
-                impossible_cells.add(line, column, value, why);
-                raw.insert(column.clone(), String::new());
-                continue;
-            }
-            numbers.insert(column.clone(), number);
-        }
-        let model = raw[column::MODEL].clone();
-        if model.is_empty() {
-            return Err(at(column::MODEL, "empty model name".into()));
-        }
-        let repetition: u32 = raw[column::REPETITION].parse().map_err(|_| {
-            at(
-                column::REPETITION,
-                format!("'{}' is not a repetition number", raw[column::REPETITION]),
-            )
-        })?;
-        let status: Status = raw[column::STATUS]
-            .parse()
-            .map_err(|e| at(column::STATUS, e))?;
-        let bytes_match = match raw.get(column::BYTES_MATCH).map(String::as_str) {
-            None | Some("") => None,
-            Some("true" | "1") => Some(true),
-            Some("false" | "0") => Some(false),
-            Some(other) => {
-                return Err(at(
-                    column::BYTES_MATCH,
-                    format!("'{other}' is not true or false"),
-                ))
-            }
-        };
-        rows.push(Record {
-            step: raw[column::STEP].clone(),
-            failure_reason: raw.get(column::FAILURE_REASON).cloned().unwrap_or_default(),
-            model,
-            repetition,
-            status,
-            bytes_match,
-            numbers,
-            raw,
-        });
+        let at = CellAt { path, line };
+        let (raw, numbers) = read_cells(&header, &record, at, &mut impossible_cells)?;
+        rows.push(record_of(raw, numbers, at)?);
     }
     Ok((header, rows, impossible_cells))
+}
+
+/// Where a cell of results.csv is, for its error.
+#[derive(Clone, Copy)]
+struct CellAt<'a> {
+    path: &'a Path,
+    line: u64,
+}
+
+impl CellAt<'_> {
+    fn error(self, column: &str, message: String) -> anyhow::Error {
+        anyhow::anyhow!(
+            "{} line {}, column {column}: {message}",
+            self.path.display(),
+            self.line
+        )
+    }
+}
+
+/// One row's cells: every cell as text (escaped), and the numeric ones as numbers; an
+/// impossible number is counted and blanked.
+fn read_cells(
+    header: &[String],
+    record: &csv::StringRecord,
+    at: CellAt,
+    impossible_cells: &mut Impossible,
+) -> anyhow::Result<(BTreeMap<String, String>, BTreeMap<String, f64>)> {
+    let mut raw = BTreeMap::new();
+    let mut numbers = BTreeMap::new();
+    for (column, value) in header.iter().zip(record.iter()) {
+        let value = value.trim();
+        // Text as the runner gave it: a label `-x` must still name model `-x`.
+        let value = if is_text(column) {
+            crate::results::restore(value)
+        } else {
+            value
+        };
+        // Escaped: a results.csv from an older echolab may quote a server's raw stderr.
+        raw.insert(
+            column.clone(),
+            crate::units::escape_controls(value, usize::MAX),
+        );
+        if is_text(column) || value.is_empty() {
+            continue;
+        }
+        let number: f64 = value
+            .parse()
+            .map_err(|_| at.error(column, format!("'{value}' is not a number")))?;
+        if let Some(why) = impossible(column, number) {
+            impossible_cells.add(at.line, column, value, why);
+            raw.insert(column.clone(), String::new());
+            continue;
+        }
+        numbers.insert(column.clone(), number);
+    }
+    Ok((raw, numbers))
+}
+
+/// The row's identity and status read from its cells.
+fn record_of(
+    raw: BTreeMap<String, String>,
+    numbers: BTreeMap<String, f64>,
+    at: CellAt,
+) -> anyhow::Result<Record> {
+    let model = raw[column::MODEL].clone();
+    if model.is_empty() {
+        return Err(at.error(column::MODEL, "empty model name".into()));
+    }
+    let repetition: u32 = raw[column::REPETITION].parse().map_err(|_| {
+        at.error(
+            column::REPETITION,
+            format!("'{}' is not a repetition number", raw[column::REPETITION]),
+        )
+    })?;
+    let status: Status = raw[column::STATUS]
+        .parse()
+        .map_err(|e| at.error(column::STATUS, e))?;
+    let bytes_match = match raw.get(column::BYTES_MATCH).map(String::as_str) {
+        None | Some("") => None,
+        Some("true" | "1") => Some(true),
+        Some("false" | "0") => Some(false),
+        Some(other) => {
+            return Err(at.error(
+                column::BYTES_MATCH,
+                format!("'{other}' is not true or false"),
+            ))
+        }
+    };
+    Ok(Record {
+        step: raw[column::STEP].clone(),
+        failure_reason: raw.get(column::FAILURE_REASON).cloned().unwrap_or_default(),
+        model,
+        repetition,
+        status,
+        bytes_match,
+        numbers,
+        raw,
+    })
 }
 
 /// At most this many rows of a step file are kept for its charts, evenly spread over the

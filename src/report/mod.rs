@@ -66,11 +66,10 @@ pub fn write_report(results_dir: &Path, contributions: Contributions) -> anyhow:
 
 /// The verdict of every sweep as lines of plain text, for the end of `echolab run`:
 /// a winner only where the test of significance names one.
-pub fn verdict_lines(results_dir: &Path) -> anyhow::Result<Vec<String>> {
-    let results = data::load(results_dir)?;
+pub fn verdict_lines(results: &data::Results) -> Vec<String> {
     let mut lines = Vec::new();
-    for s in sweep::sweeps(&results) {
-        for v in verdict::verdicts(&results, &s) {
+    for s in sweep::sweeps(results) {
+        for v in verdict::verdicts(results, &s) {
             let leaders = v.winners();
             let answer = match (leaders.as_slice(), v.margin(), v.runner_up()) {
                 ([], ..) | (_, None, _) | (_, _, None) => v.significance(),
@@ -96,7 +95,7 @@ pub fn verdict_lines(results_dir: &Path) -> anyhow::Result<Vec<String>> {
             lines.push(format!("{} at {}: {answer}", v.figure, v.compared_at));
         }
     }
-    Ok(lines)
+    lines
 }
 
 /// Every file written, report.html first.

@@ -15,7 +15,7 @@ use crate::scenario::{self, Scenario};
 
 pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     if let Err(message) = check_overrides(args, composite) {
-        return Ok(crate::load::usage_error("run", &message));
+        return Ok(crate::console::usage_error(super::USAGE, &message));
     }
     let out = args
         .out
@@ -23,7 +23,7 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| default_out(&composite.name));
     let _lock = match super::lock::lock(&out, args.force) {
         Ok(lock) => lock,
-        Err(message) => return Ok(crate::load::usage_error("run", &message)),
+        Err(message) => return Ok(crate::console::usage_error(super::USAGE, &message)),
     };
     crate::outln!(
         "scenario {}: {} parts ({}) -> {}",
@@ -59,7 +59,8 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
         match run_part(&part.locator, &dir, args) {
             Ok(stopped) => {
                 interrupted = stopped;
-                unmet += print_thresholds(&dir, Some(&part.name), args.enforce_thresholds);
+                let results = crate::report::data::load(&dir);
+                unmet += print_thresholds(&results, Some(&part.name), args.enforce_thresholds);
             }
             Err(e) => {
                 crate::errln!("part {} could not run: {e:#}", part.name);

@@ -11,7 +11,11 @@ use std::process::ExitCode;
 
 use crate::experiment::orchestration::runner::RunOutcome;
 use crate::experiment::{self, orchestration::results_csv};
+use crate::report::data::Results;
 use crate::scenario;
+
+/// How `echolab run` is called, for its usage errors.
+const USAGE: &str = "run [OPTIONS] [SCENARIO]";
 
 /// `echolab run`: an experiment.
 #[derive(clap::Args, Debug, Clone)]
@@ -236,12 +240,20 @@ fn repetitions(args: &RunArgs) -> Result<Option<u32>, String> {
     }
 }
 
-/// Judges and prints the `[thresholds]` of the run in `dir` (`part`: a composite's part);
-/// how many are not met. One that cannot be judged counts as not met when they are
-/// enforced, so a gate never passes on a run it could not read.
-fn print_thresholds(dir: &Path, part: Option<&str>, enforced: bool) -> usize {
+/// Judges and prints the `[thresholds]` of a run's `results` as read (`part`: a
+/// composite's part); how many are not met. One that cannot be judged counts as not met
+/// when they are enforced, so a gate never passes on a run it could not read.
+fn print_thresholds(
+    results: &anyhow::Result<Results>,
+    part: Option<&str>,
+    enforced: bool,
+) -> usize {
     let of = part.map(|p| format!(" of {p}")).unwrap_or_default();
-    match crate::compare::judge_thresholds(dir) {
+    let judged = match results {
+        Ok(results) => crate::compare::scenario_thresholds(results),
+        Err(e) => Err(anyhow::anyhow!("{e:#}")),
+    };
+    match judged {
         Ok(Some((all, unmet))) => {
             crate::outln!(
                 "\nthresholds{of} ({}): {}",
@@ -317,13 +329,13 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         .and_then(|(origin, default_name, text)| scenario::parse(&origin, &default_name, &text));
     let mut scenario = match found {
         Ok(scenario) => scenario,
-        Err(e) => return Ok(crate::load::usage_error("run", &format!("{e:#}"))),
+        Err(e) => return Ok(crate::console::usage_error(USAGE, &format!("{e:#}"))),
     };
     if !scenario.parts.is_empty() {
         return composite::run(&args, &scenario);
     }
     if let Err(message) = apply_overrides(&mut scenario, &args) {
-        return Ok(crate::load::usage_error("run", &message));
+        return Ok(crate::console::usage_error(USAGE, &message));
     }
     if args.profile && scenario.profiled.is_none() {
         scenario.profiled = Some(scenario::Profiled::Heaviest);
@@ -338,36 +350,24 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         // Checked before the run: a baseline that cannot be read would be found out
         // only after it.
         if let Err(e) = crate::report::data::load(baseline) {
-            return Ok(crate::load::usage_error(
-                "run",
+            return Ok(crate::console::usage_error(
+                USAGE,
                 &format!("--baseline: {e:#}"),
             ));
         }
     }
     let _lock = match lock::lock(&out, args.force) {
         Ok(lock) => lock,
-        Err(message) => return Ok(crate::load::usage_error("run", &message)),
+        Err(message) => return Ok(crate::console::usage_error(USAGE, &message)),
     };
     let outcome = run_into(&scenario, &out, &args)?;
     let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
     crate::outln!();
     crate::out!("{}", results_csv::comparison_table(&outcome.rows, &labels));
-    // The verdict with its significance: a winner only where the test names one.
-    if let Ok(lines) = crate::report::verdict_lines(&out) {
-        if !lines.is_empty() {
-            crate::outln!(
-                "\nverdict (Mann-Whitney U: a winner only when p < {a} against every other model \
-                 and x{e} or more apart; tied leaders when each of a group beats every other \
-                 model so):",
-                a = crate::stats::ALPHA,
-                e = crate::stats::MIN_EFFECT
-            );
-            for line in lines {
-                crate::outln!("  {line}");
-            }
-        }
-    }
-    let unmet = print_thresholds(&out, None, args.enforce_thresholds);
+    // Read once for the verdict and the thresholds.
+    let results = crate::report::data::load(&out);
+    print_verdict(&results);
+    let unmet = print_thresholds(&results, None, args.enforce_thresholds);
     if let Some(baseline) = &args.baseline {
         match crate::compare::against_baseline_text(baseline, &out) {
             Ok(table) => crate::out!("\nagainst the baseline {}:\n{table}", baseline.display()),
@@ -392,6 +392,25 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(crate::compare::EXIT_THRESHOLDS));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the verdict with its significance: a winner only where the test names one.
+fn print_verdict(results: &anyhow::Result<Results>) {
+    if let Ok(results) = results {
+        let lines = crate::report::verdict_lines(results);
+        if !lines.is_empty() {
+            crate::outln!(
+                "\nverdict (Mann-Whitney U: a winner only when p < {a} against every other model \
+                 and x{e} or more apart; tied leaders when each of a group beats every other \
+                 model so):",
+                a = crate::stats::ALPHA,
+                e = crate::stats::MIN_EFFECT
+            );
+            for line in lines {
+                crate::outln!("  {line}");
+            }
+        }
+    }
 }
 
 /// Runs one (ordinary) scenario into `out`, then writes its report unless told not to.

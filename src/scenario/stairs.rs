@@ -2,6 +2,7 @@
 //! closed until the staircase ends. Checked here against the rest of the scenario;
 //! the stairs become the steps' connections (batch, 2 × batch, ... up to `to`).
 
+use std::ops::Range;
 use std::time::Duration;
 
 use super::file::ScenarioFile;
@@ -139,6 +140,27 @@ pub(super) fn staircase(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Optio
                 .into(),
         ));
     }
+    no_load_shape_keys(file, span.clone(), err)?;
+    if let Some(keep) = s.keep_available {
+        keep_available_checked(keep.0, span, err)?;
+    }
+    let staircase = Staircase {
+        batch: batch.0,
+        every: every.0,
+        to: to.0,
+        hold: s.hold.map(|h| h.0),
+        keep_available: s.keep_available.map(|k| k.0),
+    };
+    Ok(Some(staircase))
+}
+
+/// No `[sweep] connections` nor `[load]` key that says how many connections a step has
+/// or how long its load lasts: the staircase says both.
+fn no_load_shape_keys(
+    file: &ScenarioFile,
+    span: Option<Range<usize>>,
+    err: ErrAt,
+) -> anyhow::Result<()> {
     if let Some(axis) = &file.sweep.connections {
         return Err(err(
             Some(axis.span()),
@@ -163,33 +185,29 @@ pub(super) fn staircase(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Optio
             ));
         }
     }
-    if let Some(keep) = s.keep_available {
-        let total = meminfo_bytes("MemTotal:");
-        if keep.0 < LEAST_KEEP_AVAILABLE || total.is_some_and(|t| keep.0 > t) {
-            let most = total.map_or(String::new(), |t| {
-                format!(
-                    " and at most this machine's memory ({} MiB, MemTotal)",
-                    t >> 20
-                )
-            });
-            return Err(err(
-                span,
-                format!(
-                    "[staircase] keep_available = {} MiB: the margin must be at least {} MiB{most}",
-                    keep.0 >> 20,
-                    LEAST_KEEP_AVAILABLE >> 20
-                ),
-            ));
-        }
+    Ok(())
+}
+
+/// The memory margin a staircase keeps: at least the least margin, at most the machine's memory.
+fn keep_available_checked(keep: u64, span: Option<Range<usize>>, err: ErrAt) -> anyhow::Result<()> {
+    let total = meminfo_bytes("MemTotal:");
+    if keep < LEAST_KEEP_AVAILABLE || total.is_some_and(|t| keep > t) {
+        let most = total.map_or(String::new(), |t| {
+            format!(
+                " and at most this machine's memory ({} MiB, MemTotal)",
+                t >> 20
+            )
+        });
+        return Err(err(
+            span,
+            format!(
+                "[staircase] keep_available = {} MiB: the margin must be at least {} MiB{most}",
+                keep >> 20,
+                LEAST_KEEP_AVAILABLE >> 20
+            ),
+        ));
     }
-    let staircase = Staircase {
-        batch: batch.0,
-        every: every.0,
-        to: to.0,
-        hold: s.hold.map(|h| h.0),
-        keep_available: s.keep_available.map(|k| k.0),
-    };
-    Ok(Some(staircase))
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
 //! The state of one uring connection and of a worker's multishot accept, as explicit
-//! state machines: which request is in flight decides what a completion means.
+//! state machines: which request is in flight decides what a completion means; and a
+//! connection's bookkeeping of the provided buffers its echo is held in.
 
 use std::collections::VecDeque;
 use std::os::fd::OwnedFd;
 use std::time::Instant;
 
 use crate::server::counters::{CloseReason, ServerConnRecord};
-use crate::sys::uring::Piece;
+use crate::sys::uring::{BufRing, Piece};
 
 /// One connection: its socket, counters, send queue and the state of its requests.
 pub(super) struct Conn {
@@ -36,6 +37,65 @@ pub(super) struct Conn {
 }
 
 impl Conn {
+    pub(super) fn new(fd: OwnedFd, record: ServerConnRecord) -> Conn {
+        Conn {
+            fd,
+            record,
+            lent: VecDeque::new(),
+            lent_bytes: 0,
+            sending: Vec::new(),
+            sent: 0,
+            queued: Vec::new(),
+            gather: None,
+            in_flight_len: 0,
+            send_in_flight: false,
+            send_wanted: false,
+            recv: RecvState::Idle,
+            closing: None,
+            last_active: Instant::now(),
+        }
+    }
+
+    /// Drops `written` bytes from the front of the held pieces, giving each piece sent in
+    /// full back to the ring; a piece sent in part is sent on from the same buffer.
+    pub(super) fn release_sent_pieces(&mut self, written: usize, buffers: &mut BufRing) {
+        self.lent_bytes -= written;
+        let mut left = written;
+        while left > 0 {
+            let piece = self.lent.front_mut().expect("sent bytes were held");
+            if left < piece.len as usize {
+                // The rest of the piece is sent next, from the same buffer.
+                piece.offset += left as u32;
+                piece.len -= left as u32;
+                left = 0;
+            } else {
+                left -= piece.len as usize;
+                let piece = self.lent.pop_front().expect("the piece just sent");
+                buffers.release(piece);
+            }
+        }
+    }
+
+    /// Copies the bytes a send from pieces left unsent (the socket was full) out of their
+    /// buffers, ahead of the bytes copied before, and gives the buffers back at once, as
+    /// epoll keeps only what its write did not take: a client that reads slowly, or
+    /// never, holds no provided buffer. Returns the bytes copied out of buffers.
+    pub(super) fn copy_unsent_pieces(&mut self, buffers: &mut BufRing) -> usize {
+        let mut unsent = Vec::with_capacity(self.lent_bytes + self.copied());
+        for piece in self.lent.drain(..) {
+            unsent.extend_from_slice(buffers.slice(piece));
+            buffers.release(piece);
+        }
+        let copied = self.lent_bytes;
+        self.lent_bytes = 0;
+        unsent.extend_from_slice(&self.sending[self.sent..]);
+        unsent.extend_from_slice(&self.queued);
+        self.sending = unsent;
+        self.sent = 0;
+        self.queued = Vec::new();
+        copied
+    }
+
     pub(super) fn pending(&self) -> usize {
         self.lent_bytes + self.copied()
     }

@@ -47,6 +47,7 @@
 //! The ring's set-up and its errors are in [`setup`].
 
 mod conn;
+mod ring;
 mod setup;
 
 use std::collections::VecDeque;
@@ -57,7 +58,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use io_uring::{cqueue, opcode, squeue, types, IoUring};
+use io_uring::{cqueue, opcode, types, IoUring};
 
 use super::accept::{keep_spare_fd, peer_addr, Accepted, Acceptor};
 use super::counters::{CloseReason, RefuseReason, ServerConnRecord, Stats};
@@ -66,6 +67,7 @@ use super::stop::{request_stop, stop_fd, stop_requested};
 use super::{wake_up, IdleScan, Setup};
 use crate::sys::uring::{BufRing, BUFFER_GROUP};
 use conn::{AcceptState, Conn, Gather, RecvState, GATHER};
+use ring::with_recv_limit;
 
 // What a request is, in the top half of its user_data; the bottom half is the connection slot.
 const ACCEPT: u64 = 1;
@@ -176,39 +178,6 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(
-        id: usize,
-        listener: TcpListener,
-        setup: &Setup,
-        buffers: Option<u16>,
-    ) -> anyhow::Result<Worker> {
-        let (ring, buffers) = setup::ring_with_buffers(&setup.config, buffers)?;
-        let recv_buffers = READ_BUDGET.div_ceil(buffers.size()).max(1);
-        Ok(Worker {
-            id,
-            ring,
-            buffers,
-            acceptor: Acceptor::new(&listener, setup.stats.clone()),
-            listener,
-            stats: setup.stats.clone(),
-            cap: setup.config.max_pending,
-            idle_scan: IdleScan::new(setup.config.idle_timeout),
-            sqpoll: setup.config.sqpoll,
-            recv_limit_supported: true,
-            conns: Vec::new(),
-            free_slots: Vec::new(),
-            accept: AcceptState::Ended,
-            timer_armed: false,
-            timespec: types::Timespec::new(),
-            starved: VecDeque::new(),
-            to_send: Vec::new(),
-            recv_buffers,
-            completions: VecDeque::new(),
-            stopping: false,
-            counters: Counters::default(),
-        })
-    }
-
     fn run(&mut self) -> io::Result<()> {
         let watch_stop = opcode::PollAdd::new(types::Fd(stop_fd()), libc::POLLIN as u32)
             .build()
@@ -271,22 +240,6 @@ impl Worker {
         Ok(())
     }
 
-    /// Submits what is queued without waiting.
-    fn submit(&mut self) -> io::Result<()> {
-        match self.ring.submit() {
-            Ok(_) => Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::EINTR) => Ok(()),
-            // Completions overflow: the caller reaps next.
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(()),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Moves every available completion into the batch, freeing the kernel's queue.
-    fn reap(&mut self) {
-        self.completions.extend(self.ring.completion());
-    }
-
     /// Handles every completion there is, then sends what they brought.
     fn handle_completions(&mut self) -> io::Result<()> {
         self.reap();
@@ -309,26 +262,6 @@ impl Worker {
             }
         }
         Ok(())
-    }
-
-    /// Queues a request; when the submission queue is full, submits it and retries.
-    fn push(&mut self, entry: squeue::Entry) -> io::Result<()> {
-        loop {
-            // SAFETY: every pointer an entry carries stays valid until its completion: the
-            // provided buffers and the timespec live in this worker, and a send's bytes in
-            // its connection's `sending`, untouched while the send is in flight, or in a
-            // provided buffer kept out of the ring until that send completes (`lent`).
-            if unsafe { self.ring.submission().push(&entry) }.is_ok() {
-                return Ok(());
-            }
-            self.counters.sq_full += 1;
-            self.submit()?;
-            self.reap();
-            if self.sqpoll {
-                // The SQ thread consumes entries on its own: wait until it made room.
-                self.ring.submitter().squeue_wait()?;
-            }
-        }
     }
 
     fn complete(&mut self, cqe: cqueue::Entry) -> io::Result<()> {
@@ -466,22 +399,7 @@ impl Worker {
     }
 
     fn add_conn(&mut self, fd: OwnedFd, record: ServerConnRecord) -> io::Result<()> {
-        let conn = Conn {
-            fd,
-            record,
-            lent: VecDeque::new(),
-            lent_bytes: 0,
-            sending: Vec::new(),
-            sent: 0,
-            queued: Vec::new(),
-            gather: None,
-            in_flight_len: 0,
-            send_in_flight: false,
-            send_wanted: false,
-            recv: RecvState::Idle,
-            closing: None,
-            last_active: Instant::now(),
-        };
+        let conn = Conn::new(fd, record);
         let slot = match self.free_slots.pop() {
             Some(slot) => {
                 self.conns[slot] = Some(conn);
@@ -646,21 +564,7 @@ impl Worker {
             }
             // Pieces go ahead of copied bytes: with any held, the send was from them.
             if !conn.lent.is_empty() {
-                conn.lent_bytes -= written;
-                let mut left = written;
-                while left > 0 {
-                    let piece = conn.lent.front_mut().expect("sent bytes were held");
-                    if left < piece.len as usize {
-                        // The rest of the piece is sent next, from the same buffer.
-                        piece.offset += left as u32;
-                        piece.len -= left as u32;
-                        left = 0;
-                    } else {
-                        left -= piece.len as usize;
-                        let piece = conn.lent.pop_front().expect("the piece just sent");
-                        self.buffers.release(piece);
-                    }
-                }
+                conn.release_sent_pieces(written, &mut self.buffers);
             } else {
                 conn.sent += written;
                 if conn.sent == conn.sending.len() {
@@ -679,29 +583,9 @@ impl Worker {
                 .get_or_insert(CloseReason::from_io_error(&error));
         }
         if socket_full && conn.closing.is_none() {
-            self.copy_unsent_pieces(slot);
+            self.counters.bytes_copied += conn.copy_unsent_pieces(&mut self.buffers) as u64;
         }
         self.after_io(slot)
-    }
-
-    /// Copies the bytes a send from pieces left unsent (the socket was full) out of their
-    /// buffers, ahead of the bytes copied before, and gives the buffers back at once, as
-    /// epoll keeps only what its write did not take: a client that reads slowly, or
-    /// never, holds no provided buffer.
-    fn copy_unsent_pieces(&mut self, slot: usize) {
-        let conn = self.conns[slot].as_mut().expect("live connection");
-        let mut unsent = Vec::with_capacity(conn.lent_bytes + conn.copied());
-        for piece in conn.lent.drain(..) {
-            unsent.extend_from_slice(self.buffers.slice(piece));
-            self.buffers.release(piece);
-        }
-        self.counters.bytes_copied += conn.lent_bytes as u64;
-        conn.lent_bytes = 0;
-        unsent.extend_from_slice(&conn.sending[conn.sent..]);
-        unsent.extend_from_slice(&conn.queued);
-        conn.sending = unsent;
-        conn.sent = 0;
-        conn.queued = Vec::new();
     }
 
     /// Decides a connection's next step after any of its completions: free it once it
@@ -799,17 +683,4 @@ impl Worker {
         }
         self.arm_timer()
     }
-}
-
-/// Sets a multishot recv's total byte limit: after that many bytes its completion comes
-/// without IORING_CQE_F_MORE and the recv must be re-armed (Linux 6.17+). The limit is
-/// the SQE's `optlen` field, which io-uring 0.7 has no setter for.
-fn with_recv_limit(entry: squeue::Entry, limit: u32) -> squeue::Entry {
-    /// Offset of `optlen` in the 64-byte `struct io_uring_sqe` (kernel ABI).
-    const OPTLEN_OFFSET: usize = 44;
-    // SAFETY: squeue::Entry is a repr(C) wrapper of io_uring_sqe, 64 bytes of plain data.
-    let mut sqe: [u8; 64] = unsafe { std::mem::transmute::<squeue::Entry, [u8; 64]>(entry) };
-    sqe[OPTLEN_OFFSET..OPTLEN_OFFSET + 4].copy_from_slice(&limit.to_ne_bytes());
-    // SAFETY: the same bytes with one plain-data field changed are still a valid SQE.
-    unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(sqe) }
 }

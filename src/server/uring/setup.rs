@@ -1,9 +1,16 @@
-//! Setting up one uring worker's ring and provided buffers; a set-up failure (io_uring
+//! Setting up one uring worker: its ring, provided buffers and initial state; a set-up failure (io_uring
 //! missing or forbidden, memlock too low) becomes advice (`crate::sys::uring::setup_error`).
 
-use io_uring::IoUring;
+use std::collections::VecDeque;
+use std::net::TcpListener;
 
-use crate::server::ServerConfig;
+use io_uring::{types, IoUring};
+
+use super::conn::AcceptState;
+use super::{Counters, Worker};
+use crate::server::accept::Acceptor;
+use crate::server::echo::READ_BUDGET;
+use crate::server::{IdleScan, ServerConfig, Setup};
 use crate::sys::uring::{self, BufRing};
 
 /// Submission queue entries per ring.
@@ -58,4 +65,40 @@ pub fn ring_with_buffers(
         whole_only,
         "--model epoll",
     )
+}
+
+impl Worker {
+    /// A worker serving `listener` on a ring of its own, nothing armed yet.
+    pub(super) fn new(
+        id: usize,
+        listener: TcpListener,
+        setup: &Setup,
+        buffers: Option<u16>,
+    ) -> anyhow::Result<Worker> {
+        let (ring, buffers) = ring_with_buffers(&setup.config, buffers)?;
+        let recv_buffers = READ_BUDGET.div_ceil(buffers.size()).max(1);
+        Ok(Worker {
+            id,
+            ring,
+            buffers,
+            acceptor: Acceptor::new(&listener, setup.stats.clone()),
+            listener,
+            stats: setup.stats.clone(),
+            cap: setup.config.max_pending,
+            idle_scan: IdleScan::new(setup.config.idle_timeout),
+            sqpoll: setup.config.sqpoll,
+            recv_limit_supported: true,
+            conns: Vec::new(),
+            free_slots: Vec::new(),
+            accept: AcceptState::Ended,
+            timer_armed: false,
+            timespec: types::Timespec::new(),
+            starved: VecDeque::new(),
+            to_send: Vec::new(),
+            recv_buffers,
+            completions: VecDeque::new(),
+            stopping: false,
+            counters: Counters::default(),
+        })
+    }
 }
