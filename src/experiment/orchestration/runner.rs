@@ -14,7 +14,8 @@ use std::time::Instant;
 pub use super::session::RunConfig;
 use super::staircase::run_staircase;
 use super::step::{run_step, StepOutcome};
-use crate::experiment::measurement::judge::{base_row, judge, measure};
+use crate::experiment::measurement::judge::judge;
+use crate::experiment::measurement::row::{self, base_row, Origin};
 use crate::experiment::orchestration::results_csv::ResultsCsv;
 use crate::experiment::placement::conditions;
 use crate::experiment::placement::hosts::{self, Hosts};
@@ -462,7 +463,6 @@ impl Recorder<'_> {
                 return None;
             }
             self.progress.starting(what);
-            let mut row = base_row(scenario, entry, step, rep);
             let dir = config
                 .out
                 .join(&entry.label)
@@ -484,40 +484,40 @@ impl Recorder<'_> {
                 self.hosts,
                 self.profiling,
             );
-            measure(&mut row, &server, &load);
-            crate::experiment::measurement::spread::join_order(&mut row, &dir.join("load"));
-            crate::experiment::measurement::spread::request_rate_spread(
-                &mut row,
-                &dir.join("load"),
-            );
             if let (Some(note), false) = (&server.net_note, config.quiet) {
                 eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
             }
             let mut interrupted = false;
-            if stopped || process::stop_requested() {
-                row.status = Status::Interrupted;
-                row.failure_reason = format!(
-                    "run interrupted by signal {}",
-                    process::stop_signal().unwrap_or(0)
-                );
+            let (status, reason) = if stopped || process::stop_requested() {
                 interrupted = true;
+                let signal = process::stop_signal().unwrap_or(0);
+                (
+                    Status::Interrupted,
+                    format!("run interrupted by signal {signal}"),
+                )
             } else if let Some(reason) = judge(&scenario.failure, step, &server, &load) {
                 match super::fault::machine_fault(&config.out, &reason) {
                     // Not the model's failure: the run stops here, this row unjudged.
                     Some(fault) => {
-                        row.status = Status::Interrupted;
-                        row.failure_reason = format!("run stopped: {fault}");
+                        let reason = format!("run stopped: {fault}");
                         self.fault = Some(fault);
                         interrupted = true;
+                        (Status::Interrupted, reason)
                     }
-                    None => {
-                        row.status = Status::Failed;
-                        row.failure_reason = reason;
-                    }
+                    None => (Status::Failed, reason),
                 }
             } else {
-                row.status = Status::Ok;
-            }
+                (Status::Ok, String::new())
+            };
+            let row = row::build(
+                base_row(scenario, entry, step, rep),
+                &Origin::Step {
+                    load_dir: dir.join("load"),
+                },
+                Some((&server, &load)),
+                status,
+                reason,
+            );
             if !scenario.pause.is_zero() && !interrupted {
                 pause_unless_stopped(scenario.pause);
             }

@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 
 use super::session::{load_cores, RunConfig, Session, StartError, Unstarted};
 use crate::experiment::measurement::cost::KernelWatch;
-use crate::experiment::measurement::judge::{base_row, judge, measure, LoadSide, ServerSide};
+use crate::experiment::measurement::judge::{judge, LoadSide, ServerSide};
+use crate::experiment::measurement::row::{self, base_row, Origin};
 use crate::experiment::measurement::probe::Sample;
 use crate::experiment::placement::process;
 use crate::experiment::placement::Lab;
@@ -50,8 +51,6 @@ struct Measured {
     server: ServerSide,
     /// The window on the probe's clock, to pick the server's samples inside it.
     probe_window: (f64, f64),
-    /// Connections open at the window's end.
-    open: u64,
     /// The live load generators' RSS at the window's end, over their RSS before their
     /// batches connected: the bytes their connections cost them.
     load_rss_gained: Option<u64>,
@@ -255,7 +254,6 @@ fn measure_window(
         load,
         server: side,
         probe_window: (probe_from, probe_to),
-        open: window.connections.open,
         load_rss_gained: loads_to.map(|u| u.rss_gained),
     })
 }
@@ -712,9 +710,9 @@ fn finish(
     StaircaseOutcome { rows, interrupted }
 }
 
-/// One stair's row from its window: the step's measures (the judge's `measure` on the
-/// window), the server's samples inside the window, memory per connection over the
-/// idle server, and how its batch connected. The one place a stair's columns are filled.
+/// One stair's row from its window: the server's samples inside the window, after its
+/// idle sample so the cost columns count what the stairs so far added, and how its
+/// batch connected.
 fn stair_row(
     scenario: &Scenario,
     entry: &ModelEntry,
@@ -722,75 +720,45 @@ fn stair_row(
     stair: &Stair,
     server: Option<&Finished>,
 ) -> Row {
-    let mut row = base_row(scenario, entry, &stair.step, rep);
-    row.stair = Some(stair.index);
-    fill_stair_row(&mut row, stair, server);
-    row
-}
-
-fn fill_stair_row(row: &mut Row, stair: &Stair, server: Option<&Finished>) {
-    row.status = stair.status;
-    row.failure_reason = stair.reason.clone();
-    let Some(m) = &stair.measured else {
-        return;
+    let mut taken = row::StairRow {
+        index: stair.index,
+        idle: server.and_then(|s| s.idle),
+        workers: server.and_then(|s| s.side.summary.as_ref().map(|s| s.workers as u64)),
+        ..row::StairRow::default()
     };
-    let mut side = ServerSide {
-        at_load_start: m.server.at_load_start,
-        at_load_end: m.server.at_load_end,
-        load_wall_s: m.server.load_wall_s,
-        net_at_load_start: m.server.net_at_load_start,
-        net_at_load_end: m.server.net_at_load_end,
-        net_scope: m.server.net_scope,
-        kernel: m.server.kernel,
-        kernel_ends: m.server.kernel_ends,
-        ..ServerSide::default()
-    };
-    if let Some(server) = server {
-        let (from, to) = m.probe_window;
-        // The idle server first, so the cost columns count what the stairs so far added.
-        side.samples = server
-            .idle
-            .into_iter()
-            .chain(
-                server
-                    .side
-                    .samples
-                    .iter()
-                    .filter(|s| from <= s.t_s && s.t_s <= to)
-                    .copied(),
-            )
-            .collect();
-        let workers = server.side.summary.as_ref().map(|s| s.workers as u64);
-        row.workers = row.workers.or(workers);
-    }
-    measure(row, &side, &m.load);
-    // Per stair there are no byte counts to compare: the server's are for the whole run.
-    row.client_bytes_sent = None;
-    row.client_bytes_received = None;
-    row.bytes_match = None;
-    row.connections_established = Some(m.open);
-    let idle = server.and_then(|s| s.idle);
-    row.server_rss_per_conn_bytes = match (row.server_rss_max_bytes, idle) {
-        (Some(max), Some(idle)) if m.open > 0 => Some(max.saturating_sub(idle.rss_bytes) / m.open),
-        _ => None,
-    };
-    if let (Some(gained), true) = (m.load_rss_gained, m.open > 0) {
-        row.load_rss_per_conn_bytes = Some((gained as f64 / m.open as f64).round());
-    }
-    row.stair_deadline_s = stair.deadline.map(|d| d.total().as_secs_f64());
-    // A stair's time to establish is its batch's ramp, not the time since the idle server.
-    row.establish_s = None;
-    row.establish_per_s = None;
-    if let Some(dir) = &stair.load_dir {
-        let dirs = live_dirs(dir);
-        let start = window::started_unix(&dirs).unwrap_or(stair.started_unix);
-        if let Some(ramp) = window::ramp(&dirs, start) {
-            row.ramp_s = Some((ramp.seconds * 1000.0).round() / 1000.0);
-            row.connect_rate_per_s = ramp.rate_per_s().map(|r| r.round());
-            row.establish_s = row.ramp_s;
-            row.establish_per_s = row.connect_rate_per_s;
+    let mut side = ServerSide::default();
+    if let Some(m) = &stair.measured {
+        side = ServerSide {
+            at_load_start: m.server.at_load_start,
+            at_load_end: m.server.at_load_end,
+            load_wall_s: m.server.load_wall_s,
+            net_at_load_start: m.server.net_at_load_start,
+            net_at_load_end: m.server.net_at_load_end,
+            net_scope: m.server.net_scope,
+            kernel: m.server.kernel,
+            kernel_ends: m.server.kernel_ends,
+            ..ServerSide::default()
+        };
+        if let Some(server) = server {
+            let (from, to) = m.probe_window;
+            let inside = server.side.samples.iter().filter(|s| from <= s.t_s && s.t_s <= to);
+            side.samples = server.idle.into_iter().chain(inside.copied()).collect();
+        }
+        taken.load_rss_gained = m.load_rss_gained;
+        taken.deadline_s = stair.deadline.map(|d| d.total().as_secs_f64());
+        if let Some(dir) = &stair.load_dir {
+            let dirs = live_dirs(dir);
+            let start = window::started_unix(&dirs).unwrap_or(stair.started_unix);
+            taken.ramp = window::ramp(&dirs, start).map(|r| (r.seconds, r.rate_per_s()));
         }
     }
+    row::build(
+        base_row(scenario, entry, &stair.step, rep),
+        &Origin::Stair(taken),
+        stair.measured.as_ref().map(|m| (&side, &m.load)),
+        stair.status,
+        stair.reason.clone(),
+    )
 }
 
 #[cfg(test)]
