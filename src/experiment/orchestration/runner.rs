@@ -12,7 +12,8 @@ use std::path::Path;
 use std::time::Instant;
 
 pub use super::session::RunConfig;
-use super::staircase::run_staircase;
+use super::progress::Progress;
+use super::staircase::{run_staircase, Plan, Watch};
 use super::step::{run_step, StepOutcome};
 use crate::experiment::measurement::judge::judge;
 use crate::experiment::measurement::row::{self, base_row, Origin};
@@ -24,7 +25,6 @@ use crate::experiment::placement::ssh::SshLab;
 use crate::experiment::placement::Lab;
 use crate::results::{Row, Shaping, Status};
 use crate::scenario::{ModelEntry, ModelKind, Scenario, Step};
-use crate::units::trim_float;
 
 /// What a run produced.
 pub struct RunOutcome {
@@ -52,94 +52,6 @@ pub fn missing_program(entry: &ModelEntry) -> Option<String> {
             .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
     };
     (!found).then(|| format!("`{}` is not installed here (not found on PATH)", argv[0]))
-}
-
-/// Progress over the whole experiment: an indicatif bar on a terminal, plain lines otherwise.
-struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-    total: u64,
-    done: u64,
-    started: Instant,
-    quiet: bool,
-}
-
-impl Progress {
-    fn new(total: u64, bar: bool, quiet: bool) -> Progress {
-        let bar = (bar && !quiet).then(|| {
-            let bar = indicatif::ProgressBar::new(total);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:30}] {pos}/{len} {msg} (ETA {eta})",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            bar
-        });
-        Progress {
-            bar,
-            total,
-            done: 0,
-            started: Instant::now(),
-            quiet,
-        }
-    }
-
-    fn eta(&self) -> String {
-        if self.done == 0 {
-            return "?".into();
-        }
-        let per = self.started.elapsed().as_secs_f64() / self.done as f64;
-        let left = (per * (self.total - self.done) as f64) as u64;
-        format!("{}:{:02}", left / 60, left % 60)
-    }
-
-    fn starting(&self, what: &str) {
-        self.starting_nth(self.done + 1, what);
-    }
-
-    /// Says step `nth` of the total is starting (a staircase's stairs start before any
-    /// of its rows is finished).
-    fn starting_nth(&self, nth: u64, what: &str) {
-        match &self.bar {
-            Some(bar) => bar.set_message(what.to_string()),
-            None if !self.quiet => crate::errln!("[{nth}/{}] {what} ...", self.total),
-            None => {}
-        }
-    }
-
-    fn finished(&mut self, what: &str, row: &Row) {
-        self.done += 1;
-        let verdict = match row.status {
-            Status::Ok => format!(
-                "ok, {} req/s, p99 {} us",
-                row.throughput_rps
-                    .map_or("?".into(), |t| trim_float(t.round())),
-                row.p99_us.map_or("?".into(), |t| trim_float(t.round()))
-            ),
-            other => format!("{other}: {}", row.failure_reason),
-        };
-        match &self.bar {
-            Some(bar) => {
-                bar.println(format!("{what}: {verdict}"));
-                bar.inc(1);
-            }
-            None if !self.quiet => crate::errln!(
-                "[{}/{}] {what}: {verdict} (elapsed {}s, ETA {})",
-                self.done,
-                self.total,
-                self.started.elapsed().as_secs(),
-                self.eta()
-            ),
-            None => {}
-        }
-    }
-
-    fn close(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
 }
 
 /// Runs every model over every step and repetition, writing into `config.out`.
@@ -302,33 +214,26 @@ impl Recorder<'_> {
                     if process::stop_requested() {
                         return Ok(true);
                     }
-                    let mut stair = 0;
-                    let progress = &self.progress;
                     // Each stair's row is written as it is judged, and replaced by the
                     // final rows once the server has stopped.
-                    let csv = &mut self.csv;
-                    let mark = csv.mark()?;
-                    let mut unwritten: Option<anyhow::Error> = None;
-                    let outcome = run_staircase(
-                        self.config,
+                    let mark = self.csv.mark()?;
+                    let mut watch = Climbing {
+                        progress: &self.progress,
+                        csv: &mut self.csv,
+                        stair: 0,
+                        unwritten: None,
+                    };
+                    let plan = Plan {
+                        config: self.config,
                         scenario,
                         staircase,
                         entry,
                         stairs,
                         rep,
-                        self.hosts,
-                        &mut |what| {
-                            // The server's start is the first stair's.
-                            stair += u64::from(!what.ends_with(": server"));
-                            progress.starting_nth(progress.done + stair.max(1), what)
-                        },
-                        &mut |row| {
-                            if unwritten.is_none() {
-                                unwritten = csv.append(&row).err();
-                            }
-                        },
-                    );
-                    if let Some(e) = unwritten {
+                        hosts: self.hosts,
+                    };
+                    let outcome = run_staircase(&plan, &mut watch);
+                    if let Some(e) = watch.unwritten {
                         return Err(e);
                     }
                     self.csv.rewind(mark)?;
@@ -535,6 +440,31 @@ impl Recorder<'_> {
                     scenario.failure.rerun_disturbed
                 );
             }
+        }
+    }
+}
+
+/// The runner's side of a staircase: its progress, and each stair's row written to
+/// results.csv as soon as it is judged (the first write error kept for after the climb).
+struct Climbing<'r> {
+    progress: &'r Progress,
+    csv: &'r mut ResultsCsv,
+    /// The stairs started so far.
+    stair: u64,
+    unwritten: Option<anyhow::Error>,
+}
+
+impl Watch for Climbing<'_> {
+    fn starting(&mut self, what: &str) {
+        // The server's start is the first stair's.
+        self.stair += u64::from(!what.ends_with(": server"));
+        let nth = self.progress.done + self.stair.max(1);
+        self.progress.starting_nth(nth, what);
+    }
+
+    fn judged(&mut self, row: Row) {
+        if self.unwritten.is_none() {
+            self.unwritten = self.csv.append(&row).err();
         }
     }
 }

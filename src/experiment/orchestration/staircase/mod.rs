@@ -290,24 +290,41 @@ fn wait_established(
     Ok(Err(seen))
 }
 
-/// Runs one staircase: `stairs` are its steps (cumulative connections, the other axes
-/// fixed), `starting` is told each stair's name as it starts and `judged` each stair's
-/// row as soon as it is judged (without what only the server's end gives: its memory
-/// samples, its workers, a failure the end shows), so a run killed mid-staircase keeps
-/// the stairs it climbed. The outcome's rows are final: in stair order, a `-hold` row
-/// last when the scenario holds; stairs after a failure are `skipped`.
-#[allow(clippy::too_many_arguments)]
-pub fn run_staircase(
-    config: &RunConfig,
-    scenario: &Scenario,
-    staircase: &Staircase,
-    entry: &ModelEntry,
-    stairs: &[Step],
-    rep: u32,
-    hosts: Option<&dyn Lab>,
-    starting: &mut dyn FnMut(&str),
-    judged: &mut dyn FnMut(Row),
-) -> StaircaseOutcome {
+/// One staircase to climb: a model's repetition over `stairs`, its steps (cumulative
+/// connections, the other axes fixed), on one live server.
+pub struct Plan<'a> {
+    pub config: &'a RunConfig,
+    pub scenario: &'a Scenario,
+    pub staircase: &'a Staircase,
+    pub entry: &'a ModelEntry,
+    pub stairs: &'a [Step],
+    pub rep: u32,
+    pub hosts: Option<&'a dyn Lab>,
+}
+
+/// What the runner is told as a staircase climbs.
+pub trait Watch {
+    /// The server, a stair or the hold starts; the server's name ends in `: server`.
+    fn starting(&mut self, what: &str);
+    /// A stair's row as soon as it is judged, without what only the server's end gives
+    /// (its memory samples, its workers, a failure the end shows), so a run killed
+    /// mid-staircase keeps the stairs it climbed.
+    fn judged(&mut self, row: Row);
+}
+
+/// Runs one staircase, telling `watch` as it goes. The outcome's rows are final: in
+/// stair order, a `-hold` row last when the scenario holds; stairs after a failure are
+/// `skipped`.
+pub fn run_staircase(plan: &Plan, watch: &mut dyn Watch) -> StaircaseOutcome {
+    let Plan {
+        config,
+        scenario,
+        staircase,
+        entry,
+        stairs,
+        rep,
+        hosts,
+    } = *plan;
     let top = stairs.last().expect("a staircase has at least one stair");
     let label = &entry.label;
     let server_dir = config
@@ -315,7 +332,7 @@ pub fn run_staircase(
         .join(label)
         .join(format!("staircase-{}", top.name))
         .join(format!("rep-{rep}"));
-    starting(&format!("{label} {} rep {rep}: server", top.name));
+    watch.starting(&format!("{label} {} rep {rep}: server", top.name));
     let mut server = match Session::start(config, scenario, entry, top, &server_dir, hosts) {
         Ok(session) => session,
         Err(unstarted) => {
@@ -327,36 +344,26 @@ pub fn run_staircase(
                 }
                 StartError::Failed(reason) => stair_of(stairs, 0, Status::Failed, reason),
             };
-            return finish(scenario, entry, rep, stairs, vec![first], None, interrupted);
+            return finish(plan, vec![first], None, interrupted);
         }
     };
     let idle = server.sample().0;
     server.side.kernel.before = server.kernel();
     let mut climb = Climb::new(scenario, staircase, stairs);
-    let mut judged_stair = |stair: &Stair| judged(stair_row(scenario, entry, rep, stair, None));
-    let (mut done, mut interrupted) =
-        climb.climb_all(config, label, rep, &mut server, starting, &mut judged_stair);
+    let (mut done, mut interrupted) = climb.climb_all(plan, &mut server, watch);
     let climbed = done.len() == stairs.len() && done.iter().all(|s| s.status == Status::Ok);
     if let (Some(hold), true) = (staircase.hold, climbed) {
-        starting(&format!("{label} {}-hold rep {rep}", top.name));
+        watch.starting(&format!("{label} {}-hold rep {rep}", top.name));
         let mut record = stair_of(stairs, stairs.len() - 1, Status::Ok, String::new());
         record.step.name = format!("{}-hold", top.name);
         climb.hold(&mut server, hold, &mut record);
-        judged_stair(&record);
+        watch.judged(stair_row(plan, &record, None));
         interrupted |= record.status == Status::Interrupted;
         done.push(record);
     }
     let side = end(server, top, &scenario.failure, &climb, &mut done);
     let server = Finished { side, idle };
-    finish(
-        scenario,
-        entry,
-        rep,
-        stairs,
-        done,
-        Some(server),
-        interrupted,
-    )
+    finish(plan, done, Some(server), interrupted)
 }
 
 /// Stair `i`'s record before it runs, started now.
@@ -413,13 +420,11 @@ impl<'s> Climb<'s> {
     /// stop signal comes: their records, and whether a stop signal cut the climb short.
     fn climb_all(
         &mut self,
-        config: &RunConfig,
-        label: &str,
-        rep: u32,
+        plan: &Plan,
         server: &mut Session,
-        starting: &mut dyn FnMut(&str),
-        judged: &mut dyn FnMut(&Stair),
+        watch: &mut dyn Watch,
     ) -> (Vec<Stair>, bool) {
+        let (label, rep) = (&plan.entry.label, plan.rep);
         let stairs = self.stairs;
         let mut done: Vec<Stair> = Vec::new();
         let mut interrupted = false;
@@ -428,8 +433,9 @@ impl<'s> Climb<'s> {
                 interrupted = true;
                 break;
             }
-            starting(&format!("{label} {} rep {rep}", stair.name));
-            let dir = config
+            watch.starting(&format!("{label} {} rep {rep}", stair.name));
+            let dir = plan
+                .config
                 .out
                 .join(label)
                 .join(&stair.name)
@@ -438,19 +444,19 @@ impl<'s> Climb<'s> {
             if let Some(reason) = self.past_margin(i) {
                 record.status = Status::Skipped;
                 record.reason = reason;
-                judged(&record);
+                watch.judged(stair_row(plan, &record, None));
                 done.push(record);
                 break;
             }
             if let Err(e) = fs::create_dir_all(&dir) {
                 record.status = Status::Failed;
                 record.reason = format!("cannot create {}: {e}", dir.display());
-                judged(&record);
+                watch.judged(stair_row(plan, &record, None));
                 done.push(record);
                 break;
             }
             let ended = self.stair(server, i, &dir, &mut record);
-            judged(&record);
+            watch.judged(stair_row(plan, &record, None));
             done.push(record);
             if ended {
                 interrupted = process::stop_requested();
@@ -674,14 +680,18 @@ struct Finished {
 /// The staircase's rows: each stair's from its window ([`stair_row`]), then a
 /// `skipped` row for each stair never climbed.
 fn finish(
-    scenario: &Scenario,
-    entry: &ModelEntry,
-    rep: u32,
-    stairs: &[Step],
+    plan: &Plan,
     done: Vec<Stair>,
     server: Option<Finished>,
     interrupted: bool,
 ) -> StaircaseOutcome {
+    let Plan {
+        scenario,
+        entry,
+        stairs,
+        rep,
+        ..
+    } = *plan;
     let mut rows: Vec<Row> = Vec::new();
     // The stair that ended the climb: one that failed, or one the memory margin kept.
     let ended = done
@@ -691,7 +701,7 @@ fn finish(
     // The hold row comes only after every stair, so stairs past `done` were never run.
     let climbed = done.len().min(stairs.len());
     for stair in &done {
-        rows.push(stair_row(scenario, entry, rep, stair, server.as_ref()));
+        rows.push(stair_row(plan, stair, server.as_ref()));
     }
     if !interrupted {
         for step in &stairs[climbed..] {
@@ -713,13 +723,7 @@ fn finish(
 /// One stair's row from its window: the server's samples inside the window, after its
 /// idle sample so the cost columns count what the stairs so far added, and how its
 /// batch connected.
-fn stair_row(
-    scenario: &Scenario,
-    entry: &ModelEntry,
-    rep: u32,
-    stair: &Stair,
-    server: Option<&Finished>,
-) -> Row {
+fn stair_row(plan: &Plan, stair: &Stair, server: Option<&Finished>) -> Row {
     let mut taken = row::StairRow {
         index: stair.index,
         idle: server.and_then(|s| s.idle),
@@ -753,7 +757,7 @@ fn stair_row(
         }
     }
     row::build(
-        base_row(scenario, entry, &stair.step, rep),
+        base_row(plan.scenario, plan.entry, &stair.step, plan.rep),
         &Origin::Stair(taken),
         stair.measured.as_ref().map(|m| (&side, &m.load)),
         stair.status,
