@@ -200,7 +200,6 @@ fn traffic_failure(
 pub(super) mod tests {
     use super::*;
     use crate::load::measurements::LatencyStats;
-    use crate::results::Row;
     use crate::scenario::{Dur, Fraction};
     use std::time::Duration;
 
@@ -470,5 +469,4 @@ pub(super) mod tests {
             "server exited with exit status: 1 on SIGTERM"
         );
     }
-
 }

@@ -61,7 +61,6 @@ pub fn base_row(scenario: &Scenario, entry: &ModelEntry, step: &Step, rep: u32) 
     }
 }
 
-
 /// The row of one window: what ran, measured from the two sides (`None`: nothing was
 /// measured, as for a stair cut short before its window), judged `status`. A non-empty
 /// `reason` replaces the one measuring may give (an open loop that could not offer its
@@ -217,7 +216,9 @@ fn measure_cpu(row: &mut Row, server: &ServerSide, load: &LoadSide) {
     if let (Some(a), Some(b), Some(server_s), Some(load_pct)) = (
         server.machine_busy_at_load_start,
         server.machine_busy_at_load_end,
-        row.server_cpu_user_s.zip(row.server_cpu_sys_s).map(|(u, s)| u + s),
+        row.server_cpu_user_s
+            .zip(row.server_cpu_sys_s)
+            .map(|(u, s)| u + s),
         row.load_cpu_pct,
     ) {
         if server.load_wall_s > 0.0 {
@@ -272,7 +273,11 @@ fn measure_memory(row: &mut Row, server: &ServerSide) {
 /// and a generator that starts late or takes long to exit would otherwise spread the
 /// same work over idle seconds. The runner's window where the load has no summary.
 fn load_window_s(server: &ServerSide, load: &LoadSide) -> Option<f64> {
-    let measured = load.summary.as_ref().map(|s| s.duration_s).filter(|d| *d > 0.0);
+    let measured = load
+        .summary
+        .as_ref()
+        .map(|s| s.duration_s)
+        .filter(|d| *d > 0.0);
     let window = measured.map_or(server.load_wall_s, |d| d.min(server.load_wall_s));
     (window > 0.0).then_some(window)
 }
@@ -298,7 +303,6 @@ fn round(v: f64, digits: i32) -> f64 {
     let f = 10f64.powi(digits);
     (v * f).round() / f
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -468,5 +472,84 @@ mod tests {
         assert_eq!(row.max_concurrent_server, None);
         assert_eq!(row.server_rss_max_bytes, None);
         assert_eq!(row.p50_us, Some(500.0));
+    }
+
+    #[test]
+    fn a_stairs_row_takes_its_staircases_columns_and_no_byte_counts() {
+        // 100 connections open: the live server idle at 1 MB, 1.3 MB at most in the window.
+        let server = ServerSide {
+            at_load_start: Some(sample(0.1, 1.0, 1_200_000)),
+            at_load_end: Some(sample(1.1, 1.5, 1_300_000)),
+            load_wall_s: 1.0,
+            ..ServerSide::default()
+        };
+        let stair = StairRow {
+            index: 2,
+            idle: Some(sample(0.0, 0.5, 1_000_000)),
+            workers: Some(3),
+            load_rss_gained: Some(50_000),
+            deadline_s: Some(7.0),
+            ramp: Some((0.12345, Some(810.4))),
+        };
+        let row = build(
+            Row::default(),
+            &Origin::Stair(stair),
+            Some((&server, &load_side(client()))),
+            Status::Ok,
+            String::new(),
+        );
+        assert_eq!(row.stair, Some(2));
+        assert_eq!(row.workers, Some(3));
+        assert_eq!(row.connections_established, Some(100));
+        assert_eq!(row.requests, Some(10));
+        assert_eq!(
+            (row.client_bytes_sent, row.client_bytes_received, row.bytes_match),
+            (None, None, None)
+        );
+        assert_eq!(row.server_rss_per_conn_bytes, Some(3_000));
+        assert_eq!(row.load_rss_per_conn_bytes, Some(500.0));
+        assert_eq!(row.stair_deadline_s, Some(7.0));
+        assert_eq!((row.ramp_s, row.connect_rate_per_s), (Some(0.123), Some(810.0)));
+        assert_eq!((row.establish_s, row.establish_per_s), (Some(0.123), Some(810.0)));
+        assert_eq!(row.status, Status::Ok);
+
+        // Cut short before its window: what ran and why, nothing measured.
+        let row = build(
+            Row::default(),
+            &Origin::Stair(StairRow {
+                index: 1,
+                workers: Some(3),
+                ..StairRow::default()
+            }),
+            None,
+            Status::Interrupted,
+            "run interrupted by signal 2".into(),
+        );
+        assert_eq!((row.stair, row.workers, row.requests), (Some(1), None, None));
+        assert_eq!(row.failure_reason, "run interrupted by signal 2");
+    }
+
+    #[test]
+    fn an_ok_row_keeps_the_reason_measuring_gave_and_a_failure_replaces_it() {
+        let mut behind = client();
+        behind.requests_planned = Some(1_000);
+        behind.requests_sent = Some(500);
+        let server = server_side(server_summary());
+        let load = load_side(behind);
+        let origin = Origin::Step {
+            load_dir: PathBuf::from("/nonexistent"),
+        };
+        let ok = build(Row::default(), &origin, Some((&server, &load)), Status::Ok, String::new());
+        assert!(ok.failure_reason.starts_with("generator-bound:"), "{ok:?}");
+        assert_eq!(ok.generator_bound, Some(true));
+        assert_eq!(ok.bytes_match, Some(true));
+        let failed = build(
+            Row::default(),
+            &origin,
+            Some((&server, &load)),
+            Status::Failed,
+            "p99 900 us above 1 ms".into(),
+        );
+        assert_eq!(failed.failure_reason, "p99 900 us above 1 ms");
     }
 }

@@ -11,10 +11,10 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Instant;
 
-pub use super::session::RunConfig;
-pub use super::order::{round_order, ORDER_FILE};
 use super::order::RoundOrder;
+pub use super::order::{round_order, ORDER_FILE};
 use super::progress::Progress;
+pub use super::session::RunConfig;
 use super::staircase::{run_staircase, Plan, Watch};
 use super::step::{run_step, StepOutcome};
 use crate::experiment::measurement::judge::judge;

@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use super::session::{load_cores, RunConfig, Session, StartError, Unstarted};
 use crate::experiment::measurement::cost::KernelWatch;
 use crate::experiment::measurement::judge::{judge, LoadSide, ServerSide};
-use crate::experiment::measurement::row::{self, base_row, Origin};
 use crate::experiment::measurement::probe::Sample;
+use crate::experiment::measurement::row::{self, base_row, Origin};
 use crate::experiment::placement::process;
 use crate::experiment::placement::Lab;
 use crate::results::{Row, Status};
@@ -636,7 +636,11 @@ fn stair_row(plan: &Plan, stair: &Stair, server: Option<&Finished>) -> Row {
         };
         if let Some(server) = server {
             let (from, to) = m.probe_window;
-            let inside = server.side.samples.iter().filter(|s| from <= s.t_s && s.t_s <= to);
+            let inside = server
+                .side
+                .samples
+                .iter()
+                .filter(|s| from <= s.t_s && s.t_s <= to);
             side.samples = server.idle.into_iter().chain(inside.copied()).collect();
         }
         taken.load_rss_gained = m.load_rss_gained;
