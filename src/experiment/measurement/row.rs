@@ -503,14 +503,24 @@ mod tests {
         assert_eq!(row.connections_established, Some(100));
         assert_eq!(row.requests, Some(10));
         assert_eq!(
-            (row.client_bytes_sent, row.client_bytes_received, row.bytes_match),
+            (
+                row.client_bytes_sent,
+                row.client_bytes_received,
+                row.bytes_match
+            ),
             (None, None, None)
         );
         assert_eq!(row.server_rss_per_conn_bytes, Some(3_000));
         assert_eq!(row.load_rss_per_conn_bytes, Some(500.0));
         assert_eq!(row.stair_deadline_s, Some(7.0));
-        assert_eq!((row.ramp_s, row.connect_rate_per_s), (Some(0.123), Some(810.0)));
-        assert_eq!((row.establish_s, row.establish_per_s), (Some(0.123), Some(810.0)));
+        assert_eq!(
+            (row.ramp_s, row.connect_rate_per_s),
+            (Some(0.123), Some(810.0))
+        );
+        assert_eq!(
+            (row.establish_s, row.establish_per_s),
+            (Some(0.123), Some(810.0))
+        );
         assert_eq!(row.status, Status::Ok);
 
         // Cut short before its window: what ran and why, nothing measured.
@@ -525,7 +535,10 @@ mod tests {
             Status::Interrupted,
             "run interrupted by signal 2".into(),
         );
-        assert_eq!((row.stair, row.workers, row.requests), (Some(1), None, None));
+        assert_eq!(
+            (row.stair, row.workers, row.requests),
+            (Some(1), None, None)
+        );
         assert_eq!(row.failure_reason, "run interrupted by signal 2");
     }
 
@@ -539,7 +552,13 @@ mod tests {
         let origin = Origin::Step {
             load_dir: PathBuf::from("/nonexistent"),
         };
-        let ok = build(Row::default(), &origin, Some((&server, &load)), Status::Ok, String::new());
+        let ok = build(
+            Row::default(),
+            &origin,
+            Some((&server, &load)),
+            Status::Ok,
+            String::new(),
+        );
         assert!(ok.failure_reason.starts_with("generator-bound:"), "{ok:?}");
         assert_eq!(ok.generator_bound, Some(true));
         assert_eq!(ok.bytes_match, Some(true));
