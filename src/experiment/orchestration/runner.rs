@@ -17,7 +17,7 @@ use super::progress::Progress;
 pub use super::session::RunConfig;
 use super::staircase::{run_staircase, Plan, Watch};
 use super::step::{run_step, StepOutcome};
-use crate::experiment::measurement::judge::judge;
+use crate::experiment::measurement::judge::{judge, LoadSide, ServerSide};
 use crate::experiment::measurement::row::{self, base_row, Origin};
 use crate::experiment::orchestration::results_csv::ResultsCsv;
 use crate::experiment::placement::conditions;
@@ -394,28 +394,7 @@ impl Recorder<'_> {
             if let (Some(note), false) = (&server.net_note, config.quiet) {
                 eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
             }
-            let mut interrupted = false;
-            let (status, reason) = if stopped || process::stop_requested() {
-                interrupted = true;
-                let signal = process::stop_signal().unwrap_or(0);
-                (
-                    Status::Interrupted,
-                    format!("run interrupted by signal {signal}"),
-                )
-            } else if let Some(reason) = judge(&scenario.failure, step, &server, &load) {
-                match super::fault::machine_fault(&config.out, &reason) {
-                    // Not the model's failure: the run stops here, this row unjudged.
-                    Some(fault) => {
-                        let reason = format!("run stopped: {fault}");
-                        self.fault = Some(fault);
-                        interrupted = true;
-                        (Status::Interrupted, reason)
-                    }
-                    None => (Status::Failed, reason),
-                }
-            } else {
-                (Status::Ok, String::new())
-            };
+            let (status, reason, interrupted) = self.verdict(stopped, step, &server, &load);
             let row = row::build(
                 base_row(scenario, entry, step, rep),
                 &Origin::Step {
@@ -442,6 +421,34 @@ impl Recorder<'_> {
                     scenario.failure.rerun_disturbed
                 );
             }
+        }
+    }
+
+    /// A fresh step's status and reason, and whether the run stops here: a stop signal,
+    /// a fault of the machine (the row unjudged), or the failure rule's judgement.
+    fn verdict(
+        &mut self,
+        stopped: bool,
+        step: &Step,
+        server: &ServerSide,
+        load: &LoadSide,
+    ) -> (Status, String, Interrupted) {
+        if stopped || process::stop_requested() {
+            let signal = process::stop_signal().unwrap_or(0);
+            let reason = format!("run interrupted by signal {signal}");
+            return (Status::Interrupted, reason, true);
+        }
+        let Some(reason) = judge(&self.scenario.failure, step, server, load) else {
+            return (Status::Ok, String::new(), false);
+        };
+        match super::fault::machine_fault(&self.config.out, &reason) {
+            // Not the model's failure: the run stops here, this row unjudged.
+            Some(fault) => {
+                let reason = format!("run stopped: {fault}");
+                self.fault = Some(fault);
+                (Status::Interrupted, reason, true)
+            }
+            None => (Status::Failed, reason, false),
         }
     }
 }
