@@ -171,7 +171,7 @@ results_columns! {
     /// Its threads' involuntary context switches per request.
     SERVER_INVOLUNTARY_SWITCHES_PER_REQ server_involuntary_switches_per_req: Option<f64>, "switches";
     /// A staircase stair's connect deadline from its batch's start (the rule in
-    /// src/experiment/orchestration/staircase/mod.rs, `Deadline`); empty otherwise.
+    /// src/experiment/orchestration/staircase/deadline.rs, `Deadline`); empty otherwise.
     STAIR_DEADLINE_S stair_deadline_s: Option<f64>, "s";
     /// `true` on the profiled repetition (`run --profile`: one more repetition under
     /// perf); the report shows its profiles and never judges it (no verdict, claim,

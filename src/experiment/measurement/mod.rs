@@ -7,7 +7,9 @@
 //! - [`netstat`]: the kernel's TCP counters of a step, as `nstat` reads them.
 //! - [`spread`]: the spread of a step over its connections and its seconds.
 //! - [`profile`]: a profiled repetition's perf recording, folded stacks and flame graphs.
-//! - [`judge`]: a step's summaries and samples to a failure reason and a row (pure).
+//! - [`judge`]: a step's summaries to a failure reason (pure).
+//! - [`row`]: a measured window (a fresh step's or a stair's) to its results row, the one
+//!   place a row is built.
 
 pub mod cost;
 pub mod judge;
@@ -15,4 +17,5 @@ pub mod netstat;
 pub mod probe;
 pub mod profile;
 pub mod request_cost;
+pub mod row;
 pub mod spread;

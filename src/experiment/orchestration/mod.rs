@@ -8,9 +8,13 @@
 //!   watched and stopped: what a step and a stair share.
 //! - [`results_csv`]: results.csv written row by row ([`crate::results`] is its schema) and
 //!   the comparison table.
+//! - [`order`]: each round's model order, shuffled by a seed and written to order.csv.
+//! - [`progress`]: the run's progress over its rows, on a bar or as lines.
 //! - [`fault`]: a step failed by the machine (disk full, no fds), told from a model's.
 
 pub mod fault;
+pub mod order;
+pub mod progress;
 pub mod results_csv;
 pub mod runner;
 pub mod session;

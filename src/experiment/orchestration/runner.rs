@@ -11,10 +11,14 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Instant;
 
+use super::order::RoundOrder;
+pub use super::order::{round_order, ORDER_FILE};
+use super::progress::Progress;
 pub use super::session::RunConfig;
-use super::staircase::run_staircase;
+use super::staircase::{run_staircase, Plan, Watch};
 use super::step::{run_step, StepOutcome};
-use crate::experiment::measurement::judge::{base_row, judge, measure};
+use crate::experiment::measurement::judge::{judge, LoadSide, ServerSide};
+use crate::experiment::measurement::row::{self, base_row, Origin};
 use crate::experiment::orchestration::results_csv::ResultsCsv;
 use crate::experiment::placement::conditions;
 use crate::experiment::placement::hosts::{self, Hosts};
@@ -23,7 +27,6 @@ use crate::experiment::placement::ssh::SshLab;
 use crate::experiment::placement::Lab;
 use crate::results::{Row, Shaping, Status};
 use crate::scenario::{ModelEntry, ModelKind, Scenario, Step};
-use crate::units::trim_float;
 
 /// What a run produced.
 pub struct RunOutcome {
@@ -51,94 +54,6 @@ pub fn missing_program(entry: &ModelEntry) -> Option<String> {
             .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
     };
     (!found).then(|| format!("`{}` is not installed here (not found on PATH)", argv[0]))
-}
-
-/// Progress over the whole experiment: an indicatif bar on a terminal, plain lines otherwise.
-struct Progress {
-    bar: Option<indicatif::ProgressBar>,
-    total: u64,
-    done: u64,
-    started: Instant,
-    quiet: bool,
-}
-
-impl Progress {
-    fn new(total: u64, bar: bool, quiet: bool) -> Progress {
-        let bar = (bar && !quiet).then(|| {
-            let bar = indicatif::ProgressBar::new(total);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "{elapsed_precise} [{bar:30}] {pos}/{len} {msg} (ETA {eta})",
-                )
-                .expect("valid template")
-                .progress_chars("=> "),
-            );
-            bar
-        });
-        Progress {
-            bar,
-            total,
-            done: 0,
-            started: Instant::now(),
-            quiet,
-        }
-    }
-
-    fn eta(&self) -> String {
-        if self.done == 0 {
-            return "?".into();
-        }
-        let per = self.started.elapsed().as_secs_f64() / self.done as f64;
-        let left = (per * (self.total - self.done) as f64) as u64;
-        format!("{}:{:02}", left / 60, left % 60)
-    }
-
-    fn starting(&self, what: &str) {
-        self.starting_nth(self.done + 1, what);
-    }
-
-    /// Says step `nth` of the total is starting (a staircase's stairs start before any
-    /// of its rows is finished).
-    fn starting_nth(&self, nth: u64, what: &str) {
-        match &self.bar {
-            Some(bar) => bar.set_message(what.to_string()),
-            None if !self.quiet => crate::errln!("[{nth}/{}] {what} ...", self.total),
-            None => {}
-        }
-    }
-
-    fn finished(&mut self, what: &str, row: &Row) {
-        self.done += 1;
-        let verdict = match row.status {
-            Status::Ok => format!(
-                "ok, {} req/s, p99 {} us",
-                row.throughput_rps
-                    .map_or("?".into(), |t| trim_float(t.round())),
-                row.p99_us.map_or("?".into(), |t| trim_float(t.round()))
-            ),
-            other => format!("{other}: {}", row.failure_reason),
-        };
-        match &self.bar {
-            Some(bar) => {
-                bar.println(format!("{what}: {verdict}"));
-                bar.inc(1);
-            }
-            None if !self.quiet => crate::errln!(
-                "[{}/{}] {what}: {verdict} (elapsed {}s, ETA {})",
-                self.done,
-                self.total,
-                self.started.elapsed().as_secs(),
-                self.eta()
-            ),
-            None => {}
-        }
-    }
-
-    fn close(&self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
-    }
 }
 
 /// Runs every model over every step and repetition, writing into `config.out`.
@@ -301,33 +216,26 @@ impl Recorder<'_> {
                     if process::stop_requested() {
                         return Ok(true);
                     }
-                    let mut stair = 0;
-                    let progress = &self.progress;
                     // Each stair's row is written as it is judged, and replaced by the
                     // final rows once the server has stopped.
-                    let csv = &mut self.csv;
-                    let mark = csv.mark()?;
-                    let mut unwritten: Option<anyhow::Error> = None;
-                    let outcome = run_staircase(
-                        self.config,
+                    let mark = self.csv.mark()?;
+                    let mut watch = Climbing {
+                        progress: &self.progress,
+                        csv: &mut self.csv,
+                        stair: 0,
+                        unwritten: None,
+                    };
+                    let plan = Plan {
+                        config: self.config,
                         scenario,
                         staircase,
                         entry,
                         stairs,
                         rep,
-                        self.hosts,
-                        &mut |what| {
-                            // The server's start is the first stair's.
-                            stair += u64::from(!what.ends_with(": server"));
-                            progress.starting_nth(progress.done + stair.max(1), what)
-                        },
-                        &mut |row| {
-                            if unwritten.is_none() {
-                                unwritten = csv.append(&row).err();
-                            }
-                        },
-                    );
-                    if let Some(e) = unwritten {
+                        hosts: self.hosts,
+                    };
+                    let outcome = run_staircase(&plan, &mut watch);
+                    if let Some(e) = watch.unwritten {
                         return Err(e);
                     }
                     self.csv.rewind(mark)?;
@@ -462,7 +370,6 @@ impl Recorder<'_> {
                 return None;
             }
             self.progress.starting(what);
-            let mut row = base_row(scenario, entry, step, rep);
             let dir = config
                 .out
                 .join(&entry.label)
@@ -484,40 +391,19 @@ impl Recorder<'_> {
                 self.hosts,
                 self.profiling,
             );
-            measure(&mut row, &server, &load);
-            crate::experiment::measurement::spread::join_order(&mut row, &dir.join("load"));
-            crate::experiment::measurement::spread::request_rate_spread(
-                &mut row,
-                &dir.join("load"),
-            );
             if let (Some(note), false) = (&server.net_note, config.quiet) {
                 eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
             }
-            let mut interrupted = false;
-            if stopped || process::stop_requested() {
-                row.status = Status::Interrupted;
-                row.failure_reason = format!(
-                    "run interrupted by signal {}",
-                    process::stop_signal().unwrap_or(0)
-                );
-                interrupted = true;
-            } else if let Some(reason) = judge(&scenario.failure, step, &server, &load) {
-                match super::fault::machine_fault(&config.out, &reason) {
-                    // Not the model's failure: the run stops here, this row unjudged.
-                    Some(fault) => {
-                        row.status = Status::Interrupted;
-                        row.failure_reason = format!("run stopped: {fault}");
-                        self.fault = Some(fault);
-                        interrupted = true;
-                    }
-                    None => {
-                        row.status = Status::Failed;
-                        row.failure_reason = reason;
-                    }
-                }
-            } else {
-                row.status = Status::Ok;
-            }
+            let (status, reason, interrupted) = self.verdict(stopped, step, &server, &load);
+            let row = row::build(
+                base_row(scenario, entry, step, rep),
+                &Origin::Step {
+                    load_dir: dir.join("load"),
+                },
+                Some((&server, &load)),
+                status,
+                reason,
+            );
             if !scenario.pause.is_zero() && !interrupted {
                 pause_unless_stopped(scenario.pause);
             }
@@ -537,68 +423,58 @@ impl Recorder<'_> {
             }
         }
     }
-}
 
-/// The file recording each round's model order (`step,repetition,order`).
-pub const ORDER_FILE: &str = "order.csv";
-
-/// The order of `n` models in round `rep` of `step`: a shuffle seeded by the scenario,
-/// step and repetition, so a rerun of the scenario runs the same order, and each round
-/// another one.
-pub fn round_order(scenario: &str, step: &str, rep: u32, n: usize) -> Vec<usize> {
-    use rand::seq::SliceRandom as _;
-    use rand::SeedableRng as _;
-    // FNV-1a: a hash that every build computes the same way (std's is not promised to).
-    let mut seed: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in scenario
-        .bytes()
-        .chain([0])
-        .chain(step.bytes())
-        .chain([0])
-        .chain(rep.to_le_bytes())
-    {
-        seed = (seed ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    let mut order: Vec<usize> = (0..n).collect();
-    order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(seed));
-    order
-}
-
-/// order.csv, written as the rounds start.
-struct RoundOrder {
-    writer: csv::Writer<std::fs::File>,
-    path: std::path::PathBuf,
-}
-
-impl RoundOrder {
-    fn create(path: &std::path::Path) -> anyhow::Result<RoundOrder> {
-        let writer = csv::Writer::from_path(path)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", path.display()))?;
-        let mut order = RoundOrder {
-            writer,
-            path: path.to_path_buf(),
-        };
-        order.write(["step", "repetition", "order"])?;
-        Ok(order)
-    }
-
-    fn append<'a>(
+    /// A fresh step's status and reason, and whether the run stops here: a stop signal,
+    /// a fault of the machine (the row unjudged), or the failure rule's judgement.
+    fn verdict(
         &mut self,
-        step: &str,
-        rep: u32,
-        models: impl Iterator<Item = &'a str>,
-    ) -> anyhow::Result<()> {
-        let order: Vec<&str> = models.collect();
-        self.write([step, &rep.to_string(), &order.join(" ")])
+        stopped: bool,
+        step: &Step,
+        server: &ServerSide,
+        load: &LoadSide,
+    ) -> (Status, String, Interrupted) {
+        if stopped || process::stop_requested() {
+            let signal = process::stop_signal().unwrap_or(0);
+            let reason = format!("run interrupted by signal {signal}");
+            return (Status::Interrupted, reason, true);
+        }
+        let Some(reason) = judge(&self.scenario.failure, step, server, load) else {
+            return (Status::Ok, String::new(), false);
+        };
+        match super::fault::machine_fault(&self.config.out, &reason) {
+            // Not the model's failure: the run stops here, this row unjudged.
+            Some(fault) => {
+                let reason = format!("run stopped: {fault}");
+                self.fault = Some(fault);
+                (Status::Interrupted, reason, true)
+            }
+            None => (Status::Failed, reason, false),
+        }
+    }
+}
+
+/// The runner's side of a staircase: its progress, and each stair's row written to
+/// results.csv as soon as it is judged (the first write error kept for after the climb).
+struct Climbing<'r> {
+    progress: &'r Progress,
+    csv: &'r mut ResultsCsv,
+    /// The stairs started so far.
+    stair: u64,
+    unwritten: Option<anyhow::Error>,
+}
+
+impl Watch for Climbing<'_> {
+    fn starting(&mut self, what: &str) {
+        // The server's start is the first stair's.
+        self.stair += u64::from(!what.ends_with(": server"));
+        let nth = self.progress.done + self.stair.max(1);
+        self.progress.starting_nth(nth, what);
     }
 
-    /// Writes one record through to the file; an error (a full disk) names the file.
-    fn write(&mut self, record: [&str; 3]) -> anyhow::Result<()> {
-        self.writer
-            .write_record(record)
-            .map_err(anyhow::Error::from)
-            .and_then(|()| Ok(self.writer.flush()?))
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", self.path.display()))
+    fn judged(&mut self, row: Row) {
+        if self.unwritten.is_none() {
+            self.unwritten = self.csv.append(&row).err();
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 //! from every live load's per-second files, CPU and TCP counters read at the
 //! window's two ends, memory from the server's /proc samples inside it.
 
+mod deadline;
 mod generators;
 mod margin;
 mod window;
@@ -20,14 +21,16 @@ use std::time::{Duration, Instant};
 
 use super::session::{load_cores, RunConfig, Session, StartError, Unstarted};
 use crate::experiment::measurement::cost::KernelWatch;
-use crate::experiment::measurement::judge::{base_row, judge, measure, LoadSide, ServerSide};
+use crate::experiment::measurement::judge::{judge, LoadSide, ServerSide};
 use crate::experiment::measurement::probe::Sample;
+use crate::experiment::measurement::row::{self, base_row, Origin};
 use crate::experiment::placement::process;
 use crate::experiment::placement::Lab;
 use crate::results::{Row, Status};
 use crate::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
 use crate::server::counters::ServerSummary;
 use crate::sys::unix_now;
+use deadline::{missed_deadline, Deadline};
 use generators::Generators;
 use margin::Margin;
 use window::{live_dirs, Window};
@@ -50,8 +53,6 @@ struct Measured {
     server: ServerSide,
     /// The window on the probe's clock, to pick the server's samples inside it.
     probe_window: (f64, f64),
-    /// Connections open at the window's end.
-    open: u64,
     /// The live load generators' RSS at the window's end, over their RSS before their
     /// batches connected: the bytes their connections cost them.
     load_rss_gained: Option<u64>,
@@ -102,85 +103,6 @@ fn lifetime(scenario: &Scenario, staircase: &Staircase, stairs: usize) -> Durati
         .saturating_mul(stairs as u32)
         .saturating_add(staircase.hold.unwrap_or_default())
         .saturating_add(Duration::from_secs(60))
-}
-
-/// How long a stair's batch may take to connect, from its load's start: the connect
-/// timeout (a connection attempted last may take that long), plus twice the batch's
-/// ramp at the slower of the scenario's `connect_rate` and the previous stair's measured
-/// connect rate (a stair may connect at half the rate of the one before it, which falls
-/// as the connections held grow), the measured ramp at most four connect timeouts; plus
-/// 2 s to see it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Deadline {
-    connect_timeout: Duration,
-    ramp: Duration,
-    /// The previous stair's connect rate, when it set the ramp.
-    measured_rate: Option<f64>,
-}
-
-impl Deadline {
-    fn of(scenario: &Scenario, batch: u64, previous_rate: Option<f64>) -> Deadline {
-        let load = &scenario.load;
-        let connect_timeout = load
-            .connect_timeout
-            .map_or(Duration::from_secs(10), |d| d.0);
-        let rate = load.connect_rate.map(|r| r.0);
-        Deadline::rule(connect_timeout, rate, batch, previous_rate)
-    }
-
-    fn rule(
-        connect_timeout: Duration,
-        connect_rate: Option<f64>,
-        batch: u64,
-        previous_rate: Option<f64>,
-    ) -> Deadline {
-        // A rate near 0 takes longer than a Duration holds: the longest, capped below.
-        let at =
-            |rate: f64| Duration::try_from_secs_f64(batch as f64 / rate).unwrap_or(Duration::MAX);
-        let planned = connect_rate.map_or(Duration::ZERO, at);
-        let measured = previous_rate
-            .filter(|r| *r > 0.0)
-            .map(|r| (r, at(r).min(connect_timeout * 4)));
-        match measured {
-            Some((rate, ramp)) if ramp > planned => Deadline {
-                connect_timeout,
-                ramp,
-                measured_rate: Some(rate),
-            },
-            _ => Deadline {
-                connect_timeout,
-                ramp: planned,
-                measured_rate: None,
-            },
-        }
-    }
-
-    fn total(&self) -> Duration {
-        (self
-            .connect_timeout
-            .saturating_add(self.ramp.saturating_mul(2)))
-        .saturating_add(Duration::from_secs(2))
-    }
-
-    /// The rule with its numbers, as a failure reason states it.
-    fn describe(&self, batch: u64) -> String {
-        let ramp = match self.measured_rate {
-            Some(rate) => format!(
-                " + 2 x {batch} connections at the previous stair's {rate:.0}/s ({:.1} s)",
-                self.ramp.as_secs_f64()
-            ),
-            None if self.ramp > Duration::ZERO => format!(
-                " + 2 x {batch} connections at the connect rate ({:.1} s)",
-                self.ramp.as_secs_f64()
-            ),
-            None => String::new(),
-        };
-        format!(
-            "its deadline of {:.1} s: connect timeout {:.0} s{ramp} + 2 s",
-            self.total().as_secs_f64(),
-            self.connect_timeout.as_secs_f64()
-        )
-    }
 }
 
 /// The scenario whose load keeps each connection open for `lifetime`: a timed load
@@ -255,7 +177,6 @@ fn measure_window(
         load,
         server: side,
         probe_window: (probe_from, probe_to),
-        open: window.connections.open,
         load_rss_gained: loads_to.map(|u| u.rss_gained),
     })
 }
@@ -292,24 +213,41 @@ fn wait_established(
     Ok(Err(seen))
 }
 
-/// Runs one staircase: `stairs` are its steps (cumulative connections, the other axes
-/// fixed), `starting` is told each stair's name as it starts and `judged` each stair's
-/// row as soon as it is judged (without what only the server's end gives: its memory
-/// samples, its workers, a failure the end shows), so a run killed mid-staircase keeps
-/// the stairs it climbed. The outcome's rows are final: in stair order, a `-hold` row
-/// last when the scenario holds; stairs after a failure are `skipped`.
-#[allow(clippy::too_many_arguments)]
-pub fn run_staircase(
-    config: &RunConfig,
-    scenario: &Scenario,
-    staircase: &Staircase,
-    entry: &ModelEntry,
-    stairs: &[Step],
-    rep: u32,
-    hosts: Option<&dyn Lab>,
-    starting: &mut dyn FnMut(&str),
-    judged: &mut dyn FnMut(Row),
-) -> StaircaseOutcome {
+/// One staircase to climb: a model's repetition over `stairs`, its steps (cumulative
+/// connections, the other axes fixed), on one live server.
+pub struct Plan<'a> {
+    pub config: &'a RunConfig,
+    pub scenario: &'a Scenario,
+    pub staircase: &'a Staircase,
+    pub entry: &'a ModelEntry,
+    pub stairs: &'a [Step],
+    pub rep: u32,
+    pub hosts: Option<&'a dyn Lab>,
+}
+
+/// What the runner is told as a staircase climbs.
+pub trait Watch {
+    /// The server, a stair or the hold starts; the server's name ends in `: server`.
+    fn starting(&mut self, what: &str);
+    /// A stair's row as soon as it is judged, without what only the server's end gives
+    /// (its memory samples, its workers, a failure the end shows), so a run killed
+    /// mid-staircase keeps the stairs it climbed.
+    fn judged(&mut self, row: Row);
+}
+
+/// Runs one staircase, telling `watch` as it goes. The outcome's rows are final: in
+/// stair order, a `-hold` row last when the scenario holds; stairs after a failure are
+/// `skipped`.
+pub fn run_staircase(plan: &Plan, watch: &mut dyn Watch) -> StaircaseOutcome {
+    let Plan {
+        config,
+        scenario,
+        staircase,
+        entry,
+        stairs,
+        rep,
+        hosts,
+    } = *plan;
     let top = stairs.last().expect("a staircase has at least one stair");
     let label = &entry.label;
     let server_dir = config
@@ -317,7 +255,7 @@ pub fn run_staircase(
         .join(label)
         .join(format!("staircase-{}", top.name))
         .join(format!("rep-{rep}"));
-    starting(&format!("{label} {} rep {rep}: server", top.name));
+    watch.starting(&format!("{label} {} rep {rep}: server", top.name));
     let mut server = match Session::start(config, scenario, entry, top, &server_dir, hosts) {
         Ok(session) => session,
         Err(unstarted) => {
@@ -329,36 +267,26 @@ pub fn run_staircase(
                 }
                 StartError::Failed(reason) => stair_of(stairs, 0, Status::Failed, reason),
             };
-            return finish(scenario, entry, rep, stairs, vec![first], None, interrupted);
+            return finish(plan, vec![first], None, interrupted);
         }
     };
     let idle = server.sample().0;
     server.side.kernel.before = server.kernel();
     let mut climb = Climb::new(scenario, staircase, stairs);
-    let mut judged_stair = |stair: &Stair| judged(stair_row(scenario, entry, rep, stair, None));
-    let (mut done, mut interrupted) =
-        climb.climb_all(config, label, rep, &mut server, starting, &mut judged_stair);
+    let (mut done, mut interrupted) = climb.climb_all(plan, &mut server, watch);
     let climbed = done.len() == stairs.len() && done.iter().all(|s| s.status == Status::Ok);
     if let (Some(hold), true) = (staircase.hold, climbed) {
-        starting(&format!("{label} {}-hold rep {rep}", top.name));
+        watch.starting(&format!("{label} {}-hold rep {rep}", top.name));
         let mut record = stair_of(stairs, stairs.len() - 1, Status::Ok, String::new());
         record.step.name = format!("{}-hold", top.name);
         climb.hold(&mut server, hold, &mut record);
-        judged_stair(&record);
+        watch.judged(stair_row(plan, &record, None));
         interrupted |= record.status == Status::Interrupted;
         done.push(record);
     }
     let side = end(server, top, &scenario.failure, &climb, &mut done);
     let server = Finished { side, idle };
-    finish(
-        scenario,
-        entry,
-        rep,
-        stairs,
-        done,
-        Some(server),
-        interrupted,
-    )
+    finish(plan, done, Some(server), interrupted)
 }
 
 /// Stair `i`'s record before it runs, started now.
@@ -415,13 +343,11 @@ impl<'s> Climb<'s> {
     /// stop signal comes: their records, and whether a stop signal cut the climb short.
     fn climb_all(
         &mut self,
-        config: &RunConfig,
-        label: &str,
-        rep: u32,
+        plan: &Plan,
         server: &mut Session,
-        starting: &mut dyn FnMut(&str),
-        judged: &mut dyn FnMut(&Stair),
+        watch: &mut dyn Watch,
     ) -> (Vec<Stair>, bool) {
+        let (label, rep) = (&plan.entry.label, plan.rep);
         let stairs = self.stairs;
         let mut done: Vec<Stair> = Vec::new();
         let mut interrupted = false;
@@ -430,8 +356,9 @@ impl<'s> Climb<'s> {
                 interrupted = true;
                 break;
             }
-            starting(&format!("{label} {} rep {rep}", stair.name));
-            let dir = config
+            watch.starting(&format!("{label} {} rep {rep}", stair.name));
+            let dir = plan
+                .config
                 .out
                 .join(label)
                 .join(&stair.name)
@@ -440,19 +367,19 @@ impl<'s> Climb<'s> {
             if let Some(reason) = self.past_margin(i) {
                 record.status = Status::Skipped;
                 record.reason = reason;
-                judged(&record);
+                watch.judged(stair_row(plan, &record, None));
                 done.push(record);
                 break;
             }
             if let Err(e) = fs::create_dir_all(&dir) {
                 record.status = Status::Failed;
                 record.reason = format!("cannot create {}: {e}", dir.display());
-                judged(&record);
+                watch.judged(stair_row(plan, &record, None));
                 done.push(record);
                 break;
             }
             let ended = self.stair(server, i, &dir, &mut record);
-            judged(&record);
+            watch.judged(stair_row(plan, &record, None));
             done.push(record);
             if ended {
                 interrupted = process::stop_requested();
@@ -612,38 +539,6 @@ fn judge_stair(
     false
 }
 
-/// A stair whose batch had not established (or failed) every connection by its
-/// deadline fails, whatever its window shows later (a batch that connects late would
-/// otherwise pass on a window measured after the deadline); true when it fails here.
-/// A stair that failed or was cut short for another reason keeps that reason, with the
-/// deadline it missed.
-fn missed_deadline(
-    stair: &mut Stair,
-    by_deadline: &window::Connections,
-    batch: u64,
-    deadline: &Deadline,
-) -> bool {
-    match stair.status {
-        Status::Ok => {
-            stair.status = Status::Failed;
-            stair.reason = format!(
-                "{} of {batch} connections established within {}",
-                by_deadline.established.min(batch),
-                deadline.describe(batch)
-            );
-            if by_deadline.failed > 0 {
-                stair.reason += &format!(" ({} failed)", by_deadline.failed);
-            }
-            true
-        }
-        Status::Failed => {
-            stair.reason += &format!(" within {}", deadline.describe(batch));
-            false
-        }
-        _ => false,
-    }
-}
-
 /// What only the end shows: connections the server refused over the staircase, byte
 /// counts that differ between the two sides, a server that did not stop cleanly.
 fn end_problem(rule: &FailureRule, server: &ServerSide, loads: &[PathBuf]) -> Option<String> {
@@ -676,14 +571,18 @@ struct Finished {
 /// The staircase's rows: each stair's from its window ([`stair_row`]), then a
 /// `skipped` row for each stair never climbed.
 fn finish(
-    scenario: &Scenario,
-    entry: &ModelEntry,
-    rep: u32,
-    stairs: &[Step],
+    plan: &Plan,
     done: Vec<Stair>,
     server: Option<Finished>,
     interrupted: bool,
 ) -> StaircaseOutcome {
+    let Plan {
+        scenario,
+        entry,
+        stairs,
+        rep,
+        ..
+    } = *plan;
     let mut rows: Vec<Row> = Vec::new();
     // The stair that ended the climb: one that failed, or one the memory margin kept.
     let ended = done
@@ -693,7 +592,7 @@ fn finish(
     // The hold row comes only after every stair, so stairs past `done` were never run.
     let climbed = done.len().min(stairs.len());
     for stair in &done {
-        rows.push(stair_row(scenario, entry, rep, stair, server.as_ref()));
+        rows.push(stair_row(plan, stair, server.as_ref()));
     }
     if !interrupted {
         for step in &stairs[climbed..] {
@@ -712,216 +611,54 @@ fn finish(
     StaircaseOutcome { rows, interrupted }
 }
 
-/// One stair's row from its window: the step's measures (the judge's `measure` on the
-/// window), the server's samples inside the window, memory per connection over the
-/// idle server, and how its batch connected. The one place a stair's columns are filled.
-fn stair_row(
-    scenario: &Scenario,
-    entry: &ModelEntry,
-    rep: u32,
-    stair: &Stair,
-    server: Option<&Finished>,
-) -> Row {
-    let mut row = base_row(scenario, entry, &stair.step, rep);
-    row.stair = Some(stair.index);
-    fill_stair_row(&mut row, stair, server);
-    row
-}
-
-fn fill_stair_row(row: &mut Row, stair: &Stair, server: Option<&Finished>) {
-    row.status = stair.status;
-    row.failure_reason = stair.reason.clone();
-    let Some(m) = &stair.measured else {
-        return;
+/// One stair's row from its window: the server's samples inside the window, after its
+/// idle sample so the cost columns count what the stairs so far added, and how its
+/// batch connected.
+fn stair_row(plan: &Plan, stair: &Stair, server: Option<&Finished>) -> Row {
+    let mut taken = row::StairRow {
+        index: stair.index,
+        idle: server.and_then(|s| s.idle),
+        workers: server.and_then(|s| s.side.summary.as_ref().map(|s| s.workers as u64)),
+        ..row::StairRow::default()
     };
-    let mut side = ServerSide {
-        at_load_start: m.server.at_load_start,
-        at_load_end: m.server.at_load_end,
-        load_wall_s: m.server.load_wall_s,
-        net_at_load_start: m.server.net_at_load_start,
-        net_at_load_end: m.server.net_at_load_end,
-        net_scope: m.server.net_scope,
-        kernel: m.server.kernel,
-        kernel_ends: m.server.kernel_ends,
-        ..ServerSide::default()
-    };
-    if let Some(server) = server {
-        let (from, to) = m.probe_window;
-        // The idle server first, so the cost columns count what the stairs so far added.
-        side.samples = server
-            .idle
-            .into_iter()
-            .chain(
-                server
-                    .side
-                    .samples
-                    .iter()
-                    .filter(|s| from <= s.t_s && s.t_s <= to)
-                    .copied(),
-            )
-            .collect();
-        let workers = server.side.summary.as_ref().map(|s| s.workers as u64);
-        row.workers = row.workers.or(workers);
-    }
-    measure(row, &side, &m.load);
-    // Per stair there are no byte counts to compare: the server's are for the whole run.
-    row.client_bytes_sent = None;
-    row.client_bytes_received = None;
-    row.bytes_match = None;
-    row.connections_established = Some(m.open);
-    let idle = server.and_then(|s| s.idle);
-    row.server_rss_per_conn_bytes = match (row.server_rss_max_bytes, idle) {
-        (Some(max), Some(idle)) if m.open > 0 => Some(max.saturating_sub(idle.rss_bytes) / m.open),
-        _ => None,
-    };
-    if let (Some(gained), true) = (m.load_rss_gained, m.open > 0) {
-        row.load_rss_per_conn_bytes = Some((gained as f64 / m.open as f64).round());
-    }
-    row.stair_deadline_s = stair.deadline.map(|d| d.total().as_secs_f64());
-    // A stair's time to establish is its batch's ramp, not the time since the idle server.
-    row.establish_s = None;
-    row.establish_per_s = None;
-    if let Some(dir) = &stair.load_dir {
-        let dirs = live_dirs(dir);
-        let start = window::started_unix(&dirs).unwrap_or(stair.started_unix);
-        if let Some(ramp) = window::ramp(&dirs, start) {
-            row.ramp_s = Some((ramp.seconds * 1000.0).round() / 1000.0);
-            row.connect_rate_per_s = ramp.rate_per_s().map(|r| r.round());
-            row.establish_s = row.ramp_s;
-            row.establish_per_s = row.connect_rate_per_s;
+    let mut side = ServerSide::default();
+    if let Some(m) = &stair.measured {
+        side = ServerSide {
+            at_load_start: m.server.at_load_start,
+            at_load_end: m.server.at_load_end,
+            load_wall_s: m.server.load_wall_s,
+            net_at_load_start: m.server.net_at_load_start,
+            net_at_load_end: m.server.net_at_load_end,
+            net_scope: m.server.net_scope,
+            kernel: m.server.kernel,
+            kernel_ends: m.server.kernel_ends,
+            ..ServerSide::default()
+        };
+        if let Some(server) = server {
+            let (from, to) = m.probe_window;
+            let inside = server
+                .side
+                .samples
+                .iter()
+                .filter(|s| from <= s.t_s && s.t_s <= to);
+            side.samples = server.idle.into_iter().chain(inside.copied()).collect();
+        }
+        taken.load_rss_gained = m.load_rss_gained;
+        taken.deadline_s = stair.deadline.map(|d| d.total().as_secs_f64());
+        if let Some(dir) = &stair.load_dir {
+            let dirs = live_dirs(dir);
+            let start = window::started_unix(&dirs).unwrap_or(stair.started_unix);
+            taken.ramp = window::ramp(&dirs, start).map(|r| (r.seconds, r.rate_per_s()));
         }
     }
+    row::build(
+        base_row(plan.scenario, plan.entry, &stair.step, plan.rep),
+        &Origin::Stair(taken),
+        stair.measured.as_ref().map(|m| (&side, &m.load)),
+        stair.status,
+        stair.reason.clone(),
+    )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::experiment::placement::hosts::Host;
-
-    fn step(c: u64) -> Step {
-        Step {
-            name: format!("c{c}"),
-            connections: c,
-            size: 64,
-            delay: None,
-            rate: None,
-            workers: None,
-            requests: None,
-            hosts: None,
-        }
-    }
-
-    #[test]
-    fn batches_add_up_to_the_stairs() {
-        let stairs = [step(1000), step(2000), step(2500)];
-        let batches: Vec<u64> = (0..3).map(|i| batch_of(&stairs, i)).collect();
-        assert_eq!(batches, [1000, 1000, 500]);
-    }
-
-    #[test]
-    fn a_stair_may_connect_at_half_the_rate_of_the_one_before() {
-        let s = Duration::from_secs;
-        // The first stair, no connect rate: the connect timeout and 2 s.
-        let first = Deadline::rule(s(30), None, 50_000, None);
-        assert_eq!(first.total(), s(32));
-        assert_eq!(
-            first.describe(50_000),
-            "its deadline of 32.0 s: connect timeout 30 s + 2 s"
-        );
-        // After a stair that connected 2 000/s: 25 s of ramp, twice.
-        let next = Deadline::rule(s(30), None, 50_000, Some(2_000.0));
-        assert_eq!(next.total(), s(82));
-        assert_eq!(
-            next.describe(50_000),
-            "its deadline of 82.0 s: connect timeout 30 s + 2 x 50000 connections at the \
-             previous stair's 2000/s (25.0 s) + 2 s"
-        );
-        // The scenario's connect rate when it is the slower.
-        let planned = Deadline::rule(s(30), Some(1_000.0), 50_000, Some(2_000.0));
-        assert_eq!((planned.total(), planned.measured_rate), (s(132), None));
-        // The measured ramp at most four connect timeouts.
-        let slow = Deadline::rule(s(30), None, 50_000, Some(10.0));
-        assert_eq!(slow.total(), s(30 + 240 + 2));
-    }
-
-    #[test]
-    fn a_stair_not_connected_by_its_deadline_fails_whatever_its_window_shows() {
-        let s = Duration::from_secs;
-        let stairs = [step(100_000)];
-        // The measured previous rate of 1 316/s gives 30 + 2 x 3.8 + 2 = 39.6 s.
-        let deadline = Deadline::rule(s(30), None, 50_000, Some(50_000.0 / 3.8));
-        let by_deadline = window::Connections {
-            established: 49_744,
-            failed: 0,
-            open: 49_744,
-        };
-        // A window measured later found every connection: the stair still fails.
-        let mut late = stair_of(&stairs, 0, Status::Ok, String::new());
-        assert!(missed_deadline(&mut late, &by_deadline, 50_000, &deadline));
-        assert_eq!(late.status, Status::Failed);
-        assert_eq!(
-            late.reason,
-            "49744 of 50000 connections established within its deadline of 39.6 s: connect \
-             timeout 30 s + 2 x 50000 connections at the previous stair's 13158/s (3.8 s) + 2 s"
-        );
-        // Failed attempts are named.
-        let mut refused = stair_of(&stairs, 0, Status::Ok, String::new());
-        let some_failed = window::Connections {
-            failed: 12,
-            ..by_deadline
-        };
-        assert!(missed_deadline(
-            &mut refused,
-            &some_failed,
-            50_000,
-            &deadline
-        ));
-        assert!(
-            refused.reason.ends_with("+ 2 s (12 failed)"),
-            "{}",
-            refused.reason
-        );
-        // A stair the window failed keeps its reason, with the deadline it missed.
-        let mut failed = stair_of(&stairs, 0, Status::Failed, "too slow".into());
-        assert!(!missed_deadline(
-            &mut failed,
-            &by_deadline,
-            50_000,
-            &deadline
-        ));
-        assert!(failed
-            .reason
-            .starts_with("too slow within its deadline of 39.6 s"));
-        // A stair cut short stays so.
-        let mut cut = stair_of(&stairs, 0, Status::Interrupted, "signal 2".into());
-        assert!(!missed_deadline(&mut cut, &by_deadline, 50_000, &deadline));
-        assert_eq!(
-            (cut.status, cut.reason.as_str()),
-            (Status::Interrupted, "signal 2")
-        );
-    }
-
-    #[test]
-    fn each_stair_loads_the_client_hosts_whose_share_it_fills() {
-        let clients: Vec<Host> = (0..4)
-            .map(|i| Host {
-                namespace: format!("c{i}"),
-                addr: std::net::Ipv4Addr::new(198, 18, 0, 11 + i),
-            })
-            .collect();
-        let names =
-            |hosts: &[Host]| -> Vec<String> { hosts.iter().map(|h| h.namespace.clone()).collect() };
-        // 4 hosts of 1000 each; stairs of 2000 take two hosts each.
-        let stairs = [step(2000), step(4000)];
-        assert_eq!(names(stair_hosts(&clients, &stairs, 0)), ["c0", "c1"]);
-        assert_eq!(names(stair_hosts(&clients, &stairs, 1)), ["c2", "c3"]);
-        // Stairs smaller than a share stay on one host until it is full.
-        let stairs = [step(500), step(1000), step(1500), step(4000)];
-        assert_eq!(names(stair_hosts(&clients, &stairs, 0)), ["c0"]);
-        assert_eq!(names(stair_hosts(&clients, &stairs, 1)), ["c0"]);
-        assert_eq!(names(stair_hosts(&clients, &stairs, 2)), ["c1"]);
-        assert_eq!(names(stair_hosts(&clients, &stairs, 3)), ["c1", "c2", "c3"]);
-        // No client hosts: the machine's loopback, as before.
-        assert!(stair_hosts::<Host>(&[], &stairs, 0).is_empty());
-    }
-}
+mod tests;
