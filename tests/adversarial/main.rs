@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use common::*;
 
 mod attacks;
+mod consoles;
 mod kills;
 mod outputs;
 mod overload;

@@ -18,6 +18,7 @@ use common::*;
 mod echo;
 mod limits;
 mod models;
+mod serve;
 use echo::*;
 use limits::*;
 

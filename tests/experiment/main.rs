@@ -11,6 +11,7 @@ mod common;
 use common::{alive, descendants, write_scenario, ResultsRow, BIN, QUIET_NO_REPORT, RUN_LIMIT};
 
 mod failures;
+mod outputs;
 mod scenarios;
 mod stops;
 

@@ -20,11 +20,14 @@ mod common;
 
 use common::{load_within, out_dir, output_within, BIN, COMMAND_LIMIT};
 
+mod bounds;
 mod exact;
 mod failures;
 mod merge;
+mod merge_refusals;
 mod preflight;
 mod signals;
+mod verdict;
 
 /// Faults the thread server can inject.
 #[derive(Clone, Copy, Default)]

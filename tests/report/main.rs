@@ -16,6 +16,7 @@ use common::copy_dir;
 
 mod charts;
 mod damaged;
+mod missing;
 mod page;
 
 const MODELS: [&str; 6] = ["threads", "select", "poll", "epoll", "uring", "tokio"];
