@@ -2,21 +2,6 @@
 
 use super::*;
 
-/// Waits up to 5 s for every one of `pids` to be gone (or a zombie); kills and names
-/// those that are not.
-fn assert_all_gone(pids: &[u32], what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let mut left = pids.to_vec();
-    while !left.is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-        left.retain(|&pid| alive(pid));
-    }
-    for &pid in &left {
-        signal(pid as i32, libc::SIGKILL);
-    }
-    assert!(left.is_empty(), "{what}: processes left behind: {left:?}");
-}
-
 /// Seeds of the random moments the kill tests replay.
 const KILL_SEEDS: [u64; 3] = [11, 2024, 977];
 

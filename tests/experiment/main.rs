@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 #[path = "../common/mod.rs"]
 mod common;
 
-use common::{alive, descendants, write_scenario, ResultsRow, BIN, QUIET_NO_REPORT, RUN_LIMIT};
+use common::{
+    assert_all_gone, cmdline, descendants, write_scenario, ResultsRow, BIN, QUIET_NO_REPORT,
+    RUN_LIMIT,
+};
 
 mod failures;
 mod outputs;
@@ -170,12 +173,6 @@ connections = [20]
     );
     let command = fs::read_to_string(step.join("load-command.txt")).unwrap();
     assert!(command.contains("--warmup 0.2s"), "{command}");
-}
-
-fn cmdline(pid: u32) -> String {
-    fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-        .unwrap_or_default()
 }
 
 /// Starts a run whose load lasts 60 s and waits until its server and load are running.

@@ -2,19 +2,6 @@
 
 use super::*;
 
-fn assert_all_gone(pids: &[u32]) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let survivors: Vec<String> = pids
-        .iter()
-        .filter(|p| alive(**p))
-        .map(|p| format!("{p}: {}", cmdline(*p)))
-        .collect();
-    assert_eq!(survivors, Vec::<String>::new());
-}
-
 /// Two server processes and two load processes, so grandchildren must go too.
 const LONG_SCENARIO: &str = r#"
 models = ["poll", "epoll"]
@@ -37,7 +24,7 @@ fn no_child_survives_a_killed_runner() {
     assert!(children.len() >= 6, "{children:?}");
     runner.kill().unwrap();
     runner.wait().unwrap();
-    assert_all_gone(&children);
+    assert_all_gone(&children, "the run's processes");
     // The manifest written at the start says the run did not end normally.
     let m = manifest(&tmp.path().join("out"));
     assert_eq!(m["interrupted"], true);
@@ -56,7 +43,7 @@ fn sigterm_stops_the_step_and_keeps_its_results() {
     }
     let status = common::finish_within(runner, "the runner after SIGTERM", RUN_LIMIT).status;
     assert_eq!(status.code(), Some(130));
-    assert_all_gone(&children);
+    assert_all_gone(&children, "the run's processes");
     let m = manifest(&out);
     assert_eq!(m["interrupted"], true);
     assert_eq!(m["status"], "interrupted");
