@@ -226,8 +226,7 @@ impl FullDisk {
 
     /// Mounts `size` bytes with `free` of them left.
     fn mount_leaving(test: &str, size: usize, free: usize) -> Option<FullDisk> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if !common::is_root() {
             skip(test, "mounting a tmpfs needs root");
             return None;
         }

@@ -123,8 +123,7 @@ fn cpu0_mhz() -> f64 {
 #[test]
 fn the_weak_2016_profile_puts_the_server_on_one_core_at_700_mhz_and_256_mib() {
     let test = "claims::the_weak_2016_profile_puts_the_server_on_one_core_at_700_mhz_and_256_mib";
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
+    if !common::is_root() {
         common::skip(test, "cgroups need root");
         return;
     }
