@@ -185,18 +185,24 @@ fn verdict_and_findings_are_computed_from_the_data() {
 fn the_verdict_falls_back_to_the_heaviest_point_two_models_completed() {
     let dir = fixture_copy("verdict-fallback");
     let csv_path = dir.join("results.csv");
-    let text: String = read(&csv_path)
-        .lines()
-        .map(|line| {
-            let fields: Vec<&str> = line.split(',').collect();
-            if fields[3] == "4000" && fields[0] != "uring" && fields[8] == "ok" {
-                line.replacen(",ok,,", ",failed,too slow,", 1)
-            } else {
-                line.to_string()
-            }
-        })
-        .map(|l| l + "\n")
-        .collect();
+    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(&header).unwrap();
+    for record in reader.records() {
+        let mut row: Vec<String> = record.unwrap().iter().map(String::from).collect();
+        if row[col("connections")] == "4000"
+            && row[col("model")] != "uring"
+            && row[col("status")] == "ok"
+        {
+            assert_eq!(row[col("failure_reason")], "");
+            row[col("status")] = "failed".into();
+            row[col("failure_reason")] = "too slow".into();
+        }
+        writer.write_record(&row).unwrap();
+    }
+    let text = writer.into_inner().unwrap();
     fs::write(&csv_path, text).unwrap();
     write_report(&dir).unwrap();
     let md = read(&dir.join("report.md"));
