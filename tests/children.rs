@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{
-    alive, descendants, output_within, run_scenario, signal, skip, wait_timeout, write_scenario,
-    Server, BIN, COMMAND_LIMIT, QUIET_NO_REPORT,
+    alive, descendants, output_within, proc_stat, run_scenario, signal, skip, wait_timeout,
+    write_scenario, Server, BIN, COMMAND_LIMIT, QUIET_NO_REPORT,
 };
 
 /// The pids of the live (not zombie) processes whose parent is `parent`.
@@ -20,25 +20,15 @@ fn children_of(parent: u32) -> Vec<u32> {
     };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| stat(pid).is_some_and(|(state, ppid)| state != 'Z' && ppid == parent))
+        .filter(|&pid| proc_stat(pid).is_some_and(|(state, ppid)| state != 'Z' && ppid == parent))
         .collect()
-}
-
-/// (state, ppid) from /proc/PID/stat.
-fn stat(pid: u32) -> Option<(char, u32)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: the fields follow the last ')'.
-    let mut fields = text[text.rfind(')')? + 2..].split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    Some((state, ppid))
 }
 
 /// Whether `pid` is still the load child started for `target` (and not a zombie).
 fn still_running(pid: u32, target: &str) -> bool {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let cmdline = String::from_utf8_lossy(&cmdline);
-    stat(pid).is_some_and(|(state, _)| state != 'Z')
+    proc_stat(pid).is_some_and(|(state, _)| state != 'Z')
         && cmdline.contains("load")
         && cmdline.contains(target)
 }
@@ -145,8 +135,7 @@ fn echolab_group_of(pid: u32) -> Option<std::path::PathBuf> {
 #[test]
 fn a_killed_runners_daemon_is_ended_by_the_next_run() {
     let test = "a_killed_runners_daemon_is_ended_by_the_next_run";
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !common::is_root() {
         skip(test, "a command server's cgroup needs root");
         return;
     }

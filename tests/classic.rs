@@ -8,9 +8,7 @@ use std::process::Command;
 
 mod common;
 
-use common::{number, QUIET_NO_REPORT};
-
-const EXE: &str = env!("CARGO_BIN_EXE_echolab");
+use common::{number, BIN, QUIET_NO_REPORT};
 
 /// Sums of (requests, total_response_us) over a load's connections.csv.
 fn response_totals(path: &Path) -> (f64, f64) {
@@ -237,7 +235,7 @@ fn without_a_namespace_the_counters_are_the_machines_and_say_so() {
     assert!(number(&rows[0], "net_segs_in_per_s") > 0.0);
     let out = tmp.path().join("out");
     let status = common::output_within(
-        Command::new(EXE).args(["report", out.to_str().unwrap()]),
+        Command::new(BIN).args(["report", out.to_str().unwrap()]),
         common::RUN_LIMIT,
     );
     assert!(status.status.success());

@@ -46,8 +46,7 @@ fn on_path(program: &str) -> bool {
 /// Whether this test can run: root, python3, node, ip and tc. Skips visibly otherwise
 /// (a failure under CI).
 fn lab_available(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = common::is_root();
     let missing: Vec<&str> = ["python3", "node", "ip", "tc"]
         .into_iter()
         .filter(|p| !on_path(p))

@@ -13,9 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const EXE: &str = env!("CARGO_BIN_EXE_echolab");
 use common::NETNS_NEEDS as NEEDS;
-use common::{alive, read_json, write_scenario};
+use common::{alive, read_json, write_scenario, BIN};
 
 /// The names of the namespaces starting with `prefix`.
 fn namespaces(prefix: &str) -> Vec<String> {
@@ -54,7 +53,7 @@ connections = [5]
 }
 
 fn start_run(scenario: &Path, out: &Path) -> Child {
-    Command::new(EXE)
+    Command::new(BIN)
         .arg("run")
         .arg(scenario)
         .arg("--out")
@@ -274,7 +273,7 @@ fn without_root_the_run_says_what_it_needs() {
     fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
     let scenario = two_hosts_scenario(tmp.path(), "requests = 1");
     let out = tmp.path().join("out");
-    let mut command = Command::new(EXE);
+    let mut command = Command::new(BIN);
     command.arg("run").arg(&scenario).arg("--out").arg(&out);
     // SAFETY: setgid/setuid are async-signal-safe and touch no memory of the parent.
     unsafe {

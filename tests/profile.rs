@@ -56,8 +56,7 @@ fn report(dir: &Path) -> String {
 
 /// Whether perf can profile here (root and perf on PATH); else a skip (a failure under CI).
 fn perf_usable(test: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = common::is_root();
     let perf = Command::new("perf").arg("--version").output();
     if root && perf.is_ok_and(|o| o.status.success()) {
         return true;

@@ -39,8 +39,7 @@ fn row<'a>(rows: &'a [ResultsRow], model: &str) -> &'a ResultsRow {
 
 #[test]
 fn every_model_has_its_cost_per_request() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !common::is_root() {
         common::skip(
             "every_model_has_its_cost_per_request",
             "perf events need root",

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const EXE: &str = env!("CARGO_BIN_EXE_echolab");
+use common::BIN;
+
 const SSHD: &str = "/usr/sbin/sshd";
 
 /// Runs a command that must succeed; its stderr in the panic otherwise.
@@ -112,7 +113,7 @@ impl SshLab {
         .unwrap();
         // sshd's privilege separation directory, as the package's service makes it.
         fs::create_dir_all("/run/sshd").unwrap();
-        let bin = Path::new(EXE).parent().unwrap().display().to_string();
+        let bin = Path::new(BIN).parent().unwrap().display().to_string();
         fs::write(
             self.path("sshd_config"),
             format!(
@@ -157,7 +158,7 @@ impl SshLab {
 
     /// `echolab run SCENARIO --out OUT EXTRA` with the lab's ssh_config, to its end.
     fn run(&self, scenario: &Path, out: &Path, extra: &[&str]) -> Output {
-        let mut command = Command::new(EXE);
+        let mut command = Command::new(BIN);
         command
             .arg("run")
             .arg(scenario)
@@ -343,7 +344,7 @@ fn a_host_lost_mid_step_fails_the_step_and_leaves_nothing_behind() {
         ),
     );
     let out = lab.dir.path().join("out");
-    let mut command = Command::new(EXE);
+    let mut command = Command::new(BIN);
     command
         .args(["run", "--no-report", "--quiet"])
         .arg(&scenario)
@@ -441,7 +442,7 @@ fn the_worked_example_is_refused_clearly_while_its_hosts_are_placeholders() {
     .unwrap();
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/ssh-lab.toml");
     let out = dir.path().join("out");
-    let mut command = Command::new(EXE);
+    let mut command = Command::new(BIN);
     command
         .arg("run")
         .arg(&scenario)
@@ -478,7 +479,7 @@ fn ctrl_c_stops_every_hosts_processes() {
         ),
     );
     let out = lab.dir.path().join("out");
-    let run = Command::new(EXE)
+    let run = Command::new(BIN)
         .args(["run", "--no-report", "--quiet"])
         .arg(&scenario)
         .arg("--out")

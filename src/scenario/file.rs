@@ -352,6 +352,9 @@ macro_rules! options {
         }
 
         impl $name {
+            /// Every key of the table, in declaration order.
+            pub const KEYS: &'static [&'static str] = &[$(stringify!($key)),*];
+
             /// The set keys only echolab's own servers take, in declaration order.
             pub fn builtin_only(&self) -> Vec<&'static str> {
                 let keys: Vec<(&'static str, bool)> = vec![$($(

@@ -172,3 +172,21 @@ pub fn push_without_reading(stream: &TcpStream, limit: usize, time: Duration) ->
     }
     sent
 }
+
+/// A server that accepts and hands each connection to `serve` on its own thread.
+pub fn fake_server(serve: fn(std::net::TcpStream)) -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || serve(stream));
+        }
+    });
+    addr
+}
+
+/// Reads and never replies, holding the connection until the client closes it.
+pub fn silent(mut stream: std::net::TcpStream) {
+    let mut buf = [0u8; 4096];
+    while matches!(std::io::Read::read(&mut stream, &mut buf), Ok(n) if n > 0) {}
+}

@@ -221,3 +221,36 @@ pub fn proc_stat(pid: u32) -> Option<(char, u32)> {
 pub fn alive(pid: u32) -> bool {
     proc_stat(pid).is_some_and(|(state, _)| state != 'Z')
 }
+
+/// How long processes may take to be gone after what should end them: generous, as a
+/// loaded 2-core machine can take seconds to reap a tree of servers and load processes.
+pub const GONE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The command line of `pid`, its arguments space-separated ("" once it is gone).
+pub fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// Waits up to [`GONE_WITHIN`] for every one of `pids` to be gone (or a zombie); kills
+/// those that are not and fails naming each with its command line.
+pub fn assert_all_gone(pids: &[u32], what: &str) {
+    let deadline = std::time::Instant::now() + GONE_WITHIN;
+    let mut left = pids.to_vec();
+    while !left.is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        left.retain(|&pid| alive(pid));
+    }
+    let survivors: Vec<String> = left
+        .iter()
+        .map(|&p| format!("{p}: {}", cmdline(p)))
+        .collect();
+    for &pid in &left {
+        super::signal(pid as i32, libc::SIGKILL);
+    }
+    assert!(
+        survivors.is_empty(),
+        "{what}: processes left behind: {survivors:?}"
+    );
+}

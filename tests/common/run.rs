@@ -221,3 +221,13 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Runs `echolab ARGS` to its end (at most [`COMMAND_LIMIT`]) with stdout and stderr
+/// captured.
+pub fn echolab(args: &[&str]) -> Output {
+    output_within(Command::new(BIN).args(args), COMMAND_LIMIT)
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

@@ -30,8 +30,7 @@ pub fn netns_available(test: &str) -> bool {
         skip(test, "ECHOLAB_SKIP_NETNS is set");
         return false;
     }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = is_root();
     let ip = Command::new("ip")
         .args(["netns", "list"])
         .output()
@@ -41,4 +40,11 @@ pub fn netns_available(test: &str) -> bool {
         "{NETNS_NEEDS} (root: {root}, `ip netns list` works: {ip}); set ECHOLAB_SKIP_NETNS=1 to skip"
     );
     true
+}
+
+/// Whether this test process runs as root (mounts, cgroups, perf events and namespaces
+/// need it).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
 }
