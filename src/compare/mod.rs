@@ -64,8 +64,9 @@ pub enum Format {
 
 /// A significant change crossed a `--fail-if` threshold.
 pub const EXIT_CROSSED: u8 = 1;
-/// A usage error, a results directory missing or damaged, or steps that do not match.
-pub const EXIT_USAGE: u8 = 2;
+/// A usage error, a results directory missing or damaged, or steps that do not match:
+/// the usage exit every verb has.
+pub use crate::console::EXIT_USAGE;
 
 pub fn main(args: CompareArgs) -> anyhow::Result<ExitCode> {
     match compare(&args) {
@@ -201,11 +202,6 @@ fn thresholds_section(results: &Results) -> Option<Section> {
         id: "thresholds".into(),
         blocks,
     })
-}
-
-/// [`scenario_thresholds`] of the results directory `dir`.
-pub fn judge_thresholds(dir: &Path) -> anyhow::Result<Option<(Vec<String>, Vec<String>)>> {
-    scenario_thresholds(&data::load(dir)?)
 }
 
 /// The run in `dir` against the `baseline` directory, as `echolab compare` prints it.
