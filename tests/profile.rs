@@ -28,7 +28,12 @@ connections = [200]
 
 /// `echolab run SCENARIO --out OUT --profile --quiet` with `env` set.
 fn run_profiled(dir: &Path, env: &[(&str, &str)]) -> Output {
-    let scenario = write_scenario(dir, SCENARIO);
+    run_profiled_scenario(dir, SCENARIO, env)
+}
+
+/// [`run_profiled`] of the scenario `text`.
+fn run_profiled_scenario(dir: &Path, text: &str, env: &[(&str, &str)]) -> Output {
+    let scenario = write_scenario(dir, text);
     let mut command = Command::new(BIN);
     command
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -186,7 +191,7 @@ fn a_thread_per_connection_server_is_sampled_for_all_its_cpu_time() {
     }
     let _heavy = common::heavy();
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = write_scenario(
+    run_profiled_scenario(
         tmp.path(),
         r#"
 name = "profiled-threads"
@@ -201,18 +206,9 @@ connect_timeout = "5s"
 [sweep]
 connections = [1000]
 "#,
+        &[],
     );
     let out = tmp.path().join("out");
-    let output = output_within(
-        Command::new(BIN)
-            .arg("run")
-            .arg(&scenario)
-            .arg("--out")
-            .arg(&out)
-            .args(["--profile", "--quiet", "--no-report"]),
-        RUN_LIMIT,
-    );
-    assert!(output.status.success(), "{output:?}");
     let rows = results_rows(&out);
     let profiled = rows
         .iter()

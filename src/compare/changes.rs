@@ -283,12 +283,11 @@ fn disturbance<'a>(side: &str, rows: impl Iterator<Item = &'a Record>) -> Option
     if rows.is_empty() || disturbed.len() * 4 <= rows.len() {
         return None;
     }
-    let mut taken: Vec<f64> = disturbed
+    let taken: Vec<f64> = disturbed
         .iter()
         .filter_map(|r| r.num(column::INTERFERENCE_PCT))
         .collect();
-    taken.sort_by(f64::total_cmp);
-    let median = taken.get(taken.len() / 2).copied().unwrap_or(0.0);
+    let median = stats::median(&taken).unwrap_or(0.0);
     Some(format!(
         "{side}: {} of {} repetitions shared the machine (in those, other work, a \
          hypervisor's steal included, took a median {median:.1} % of a core): between two \
