@@ -145,7 +145,7 @@ fn assert_both_ends_agree(run: &Run, server: &Stopped) -> usize {
         let Some(log) = by_port.get(&row.local_port) else {
             panic!("connection {row:?} has no server log row");
         };
-        assert_eq!(log.peer_ip, row.local_addr);
+        assert_eq!(Some(log.peer_ip.parse().unwrap()), row.local_addr);
         assert_eq!(
             (log.bytes_in, log.bytes_out),
             (row.bytes_sent, row.bytes_received),

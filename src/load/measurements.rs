@@ -4,6 +4,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -95,7 +96,8 @@ impl ErrorKind {
 pub struct LoadConnRecord {
     pub conn_id: u64,
     pub attempt: u32,
-    pub local_addr: String,
+    /// An address, not its text: a held connection's record keeps no heap allocation.
+    pub local_addr: Option<IpAddr>,
     pub local_port: u16,
     pub connect_us: u64,
     pub opened_unix: f64,

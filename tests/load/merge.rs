@@ -55,7 +55,10 @@ fn twenty_five_thousand_connections_over_two_processes_and_source_addresses() {
     assert_eq!(s.processes, 2);
     let rows = connections(&dir);
     assert_eq!(rows.len() as u64, conns);
-    let from = |addr: &str| rows.iter().filter(|r| r.local_addr == addr).count() as u64;
+    let from = |addr: &str| {
+        let addr = Some(addr.parse().unwrap());
+        rows.iter().filter(|r| r.local_addr == addr).count() as u64
+    };
     assert_eq!(from("127.0.0.2"), half);
     assert_eq!(from("127.0.0.3"), half);
     let mut ids: Vec<u64> = rows.iter().map(|r| r.conn_id).collect();

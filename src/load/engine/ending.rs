@@ -1,6 +1,7 @@
 //! How a connection ends: done (held or closed), failed (retried after a backoff or given
 //! up), stopped by the drain at the end of the run, or timed out waiting for an echo.
 
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
 use super::{ns, Io, Worker};
@@ -20,7 +21,10 @@ impl<I: Io> Worker<'_, I> {
         *last = (*last).max(now);
         match self.plan.hold {
             Some(hold) if !self.drain.active() => {
-                self.conns[idx].state = State::Holding;
+                let c = &mut self.conns[idx];
+                c.state = State::Holding;
+                // No request follows: the in-flight queue's allocation goes back.
+                c.inflight = VecDeque::new();
                 self.set_timer(idx, now + ns(hold));
             }
             _ => self.close_conn(idx, now, "done"),

@@ -4,10 +4,11 @@
 //! at the margin with its reason rather than the kernel's out-of-memory killer choosing
 //! a process. docs/scale.md ("The memory margin") has the rule and its figures.
 //!
-//! MemAvailable counts about half of the reclaimable slab as available, but the dentries
-//! and socket inodes of open sockets sit in reclaimable caches and cannot be reclaimed
-//! while the connection lives (about 2 KB a connection, both ends): the margin counts none of the
-//! reclaimable slab as available.
+//! MemAvailable counts the reclaimable slab as available, but the dentries and socket
+//! inodes of open sockets sit in reclaimable caches and cannot be reclaimed while the
+//! connection lives (about 2 KB a connection, both ends): the margin counts of the
+//! reclaimable slab only what nothing holds, the unused dentries and the /proc inodes
+//! that go with them, which anything listing every process's fds leaves behind.
 
 use crate::scenario::{default_keep_available, Staircase};
 use crate::sys::meminfo_bytes;
@@ -87,7 +88,7 @@ impl Margin {
             )
         };
         Some(format!(
-            "stopped at the memory margin: {} MiB available (MemAvailable less SReclaimable) at {cost}; \
+            "stopped at the memory margin: {} MiB available (MemAvailable less the reclaimable slab in use) at {cost}; \
              {batch} more connections would leave {} MiB, under the margin of {} MiB \
              (keep_available)",
             mib(p.available),
@@ -98,10 +99,47 @@ impl Margin {
 }
 
 /// The memory available now as the margin counts it: MemAvailable less the reclaimable
-/// slab (SReclaimable).
+/// slab in use (SReclaimable less what `unused_dcache` finds).
 pub fn available_now() -> Option<u64> {
     let reclaimable = meminfo_bytes("SReclaimable:").unwrap_or(0);
-    Some(meminfo_bytes("MemAvailable:")?.saturating_sub(reclaimable))
+    let unused = std::fs::read_to_string("/proc/sys/fs/dentry-state")
+        .ok()
+        .zip(std::fs::read_to_string("/proc/slabinfo").ok())
+        .map_or(0, |(state, slabinfo)| unused_dcache(&state, &slabinfo));
+    let in_use = reclaimable.saturating_sub(unused);
+    Some(meminfo_bytes("MemAvailable:")?.saturating_sub(in_use))
+}
+
+/// Bytes of reclaimable slab that nothing holds, which the kernel frees on demand: the
+/// dentries no one uses (the kernel's own count, the second field of
+/// /proc/sys/fs/dentry-state) and as many /proc inodes, each freed with its dentry. Walking
+/// /proc (`find /`, `lsof`, a monitor) leaves one of each per fd of every process: at a
+/// million connections, gigabytes (docs/scale.md). An open socket's dentry is in use and
+/// never counted. 0 when either file cannot be read (/proc/slabinfo is root's).
+fn unused_dcache(dentry_state: &str, slabinfo: &str) -> u64 {
+    let Some(unused) = dentry_state
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse::<u64>().ok())
+    else {
+        return 0;
+    };
+    // slabinfo: name, active objects, objects, object size, ...
+    let cache = |name: &str| {
+        slabinfo.lines().find_map(|line| {
+            let mut f = line.split_whitespace();
+            (f.next()? == name).then_some(())?;
+            let active: u64 = f.next()?.parse().ok()?;
+            let size: u64 = f.nth(1)?.parse().ok()?;
+            Some((active, size))
+        })
+    };
+    let Some((_, dentry_size)) = cache("dentry") else {
+        return 0;
+    };
+    let proc_inodes =
+        cache("proc_inode_cache").map_or(0, |(active, size)| active.min(unused) * size);
+    unused * dentry_size + proc_inodes
 }
 
 fn mib(bytes: u64) -> u64 {
@@ -129,7 +167,7 @@ mod tests {
         let e = m.refuses(2 * GIB + (1 << 20), 0, 100).unwrap();
         assert_eq!(
             e,
-            "stopped at the memory margin: 2049 MiB available (MemAvailable less SReclaimable) at 16384 bytes \
+            "stopped at the memory margin: 2049 MiB available (MemAvailable less the reclaimable slab in use) at 16384 bytes \
              per connection assumed before any was measured; 100 more connections would \
              leave 2047 MiB, under the margin of 2048 MiB (keep_available)"
         );
@@ -151,7 +189,7 @@ mod tests {
         let now = 20 * GIB - 19_200_000_000;
         let e = m.refuses(now, 1_600_000, 50_000).unwrap();
         assert!(
-            e.contains("2169 MiB available (MemAvailable less SReclaimable) at 12000 bytes per connection measured over the 1600000 held"),
+            e.contains("2169 MiB available (MemAvailable less the reclaimable slab in use) at 12000 bytes per connection measured over the 1600000 held"),
             "{e}"
         );
         assert!(
@@ -166,5 +204,33 @@ mod tests {
     fn the_default_margin_is_2_gib_or_a_tenth_of_the_machine() {
         assert_eq!(default_keep_available(8 * GIB), 2 * GIB);
         assert_eq!(default_keep_available(64 * GIB), 64 * GIB / 10);
+    }
+
+    /// Read at 1 000 000 connections while a `find /` walked every process's fds: 6.75
+    /// million dentries unused of 8.77 million, 6.59 million /proc inodes.
+    const DENTRY_STATE: &str = "8764804\t6754514\t45\t0\t30788\t0\n";
+    const SLABINFO: &str = "slabinfo - version: 2.1\n\
+        # name <active_objs> <num_objs> <objsize> <objperslab> <pagesperslab> : tunables\n\
+        TCP               1998737 1998744   2368   13    8 : tunables    0    0    0\n\
+        sock_inode_cache  2000111 2000130    832   39    8 : tunables    0    0    0\n\
+        proc_inode_cache  6585429 6585440    696   47    8 : tunables    0    0    0\n\
+        dentry            8765274 8765274    192   21    1 : tunables    0    0    0\n";
+
+    #[test]
+    fn unused_dentries_and_their_proc_inodes_count_as_available_and_nothing_in_use_does() {
+        // 6 754 514 dentries of 192 bytes and as many /proc inodes of 696 (there are more):
+        // the sockets' own dentries and inodes (in use) are not counted.
+        assert_eq!(
+            unused_dcache(DENTRY_STATE, SLABINFO),
+            6_754_514 * 192 + 6_585_429.min(6_754_514) * 696
+        );
+        // Fewer unused dentries than /proc inodes: only as many inodes as dentries go.
+        assert_eq!(
+            unused_dcache("100\t40\t45\t0\t0\t0\n", SLABINFO),
+            40 * 192 + 40 * 696
+        );
+        // Without slabinfo (not root) or a dentry cache line, nothing is counted.
+        assert_eq!(unused_dcache(DENTRY_STATE, ""), 0);
+        assert_eq!(unused_dcache("garbage", SLABINFO), 0);
     }
 }
