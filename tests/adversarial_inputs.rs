@@ -6,8 +6,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 use common::*;
 
@@ -18,38 +17,6 @@ const SHORT: &str = "models = [\"poll\", \"epoll\"]\n[load]\nconnections = 2\nre
 /// A run that lasts `duration` on one model and one step.
 fn long(duration: &str) -> String {
     format!("models = [\"poll\"]\n[load]\nconnections = 1\nsize = 64\nduration = \"{duration}\"\n")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// `echolab run SCENARIO --out OUT --no-report --quiet` started in the background.
-fn start_run(scenario: &Path, out: &Path) -> Child {
-    Command::new(BIN)
-        .arg("run")
-        .arg(scenario)
-        .arg("--out")
-        .arg(out)
-        .args(QUIET_NO_REPORT)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// Waits until the run has written `out`/manifest.json (fails after a minute).
-fn wait_for_manifest(run: &mut Child, out: &Path) {
-    let deadline = Instant::now() + COMMAND_LIMIT;
-    while !out.join("manifest.json").exists() {
-        assert!(
-            run.try_wait().unwrap().is_none(),
-            "the run ended before writing its manifest"
-        );
-        assert!(Instant::now() < deadline, "no manifest.json in {out:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Asserts a usage error (exit 2) whose stderr contains every one of `said`.
@@ -172,7 +139,7 @@ fn force_against_a_live_run_is_refused_and_leaves_its_results() {
     let out = tmp.path().join("out");
     let mut live = start_run(&scenario, &out);
     let pid = live.id();
-    wait_for_manifest(&mut live, &out);
+    wait_for_file(&mut live, &out.join("manifest.json"));
     let forced = run_scenario(&scenario, &out, &["--force", "--no-report", "--quiet"]);
     assert_refused(
         &forced,
@@ -198,7 +165,7 @@ fn a_sigkilled_runs_directory_is_reused_with_force() {
     let scenario = write_scenario(tmp.path(), &long("60s"));
     let out = tmp.path().join("out");
     let mut killed = start_run(&scenario, &out);
-    wait_for_manifest(&mut killed, &out);
+    wait_for_file(&mut killed, &out.join("manifest.json"));
     signal(killed.id() as i32, libc::SIGKILL);
     wait_timeout(&mut killed, COMMAND_LIMIT).expect("SIGKILL ends the run");
     let short = tmp.path().join("short.toml");

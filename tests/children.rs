@@ -9,28 +9,14 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{
-    alive, descendants, output_within, proc_stat, run_scenario, signal, skip, wait_timeout,
+    alive, children, cmdline, descendants, output_within, run_scenario, signal, skip, wait_timeout,
     write_scenario, Server, BIN, COMMAND_LIMIT, QUIET_NO_REPORT,
 };
 
-/// The pids of the live (not zombie) processes whose parent is `parent`.
-fn children_of(parent: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| proc_stat(pid).is_some_and(|(state, ppid)| state != 'Z' && ppid == parent))
-        .collect()
-}
-
 /// Whether `pid` is still the load child started for `target` (and not a zombie).
 fn still_running(pid: u32, target: &str) -> bool {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let cmdline = String::from_utf8_lossy(&cmdline);
-    proc_stat(pid).is_some_and(|(state, _)| state != 'Z')
-        && cmdline.contains("load")
-        && cmdline.contains(target)
+    let cmdline = cmdline(pid);
+    alive(pid) && cmdline.contains("load") && cmdline.contains(target)
 }
 
 #[test]
@@ -52,12 +38,12 @@ fn load_processes_killed_leave_no_child_behind() {
     let parent = load.id();
 
     let deadline = Instant::now() + Duration::from_secs(10);
-    let mut children = children_of(parent);
-    while children.len() < 2 && Instant::now() < deadline {
+    let mut started = children(parent);
+    while started.len() < 2 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
-        children = children_of(parent);
+        started = children(parent);
     }
-    assert_eq!(children.len(), 2, "load --processes 2 started {children:?}");
+    assert_eq!(started.len(), 2, "load --processes 2 started {started:?}");
     // Let the children get going, past their own start-up.
     std::thread::sleep(Duration::from_millis(500));
 
@@ -65,7 +51,7 @@ fn load_processes_killed_leave_no_child_behind() {
     assert!(wait_timeout(&mut load, Duration::from_secs(5)).is_some());
 
     let deadline = Instant::now() + Duration::from_secs(5);
-    let mut left: Vec<u32> = children.clone();
+    let mut left: Vec<u32> = started.clone();
     while !left.is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
         left.retain(|&pid| still_running(pid, &target));
@@ -216,18 +202,6 @@ fn a_killed_runners_daemon_is_ended_by_the_next_run() {
         "the daemon {daemon} outlived the next run: {stderr}"
     );
     assert!(!group.exists(), "{} left", group.display());
-}
-
-/// The command line of `pid`, its arguments joined by spaces.
-fn cmdline(pid: u32) -> String {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| {
-            String::from_utf8_lossy(&b)
-                .replace('\0', " ")
-                .trim()
-                .to_string()
-        })
-        .unwrap_or_default()
 }
 
 /// `remote run -- sh -c 'setsid sleep 321 & sleep 300'`, its stdin closed: the `sleep 321`

@@ -9,44 +9,58 @@ use echolab::results::{column, generator_bound};
 use echolab::run::write_report;
 
 mod common;
-use common::copy_dir;
+use common::{copy_dir, edit_results_csv, read_results_csv, ResultsRow};
 
 /// The small results fixture with the two self-check columns appended: every row gets
 /// `load_cpu` and `bound`; epoll's two repetitions at 4000 connections get 54,600 and
 /// 56,200 req/s (mean 55,400, spread 1,600), 100 req/s from uring's mean of 55,500.
 fn fixture(tmp: &Path, load_cpu: &str, bound: &str) -> PathBuf {
     let columns = [column::LOAD_CPU_PCT, column::GENERATOR_BOUND];
-    fixture_with(tmp, &columns, |fields| {
-        if fields[0] == "epoll" && fields[3] == "4000" {
-            fields[14] = if fields[2] == "1" { "54600" } else { "56200" }.into();
-        }
-        fields.push(load_cpu.into());
-        fields.push(bound.into());
-    })
+    let dir = fixture_with(tmp, &columns, |_| vec![load_cpu.into(), bound.into()]);
+    for (repetition, rps) in [("1", "54600"), ("2", "56200")] {
+        edit_results_csv(
+            &dir.join("results.csv"),
+            |row| {
+                row[column::MODEL] == "epoll"
+                    && row[column::CONNECTIONS] == "4000"
+                    && row[column::REPETITION] == repetition
+            },
+            &[(column::THROUGHPUT_RPS, rps)],
+        );
+    }
+    dir
 }
 
-/// The small results fixture with `columns` appended: `edit` changes each row's fields
-/// (model, step, repetition, connections, ...) and appends its values for them.
-fn fixture_with(tmp: &Path, columns: &[&str], edit: impl Fn(&mut Vec<String>)) -> PathBuf {
+/// The small results fixture with `columns` appended: `cells` gives each row's values
+/// for them, seeing the row by column name.
+fn fixture_with(
+    tmp: &Path,
+    columns: &[&str],
+    cells: impl Fn(&ResultsRow) -> Vec<String>,
+) -> PathBuf {
     let dir = tmp.join("results");
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-small"),
         &dir,
     );
-    let csv = dir.join("results.csv");
-    let text = fs::read_to_string(&csv).unwrap();
-    let mut out = String::new();
-    for (i, line) in text.lines().enumerate() {
-        let mut fields: Vec<String> = line.split(',').map(String::from).collect();
-        if i == 0 {
-            fields.extend(columns.iter().map(|c| c.to_string()));
-        } else {
-            edit(&mut fields);
-        }
-        out += &fields.join(",");
-        out.push('\n');
+    let results = dir.join("results.csv");
+    let (header, rows) = read_results_csv(&results);
+    let mut writer = csv::Writer::from_path(&results).unwrap();
+    writer
+        .write_record(
+            header
+                .iter()
+                .map(String::as_str)
+                .chain(columns.iter().copied()),
+        )
+        .unwrap();
+    for row in &rows {
+        let appended = cells(row);
+        assert_eq!(appended.len(), columns.len());
+        let kept = header.iter().map(|h| row[h].clone());
+        writer.write_record(kept.chain(appended)).unwrap();
     }
-    fs::write(&csv, out).unwrap();
+    writer.flush().unwrap();
     dir
 }
 
@@ -153,12 +167,16 @@ fn the_findings_name_each_generator_bound_and_disturbed_repetition() {
         column::DISTURBED,
         column::INTERFERENCE_PCT,
     ];
-    let dir = fixture_with(tmp.path(), &columns, |fields| {
-        let (model, step, rep) = (&fields[0], &fields[1], &fields[2]);
+    let dir = fixture_with(tmp.path(), &columns, |row| {
+        let (model, step, rep) = (
+            &row[column::MODEL],
+            &row[column::STEP],
+            &row[column::REPETITION],
+        );
         let bound = model == "poll" && step == "c4000-s128";
         let disturbed = model == "uring" && step == "c2000-s128" && rep == "2";
         let share = if disturbed { "23.5" } else { "0.0" };
-        fields.extend([bound.to_string(), disturbed.to_string(), share.to_string()]);
+        vec![bound.to_string(), disturbed.to_string(), share.to_string()]
     });
     let md = report(&dir);
     assert!(

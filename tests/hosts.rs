@@ -10,11 +10,11 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use common::NETNS_NEEDS as NEEDS;
-use common::{alive, read_json, write_scenario, BIN};
+use common::{alive, read_json, results_rows, start_run, wait_for_file, write_scenario, BIN};
 
 /// The names of the namespaces starting with `prefix`.
 fn namespaces(prefix: &str) -> Vec<String> {
@@ -50,42 +50,6 @@ connections = [5]
 "#
         ),
     )
-}
-
-fn start_run(scenario: &Path, out: &Path) -> Child {
-    Command::new(BIN)
-        .arg("run")
-        .arg(scenario)
-        .arg("--out")
-        .arg(out)
-        .args(["--no-report", "--quiet"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-/// results.csv's rows by column name.
-fn results(out: &Path) -> Vec<std::collections::HashMap<String, String>> {
-    common::results_rows(out)
-}
-
-/// Waits (bounded) until `path` exists.
-fn wait_for(path: &Path, child: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !path.exists() {
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the run ended before {} appeared",
-            path.display()
-        );
-        assert!(
-            Instant::now() < deadline,
-            "{} never appeared",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Waits (bounded) for the run to exit; returns its exit code.
@@ -131,7 +95,7 @@ fn two_client_hosts_run_end_to_end() {
         String::from_utf8_lossy(&output.stderr)
     );
 
-    let rows = results(&out);
+    let rows = results_rows(&out);
     assert_eq!(rows.len(), 1);
     let row = &rows[0];
     let cells: Vec<&str> = [
@@ -212,7 +176,7 @@ fn sigterm_mid_run_removes_the_namespaces() {
     let prefix = format!("elab{}-", child.id());
     let step = out.join("epoll").join("c5-s32").join("rep-1");
     // The load-command file is written once every client host's agent is started.
-    wait_for(&step.join("load-command.txt"), &mut child);
+    wait_for_file(&mut child, &step.join("load-command.txt"));
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(
         namespaces(&prefix),
@@ -224,7 +188,7 @@ fn sigterm_mid_run_removes_the_namespaces() {
     }
     assert_eq!(wait_exit(&mut child), Some(130));
     assert_eq!(namespaces(&prefix), Vec::<String>::new());
-    let rows = results(&out);
+    let rows = results_rows(&out);
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["status"], "interrupted");
     assert_eq!(rows[0]["failure_reason"], "run interrupted by signal 15");
@@ -246,7 +210,7 @@ fn a_run_killed_outright_is_cleaned_up_by_the_next() {
     let mut child = start_run(&scenario, &out);
     let prefix = format!("elab{}-", child.id());
     let step = out.join("epoll").join("c5-s32").join("rep-1");
-    wait_for(&step.join("load-command.txt"), &mut child);
+    wait_for_file(&mut child, &step.join("load-command.txt"));
     child.kill().unwrap();
     child.wait().unwrap();
     // SIGKILL leaves no chance to clean up; the next multi-host run removes the dead

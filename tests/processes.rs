@@ -20,15 +20,6 @@ use common::*;
 
 const WORKER_ENV: &str = "ECHOLAB_CLIENT_WORKER";
 
-/// Child pids of the `--processes` parent.
-fn children(pid: i32) -> Vec<i32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
 /// A client worker: `ECHOLAB_CLIENT_WORKER=ADDR,SOURCE_IP,COUNT,SEED` opens COUNT
 /// connections from SOURCE_IP, echoes one message on each (checked byte for byte),
 /// prints `ready COUNT`, and holds them until its stdin closes.
@@ -99,7 +90,7 @@ fn processes_hold_45k_connections() {
     let by_ports = ephemeral_ports() * 9 / 5;
     let conns = 45_000.min(by_fds).min(by_ports) as usize / WORKERS * WORKERS;
     let server = Server::start("uring", &["--processes", "3", "--workers", "1"]);
-    assert_eq!(children(server.pid()).len(), 3);
+    assert_eq!(children(server.pid() as u32).len(), 3);
 
     let exe = std::env::current_exe().unwrap();
     let per_worker = conns / WORKERS;
@@ -179,7 +170,7 @@ fn processes_hold_45k_connections() {
 fn two_processes(model: &str) {
     let server = Server::start(model, &["--processes", "2", "--workers", "1"]);
     let parent = server.pid() as u64;
-    let kids = children(server.pid());
+    let kids = children(server.pid() as u32);
     assert_eq!(kids.len(), 2, "{model}: children {kids:?}");
     let mut expected = 0u64;
     let mut held: Vec<TcpStream> = Vec::new();
@@ -230,9 +221,9 @@ fn tokio_two_processes() {
 fn a_dead_child_is_reported_and_the_rest_serve() {
     let server = Server::start("poll", &["--processes", "2"]);
     let parent = server.pid();
-    let kids = children(parent);
+    let kids = children(parent as u32);
     assert_eq!(kids.len(), 2);
-    signal(kids[0], libc::SIGKILL);
+    signal(kids[0] as i32, libc::SIGKILL);
     // Until the parent notices, a connection may still land in the dead child's backlog;
     // once its listener is gone every new connection reaches the survivor.
     std::thread::sleep(Duration::from_millis(300));
@@ -267,7 +258,7 @@ fn a_dead_child_is_reported_and_the_rest_serve() {
 #[test]
 fn the_docs_name_the_models_that_take_processes() {
     let mut accepted = Vec::new();
-    for model in ["threads", "select", "poll", "epoll", "uring", "tokio"] {
+    for model in model_names() {
         let mut child = Command::new(BIN)
             .args(["serve", "--model", model, "--processes", "2"])
             .args(["--addr", "127.0.0.1:0"])

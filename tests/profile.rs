@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{output_within, results_rows, write_scenario, BIN, COMMAND_LIMIT, RUN_LIMIT};
+use common::{output_within, report_md, results_rows, write_scenario, BIN, RUN_LIMIT};
 
 /// select and epoll at 200 connections, two measured repetitions each.
 const SCENARIO: &str = r#"
@@ -53,12 +53,6 @@ fn run_profiled_scenario(dir: &Path, text: &str, env: &[(&str, &str)]) -> Output
     output
 }
 
-fn report(dir: &Path) -> String {
-    let output = output_within(Command::new(BIN).arg("report").arg(dir), COMMAND_LIMIT);
-    assert!(output.status.success(), "{output:?}");
-    std::fs::read_to_string(dir.join("report.md")).unwrap()
-}
-
 /// Whether perf can profile here (root and perf on PATH); else a skip (a failure under CI).
 fn perf_usable(test: &str) -> bool {
     let root = common::is_root();
@@ -96,7 +90,7 @@ fn a_profiled_run_draws_every_model_and_never_judges_the_profiled_repetition() {
             "{model}'s flame graph"
         );
     }
-    let with = report(&out);
+    let with = report_md(&out);
     let start = with
         .find("## Where the CPU goes")
         .expect("the profiles section");
@@ -127,7 +121,7 @@ fn a_profiled_run_draws_every_model_and_never_judges_the_profiled_repetition() {
         .collect();
     assert_eq!(kept.len(), 5, "a header and four measured rows");
     std::fs::write(out.join("results.csv"), kept.join("\n") + "\n").unwrap();
-    let without = report(&out);
+    let without = report_md(&out);
     let cut = |text: &str| {
         let start = text.find("## Where the CPU goes").unwrap_or(text.len());
         let end = text[start..]

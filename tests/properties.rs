@@ -33,7 +33,7 @@ proptest! {
         let text = scenario_with(table, key, &value);
         if let Err(e) = scenario::parse("p.toml", "p", &text) {
             let message = format!("{e:#}");
-            prop_assert!(located(table, key, &message), "{text}\n=> {message}");
+            prop_assert!(located(&message), "{text}\n=> {message}");
         }
     }
 
@@ -82,7 +82,7 @@ fn edge_values_of_every_key_are_accepted_or_located() {
             let text = scenario_with(table, key, value);
             if let Err(e) = scenario::parse("p.toml", "p", &text) {
                 let message = format!("{e:#}");
-                if !located(table, key, &message) {
+                if !located(&message) {
                     unlocated.push(format!("[{table}] {key} = {value} => {message}"));
                 }
             }
@@ -95,17 +95,65 @@ fn edge_values_of_every_key_are_accepted_or_located() {
     );
 }
 
-/// Keys refused after parsing, where the file's spans are gone: their errors name the
-/// table and key but no line (a known gap; every other key's errors carry a line).
-const REFUSED_WITHOUT_SPAN: [(&str, &str); 2] = [("server", "command"), ("load", "hold_together")];
-
-/// Whether `message` points at a line, or names `[table] key` for a key refused without a
-/// span.
-fn located(table: &str, key: &str, message: &str) -> bool {
+/// Whether `message` points at a line of the scenario.
+fn located(message: &str) -> bool {
     message.starts_with("p.toml: line ")
-        || (REFUSED_WITHOUT_SPAN.contains(&(table, key))
-            && message.starts_with(&format!("p.toml: [{table}] "))
-            && message.contains(key))
+}
+
+/// The errors found after the file is parsed, in checks that take two keys together or a
+/// key out of its place, named no line: each now points at the key it refuses.
+#[test]
+fn errors_found_after_parsing_name_the_keys_line() {
+    let poll = "models = [\"poll\"]\n[load]\nrequests = 1\n";
+    let cases = [
+        (
+            format!("{poll}[server]\ncommand = [\"x\", \"{{port}}\"]\n"),
+            5,
+            "[server] cannot have `command`; it belongs in a [model.NAME] table",
+        ),
+        (
+            format!("{poll}[server]\nbase = \"epoll\"\n"),
+            5,
+            "[server] cannot have `base` (= epoll); it belongs in a [model.NAME] table",
+        ),
+        (
+            format!("{poll}hold_together = \"1s\"\n"),
+            4,
+            "[load] hold_together needs connect_rate (the hold covers the connection ramp)",
+        ),
+        (
+            format!("{poll}hold = \"1s\"\nhold_together = \"1s\"\n"),
+            5,
+            "[load] hold and hold_together are mutually exclusive",
+        ),
+        (
+            format!("{poll}rate = 10\ndelay = \"1ms\"\n"),
+            5,
+            "[load] rate (open loop) and delay (closed loop) are mutually exclusive",
+        ),
+        (
+            format!("{poll}message = \"hi\"\npayload_file = \"p.bin\"\n"),
+            5,
+            "[load] size (or a size sweep), message and payload_file are mutually exclusive",
+        ),
+        (
+            "models = []\n[load]\nrequests = 1\n".to_string(),
+            1,
+            "`models` is empty: name at least one model",
+        ),
+    ];
+    for (text, line, message) in cases {
+        let key_line = text.lines().nth(line - 1).unwrap();
+        let column = key_line.find(" = ").unwrap() + 4;
+        let Err(error) = scenario::parse("p.toml", "p", &text) else {
+            panic!("accepted: {text}");
+        };
+        assert_eq!(
+            format!("{error:#}"),
+            format!("p.toml: line {line}, column {column}: {message}\n  | {key_line}"),
+            "{text}"
+        );
+    }
 }
 
 /// A scenario of one poll step with `key = value` in `table` ("" is the top level).

@@ -5,9 +5,7 @@
 
 mod common;
 
-use common::{number, write_scenario, ResultsRow};
-
-const MODELS: [&str; 6] = ["threads", "select", "poll", "epoll", "uring", "tokio"];
+use common::{model_names, number, write_scenario, ResultsRow};
 
 /// A scenario of `models` at 20 connections whose load is `load` (TOML lines), then
 /// `tables` (more TOML tables).
@@ -82,11 +80,12 @@ fn every_model_has_its_cost_per_request() {
 
     // Every system call counted: the child inherits the setting.
     std::env::set_var("ECHOLAB_COUNT_SYSCALLS", "1");
-    let every = write_scenario(tmp.path(), &scenario(&MODELS, "requests = 400", ""));
+    let models = model_names();
+    let every = write_scenario(tmp.path(), &scenario(&models, "requests = 400", ""));
     let out = tmp.path().join("every");
     let rows = common::run_scenario_ok(&every, &out, &["--quiet"]);
     std::env::remove_var("ECHOLAB_COUNT_SYSCALLS");
-    for model in MODELS {
+    for model in models {
         let r = row(&rows, model);
         assert_eq!(r["status"], "ok", "{model}");
         let syscalls = number(r, "server_syscalls_per_req");

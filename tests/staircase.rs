@@ -163,22 +163,6 @@ to = 1600
     assert_eq!(rows[3]["requests"], "");
 }
 
-/// `echolab run SCENARIO --out OUT` in the background, quiet, without a report.
-fn spawn_run(scenario: &Path, out: &Path) -> std::process::Child {
-    std::process::Command::new(common::BIN)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("run")
-        .arg(scenario)
-        .arg("--out")
-        .arg(out)
-        .args(QUIET_NO_REPORT)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
 #[test]
 fn a_staircase_killed_keeps_the_rows_of_the_stairs_it_judged() {
     let _heavy = common::heavy();
@@ -200,7 +184,7 @@ to = 30
 "#,
     );
     let out = tmp.path().join("out");
-    let mut child = spawn_run(&scenario, &out);
+    let mut child = common::start_run(&scenario, &out);
     // Stair 3's folder is made once stairs 1 and 2 are judged.
     let third = out.join("epoll").join("c15-s16-d100ms");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
@@ -274,7 +258,7 @@ to = 40
 "#,
     );
     let out = tmp.path().join("out");
-    let child = spawn_run(&scenario, &out);
+    let child = common::start_run(&scenario, &out);
     let second = out.join("epoll").join("c40-s16-d100ms");
     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let mut frozen = Vec::new();

@@ -268,9 +268,9 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     if let Some(parts) = &file.parts {
         return parts::composite(origin, &file, parts, default_name, source, &err);
     }
-    let models = validate::models(&file, &err)?;
+    let models = validate::models(&file, source, &err)?;
     let staircase = stairs::staircase(&file, &err)?;
-    let load = validate::load(&file, staircase.is_some(), &err)?;
+    let load = validate::load(&file, staircase.is_some(), source, &err)?;
     validate::warmup(&file, source, &err)?;
     let (steps, axes) = expand::steps(&file, &load, staircase.as_ref(), &err)?;
     validate::rows(&file, models.len(), steps.len(), source, &err)?;

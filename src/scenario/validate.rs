@@ -14,11 +14,15 @@ use crate::server::Model;
 
 /// The model entries: plain model names, or variant labels defined by a
 /// `[model.LABEL]` table with `base`; every model when `models` is absent.
-pub(super) fn models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<ModelEntry>> {
-    let listed = listed_models(file, err)?;
+pub(super) fn models(
+    file: &ScenarioFile,
+    source: &str,
+    err: ErrAt,
+) -> anyhow::Result<Vec<ModelEntry>> {
+    let listed = listed_models(file, source, err)?;
     if let Some(base) = file.server.base {
         return Err(err(
-            None,
+            value_span(source, &["server", "base"]),
             format!("[server] cannot have `base` (= {base}); it belongs in a [model.NAME] table"),
         ));
     }
@@ -44,7 +48,7 @@ pub(super) fn models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Mode
             models.push(command_entry(file, label, table, command, err)?);
             continue;
         }
-        models.push(builtin_entry(file, label, span, own, err)?);
+        models.push(builtin_entry(file, label, span, own, source, err)?);
     }
     for (label, table) in &file.model {
         if !models.iter().any(|m| &m.label == label) {
@@ -58,7 +62,11 @@ pub(super) fn models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Mode
 }
 
 /// The labels `models` lists, or every built-in model when it is absent; never none.
-fn listed_models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Spanned<String>>> {
+fn listed_models(
+    file: &ScenarioFile,
+    source: &str,
+    err: ErrAt,
+) -> anyhow::Result<Vec<Spanned<String>>> {
     let listed: Vec<Spanned<String>> = match &file.models {
         Some(models) => models.clone(),
         None => Model::ALL
@@ -68,7 +76,7 @@ fn listed_models(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Vec<Spanned<
     };
     if listed.is_empty() {
         return Err(err(
-            None,
+            value_span(source, &["models"]),
             "`models` is empty: name at least one model".into(),
         ));
     }
@@ -82,11 +90,12 @@ fn builtin_entry(
     label: &str,
     span: Option<Range<usize>>,
     own: Option<&Spanned<super::ServerOptions>>,
+    source: &str,
     err: ErrAt,
 ) -> anyhow::Result<ModelEntry> {
     if file.server.command.is_some() {
         return Err(err(
-            None,
+            value_span(source, &["server", "command"]),
             "[server] cannot have `command`; it belongs in a [model.NAME] table".into(),
         ));
     }
@@ -251,8 +260,10 @@ pub(super) fn network(file: &ScenarioFile, err: ErrAt) -> anyhow::Result<Option<
 pub(super) fn load(
     file: &ScenarioFile,
     staircase: bool,
+    source: &str,
     err: ErrAt,
 ) -> anyhow::Result<LoadOptions> {
+    let at = |key: &str| value_span(source, &["load", key]);
     let load = file.load.clone();
     let payloads = [
         load.size.is_some() || file.sweep.size.is_some(),
@@ -261,25 +272,25 @@ pub(super) fn load(
     ];
     if payloads.iter().filter(|p| **p).count() > 1 {
         return Err(err(
-            None,
+            at("payload_file").or_else(|| at("message")),
             "[load] size (or a size sweep), message and payload_file are mutually exclusive".into(),
         ));
     }
     if load.rate.is_some() && load.delay.is_some() {
         return Err(err(
-            None,
+            at("delay"),
             "[load] rate (open loop) and delay (closed loop) are mutually exclusive".into(),
         ));
     }
     if load.hold.is_some() && load.hold_together.is_some() {
         return Err(err(
-            None,
+            at("hold_together"),
             "[load] hold and hold_together are mutually exclusive".into(),
         ));
     }
     if load.hold_together.is_some() && load.connect_rate.is_none() {
         return Err(err(
-            None,
+            at("hold_together"),
             "[load] hold_together needs connect_rate (the hold covers the connection ramp)".into(),
         ));
     }

@@ -14,7 +14,7 @@ fn dev_full() -> File {
 
 #[test]
 fn an_unwritable_console_is_not_a_panic() {
-    for model in ["threads", "select", "poll", "epoll", "uring", "tokio"] {
+    for model in model_names() {
         let dir = tempfile::tempdir().unwrap();
         let summary = dir.path().join("summary.json");
         let mut child = Command::new(BIN)

@@ -78,23 +78,12 @@ fn load_sigkill_at_random_moments_leaves_a_summary_and_no_child() {
 }
 
 /// A scenario of one 30 s step of poll, run into `out`.
-fn start_run(tmp: &std::path::Path, out: &std::path::Path) -> std::process::Child {
-    let scenario = tmp.join("long.toml");
-    std::fs::write(
-        &scenario,
+fn start_long_run(tmp: &std::path::Path, out: &std::path::Path) -> std::process::Child {
+    let scenario = write_scenario(
+        tmp,
         "models = [\"poll\"]\n[load]\nconnections = 4\nsize = 256\nduration = \"30s\"\n",
-    )
-    .unwrap();
-    Command::new(BIN)
-        .arg("run")
-        .arg(&scenario)
-        .args(["--no-report", "--quiet", "--out"])
-        .arg(out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    );
+    start_run(&scenario, out)
 }
 
 /// A SIGTERM at a random moment of `echolab run`: exit 130, manifest.json interrupted,
@@ -107,7 +96,7 @@ fn run_sigterm_at_random_moments_leaves_a_truthful_manifest() {
         let what = format!("run SIGTERM after {delay:?} (seed {seed})");
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("results");
-        let run = start_run(tmp.path(), &out);
+        let run = start_long_run(tmp.path(), &out);
         std::thread::sleep(delay);
         let children = descendants(run.id());
         signal(run.id() as i32, libc::SIGTERM);
@@ -140,7 +129,7 @@ fn run_sigkill_at_random_moments_leaves_no_child() {
         let what = format!("run SIGKILL after {delay:?} (seed {seed})");
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("results");
-        let mut run = start_run(tmp.path(), &out);
+        let mut run = start_long_run(tmp.path(), &out);
         std::thread::sleep(delay);
         let children = descendants(run.id());
         assert!(!children.is_empty(), "{what}: no server or load running");

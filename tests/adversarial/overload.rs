@@ -268,18 +268,7 @@ pub(crate) fn huge_repetitions(variant: &Variant) -> Measured {
         model_table(variant)
     );
     let out = tmp.path().join("long");
-    let run = Command::new(BIN)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("run")
-        .arg(write_scenario(tmp.path(), &long))
-        .args(QUIET_NO_REPORT)
-        .arg("--out")
-        .arg(&out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = start_run(&write_scenario(tmp.path(), &long), &out);
     // The first row written: the run is in its pause.
     let started = Instant::now() + Duration::from_secs(30);
     while whole_rows_or_none(&out.join("results.csv")) < 1 && Instant::now() < started {
@@ -308,18 +297,7 @@ pub(crate) fn staircase_killed(variant: &Variant) -> Measured {
         model_table(variant)
     );
     let out = tmp.path().join("out");
-    let mut run = Command::new(BIN)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .arg("run")
-        .arg(write_scenario(tmp.path(), &scenario))
-        .args(QUIET_NO_REPORT)
-        .arg("--out")
-        .arg(&out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut run = start_run(&write_scenario(tmp.path(), &scenario), &out);
     // Stair 3's folder is made once stairs 1 and 2 are judged.
     let third = out.join("v").join("c15-s16-d100ms");
     let deadline = Instant::now() + Duration::from_secs(120);

@@ -182,16 +182,30 @@ pub fn server_held_bytes(client: &TcpStream, sent: u64) -> u64 {
 
 // ---- processes, from /proc ----
 
-/// The live (not zombie) descendants of `root`, found through /proc's parent links.
-pub fn descendants(root: u32) -> Vec<u32> {
-    let parents: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+/// (pid, parent pid) of every live (not zombie) process, from /proc.
+fn parent_links() -> Vec<(u32, u32)> {
+    std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter_map(|pid| {
             let (state, ppid) = proc_stat(pid)?;
             (state != 'Z').then_some((pid, ppid))
         })
-        .collect();
+        .collect()
+}
+
+/// The live (not zombie) children of `parent`, whichever of its threads started them.
+pub fn children(parent: u32) -> Vec<u32> {
+    parent_links()
+        .into_iter()
+        .filter(|&(_, p)| p == parent)
+        .map(|(c, _)| c)
+        .collect()
+}
+
+/// The live (not zombie) descendants of `root`, found through /proc's parent links.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let parents = parent_links();
     let mut found = vec![root];
     let mut i = 0;
     while i < found.len() {
@@ -208,13 +222,20 @@ pub fn descendants(root: u32) -> Vec<u32> {
     found
 }
 
-/// (state, ppid) from /proc/PID/stat.
-pub fn proc_stat(pid: u32) -> Option<(char, u32)> {
+/// The fields of /proc/PID/stat after the command name: state, ppid, ... (field 3 on of
+/// proc(5), so utime and stime are at 11 and 12).
+pub fn stat_fields(pid: u32) -> Option<Vec<String>> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses: the fields follow the last ')'.
-    let mut fields = text[text.rfind(')')? + 2..].split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    Some((state, fields.next()?.parse().ok()?))
+    let after = text.get(text.rfind(')')? + 2..)?;
+    Some(after.split_whitespace().map(String::from).collect())
+}
+
+/// (state, ppid) from /proc/PID/stat.
+pub fn proc_stat(pid: u32) -> Option<(char, u32)> {
+    let fields = stat_fields(pid)?;
+    let state = fields.first()?.chars().next()?;
+    Some((state, fields.get(1)?.parse().ok()?))
 }
 
 /// Whether `pid` exists and is not a zombie.
@@ -226,10 +247,15 @@ pub fn alive(pid: u32) -> bool {
 /// loaded 2-core machine can take seconds to reap a tree of servers and load processes.
 pub const GONE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// The command line of `pid`, its arguments space-separated ("" once it is gone).
+/// The command line of `pid`, its arguments joined by spaces ("" once it is gone).
 pub fn cmdline(pid: u32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .map(|b| {
+            String::from_utf8_lossy(&b)
+                .replace('\0', " ")
+                .trim()
+                .to_string()
+        })
         .unwrap_or_default()
 }
 

@@ -43,6 +43,42 @@ pub fn echolab_run(args: &[&str]) -> Output {
     output_within(&mut command, RUN_LIMIT)
 }
 
+/// `echolab run SCENARIO --out OUT --no-report --quiet` from the checkout, started in the
+/// background with its stdout and stderr piped (for [`finish_within`]); the caller ends it.
+pub fn start_run(scenario: &Path, out: &Path) -> Child {
+    Command::new(BIN)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("run")
+        .arg(scenario)
+        .arg("--out")
+        .arg(out)
+        .args(QUIET_NO_REPORT)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start echolab run: {e}"))
+}
+
+/// Waits until `path` exists while `child` runs; fails when the child ends first, or
+/// after [`COMMAND_LIMIT`].
+pub fn wait_for_file(child: &mut Child, path: &Path) {
+    let deadline = Instant::now() + COMMAND_LIMIT;
+    while !path.exists() {
+        assert!(
+            child.try_wait().expect("try_wait").is_none(),
+            "the run ended before {} appeared",
+            path.display()
+        );
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// `echolab load ARGS` to its end (at most [`LOAD_LIMIT`]) with stdout and stderr
 /// captured. The caller checks how it exited.
 pub fn load_within(args: &[&str]) -> Output {
@@ -166,10 +202,18 @@ pub type ResultsRow = std::collections::HashMap<String, String>;
 /// The rows of `out`/results.csv by column name, after checking its header is
 /// the crate's own.
 pub fn results_rows(out: &Path) -> Vec<ResultsRow> {
-    let mut reader = csv::Reader::from_path(out.join("results.csv")).unwrap();
-    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let (header, rows) = read_results_csv(&out.join("results.csv"));
     assert_eq!(header, echolab::results::RESULTS_HEADER);
-    reader
+    rows
+}
+
+/// The header and the rows by column name of the results.csv at `path`, whatever its
+/// columns (a stored fixture may predate some).
+pub fn read_results_csv(path: &Path) -> (Vec<String>, Vec<ResultsRow>) {
+    let mut reader =
+        csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let rows = reader
         .records()
         .map(|r| {
             header
@@ -178,7 +222,50 @@ pub fn results_rows(out: &Path) -> Vec<ResultsRow> {
                 .zip(r.unwrap().iter().map(String::from))
                 .collect()
         })
-        .collect()
+        .collect();
+    (header, rows)
+}
+
+/// Sets the cells `changes` (column name, value) in every row of the results.csv at
+/// `path` that `pick` selects, seeing each row by column name; fails when it selects no
+/// row or names a column the header lacks. Returns the file lines of the rows changed
+/// (the header is line 1).
+pub fn edit_results_csv(
+    path: &Path,
+    pick: impl Fn(&ResultsRow) -> bool,
+    changes: &[(&str, &str)],
+) -> Vec<u64> {
+    let mut reader =
+        csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    let index = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{} has no column {name}", path.display()))
+    };
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(&header).unwrap();
+    let mut changed = Vec::new();
+    for record in reader.records() {
+        let record = record.unwrap();
+        let mut cells: Vec<String> = record.iter().map(String::from).collect();
+        let row: ResultsRow = header.iter().cloned().zip(cells.iter().cloned()).collect();
+        if pick(&row) {
+            for (name, value) in changes {
+                cells[index(name)] = value.to_string();
+            }
+            changed.push(record.position().expect("a record's position").line());
+        }
+        writer.write_record(&cells).unwrap();
+    }
+    assert!(
+        !changed.is_empty(),
+        "no row of {} is the one to edit",
+        path.display()
+    );
+    std::fs::write(path, writer.into_inner().unwrap()).unwrap();
+    changed
 }
 
 /// The cell `column` of a results.csv row as a number; fails naming the column and the
@@ -226,6 +313,14 @@ pub fn copy_dir(from: &Path, to: &Path) {
 /// captured.
 pub fn echolab(args: &[&str]) -> Output {
     output_within(Command::new(BIN).args(args), COMMAND_LIMIT)
+}
+
+/// `echolab report DIR`, which must succeed; returns the report.md it wrote.
+pub fn report_md(dir: &Path) -> String {
+    let out = output_within(Command::new(BIN).arg("report").arg(dir), COMMAND_LIMIT);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::read_to_string(dir.join("report.md"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.join("report.md").display()))
 }
 
 pub fn stderr(out: &Output) -> String {

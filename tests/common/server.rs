@@ -138,26 +138,17 @@ impl Server {
     /// Resident set size of the server process (and its children for --processes), in bytes.
     pub fn rss_bytes(&self) -> u64 {
         let mut total = rss_of(self.pid());
-        for child in child_pids(self.pid()) {
-            total += rss_of(child);
+        for child in children(self.pid() as u32) {
+            total += rss_of(child as i32);
         }
         total
     }
 
     /// CPU seconds (user + system) the server has used so far.
     pub fn cpu_seconds(&self) -> f64 {
-        let stat =
-            std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap_or_default();
-        let after = stat.rsplit(')').next().unwrap_or("");
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        let ticks: f64 = fields
-            .get(11)
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-            + fields
-                .get(12)
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(0.0);
+        let fields = stat_fields(self.pid() as u32).unwrap_or_default();
+        let field = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok());
+        let ticks = field(11).unwrap_or(0.0) + field(12).unwrap_or(0.0);
         // SAFETY: sysconf has no preconditions.
         ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
     }
@@ -215,14 +206,6 @@ fn rss_of(pid: i32) -> u64 {
         .or_else(|| field_kib("status", "VmRSS:"))
         .unwrap_or(0)
         * 1024
-}
-
-fn child_pids(pid: i32) -> Vec<i32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
 }
 
 /// The summary's counter `key` (e.g. "accepted") as u64.
@@ -303,6 +286,33 @@ pub fn row_for(log: &[LogRow], port: u16) -> &LogRow {
     log.iter()
         .find(|row| row.peer_port == port)
         .unwrap_or_else(|| panic!("no log row for client port {port}"))
+}
+
+/// The name of every server model, from the crate's own list.
+pub fn model_names() -> Vec<&'static str> {
+    echolab::server::Model::ALL
+        .iter()
+        .map(|m| m.name())
+        .collect()
+}
+
+/// Expands the suite macro `$suite` with every model and the epoll variants, each as
+/// `module: "model" [its server arguments]`: the suites that run once per variant take
+/// their list from here (conformance checks it holds every model).
+#[macro_export]
+macro_rules! every_variant {
+    ($suite:ident) => {
+        $suite! {
+            threads: "threads" [],
+            select: "select" [],
+            poll: "poll" [],
+            epoll: "epoll" [],
+            epoll_level: "epoll" ["--trigger", "level", "--accept", "reuseport"],
+            epoll_exclusive: "epoll" ["--accept", "exclusive"],
+            uring: "uring" [],
+            tokio: "tokio" [],
+        }
+    };
 }
 
 /// A model and the server arguments every test of its module starts it with (one module

@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::Shutdown;
 use std::time::{Duration, Instant};
@@ -26,8 +27,8 @@ const KIB: usize = 1024;
 const MIB: usize = 1024 * 1024;
 
 macro_rules! conformance {
-    ($($name:ident: $model:literal [$($arg:literal),* $(,)?]),* $(,)?) => {$(
-        mod $name {
+    ($($name:ident: $model:literal [$($arg:literal),* $(,)?]),* $(,)?) => {
+        $(mod $name {
             pub(super) const VARIANT: super::Variant = super::Variant {
                 name: stringify!($name),
                 model: $model,
@@ -110,20 +111,23 @@ macro_rules! conformance {
             fn sigterm_summary() {
                 super::sigterm_summary(&VARIANT);
             }
-        }
-    )*};
+        })*
+
+        /// Every variant the suite runs on.
+        const VARIANTS: &[&Variant] = &[$(&$name::VARIANT),*];
+    };
 }
 
 // One module per model (or model variant: `epoll_level: "epoll" ["--trigger", "level"]`).
-conformance! {
-    threads: "threads" [],
-    select: "select" [],
-    poll: "poll" [],
-    epoll: "epoll" [],
-    epoll_level: "epoll" ["--trigger", "level", "--accept", "reuseport"],
-    epoll_exclusive: "epoll" ["--accept", "exclusive"],
-    uring: "uring" [],
-    tokio: "tokio" [],
+every_variant!(conformance);
+
+/// A model the crate adds is in every suite that runs once per variant: the shared list
+/// holds each of the crate's models.
+#[test]
+fn every_model_has_a_variant() {
+    let covered: BTreeSet<&str> = VARIANTS.iter().map(|v| v.model).collect();
+    let models: BTreeSet<&str> = model_names().into_iter().collect();
+    assert_eq!(covered, models);
 }
 
 /// Checks what every stopped server must show: exit status 0, the summary on stderr,

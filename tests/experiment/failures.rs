@@ -310,14 +310,7 @@ connections = [2]
 "#,
     );
     let out = tmp.path().join("out");
-    let runner = Command::new(BIN)
-        .args(["run", scenario.to_str().unwrap(), "--out"])
-        .arg(&out)
-        .args(["--no-report", "--quiet"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let runner = start_run(&scenario, &out);
     let step = out.join("poll").join("c2-s16-d10ms").join("rep-1");
     let deadline = Instant::now() + Duration::from_secs(30);
     while !step.is_dir() {

@@ -2,15 +2,15 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 #[path = "../common/mod.rs"]
 mod common;
 
 use common::{
-    assert_all_gone, cmdline, descendants, write_scenario, ResultsRow, BIN, QUIET_NO_REPORT,
-    RUN_LIMIT,
+    assert_all_gone, cmdline, descendants, start_run, write_scenario, ResultsRow, BIN,
+    QUIET_NO_REPORT, RUN_LIMIT,
 };
 
 mod failures;
@@ -179,18 +179,7 @@ connections = [20]
 // The runner is handed to the caller, which kills and waits for it.
 #[allow(clippy::zombie_processes)]
 fn start_long_run(out: &Path, scenario: &Path) -> (Child, Vec<u32>) {
-    let mut runner = Command::new(BIN)
-        .args([
-            "run",
-            scenario.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .args(["--no-report", "--quiet"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut runner = start_run(scenario, out);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let kids = descendants(runner.id());

@@ -19,7 +19,15 @@ mod damaged;
 mod missing;
 mod page;
 
-const MODELS: [&str; 6] = ["threads", "select", "poll", "epoll", "uring", "tokio"];
+/// The models of the stored fixture, as its manifest lists them (every model it was
+/// run with, each with its step folders).
+fn fixture_models() -> Vec<String> {
+    let models = echolab::results::Manifest::read(&fixture())
+        .expect("the fixture's manifest.json")
+        .models;
+    assert_eq!(models.len(), 6, "the fixture's models: {models:?}");
+    models
+}
 
 const CHARTS: [&str; 12] = [
     "connections-cpu.svg",
@@ -275,9 +283,10 @@ fn a_complete_run_says_so() {
 
 /// The legend entries (model names) of a chart.
 fn legend(svg: &str) -> Vec<String> {
+    let models = fixture_models();
     svg_texts(svg)
         .into_iter()
-        .filter(|t| MODELS.contains(&t.as_str()))
+        .filter(|t| models.contains(t))
         .collect()
 }
 
