@@ -77,6 +77,18 @@ impl Measuring {
         self.window.net_at_start = session.net();
         self.counting = session.count_calls();
     }
+
+    /// The readings the window ends with, over `wall_s` (all but the network counters,
+    /// read last): the server's CPU, the machine's busy time and the server's calls.
+    fn ended(self, session: &Session, wall_s: f64) -> Readings {
+        Readings {
+            wall_s,
+            at_end: session.sample().0,
+            machine_busy_at_end: session.machine_busy_s(),
+            calls: self.counting.and_then(|c| c.read().ok()),
+            ..self.window
+        }
+    }
 }
 
 /// A step whose server did not start: how far it got, and whether a stop signal was why.
@@ -194,21 +206,15 @@ pub fn run_step(
             step.name
         );
     }
-    let Measuring {
-        mut window,
-        counting,
-    } = measuring;
     // The server's window is the measured part; the generators' CPU covers the whole run.
-    window.wall_s = measured_from.elapsed().as_secs_f64();
+    let wall_s = measured_from.elapsed().as_secs_f64();
     let run_wall_s = load_start.elapsed().as_secs_f64();
     write_link_counters(
         dir,
         link_before,
         hosts.and_then(|lab| lab.server_link_counters()),
     );
-    window.at_end = session.sample().0;
-    window.machine_busy_at_end = session.machine_busy_s();
-    window.calls = counting.and_then(|c| c.read().ok());
+    let mut window = measuring.ended(&session, wall_s);
     load_side.samples = load_probes.into_iter().map(Probe::finish).collect();
     load_side.cpu_pct = generators_cpu_pct(&session, &load_side.samples, reaped_before, run_wall_s);
     window.net_at_end = session.net();
