@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use super::matching::{self, Step};
+use super::matching::{self, ModelStep};
 use crate::report::data::{Record, Results, Status};
 use crate::report::latency;
 use crate::report::verdict::{self, fmt_count};
@@ -17,7 +17,7 @@ use crate::stats::{self, Comparison};
 
 /// One figure compared: the verdict's figures by their short names, and any other
 /// results.csv column a threshold names.
-pub struct Figure {
+pub struct ComparedFigure {
     /// The name a threshold uses (`p99`), or the column's own.
     pub short: String,
     pub name: String,
@@ -42,18 +42,18 @@ const ERRORS: verdict::Figure = verdict::Figure {
 };
 
 /// The verdict's figures, then the `extra` columns not among them.
-pub fn figures(extra: &[&'static str]) -> Vec<Figure> {
+pub fn figures(extra: &[&'static str]) -> Vec<ComparedFigure> {
     let declared = |c: &str| {
         verdict::FIGURES
             .iter()
             .chain([&verdict::HELD, &ERRORS])
             .find(|f| f.column == c)
     };
-    let mut out: Vec<Figure> = SHORT_NAMES
+    let mut out: Vec<ComparedFigure> = SHORT_NAMES
         .iter()
         .filter_map(|(short, c)| {
             let f = declared(c)?;
-            Some(Figure {
+            Some(ComparedFigure {
                 short: short.to_string(),
                 name: f.name.to_string(),
                 column: c.to_string(),
@@ -67,7 +67,7 @@ pub fn figures(extra: &[&'static str]) -> Vec<Figure> {
         .collect();
     for c in extra {
         if out.iter().all(|f| f.column != *c) {
-            out.push(Figure {
+            out.push(ComparedFigure {
                 short: c.to_string(),
                 name: c.to_string(),
                 column: c.to_string(),
@@ -97,7 +97,7 @@ pub struct Measure {
 }
 
 impl Measure {
-    fn of(results: &Results, rows: &[&Record], figure: &Figure) -> Measure {
+    fn of(results: &Results, rows: &[&Record], figure: &ComparedFigure) -> Measure {
         let ok: Vec<&Record> = rows
             .iter()
             .copied()
@@ -218,7 +218,7 @@ pub struct Changes {
     /// What differs between the two runs' manifests, the runs' own warnings, and steps
     /// that broke on one side.
     pub warnings: Vec<String>,
-    pub figures: Vec<Figure>,
+    pub figures: Vec<ComparedFigure>,
     pub steps: Vec<StepChange>,
     /// Per figure, in the order of `figures`: None when no step has both values.
     pub geomeans: Vec<Option<Geomean>>,
@@ -231,7 +231,7 @@ pub fn compare(
     old: &Results,
     new: &Results,
     models: Option<(&str, &str)>,
-    figures: Vec<Figure>,
+    figures: Vec<ComparedFigure>,
 ) -> anyhow::Result<Changes> {
     let pairs = matching::pair(old, new, models)?;
     let mut warnings = matching::warnings(&old.manifest, &new.manifest);
@@ -301,9 +301,9 @@ fn disturbance<'a>(side: &str, rows: impl Iterator<Item = &'a Record>) -> Option
 fn step_change(
     old: &Results,
     new: &Results,
-    a: &Step,
-    b: &Step,
-    figures: &[Figure],
+    a: &ModelStep,
+    b: &ModelStep,
+    figures: &[ComparedFigure],
     warnings: &mut Vec<String>,
 ) -> StepChange {
     let changes: Vec<Change> = figures

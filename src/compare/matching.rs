@@ -11,7 +11,7 @@ use crate::results::Manifest;
 use crate::units::fmt_bytes;
 
 /// One step of one model: its repetitions, and the parameters that identify it.
-pub struct Step<'a> {
+pub struct ModelStep<'a> {
     pub model: String,
     pub name: String,
     /// (results.csv column, value as written) for every axis the step has a value for.
@@ -19,7 +19,7 @@ pub struct Step<'a> {
     pub rows: Vec<&'a Record>,
 }
 
-impl Step<'_> {
+impl ModelStep<'_> {
     /// "epoll c100-s64 (connections 100, size 64)".
     pub fn describe(&self) -> String {
         format!(
@@ -39,7 +39,7 @@ pub fn describe_params(params: &[(&'static str, String)]) -> String {
 
 /// The steps of both sides that match, and what is on one side only.
 pub struct Pairs<'a> {
-    pub matched: Vec<(Step<'a>, Step<'a>)>,
+    pub matched: Vec<(ModelStep<'a>, ModelStep<'a>)>,
     pub only_old: Vec<String>,
     pub only_new: Vec<String>,
 }
@@ -56,12 +56,12 @@ fn models(results: &Results) -> Vec<String> {
 }
 
 /// `model`'s steps in `results`, in the order their first row comes.
-fn steps<'a>(results: &'a Results, model: &str) -> Vec<Step<'a>> {
-    let mut steps: Vec<Step<'a>> = Vec::new();
+fn steps<'a>(results: &'a Results, model: &str) -> Vec<ModelStep<'a>> {
+    let mut steps: Vec<ModelStep<'a>> = Vec::new();
     for row in results.rows.iter().filter(|r| r.model == model) {
         match steps.iter_mut().find(|s| s.name == row.step) {
             Some(step) => step.rows.push(row),
-            None => steps.push(Step {
+            None => steps.push(ModelStep {
                 model: model.to_string(),
                 name: row.step.clone(),
                 params: AXES
@@ -129,7 +129,7 @@ pub fn pair<'a>(
         }
         pairs
             .only_new
-            .extend(unmatched_new.iter().map(Step::describe));
+            .extend(unmatched_new.iter().map(ModelStep::describe));
     }
     if pairs.matched.is_empty() {
         let list = |r: &Results| {
@@ -158,62 +158,8 @@ pub fn pair<'a>(
 /// What differs between the two runs' manifests in what they ran on and how: each a
 /// sentence naming both values. Nothing for one run compared with itself.
 pub fn warnings(old: &Manifest, new: &Manifest) -> Vec<String> {
-    let mut out = Vec::new();
-    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
-    let num = |v: Option<u64>| v.map_or("unknown".into(), |v| v.to_string());
-    let mut differ = |what: &str, a: String, b: String| {
-        if a != b {
-            out.push(format!("{what} differs: OLD {a}, NEW {b}"));
-        }
-    };
-    differ("kernel", opt(&old.kernel), opt(&new.kernel));
-    differ("CPU", opt(&old.cpu_model), opt(&new.cpu_model));
-    differ("core count", num(old.cores), num(new.cores));
-    differ(
-        "memory",
-        old.memory_bytes
-            .map_or("unknown".into(), |b| fmt_bytes(b as f64)),
-        new.memory_bytes
-            .map_or("unknown".into(), |b| fmt_bytes(b as f64)),
-    );
-    let version = |m: &Manifest| match (&m.echolab_version, &m.git_revision) {
-        (Some(v), Some(g)) => format!("{v} ({g})"),
-        (v, _) => opt(v),
-    };
-    differ("echolab version", version(old), version(new));
-    differ(
-        "fd limit",
-        format!("{}/{}", num(old.fd_limit_soft), num(old.fd_limit_hard)),
-        format!("{}/{}", num(new.fd_limit_soft), num(new.fd_limit_hard)),
-    );
-    differ("scenario", opt(&old.scenario_name), opt(&new.scenario_name));
-    if old.scenario_toml != new.scenario_toml && old.scenario_name == new.scenario_name {
-        let lines = |m: &Manifest| -> Vec<String> {
-            m.scenario_toml
-                .as_deref()
-                .unwrap_or("")
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(String::from)
-                .collect()
-        };
-        let (a, b) = (lines(old), lines(new));
-        let first = a
-            .iter()
-            .zip(b.iter().chain(std::iter::repeat(&String::new())))
-            .find(|(x, y)| x != y)
-            .map(|(x, y)| (x.clone(), y.clone()))
-            .or_else(|| b.get(a.len()).map(|y| (String::new(), y.clone())));
-        if let Some((x, y)) = first {
-            let shown = |l: String| if l.is_empty() { "(nothing)".into() } else { l };
-            differ(
-                "scenario definition",
-                format!("`{}`", shown(x)),
-                format!("`{}`", shown(y)),
-            );
-        }
-    }
+    let mut pairs = machine_pairs(old, new);
+    pairs.extend(scenario_definition(old, new));
     let limits = |m: &Manifest| -> BTreeMap<String, String> {
         m.conditions
             .server_limits
@@ -221,11 +167,8 @@ pub fn warnings(old: &Manifest, new: &Manifest) -> Vec<String> {
             .map(|(model, l)| (model.clone(), l.describe()))
             .collect()
     };
-    let (la, lb) = (limits(old), limits(new));
-    for model in la.keys().chain(lb.keys().filter(|k| !la.contains_key(*k))) {
-        let get =
-            |l: &BTreeMap<String, String>| l.get(model).cloned().unwrap_or_else(|| "none".into());
-        differ(&format!("{model}'s cgroup limit"), get(&la), get(&lb));
+    for (model, a, b) in keyed(limits(old), limits(new), "none") {
+        pairs.push((format!("{model}'s cgroup limit"), a, b));
     }
     let shaping = |m: &Manifest| {
         m.conditions
@@ -233,19 +176,19 @@ pub fn warnings(old: &Manifest, new: &Manifest) -> Vec<String> {
             .as_ref()
             .map_or("none".into(), |s| s.describe())
     };
-    differ("network shaping", shaping(old), shaping(new));
+    pairs.push(("network shaping".into(), shaping(old), shaping(new)));
     let sysctls = |m: &Manifest| -> BTreeMap<String, String> {
         m.sysctls
             .iter()
             .map(|(k, v)| (k.clone(), v.as_str().map_or(v.to_string(), String::from)))
             .collect()
     };
-    let (sa, sb) = (sysctls(old), sysctls(new));
-    for key in sa.keys().chain(sb.keys().filter(|k| !sa.contains_key(*k))) {
-        let get =
-            |s: &BTreeMap<String, String>| s.get(key).cloned().unwrap_or_else(|| "unset".into());
-        differ(key, get(&sa), get(&sb));
-    }
+    pairs.extend(keyed(sysctls(old), sysctls(new), "unset"));
+    let mut out: Vec<String> = pairs
+        .into_iter()
+        .filter(|(_, a, b)| a != b)
+        .map(|(what, a, b)| format!("{what} differs: OLD {a}, NEW {b}"))
+        .collect();
     for (side, m) in [("OLD", old), ("NEW", new)] {
         if m.interrupted || (!m.status.is_empty() && m.status != "complete") {
             out.push(format!(
@@ -259,6 +202,79 @@ pub fn warnings(old: &Manifest, new: &Manifest) -> Vec<String> {
         }
     }
     out
+}
+
+/// (what, OLD's, NEW's) for the machine, the build, the fd limit and the scenario's name.
+fn machine_pairs(old: &Manifest, new: &Manifest) -> Vec<(String, String, String)> {
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    let num = |v: Option<u64>| v.map_or("unknown".into(), |v| v.to_string());
+    let memory = |m: &Manifest| {
+        m.memory_bytes
+            .map_or("unknown".into(), |b| fmt_bytes(b as f64))
+    };
+    let version = |m: &Manifest| match (&m.echolab_version, &m.git_revision) {
+        (Some(v), Some(g)) => format!("{v} ({g})"),
+        (v, _) => opt(v),
+    };
+    let fd_limit = |m: &Manifest| format!("{}/{}", num(m.fd_limit_soft), num(m.fd_limit_hard));
+    [
+        ("kernel", opt(&old.kernel), opt(&new.kernel)),
+        ("CPU", opt(&old.cpu_model), opt(&new.cpu_model)),
+        ("core count", num(old.cores), num(new.cores)),
+        ("memory", memory(old), memory(new)),
+        ("echolab version", version(old), version(new)),
+        ("fd limit", fd_limit(old), fd_limit(new)),
+        ("scenario", opt(&old.scenario_name), opt(&new.scenario_name)),
+    ]
+    .into_iter()
+    .map(|(what, a, b)| (what.to_string(), a, b))
+    .collect()
+}
+
+/// The first line (neither blank nor a comment) where one scenario's definition differs
+/// from the other's, when both runs ran the scenario of one name.
+fn scenario_definition(old: &Manifest, new: &Manifest) -> Option<(String, String, String)> {
+    if old.scenario_toml == new.scenario_toml || old.scenario_name != new.scenario_name {
+        return None;
+    }
+    let lines = |m: &Manifest| -> Vec<String> {
+        m.scenario_toml
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(String::from)
+            .collect()
+    };
+    let (a, b) = (lines(old), lines(new));
+    let (x, y) = a
+        .iter()
+        .zip(b.iter().chain(std::iter::repeat(&String::new())))
+        .find(|(x, y)| x != y)
+        .map(|(x, y)| (x.clone(), y.clone()))
+        .or_else(|| b.get(a.len()).map(|y| (String::new(), y.clone())))?;
+    let shown = |l: String| if l.is_empty() { "(nothing)".into() } else { l };
+    Some((
+        "scenario definition".into(),
+        format!("`{}`", shown(x)),
+        format!("`{}`", shown(y)),
+    ))
+}
+
+/// (key, OLD's, NEW's) for every key of either map, OLD's keys first, `missing` where a
+/// side has none.
+fn keyed(
+    a: BTreeMap<String, String>,
+    b: BTreeMap<String, String>,
+    missing: &str,
+) -> Vec<(String, String, String)> {
+    let get =
+        |m: &BTreeMap<String, String>, k: &str| m.get(k).cloned().unwrap_or_else(|| missing.into());
+    a.keys()
+        .chain(b.keys().filter(|k| !a.contains_key(*k)))
+        .map(|k| (k.clone(), get(&a, k), get(&b, k)))
+        .collect()
 }
 
 #[cfg(test)]

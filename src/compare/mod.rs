@@ -204,12 +204,13 @@ fn thresholds_section(results: &Results) -> Option<Section> {
     })
 }
 
-/// The run in `dir` against the `baseline` directory, as `echolab compare` prints it.
-pub fn against_baseline_text(baseline: &Path, dir: &Path) -> anyhow::Result<String> {
-    let (old, new) = (data::load(baseline)?, data::load(dir)?);
+/// A run's results (`new`, as read once at its end) against the `baseline` directory,
+/// as `echolab compare` prints it.
+pub fn against_baseline_text(baseline: &Path, new: &Results) -> anyhow::Result<String> {
+    let old = data::load(baseline)?;
     Ok(render::text(&changes::compare(
         &old,
-        &new,
+        new,
         None,
         changes::figures(&[]),
     )?))

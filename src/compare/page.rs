@@ -23,32 +23,6 @@ pub fn charts_section(changes: &Changes) -> Section {
         .collect();
     let mut blocks = Vec::new();
     for (f, figure) in changes.figures.iter().enumerate() {
-        let series = |label: &str, color: RGBColor, new: bool| Series {
-            label: label.to_string(),
-            color,
-            dashed: !new,
-            faint: false,
-            points: changes
-                .steps
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| {
-                    let m = if new {
-                        &s.changes[f].new
-                    } else {
-                        &s.changes[f].old
-                    };
-                    let y = m.value?;
-                    let (lo, hi) = m.range().unwrap_or((y, y));
-                    Some(Pt {
-                        x: (i + 1) as f64,
-                        y,
-                        lo: lo.min(y),
-                        hi: hi.max(y),
-                    })
-                })
-                .collect(),
-        };
         let spec = XySpec {
             title: figure.name.clone(),
             x_desc: "matched step (numbered as in the caption)".into(),
@@ -57,8 +31,8 @@ pub fn charts_section(changes: &Changes) -> Section {
                 unit => format!("{} ({unit})", figure.short),
             },
             series: vec![
-                series("OLD", OLD_COLOR, false),
-                series("NEW", NEW_COLOR, true),
+                series(changes, f, "OLD", OLD_COLOR, false),
+                series(changes, f, "NEW", NEW_COLOR, true),
             ],
             marks: Vec::new(),
             x_format: XFormat::Number,
@@ -96,5 +70,35 @@ pub fn charts_section(changes: &Changes) -> Section {
         level: 2,
         id: "charts".into(),
         blocks,
+    }
+}
+
+/// Figure `f` of one side (NEW when `new`) at each matched step, numbered from 1.
+fn series(changes: &Changes, f: usize, label: &str, color: RGBColor, new: bool) -> Series {
+    Series {
+        label: label.to_string(),
+        color,
+        dashed: !new,
+        faint: false,
+        points: changes
+            .steps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let m = if new {
+                    &s.changes[f].new
+                } else {
+                    &s.changes[f].old
+                };
+                let y = m.value?;
+                let (lo, hi) = m.range().unwrap_or((y, y));
+                Some(Pt {
+                    x: (i + 1) as f64,
+                    y,
+                    lo: lo.min(y),
+                    hi: hi.max(y),
+                })
+            })
+            .collect(),
     }
 }

@@ -6,14 +6,14 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::changes::{Change, Changes, Measure};
+use super::changes::{Change, Changes, Measure, StepChange};
 use super::gate::{Crossing, Threshold};
-use crate::report::document::{Block, Document, Section, Status, Table};
+use crate::report::document::{Block, Document, Section, StatusWords, Table};
 use crate::report::markdown;
 use crate::stats;
 
 /// What compare.html and the Markdown say at the top.
-const COMPARE_STATUS: Status = Status {
+const COMPARE_STATUS: StatusWords = StatusWords {
     ok: "No --fail-if threshold crossed.",
     alert: "A --fail-if threshold was crossed.",
 };
@@ -46,89 +46,8 @@ fn fmt_change(c: &Change) -> String {
 /// The comparison as a document: the changes step by step, the geometric means, what
 /// is in one run only, and (for the page) a chart per figure.
 pub fn document(changes: &Changes, crossed: &[Crossing], charts: bool) -> Document {
-    let mut rows = Vec::new();
-    let mut flagged = Vec::new();
-    for step in &changes.steps {
-        for (i, (figure, c)) in changes.figures.iter().zip(&step.changes).enumerate() {
-            let where_ = match i {
-                0 => step.label(),
-                1 => format!("({})", step.params()),
-                _ => String::new(),
-            };
-            rows.push(vec![
-                where_,
-                figure.short.clone(),
-                fmt_measure(&c.old, figure.format),
-                fmt_measure(&c.new, figure.format),
-                fmt_change(c),
-                c.test.map_or(String::new(), |t| t.describe_p()),
-            ]);
-            flagged.push(c.significant);
-        }
-    }
-    let numeric = vec![false, false, true, true, true, false];
-    let mut sections = vec![Section {
-        heading: "Changes".into(),
-        level: 2,
-        id: "changes".into(),
-        blocks: vec![
-            Block::Paragraph(format!(
-                "OLD {} against NEW {}. Each figure: the median of the repetitions (latency \
-                 from their histograms added, errors summed) ± the farthest repetition; the \
-                 change of the median with its 95 % bootstrap interval where the test names \
-                 one (Mann–Whitney p < {}, and ×{} or more), ~ where it does not.",
-                changes.old_dir.display(),
-                changes.new_dir.display(),
-                stats::ALPHA,
-                stats::MIN_EFFECT
-            )),
-            Block::Table(Table {
-                headers: ["step", "figure", "old", "new", "change", "p, n"]
-                    .map(String::from)
-                    .to_vec(),
-                rows,
-                numeric: numeric.clone(),
-                flagged,
-            }),
-        ],
-    }];
-    let geomean_rows: Vec<Vec<String>> = changes
-        .figures
-        .iter()
-        .zip(&changes.geomeans)
-        .filter_map(|(figure, g)| {
-            let g = g.as_ref()?;
-            Some(vec![
-                figure.short.clone(),
-                (figure.format)(g.old),
-                (figure.format)(g.new),
-                format!("{:+.1}%", g.pct()),
-                g.steps.to_string(),
-            ])
-        })
-        .collect();
-    if !geomean_rows.is_empty() {
-        sections.push(Section {
-            heading: "Geometric means".into(),
-            level: 2,
-            id: "geomean".into(),
-            blocks: vec![
-                Block::Paragraph(
-                    "Each figure's geometric mean over the matched steps where both runs \
-                     have a value above zero: the overall change, not a test."
-                        .into(),
-                ),
-                Block::Table(Table {
-                    headers: ["figure", "old", "new", "change", "steps"]
-                        .map(String::from)
-                        .to_vec(),
-                    numeric: vec![false, true, true, true, true],
-                    flagged: vec![false; geomean_rows.len()],
-                    rows: geomean_rows,
-                }),
-            ],
-        });
-    }
+    let mut sections = vec![changes_section(changes)];
+    sections.extend(geomean_section(changes));
     let only: Vec<String> = changes
         .only_old
         .iter()
@@ -162,6 +81,99 @@ pub fn document(changes: &Changes, crossed: &[Crossing], charts: bool) -> Docume
             .collect(),
         sections,
     }
+}
+
+/// The changes step by step: each figure old and new, its change where the verdict's
+/// test names one, and the test's p.
+fn changes_section(changes: &Changes) -> Section {
+    let mut rows = Vec::new();
+    let mut flagged = Vec::new();
+    for step in &changes.steps {
+        for (i, (figure, c)) in changes.figures.iter().zip(&step.changes).enumerate() {
+            let where_ = match i {
+                0 => step.label(),
+                1 => format!("({})", step.params()),
+                _ => String::new(),
+            };
+            rows.push(vec![
+                where_,
+                figure.short.clone(),
+                fmt_measure(&c.old, figure.format),
+                fmt_measure(&c.new, figure.format),
+                fmt_change(c),
+                c.test.map_or(String::new(), |t| t.describe_p()),
+            ]);
+            flagged.push(c.significant);
+        }
+    }
+    Section {
+        heading: "Changes".into(),
+        level: 2,
+        id: "changes".into(),
+        blocks: vec![
+            Block::Paragraph(format!(
+                "OLD {} against NEW {}. Each figure: the median of the repetitions (latency \
+                 from their histograms added, errors summed) ± the farthest repetition; the \
+                 change of the median with its 95 % bootstrap interval where the test names \
+                 one (Mann–Whitney p < {}, and ×{} or more), ~ where it does not.",
+                changes.old_dir.display(),
+                changes.new_dir.display(),
+                stats::ALPHA,
+                stats::MIN_EFFECT
+            )),
+            Block::Table(Table {
+                headers: ["step", "figure", "old", "new", "change", "p, n"]
+                    .map(String::from)
+                    .to_vec(),
+                rows,
+                numeric: vec![false, false, true, true, true, false],
+                flagged,
+            }),
+        ],
+    }
+}
+
+/// Each figure's geometric mean over the matched steps, old and new; None when no
+/// figure has one.
+fn geomean_section(changes: &Changes) -> Option<Section> {
+    let geomean_rows: Vec<Vec<String>> = changes
+        .figures
+        .iter()
+        .zip(&changes.geomeans)
+        .filter_map(|(figure, g)| {
+            let g = g.as_ref()?;
+            Some(vec![
+                figure.short.clone(),
+                (figure.format)(g.old),
+                (figure.format)(g.new),
+                format!("{:+.1}%", g.pct()),
+                g.steps.to_string(),
+            ])
+        })
+        .collect();
+    if geomean_rows.is_empty() {
+        return None;
+    }
+    Some(Section {
+        heading: "Geometric means".into(),
+        level: 2,
+        id: "geomean".into(),
+        blocks: vec![
+            Block::Paragraph(
+                "Each figure's geometric mean over the matched steps where both runs \
+                 have a value above zero: the overall change, not a test."
+                    .into(),
+            ),
+            Block::Table(Table {
+                headers: ["figure", "old", "new", "change", "steps"]
+                    .map(String::from)
+                    .to_vec(),
+                numeric: vec![false, true, true, true, true],
+                flagged: vec![false; geomean_rows.len()],
+                rows: geomean_rows,
+            }),
+        ],
+    })
 }
 
 /// The terminal's table: the document's warnings, tables (columns aligned) and lists.
@@ -317,6 +329,46 @@ struct JsonDoc<'a> {
     only_new: &'a [String],
 }
 
+/// One matched step of the JSON document: the two sides' steps, its parameters and
+/// every figure's change.
+fn json_step<'a>(changes: &'a Changes, s: &'a StepChange) -> JsonStep<'a> {
+    JsonStep {
+        old_model: &s.old_model,
+        new_model: &s.new_model,
+        old_step: &s.old_step,
+        new_step: &s.new_step,
+        parameters: s
+            .params
+            .iter()
+            .map(|(c, v)| {
+                let value = v
+                    .parse::<f64>()
+                    .ok()
+                    .and_then(serde_json::Number::from_f64)
+                    .map_or(serde_json::Value::String(v.clone()), Into::into);
+                (*c, value)
+            })
+            .collect(),
+        figures: changes
+            .figures
+            .iter()
+            .zip(&s.changes)
+            .map(|(f, c)| JsonFigure {
+                figure: &f.short,
+                column: &f.column,
+                unit: f.unit,
+                higher_is_better: f.higher_is_better,
+                old: side(&c.old),
+                new: side(&c.new),
+                change_pct: c.pct(),
+                interval_pct: c.interval_pct().map(|(lo, hi)| [lo, hi]),
+                p: c.test.map(|t| t.p),
+                significant: c.significant,
+            })
+            .collect(),
+    }
+}
+
 #[derive(Serialize)]
 struct JsonCrossing<'a> {
     threshold: &'a str,
@@ -402,41 +454,7 @@ pub fn json(
         steps: changes
             .steps
             .iter()
-            .map(|s| JsonStep {
-                old_model: &s.old_model,
-                new_model: &s.new_model,
-                old_step: &s.old_step,
-                new_step: &s.new_step,
-                parameters: s
-                    .params
-                    .iter()
-                    .map(|(c, v)| {
-                        let value = v
-                            .parse::<f64>()
-                            .ok()
-                            .and_then(serde_json::Number::from_f64)
-                            .map_or(serde_json::Value::String(v.clone()), Into::into);
-                        (*c, value)
-                    })
-                    .collect(),
-                figures: changes
-                    .figures
-                    .iter()
-                    .zip(&s.changes)
-                    .map(|(f, c)| JsonFigure {
-                        figure: &f.short,
-                        column: &f.column,
-                        unit: f.unit,
-                        higher_is_better: f.higher_is_better,
-                        old: side(&c.old),
-                        new: side(&c.new),
-                        change_pct: c.pct(),
-                        interval_pct: c.interval_pct().map(|(lo, hi)| [lo, hi]),
-                        p: c.test.map(|t| t.p),
-                        significant: c.significant,
-                    })
-                    .collect(),
-            })
+            .map(|s| json_step(changes, s))
             .collect(),
         geomean: changes
             .figures

@@ -5,6 +5,7 @@
 use super::document::Answer;
 use super::html::escape;
 use super::verdict::{fmt_ratio_interval, oriented, pair_differs, Decision, Verdict};
+use crate::stats::Comparison;
 
 /// Each verdict's sentence and picture.
 pub fn answers(verdicts: &[Verdict]) -> Vec<Answer> {
@@ -65,11 +66,6 @@ fn names<'a>(v: &'a Verdict, group: &[usize]) -> Vec<&'a str> {
 pub fn sentence(v: &Verdict) -> String {
     let head = format!("{} at {}: ", v.figure, v.compared_at);
     let n = v.ranking.len();
-    let noise = if v.tied_by_step {
-        format!("the measurement step ({})", (v.format)(v.step))
-    } else {
-        "the noise".into()
-    };
     let (lead, behind): (String, Vec<usize>) = match v.decision {
         Decision::Alone if n == 1 => {
             return format!(
@@ -94,25 +90,41 @@ pub fn sentence(v: &Verdict) -> String {
                 (count..n).collect(),
             )
         }
-        Decision::NoDifference { comparison } => {
-            let (tied, behind): (Vec<usize>, Vec<usize>) =
-                (0..n).partition(|&j| j == 0 || !differs(v, 0, j));
-            let lead = match tied.split_first() {
-                Some((_, others)) if !others.is_empty() => format!(
-                    "no model leads: {} within {noise} of {} at {} ({})",
-                    join_and(&names(v, others)),
-                    v.ranking[0].0,
-                    values(v, &tied),
-                    comparison.describe_p()
-                ),
-                _ => format!("no model leads ({})", comparison.describe_p()),
-            };
-            (lead, behind)
-        }
+        Decision::NoDifference { comparison } => no_lead(v, &comparison),
     };
     let mut parts = vec![lead];
-    // The models behind, in groups the rule cannot tell apart, each as a ratio to the best.
-    let mut rest = behind.as_slice();
+    parts.extend(behind_in_groups(v, &behind));
+    format!("{head}{}.", parts.join("; "))
+}
+
+/// When no model leads: the models within the noise (or the measurement step) of the
+/// best, said with the test's p, and the others, behind it.
+fn no_lead(v: &Verdict, comparison: &Comparison) -> (String, Vec<usize>) {
+    let noise = if v.tied_by_step {
+        format!("the measurement step ({})", (v.format)(v.step))
+    } else {
+        "the noise".into()
+    };
+    let (tied, behind): (Vec<usize>, Vec<usize>) =
+        (0..v.ranking.len()).partition(|&j| j == 0 || !differs(v, 0, j));
+    let lead = match tied.split_first() {
+        Some((_, others)) if !others.is_empty() => format!(
+            "no model leads: {} within {noise} of {} at {} ({})",
+            join_and(&names(v, others)),
+            v.ranking[0].0,
+            values(v, &tied),
+            comparison.describe_p()
+        ),
+        _ => format!("no model leads ({})", comparison.describe_p()),
+    };
+    (lead, behind)
+}
+
+/// The models `behind` the best, in groups the rule cannot tell apart, each as a ratio
+/// to the best.
+fn behind_in_groups(v: &Verdict, behind: &[usize]) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut rest = behind;
     while let Some((&first, _)) = rest.split_first() {
         let size = rest
             .iter()
@@ -143,7 +155,7 @@ pub fn sentence(v: &Verdict) -> String {
         });
         rest = after;
     }
-    format!("{head}{}.", parts.join("; "))
+    parts
 }
 
 /// A compact dot plot: one row per model, its repetitions' range as a line, its value

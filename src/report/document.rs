@@ -4,7 +4,7 @@
 pub struct Document {
     pub title: String,
     /// What the top of the page says when there are no alerts, and above the alerts.
-    pub status: Status,
+    pub status: StatusWords,
     /// Shown at the top, prominently: the run is incomplete or has failures.
     pub alerts: Vec<String>,
     /// Shown at the top as notes: facts worth knowing that are not failures (where the
@@ -19,13 +19,13 @@ pub struct Document {
 
 /// The words of a document's status line.
 #[derive(Clone, Copy)]
-pub struct Status {
+pub struct StatusWords {
     pub ok: &'static str,
     pub alert: &'static str,
 }
 
 /// A run's report: complete, or not complete or with failures.
-pub const RUN_STATUS: Status = Status {
+pub const RUN_STATUS: StatusWords = StatusWords {
     ok: "Complete run: every step finished as ok.",
     alert: "This run is not complete or has failures.",
 };

@@ -27,6 +27,7 @@ pub(crate) mod format;
 pub(crate) mod html;
 pub(crate) mod latency;
 pub(crate) mod markdown;
+mod models_table;
 mod per_host;
 mod profiles;
 mod sweep;
@@ -50,8 +51,10 @@ pub struct ReportArgs {
 /// into a room that reads results through it.
 pub type Contributions = fn(&data::Results) -> Vec<document::Section>;
 
+pub use models_table::models_table;
+
 pub fn main(args: ReportArgs, contributions: Contributions) -> anyhow::Result<ExitCode> {
-    let written = write_all(&args.results_dir, contributions)?;
+    let written = write_all(&mut data::load(&args.results_dir)?, contributions)?;
     for path in written {
         crate::outln!("{}", path.display());
     }
@@ -61,7 +64,15 @@ pub fn main(args: ReportArgs, contributions: Contributions) -> anyhow::Result<Ex
 /// Writes report.html, report.md and charts/*.svg into `results_dir`; returns
 /// report.html's path.
 pub fn write_report(results_dir: &Path, contributions: Contributions) -> anyhow::Result<PathBuf> {
-    Ok(write_all(results_dir, contributions)?.remove(0))
+    write_report_of(&mut data::load(results_dir)?, contributions)
+}
+
+/// [`write_report`] of results already read (into their directory, `results.dir`).
+pub fn write_report_of(
+    results: &mut data::Results,
+    contributions: Contributions,
+) -> anyhow::Result<PathBuf> {
+    Ok(write_all(results, contributions)?.remove(0))
 }
 
 /// The verdict of every sweep as lines of plain text, for the end of `echolab run`:
@@ -98,14 +109,17 @@ pub fn verdict_lines(results: &data::Results) -> Vec<String> {
     lines
 }
 
-/// Every file written, report.html first.
-fn write_all(results_dir: &Path, contributions: Contributions) -> anyhow::Result<Vec<PathBuf>> {
-    let mut results = data::load(results_dir)?;
+/// Every file written into the results' directory, report.html first.
+fn write_all(
+    results: &mut data::Results,
+    contributions: Contributions,
+) -> anyhow::Result<Vec<PathBuf>> {
     let doc = if results.manifest.parts.is_empty() {
-        build::document(&mut results, contributions)?
+        build::document(results, contributions)?
     } else {
-        composite::document(&results)
+        composite::document(results)
     };
+    let results_dir = results.dir.as_path();
     let charts_dir = results_dir.join("charts");
     fs::create_dir_all(&charts_dir)
         .with_context(|| format!("cannot create {}", charts_dir.display()))?;

@@ -471,33 +471,44 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
     out
 }
 
-/// One figure compared at the heaviest point where at least two models (else one) completed.
+/// Whether a model's repetitions at one point completed it for `column`: one ok there
+/// with a value, and none that failed or was interrupted (that says it broke there, and
+/// its one lucky repetition is no sample).
+pub fn completed(rows: &[&Record], column: &str) -> bool {
+    rows.iter()
+        .any(|r| r.status == Status::Ok && r.num(column).is_some())
+        && !rows
+            .iter()
+            .any(|r| matches!(r.status, Status::Failed | Status::Interrupted))
+}
+
+/// The point of `sweep` a figure (`column`) is compared at: the heaviest x where at
+/// least two models completed it (the point the sweep exists to reach), else the
+/// heaviest where one did. `by_x`: every model's rows by x.
+pub fn compared_x(sweep: &Sweep, by_x: &[(String, sweep::Points)], column: &str) -> Option<f64> {
+    // The models that completed each x, counted in one pass over every group.
+    let mut count_at = vec![0usize; sweep.xs.len()];
+    for (_, groups) in by_x {
+        for (gx, rows) in groups {
+            let i = sweep.xs.binary_search_by(|x| x.total_cmp(gx));
+            if let (Ok(i), true) = (i, completed(rows, column)) {
+                count_at[i] += 1;
+            }
+        }
+    }
+    let heaviest = |least: usize| (0..sweep.xs.len()).rev().find(|&i| count_at[i] >= least);
+    Some(sweep.xs[heaviest(2).or_else(|| heaviest(1))?])
+}
+
+/// One figure compared at its point ([`compared_x`]).
 fn figure_verdict(
     results: &Results,
     sweep: &Sweep,
     by_x: &[(String, sweep::Points)],
     figure: &Figure,
 ) -> Option<Verdict> {
-    // A model is compared at a point it completed: a repetition that failed or was
-    // interrupted there says it broke, and its one lucky repetition is no sample.
-    let has = |rows: &[&Record]| {
-        rows.iter()
-            .any(|r| r.status == Status::Ok && r.num(figure.column).is_some())
-            && !rows
-                .iter()
-                .any(|r| matches!(r.status, Status::Failed | Status::Interrupted))
-    };
-    // The models that completed each x, counted in one pass over every group.
-    let mut count_at = vec![0usize; sweep.xs.len()];
-    for (_, groups) in by_x {
-        for (gx, rows) in groups {
-            if let (Ok(i), true) = (sweep.xs.binary_search_by(|x| x.total_cmp(gx)), has(rows)) {
-                count_at[i] += 1;
-            }
-        }
-    }
-    let heaviest = |least: usize| (0..sweep.xs.len()).rev().find(|&i| count_at[i] >= least);
-    let x = sweep.xs[heaviest(2).or_else(|| heaviest(1))?];
+    let has = |rows: &[&Record]| completed(rows, figure.column);
+    let x = compared_x(sweep, by_x, figure.column)?;
     let mut names = Vec::new();
     let mut values = Vec::new();
     let mut samples = Vec::new();

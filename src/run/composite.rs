@@ -11,6 +11,7 @@ use anyhow::Context as _;
 use super::{default_out, print_thresholds, run_into, write_report_or_warn, RunArgs};
 use crate::experiment::orchestration::results_csv::ResultsCsv;
 use crate::experiment::placement::process;
+use crate::report::data::Results;
 use crate::scenario::{self, Scenario};
 
 pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
@@ -57,9 +58,8 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
         }
         let dir = out.join(&part.name);
         match run_part(&part.locator, &dir, args) {
-            Ok(stopped) => {
+            Ok((stopped, results)) => {
                 interrupted = stopped;
-                let results = crate::report::data::load(&dir);
                 unmet += print_thresholds(&results, Some(&part.name), args.enforce_thresholds);
             }
             Err(e) => {
@@ -77,7 +77,7 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     manifest.finish(interrupted);
     manifest.write(&out)?;
     if !args.no_report {
-        write_report_or_warn(&out);
+        write_report_or_warn(&out, &mut crate::report::data::load(&out));
     }
     crate::outln!("results: {}", out.display());
     if interrupted {
@@ -130,8 +130,13 @@ fn check_overrides(args: &RunArgs, composite: &Scenario) -> Result<(), String> {
     }
 }
 
-/// Runs one part (a built-in name or a path) into `dir`; true when the run was interrupted.
-fn run_part(part: &str, dir: &Path, args: &RunArgs) -> anyhow::Result<bool> {
+/// Runs one part (a built-in name or a path) into `dir`: true when the run was
+/// interrupted, and its results as read once at its end.
+fn run_part(
+    part: &str,
+    dir: &Path,
+    args: &RunArgs,
+) -> anyhow::Result<(bool, anyhow::Result<Results>)> {
     let (origin, name, text) = scenario::locate(part)?;
     let mut scenario = scenario::parse(&origin, &name, &text)?;
     // The labels of --models this part has; a part with none of them does not run.
@@ -148,7 +153,7 @@ fn run_part(part: &str, dir: &Path, args: &RunArgs) -> anyhow::Result<bool> {
     if let Err(message) = super::apply_overrides(&mut scenario, &args) {
         anyhow::bail!(message);
     }
-    let outcome = run_into(&scenario, dir, &args)?;
+    let (outcome, results) = run_into(&scenario, dir, &args)?;
     // A fault of the machine stopped the part: the next would meet it too.
-    Ok(outcome.interrupted || outcome.fault.is_some())
+    Ok((outcome.interrupted || outcome.fault.is_some(), results))
 }

@@ -9,8 +9,7 @@ mod lock;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::experiment::orchestration::runner::RunOutcome;
-use crate::experiment::{self, orchestration::results_csv};
+use crate::experiment::{self, orchestration::runner::RunOutcome};
 use crate::report::data::Results;
 use crate::scenario;
 
@@ -360,16 +359,15 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         Ok(lock) => lock,
         Err(message) => return Ok(crate::console::usage_error(USAGE, &message)),
     };
-    let outcome = run_into(&scenario, &out, &args)?;
-    let labels: Vec<String> = scenario.models.iter().map(|m| m.label.clone()).collect();
-    crate::outln!();
-    crate::out!("{}", results_csv::comparison_table(&outcome.rows, &labels));
-    // Read once for the verdict and the thresholds.
-    let results = crate::report::data::load(&out);
+    let (outcome, results) = run_into(&scenario, &out, &args)?;
+    if let Ok(results) = &results {
+        crate::outln!();
+        crate::out!("{}", crate::report::models_table(results));
+    }
     print_verdict(&results);
     let unmet = print_thresholds(&results, None, args.enforce_thresholds);
-    if let Some(baseline) = &args.baseline {
-        match crate::compare::against_baseline_text(baseline, &out) {
+    if let (Some(baseline), Ok(results)) = (&args.baseline, &results) {
+        match crate::compare::against_baseline_text(baseline, results) {
             Ok(table) => crate::out!("\nagainst the baseline {}:\n{table}", baseline.display()),
             Err(e) => {
                 crate::errln!("warning: the run could not be compared with the baseline: {e:#}")
@@ -413,12 +411,13 @@ fn print_verdict(results: &anyhow::Result<Results>) {
     }
 }
 
-/// Runs one (ordinary) scenario into `out`, then writes its report unless told not to.
+/// Runs one (ordinary) scenario into `out` and reads its results once, for its report
+/// (written unless told not to), its table, verdict, thresholds and baseline.
 fn run_into(
     scenario: &scenario::Scenario,
     out: &Path,
     args: &RunArgs,
-) -> anyhow::Result<RunOutcome> {
+) -> anyhow::Result<(RunOutcome, anyhow::Result<Results>)> {
     let outcome = experiment::run_into(scenario, out, args.quiet)?;
     if let Some(baseline) = &args.baseline {
         let mut manifest = crate::results::Manifest::read(out)?;
@@ -427,23 +426,27 @@ fn run_into(
         manifest.baseline = Some(absolute.display().to_string());
         manifest.write(out)?;
     }
+    let mut results = crate::report::data::load(out);
     if !args.no_report {
-        write_report_or_warn(out);
+        write_report_or_warn(out, &mut results);
     }
-    Ok(outcome)
+    Ok((outcome, results))
 }
 
-/// Writes the report of the results in `out`; a report that cannot be written is a
-/// warning, never a lost run.
 /// Writes the report of the run in `dir` with the comparison's sections (its thresholds,
 /// its baseline): the report and the comparison compose here, as experiment and report do.
 pub fn write_report(dir: &Path) -> anyhow::Result<PathBuf> {
     crate::report::write_report(dir, crate::compare::report_sections)
 }
 
-/// [`write_report`], a failure said as a warning: the results stay whatever the report does.
-fn write_report_or_warn(out: &Path) {
-    match write_report(out) {
+/// [`write_report`] of the `results` read from `out`, a failure said as a warning: the
+/// results stay whatever the report does.
+fn write_report_or_warn(out: &Path, results: &mut anyhow::Result<Results>) {
+    let written = match results {
+        Ok(results) => crate::report::write_report_of(results, crate::compare::report_sections),
+        Err(e) => Err(anyhow::anyhow!("{e:#}")),
+    };
+    match written {
         Ok(path) => crate::outln!("report: {}", path.display()),
         Err(e) => crate::errln!(
             "warning: the report could not be written ({e:#}); the results are in {}",

@@ -6,12 +6,14 @@
 use super::cost::KernelWatch;
 use super::netstat::{NetCounters, Scope};
 use super::probe::Sample;
+use super::request_cost::Calls;
 use crate::load::measurements::LoadSummary;
 use crate::scenario::{FailureRule, Step};
 use crate::server::counters::ServerSummary;
 use crate::units::{ms, trim_float};
 
-/// What the server side of a step left behind.
+/// What the server side of a step left behind, built by [`ServerSide::new`] from how
+/// its server ran and what its window read.
 #[derive(Debug, Default)]
 pub struct ServerSide {
     /// server-summary.json, when the server wrote one.
@@ -41,7 +43,87 @@ pub struct ServerSide {
     pub machine_busy_at_load_start: Option<f64>,
     pub machine_busy_at_load_end: Option<f64>,
     /// The kernel's counts of the server's system calls and context switches over the load.
-    pub calls: Option<super::request_cost::Calls>,
+    pub calls: Option<Calls>,
+}
+
+/// How a session's server ran, as the session records it: where its network counters
+/// count, how it ended and what it left (its /proc samples and its summary).
+#[derive(Debug, Default)]
+pub struct ServerRun {
+    pub summary: Option<ServerSummary>,
+    pub died: Option<String>,
+    pub start_error: Option<String>,
+    pub stop_problem: Option<String>,
+    pub samples: Vec<Sample>,
+    pub net_scope: Option<Scope>,
+    pub net_note: Option<String>,
+    pub kernel_ends: u64,
+}
+
+/// What a measured window read of its server and machine at its two ends (a step's
+/// load, a stair's `every`), and the kernel's memory over it.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Readings {
+    /// The server before the load, when that is not the window's start.
+    pub idle: Option<Sample>,
+    pub at_start: Option<Sample>,
+    pub at_end: Option<Sample>,
+    pub wall_s: f64,
+    pub net_at_start: Option<NetCounters>,
+    pub net_at_end: Option<NetCounters>,
+    pub machine_busy_at_start: Option<f64>,
+    pub machine_busy_at_end: Option<f64>,
+    pub kernel: KernelWatch,
+    pub calls: Option<Calls>,
+}
+
+impl ServerSide {
+    /// The server side of one window: how its server ran and what the window read. The
+    /// one place a step's or a stair's side is filled, so a new reading is added once.
+    pub fn new(run: ServerRun, window: Readings) -> ServerSide {
+        let ServerRun {
+            summary,
+            died,
+            start_error,
+            stop_problem,
+            samples,
+            net_scope,
+            net_note,
+            kernel_ends,
+        } = run;
+        let Readings {
+            idle,
+            at_start,
+            at_end,
+            wall_s,
+            net_at_start,
+            net_at_end,
+            machine_busy_at_start,
+            machine_busy_at_end,
+            kernel,
+            calls,
+        } = window;
+        ServerSide {
+            summary,
+            died,
+            start_error,
+            stop_problem,
+            samples,
+            idle,
+            at_load_start: at_start,
+            at_load_end: at_end,
+            load_wall_s: wall_s,
+            net_at_load_start: net_at_start,
+            net_at_load_end: net_at_end,
+            net_scope,
+            net_note,
+            kernel,
+            kernel_ends,
+            machine_busy_at_load_start: machine_busy_at_start,
+            machine_busy_at_load_end: machine_busy_at_end,
+            calls,
+        }
+    }
 }
 
 /// What the client side of a step left behind.

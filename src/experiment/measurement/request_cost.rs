@@ -131,13 +131,13 @@ const SWITCH_FIELDS: [usize; 2] = [4, 5];
 /// The counters of a process tree, from the moment they were opened: the context
 /// switches over the whole time, and the system calls over the whole time or in windows.
 pub struct Counting {
-    whole: Counters,
+    whole: ThreadCounters,
     sampler: Option<Sampler>,
 }
 
 /// Counters on every thread of a process tree: the index in [`Calls`] field order each
 /// counter adds to, and the counter.
-struct Counters(Vec<(usize, Counter)>);
+struct ThreadCounters(Vec<(usize, Counter)>);
 
 /// The two tracepoints' ids, looked up once per run.
 fn ids() -> io::Result<(u64, u64)> {
@@ -151,10 +151,10 @@ fn ids() -> io::Result<(u64, u64)> {
     .map_err(io::Error::other)
 }
 
-impl Counters {
+impl ThreadCounters {
     /// Opens the counters of the [`Calls`] fields numbered `fields` on every thread of
     /// `pid` and its descendants.
-    fn open(pid: u32, fields: &[usize]) -> io::Result<Counters> {
+    fn open(pid: u32, fields: &[usize]) -> io::Result<ThreadCounters> {
         let (sys_enter, sched_switch) = ids()?;
         let filters = [
             syscall_filter(&WAIT_CALLS),
@@ -192,7 +192,7 @@ impl Counters {
                 "process {pid} has no thread to count"
             )));
         }
-        Ok(Counters(counters))
+        Ok(ThreadCounters(counters))
     }
 
     /// The counts so far, summed over the threads, in [`Calls`] field order.
@@ -306,7 +306,7 @@ impl Drop for Sampler {
 }
 
 /// What one window counted.
-struct Window {
+struct WindowCounts {
     counts: [u64; 6],
     /// From the middle of the opening to the middle of the reading.
     counted_s: f64,
@@ -318,9 +318,9 @@ struct Window {
 /// One window: the system calls of `pid`'s tree over `length`, counters opened on every
 /// thread at its start and closed at its end. None when the tree is gone or cannot be
 /// counted.
-fn window(pid: u32, length: Duration) -> Option<Window> {
+fn window(pid: u32, length: Duration) -> Option<WindowCounts> {
     let before_open = Instant::now();
-    let counters = Counters::open(pid, &SYSCALL_FIELDS).ok()?;
+    let counters = ThreadCounters::open(pid, &SYSCALL_FIELDS).ok()?;
     let opened = Instant::now();
     let segments_before = segments(pid);
     std::thread::sleep(length);
@@ -331,7 +331,7 @@ fn window(pid: u32, length: Duration) -> Option<Window> {
     drop(counters);
     let start = before_open + (opened - before_open) / 2;
     let end = before_read + (read - before_read) / 2;
-    Some(Window {
+    Some(WindowCounts {
         counts,
         counted_s: (end - start).as_secs_f64(),
         segments: segments_after
@@ -349,7 +349,7 @@ impl Counting {
             Ok("1") => Counting::start_every(pid),
             Ok("sampled") => Counting::start_sampled(pid),
             _ => Ok(Counting {
-                whole: Counters::open(pid, &SWITCH_FIELDS)?,
+                whole: ThreadCounters::open(pid, &SWITCH_FIELDS)?,
                 sampler: None,
             }),
         }
@@ -359,7 +359,7 @@ impl Counting {
     pub fn start_every(pid: u32) -> io::Result<Counting> {
         let fields = [SYSCALL_FIELDS.as_slice(), &SWITCH_FIELDS].concat();
         Ok(Counting {
-            whole: Counters::open(pid, &fields)?,
+            whole: ThreadCounters::open(pid, &fields)?,
             sampler: None,
         })
     }
@@ -379,7 +379,7 @@ impl Counting {
         scaling: Scaling,
     ) -> io::Result<Counting> {
         Ok(Counting {
-            whole: Counters::open(pid, &SWITCH_FIELDS)?,
+            whole: ThreadCounters::open(pid, &SWITCH_FIELDS)?,
             sampler: Some(Sampler::start(pid, period, length, scaling)?),
         })
     }

@@ -90,7 +90,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         (None, None) => None,
     };
     remove_leftover_cgroups(config.quiet);
-    let mut sweep = Recorder {
+    let mut sweep = Running {
         scenario,
         config,
         hosts: lab,
@@ -173,7 +173,7 @@ fn remove_leftover_cgroups(quiet: bool) {
 }
 
 /// A run in progress: where its rows go as they finish.
-struct Recorder<'a> {
+struct Running<'a> {
     scenario: &'a Scenario,
     config: &'a RunConfig,
     hosts: Option<&'a dyn Lab>,
@@ -186,10 +186,10 @@ struct Recorder<'a> {
     profiling: bool,
 }
 
-/// Why a sweep stops early: a stop signal, or a fault of the machine (`Recorder::fault`).
+/// Why a sweep stops early: a stop signal, or a fault of the machine (`Running::fault`).
 type Interrupted = bool;
 
-impl Recorder<'_> {
+impl Running<'_> {
     /// Writes a finished row.
     fn record(&mut self, what: &str, row: Row) -> anyhow::Result<()> {
         self.csv.append(&row)?;
@@ -572,18 +572,14 @@ esac
         )
     }
 
-    #[test]
-    fn failure_stops_a_sweep_and_rows_are_written() {
+    /// Runs the scenario `text` with [`fake_echolab`] into a temporary directory: the
+    /// directory (kept while it lives), its results folder and the run's outcome.
+    fn fake_run(text: &str) -> (tempfile::TempDir, std::path::PathBuf, RunOutcome) {
         let dir = tempfile::tempdir().unwrap();
         let exe = dir.path().join("fake-echolab");
         fs::write(&exe, fake_echolab()).unwrap();
         fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
-        let s = scenario::parse(
-            "t",
-            "t",
-            "models = [\"poll\", \"select\"]\n[load]\nrequests = 1\n[sweep]\nconnections = [500, 1100, 1500]\n",
-        )
-        .unwrap();
+        let s = scenario::parse("t", "t", text).unwrap();
         let out = dir.path().join("results");
         fs::create_dir_all(&out).unwrap();
         let config = RunConfig {
@@ -593,6 +589,14 @@ esac
             quiet: true,
         };
         let outcome = run(&s, &config).unwrap();
+        (dir, out, outcome)
+    }
+
+    #[test]
+    fn failure_stops_a_sweep_and_rows_are_written() {
+        let (_dir, out, outcome) = fake_run(
+            "models = [\"poll\", \"select\"]\n[load]\nrequests = 1\n[sweep]\nconnections = [500, 1100, 1500]\n",
+        );
         assert!(!outcome.interrupted);
         let summary: Vec<(&str, &str, &str, &str)> = outcome
             .rows

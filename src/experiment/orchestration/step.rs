@@ -10,7 +10,7 @@ use super::session::{
     collect_load, exit_reason, load_cores, step_timeout, RunConfig, Session, StartError, Unstarted,
     PROBE_INTERVAL,
 };
-use crate::experiment::measurement::judge::{LoadSide, ServerSide};
+use crate::experiment::measurement::judge::{LoadSide, Readings, ServerSide};
 use crate::experiment::measurement::probe::{self, Probe, Sample};
 use crate::experiment::measurement::request_cost::Counting;
 use crate::experiment::placement::process;
@@ -46,28 +46,107 @@ fn load_cpu_pct(probes: impl Iterator<Item = Vec<probe::Sample>>) -> Option<f64>
     total
 }
 
-/// At the load's start: the idle server's and the kernel's memory, the baseline of what a
-/// connection costs; without a warm-up, also the readings the measured window starts from.
-fn mark_load_start(session: &mut Session, warmup: Duration) -> Option<Counting> {
-    let idle = session.sample().0;
-    session.side.idle = idle;
-    session.side.kernel.before = session.kernel();
-    if warmup.is_zero() {
-        // The same instant: one sample serves both (over ssh, one reading fewer).
-        mark_measured_start(session, idle)
-    } else {
-        None
+/// A step's measured window as it is read: its readings and the counting of the
+/// server's calls, started with the window.
+#[derive(Default)]
+struct Measuring {
+    window: Readings,
+    counting: Option<Counting>,
+}
+
+impl Measuring {
+    /// At the load's start: the idle server's and the kernel's memory, the baseline of
+    /// what a connection costs; without a warm-up, also the readings the measured window
+    /// starts from.
+    fn load_started(&mut self, session: &mut Session, warmup: Duration) {
+        let idle = session.sample().0;
+        self.window.idle = idle;
+        self.window.kernel.before = session.kernel();
+        if warmup.is_zero() {
+            // The same instant: one sample serves both (over ssh, one reading fewer).
+            self.window_started(session, idle);
+        }
+    }
+
+    /// The readings the measured window starts from: the server's CPU (`server`, sampled
+    /// now), the machine's busy time, the network counters and the counting of the
+    /// server's calls.
+    fn window_started(&mut self, session: &mut Session, server: Option<Sample>) {
+        self.window.at_start = server;
+        self.window.machine_busy_at_start = session.machine_busy_s();
+        self.window.net_at_start = session.net();
+        self.counting = session.count_calls();
+    }
+
+    /// The readings the window ends with, over `wall_s` (all but the network counters,
+    /// read last): the server's CPU, the machine's busy time and the server's calls.
+    fn ended(self, session: &Session, wall_s: f64) -> Readings {
+        Readings {
+            wall_s,
+            at_end: session.sample().0,
+            machine_busy_at_end: session.machine_busy_s(),
+            calls: self.counting.and_then(|c| c.read().ok()),
+            ..self.window
+        }
     }
 }
 
-/// The readings the measured window starts from: the server's CPU (`server`, sampled
-/// now), the machine's busy time, the network counters and the counting of the
-/// server's calls.
-fn mark_measured_start(session: &mut Session, server: Option<Sample>) -> Option<Counting> {
-    session.side.at_load_start = server;
-    session.side.machine_busy_at_load_start = session.machine_busy_s();
-    session.side.net_at_load_start = session.net();
-    session.count_calls()
+/// A step whose server did not start: how far it got, and whether a stop signal was why.
+fn not_started(unstarted: Unstarted) -> StepOutcome {
+    let Unstarted { mut run, error } = unstarted;
+    let interrupted = error == StartError::Interrupted;
+    if let StartError::Failed(reason) = error {
+        run.start_error = Some(reason);
+    }
+    StepOutcome {
+        server: ServerSide::new(run, Readings::default()),
+        load: LoadSide::default(),
+        interrupted,
+    }
+}
+
+/// The generators started on this machine, each probed like the server (into
+/// load-probe-N.csv), to tell a saturated generator from a slow server.
+fn probe_generators(session: &Session, dir: &Path) -> Vec<Probe> {
+    session
+        .agents
+        .iter()
+        .enumerate()
+        .filter_map(|(i, agent)| {
+            let csv = dir.join(format!("load-probe-{}.csv", i + 1));
+            let local = agent.guard.as_ref().filter(|_| !agent.remote)?;
+            Probe::start(local.pid(), PROBE_INTERVAL, &csv).ok()
+        })
+        .collect()
+}
+
+/// The generators' CPU over the whole run (`run_wall_s`), in % of one core: when every
+/// one was reaped and the server is alive, the runner's reaped children since the load
+/// began (`reaped_before`), which are exactly the generators, counted whole; else from
+/// their probes' `samples`.
+fn generators_cpu_pct(
+    session: &Session,
+    samples: &[Vec<Sample>],
+    reaped_before: f64,
+    run_wall_s: f64,
+) -> Option<f64> {
+    let all_reaped = session.agents.iter().all(|a| a.exit.is_some());
+    if all_reaped && session.died_at().is_none() && run_wall_s > 0.0 {
+        let cpu_s = probe::reaped_children_cpu_s() - reaped_before;
+        return Some(cpu_s / run_wall_s * 100.0);
+    }
+    load_cpu_pct(samples.iter().cloned())
+}
+
+/// Writes the server link's counters before and after the load (when the lab shapes it).
+fn write_link_counters(dir: &Path, before: Option<String>, after: Option<String>) {
+    let (Some(before), Some(after)) = (before, after) else {
+        return;
+    };
+    let text = format!("before the load:\n{before}after the load:\n{after}");
+    if let Err(e) = std::fs::write(dir.join(crate::results::SERVER_LINK), text) {
+        crate::errln!("warning: cannot write {}: {e}", crate::results::SERVER_LINK);
+    }
 }
 
 /// Runs one repetition of one step for one model (on the emulated hosts when given);
@@ -84,124 +163,98 @@ pub fn run_step(
     let mut load_side = LoadSide::default();
     let mut session = match Session::start(config, scenario, entry, step, dir, hosts) {
         Ok(session) => session,
-        Err(unstarted) => {
-            let Unstarted { mut side, error } = *unstarted;
-            let interrupted = error == StartError::Interrupted;
-            if let StartError::Failed(reason) = error {
-                side.start_error = Some(reason);
-            }
-            return StepOutcome {
-                server: side,
-                load: load_side,
-                interrupted,
-            };
-        }
+        Err(unstarted) => return not_started(*unstarted),
     };
+    let mut measuring = Measuring::default();
     // The idle server, sampled when the load starts (on client hosts, the common
     // --start-at instant); what is measured starts then too, or when a warm-up ends.
     let warmup = scenario.load.warmup.map_or(Duration::ZERO, |w| w.0);
     let link_before = hosts.and_then(|lab| lab.server_link_counters());
     let on_clients = !session.clients().is_empty();
-    let mut counting = None;
     if !on_clients {
-        counting = mark_load_start(&mut session, warmup);
+        measuring.load_started(&mut session, warmup);
     }
     // The server's perf starts before the load, so its first requests are sampled too.
     let mut recording = profiled.then(|| session.start_profile());
     let reaped_before = probe::reaped_children_cpu_s();
     let (_, load_start) = session.start_load(scenario, step, dir, |clients| clients);
-    // The generators are probed like the server, to tell a saturated generator from a slow server.
-    let load_probes: Vec<Probe> = session
-        .agents
-        .iter()
-        .enumerate()
-        .filter_map(|(i, agent)| {
-            let csv = dir.join(format!("load-probe-{}.csv", i + 1));
-            let local = agent.guard.as_ref().filter(|_| !agent.remote)?;
-            Probe::start(local.pid(), PROBE_INTERVAL, &csv).ok()
-        })
-        .collect();
+    let load_probes = probe_generators(&session, dir);
     load_side.cores = load_cores(scenario);
     if let Some(recording) = &mut recording {
         recording.add_load(&session.local_load_pids());
     }
     if on_clients {
-        counting = mark_load_start(&mut session, warmup);
+        measuring.load_started(&mut session, warmup);
     }
     let measured_from = load_start + warmup;
-    let mark_at = (!warmup.is_zero()).then_some(measured_from);
+    let watch = Watched {
+        load_start,
+        mark_at: (!warmup.is_zero()).then_some(measured_from),
+    };
     let interrupted = watch_load(
         &mut session,
-        scenario,
-        step,
-        load_start,
-        mark_at,
-        &mut counting,
+        (scenario, step),
+        watch,
+        &mut measuring,
         &mut load_side,
     );
     session.end_load();
-    if let Some(recording) = recording {
-        for note in recording.finish() {
-            crate::errln!(
-                "warning: {} {}: not profiled: {note}",
-                entry.label,
-                step.name
-            );
-        }
+    for note in recording.map(|r| r.finish()).unwrap_or_default() {
+        crate::errln!(
+            "warning: {} {}: not profiled: {note}",
+            entry.label,
+            step.name
+        );
     }
     // The server's window is the measured part; the generators' CPU covers the whole run.
-    session.side.load_wall_s = measured_from.elapsed().as_secs_f64();
+    let wall_s = measured_from.elapsed().as_secs_f64();
     let run_wall_s = load_start.elapsed().as_secs_f64();
-    if let (Some(before), Some(after)) = (
+    write_link_counters(
+        dir,
         link_before,
         hosts.and_then(|lab| lab.server_link_counters()),
-    ) {
-        let text = format!("before the load:\n{before}after the load:\n{after}");
-        if let Err(e) = std::fs::write(dir.join(crate::results::SERVER_LINK), text) {
-            crate::errln!("warning: cannot write {}: {e}", crate::results::SERVER_LINK);
-        }
-    }
-    session.side.at_load_end = session.sample().0;
-    session.side.machine_busy_at_load_end = session.machine_busy_s();
-    session.side.calls = counting.and_then(|c| c.read().ok());
+    );
+    let mut window = measuring.ended(&session, wall_s);
     load_side.samples = load_probes.into_iter().map(Probe::finish).collect();
-    load_side.cpu_pct = load_cpu_pct(load_side.samples.iter().cloned());
-    // Every generator reaped and the server alive: the runner's reaped children since the
-    // load began are exactly the generators, counted whole.
-    let all_reaped = session.agents.iter().all(|a| a.exit.is_some());
-    if all_reaped && session.died_at().is_none() && run_wall_s > 0.0 {
-        let cpu_s = probe::reaped_children_cpu_s() - reaped_before;
-        load_side.cpu_pct = Some(cpu_s / run_wall_s * 100.0);
-    }
-    session.side.net_at_load_end = session.net();
+    load_side.cpu_pct = generators_cpu_pct(&session, &load_side.samples, reaped_before, run_wall_s);
+    window.net_at_end = session.net();
     session.bring_back(dir);
     collect_load(config, dir, &session.agents, &mut load_side);
     StepOutcome {
-        server: session.stop(),
+        server: ServerSide::new(session.stop(), window),
         load: load_side,
         interrupted,
     }
 }
 
-/// Waits for the load to end, reading the kernel's memory as it goes, and stops it at
-/// the step's deadline, on a stop signal, or when its server has been dead too long.
-/// At `mark_at` (the end of a warm-up) it takes the readings the measured window starts
-/// from. Returns whether a stop signal cut it short.
+/// When a step's load started, and when its warm-up ends (the measured window's start)
+/// if it has one.
+struct Watched {
+    load_start: Instant,
+    mark_at: Option<Instant>,
+}
+
+/// Waits for the load to end, reading the kernel's memory into `measuring` as it goes,
+/// and stops it at the step's deadline, on a stop signal, or when its server has been
+/// dead too long. At `mark_at` (the end of a warm-up) it takes the readings the measured
+/// window starts from. Returns whether a stop signal cut it short.
 fn watch_load(
     session: &mut Session,
-    scenario: &Scenario,
-    step: &Step,
-    load_start: Instant,
-    mut mark_at: Option<Instant>,
-    counting: &mut Option<Counting>,
+    (scenario, step): (&Scenario, &Step),
+    watched: Watched,
+    measuring: &mut Measuring,
     load_side: &mut LoadSide,
 ) -> bool {
+    let Watched {
+        load_start,
+        mut mark_at,
+    } = watched;
     let mut next_kernel_read = Instant::now();
     let deadline = load_start + step_timeout(scenario, step);
     loop {
         if mark_at.is_some_and(|at| Instant::now() >= at) {
             let server = session.sample().0;
-            *counting = mark_measured_start(session, server);
+            measuring.window_started(session, server);
             mark_at = None;
         }
         let mut running = 0;
@@ -219,12 +272,7 @@ fn watch_load(
         // A client host lost (its ssh session gone) fails the step now: the rest of
         // the load cannot make it whole.
         if running > 0 && session.agents.iter().any(|a| a.lost()) {
-            session.stop_agents(step.connections);
-            for agent in &mut session.agents {
-                if let (Some(guard), None) = (&mut agent.guard, &agent.exit) {
-                    agent.exit = guard.try_wait().map(|s| exit_reason(s, agent.remote));
-                }
-            }
+            stop_load(session, step);
             return false;
         }
         // Checked before the load's end: a load that ends because its server died
@@ -235,8 +283,7 @@ fn watch_load(
         }
         // The kernel's memory at the hold: the snapshot with the most sockets in use.
         if Instant::now() >= next_kernel_read {
-            let now = session.kernel();
-            session.side.kernel.observe(now);
+            measuring.window.kernel.observe(session.kernel());
             next_kernel_read = Instant::now() + KERNEL_READ_INTERVAL;
         }
         // With its server gone the load may wait on timeouts; let it finish briefly.
@@ -246,17 +293,22 @@ fn watch_load(
         if process::stop_requested() || Instant::now() >= deadline || dead_too_long {
             let interrupted = process::stop_requested();
             load_side.timed_out = !interrupted && !dead_too_long;
-            session.stop_agents(step.connections);
-            for agent in &mut session.agents {
-                if let (Some(guard), None) = (&mut agent.guard, &agent.exit) {
-                    agent.exit = guard.try_wait().map(|s| exit_reason(s, agent.remote));
-                }
-            }
+            stop_load(session, step);
             return interrupted;
         }
         let tick = Duration::from_millis(20);
         let until_mark = mark_at.map_or(tick, |at| at.saturating_duration_since(Instant::now()));
         std::thread::sleep(tick.min(until_mark));
+    }
+}
+
+/// Stops the agents still running and records how each one that stopped exited.
+fn stop_load(session: &mut Session, step: &Step) {
+    session.stop_agents(step.connections);
+    for agent in &mut session.agents {
+        if let (Some(guard), None) = (&mut agent.guard, &agent.exit) {
+            agent.exit = guard.try_wait().map(|s| exit_reason(s, agent.remote));
+        }
     }
 }
 

@@ -560,6 +560,29 @@ mod tests {
         );
     }
 
+    /// The lab's sysctls hold in its namespaces, as set and as read back.
+    fn assert_lab_sysctls_hold(hosts: &Hosts) {
+        let expected: BTreeMap<String, String> = LabSysctls::default()
+            .settings()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        assert_eq!(hosts.sysctls(), &expected);
+        let in_ns = Command::new("ip")
+            .args(
+                hosts.clients()[1]
+                    .exec_args("cat", &["/proc/sys/net/ipv4/ip_local_port_range".into()]),
+            )
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&in_ns.stdout)
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            ["1024", "65535"]
+        );
+    }
+
     #[test]
     fn namespaces_connect_and_are_removed() {
         if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
@@ -609,26 +632,7 @@ mod tests {
         ])
         .unwrap();
         assert!(shown.contains("inet 198.18.0.12/16"), "{shown}");
-        // The lab's sysctls hold in its namespaces, as set and as read back.
-        let expected: BTreeMap<String, String> = LabSysctls::default()
-            .settings()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
-        assert_eq!(hosts.sysctls(), &expected);
-        let in_ns = Command::new("ip")
-            .args(
-                hosts.clients()[1]
-                    .exec_args("cat", &["/proc/sys/net/ipv4/ip_local_port_range".into()]),
-            )
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&in_ns.stdout)
-                .split_whitespace()
-                .collect::<Vec<_>>(),
-            ["1024", "65535"]
-        );
+        assert_lab_sysctls_hold(&hosts);
         let route = ip(&[
             "-n",
             &hosts.clients()[1].namespace,

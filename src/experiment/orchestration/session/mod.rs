@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use serde::de::DeserializeOwned;
 
 use crate::experiment::measurement::cost::KernelSnapshot;
-use crate::experiment::measurement::judge::ServerSide;
+use crate::experiment::measurement::judge::ServerRun;
 use crate::experiment::measurement::netstat::{self, NetCounters, Scope};
 use crate::experiment::measurement::probe::Sample;
 use crate::experiment::measurement::profile::Recording;
@@ -74,7 +74,7 @@ pub(in crate::experiment) fn load_cores(scenario: &Scenario) -> usize {
 fn died_now(
     server: &mut process::Guard,
     remote: bool,
-    side: &mut ServerSide,
+    side: &mut ServerRun,
     dir: &Path,
 ) -> Option<Instant> {
     let status = server.try_wait()?;
@@ -110,16 +110,16 @@ pub(in crate::experiment) struct Session<'a> {
     server: Started,
     probe: Option<Box<dyn Observer>>,
     timeline: Option<netstat::Timeline>,
-    /// The server's side as recorded so far (placement, notes, how it died).
-    pub side: ServerSide,
+    /// How the server runs, as recorded so far (placement, notes, how it died).
+    pub server_run: ServerRun,
     /// Every load agent started, in order.
     pub agents: Vec<Agent>,
     died_at: Option<Instant>,
 }
 
-/// Why a session did not start, with the server's side as far as it got.
+/// Why a session did not start, with how far its server got.
 pub(in crate::experiment) struct Unstarted {
-    pub side: ServerSide,
+    pub run: ServerRun,
     pub error: StartError,
 }
 
@@ -136,11 +136,11 @@ impl<'a> Session<'a> {
         dir: &Path,
         hosts: Option<&'a dyn Lab>,
     ) -> Result<Session<'a>, Box<Unstarted>> {
-        let mut side = ServerSide::default();
+        let mut side = ServerRun::default();
         if let Err(e) = fs::create_dir_all(dir) {
             let reason = format!("cannot create {}: {e}", dir.display());
             return Err(Box::new(Unstarted {
-                side,
+                run: side,
                 error: StartError::Failed(reason),
             }));
         }
@@ -150,7 +150,7 @@ impl<'a> Session<'a> {
         side.kernel_ends = scope.connection_ends();
         let server = match start_server(config, entry, step, dir, site.server()) {
             Ok(server) => server,
-            Err(error) => return Err(Box::new(Unstarted { side, error })),
+            Err(error) => return Err(Box::new(Unstarted { run: side, error })),
         };
         let host = site.server();
         let probe = host.probe(server.pid, PROBE_INTERVAL, &dir.join("probe.csv"));
@@ -163,7 +163,7 @@ impl<'a> Session<'a> {
             server,
             probe,
             timeline,
-            side,
+            server_run: side,
             agents: Vec::new(),
             died_at: None,
         })
@@ -218,11 +218,16 @@ impl<'a> Session<'a> {
             .collect()
     }
 
-    /// Whether the server has exited on its own (recorded in `side.died` once).
+    /// Whether the server has exited on its own (recorded in `server_run.died` once).
     pub fn dead(&mut self) -> bool {
         if self.died_at.is_none() {
             let remote = self.site.server().remote();
-            self.died_at = died_now(&mut self.server.guard, remote, &mut self.side, &self.dir);
+            self.died_at = died_now(
+                &mut self.server.guard,
+                remote,
+                &mut self.server_run,
+                &self.dir,
+            );
         }
         self.died_at.is_some()
     }
@@ -279,9 +284,9 @@ impl<'a> Session<'a> {
     }
 
     /// Stops everything left: the agents, the server (SIGTERM, then SIGKILL after its
-    /// grace) and its observers, and the session's own namespace. Returns the server's
-    /// side with how it ended.
-    pub fn stop(mut self) -> ServerSide {
+    /// grace) and its observers, and the session's own namespace. Returns how the
+    /// server ran, with how it ended.
+    pub fn stop(mut self) -> ServerRun {
         self.end_load();
         drop(std::mem::take(&mut self.agents));
         let Session {
@@ -290,7 +295,7 @@ impl<'a> Session<'a> {
             site,
             server,
             probe,
-            mut side,
+            server_run: mut side,
             died_at,
             ..
         } = self;
@@ -313,7 +318,7 @@ impl<'a> Site<'a> {
         scenario: &Scenario,
         hosts: Option<&'a dyn Lab>,
         step: &Step,
-        side: &mut ServerSide,
+        side: &mut ServerRun,
     ) -> Site<'a> {
         if let Some(hosts) = hosts {
             // A `hosts` sweep uses the first N client hosts of those the run created.
@@ -375,7 +380,7 @@ fn stop_server(
     server: Started,
     probe: Option<Box<dyn Observer>>,
     died: bool,
-    side: &mut ServerSide,
+    side: &mut ServerRun,
 ) {
     let Started {
         guard: mut server,

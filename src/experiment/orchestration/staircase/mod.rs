@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::session::{load_cores, RunConfig, Session, StartError, Unstarted};
-use crate::experiment::measurement::cost::KernelWatch;
-use crate::experiment::measurement::judge::{judge, LoadSide, ServerSide};
+use crate::experiment::measurement::cost::{KernelSnapshot, KernelWatch};
+use crate::experiment::measurement::judge::{judge, LoadSide, Readings, ServerRun, ServerSide};
+use crate::experiment::measurement::netstat::Scope;
 use crate::experiment::measurement::probe::Sample;
 use crate::experiment::measurement::row::{self, base_row, Origin};
 use crate::experiment::placement::process;
@@ -50,7 +51,12 @@ pub struct StaircaseOutcome {
 /// What one stair (or the hold) measured in its window.
 struct Measured {
     load: LoadSide,
-    server: ServerSide,
+    /// The server's readings at the window's two ends.
+    readings: Readings,
+    /// Whose traffic the server's network counters include.
+    net_scope: Option<Scope>,
+    /// The ends of a connection the server's namespace holds.
+    kernel_ends: u64,
     /// The window on the probe's clock, to pick the server's samples inside it.
     probe_window: (f64, f64),
     /// The live load generators' RSS at the window's end, over their RSS before their
@@ -130,14 +136,15 @@ fn wait_until(until: Instant, server: &mut Session) -> Result<(), ()> {
 }
 
 /// Measures the window starting now for `length` over the loads writing into `dirs`
-/// (errors counted from `errors_from`, the stair's start). None when cut short.
+/// (errors counted from `errors_from`, the stair's start; the kernel's memory from
+/// `kernel_before`, before the first stair). None when cut short.
 fn measure_window(
     server: &mut Session,
     scenario: &Scenario,
-    dirs: &[PathBuf],
-    errors_from: f64,
+    (dirs, errors_from): (&[PathBuf], f64),
     length: Duration,
     loads: &Generators,
+    kernel_before: Option<KernelSnapshot>,
 ) -> Option<Measured> {
     let (cpu_from, probe_from) = server.sample();
     let net_from = server.net();
@@ -152,20 +159,17 @@ fn measure_window(
     let to = unix_now();
     wait_until(Instant::now() + WRITE_LAG, server).ok()?;
     let window: Window = window::window(dirs, errors_from, from, to);
-    let side = ServerSide {
-        at_load_start: cpu_from,
-        at_load_end: cpu_to,
-        load_wall_s: to - from,
-        net_at_load_start: net_from,
-        net_at_load_end: net_to,
-        net_scope: server.side.net_scope,
-        net_note: server.side.net_note.clone(),
+    let readings = Readings {
+        at_start: cpu_from,
+        at_end: cpu_to,
+        wall_s: to - from,
+        net_at_start: net_from,
+        net_at_end: net_to,
         kernel: KernelWatch {
-            before: server.side.kernel.before,
+            before: kernel_before,
             at_peak: kernel_to,
         },
-        kernel_ends: server.side.kernel_ends,
-        ..ServerSide::default()
+        ..Readings::default()
     };
     let load = LoadSide {
         summary: Some(window.as_summary()),
@@ -175,7 +179,9 @@ fn measure_window(
     };
     Some(Measured {
         load,
-        server: side,
+        readings,
+        net_scope: server.server_run.net_scope,
+        kernel_ends: server.server_run.kernel_ends,
         probe_window: (probe_from, probe_to),
         load_rss_gained: loads_to.map(|u| u.rss_gained),
     })
@@ -229,9 +235,14 @@ pub struct Plan<'a> {
 pub trait Watch {
     /// The server, a stair or the hold starts; the server's name ends in `: server`.
     fn starting(&mut self, what: &str);
-    /// A stair's row as soon as it is judged, without what only the server's end gives
-    /// (its memory samples, its workers, a failure the end shows), so a run killed
-    /// mid-staircase keeps the stairs it climbed.
+    /// A stair's row as soon as it is judged, so a run killed mid-staircase keeps the
+    /// stairs it climbed. It lacks what only the end gives, which exists only once the
+    /// processes have exited: the server's /proc samples inside the window (the probe
+    /// hands them over when it stops, from a remote host when they are brought back),
+    /// its workers (server-summary.json, written on SIGTERM), the batch's ramp
+    /// (connections.csv, written when its load ends) and a failure the end shows
+    /// (refusals and byte counts over the staircase, an unclean stop). The outcome's
+    /// rows, with them, replace these.
     fn judged(&mut self, row: Row);
 }
 
@@ -271,8 +282,8 @@ pub fn run_staircase(plan: &Plan, watch: &mut dyn Watch) -> StaircaseOutcome {
         }
     };
     let idle = server.sample().0;
-    server.side.kernel.before = server.kernel();
     let mut climb = Climb::new(scenario, staircase, stairs);
+    climb.kernel_before = server.kernel();
     let (mut done, mut interrupted) = climb.climb_all(plan, &mut server, watch);
     let climbed = done.len() == stairs.len() && done.iter().all(|s| s.status == Status::Ok);
     if let (Some(hold), true) = (staircase.hold, climbed) {
@@ -284,8 +295,8 @@ pub fn run_staircase(plan: &Plan, watch: &mut dyn Watch) -> StaircaseOutcome {
         interrupted |= record.status == Status::Interrupted;
         done.push(record);
     }
-    let side = end(server, top, &scenario.failure, &climb, &mut done);
-    let server = Finished { side, idle };
+    let run = end(server, top, &scenario.failure, &climb, &mut done);
+    let server = Finished { run, idle };
     finish(plan, done, Some(server), interrupted)
 }
 
@@ -317,6 +328,8 @@ struct Climb<'s> {
     last_rate: Option<f64>,
     /// The memory the stairs must leave available, from MemAvailable at the start.
     margin: Option<Margin>,
+    /// The kernel's socket and slab memory before the first stair.
+    kernel_before: Option<KernelSnapshot>,
 }
 
 impl<'s> Climb<'s> {
@@ -331,6 +344,7 @@ impl<'s> Climb<'s> {
             load_dirs: Vec::new(),
             last_rate: None,
             margin: Margin::here(staircase),
+            kernel_before: None,
         }
     }
 
@@ -433,10 +447,10 @@ impl<'s> Climb<'s> {
             measure_window(
                 server,
                 self.scenario,
-                &dirs,
-                record.started_unix,
+                (&dirs, record.started_unix),
                 self.staircase.every,
                 &self.generators,
+                self.kernel_before,
             )
         });
         let ended = judge_stair(&self.scenario.failure, record, measured, server);
@@ -453,10 +467,10 @@ impl<'s> Climb<'s> {
         let measured = measure_window(
             server,
             self.scenario,
-            &self.dirs(),
-            record.started_unix,
+            (&self.dirs(), record.started_unix),
             hold,
             &self.generators,
+            self.kernel_before,
         );
         judge_stair(&self.scenario.failure, record, measured, server);
     }
@@ -465,14 +479,14 @@ impl<'s> Climb<'s> {
 /// The end: every load stops (and writes its summary and connections), then the
 /// server. Only a staircase that passed every row so far can still fail on what the
 /// end shows: after a failure, the refusals and differences belong to the stair that
-/// failed. Returns the server's side.
+/// failed. Returns how the server ran.
 fn end(
     mut server: Session,
     top: &Step,
     rule: &FailureRule,
     climb: &Climb,
     done: &mut [Stair],
-) -> ServerSide {
+) -> ServerRun {
     server.stop_agents(top.connections);
     server.end_load();
     server.dead();
@@ -514,7 +528,7 @@ fn judge_stair(
         return true;
     }
     let reason = match &measured {
-        _ if server.dead() => server.side.died.clone(),
+        _ if server.dead() => server.server_run.died.clone(),
         Some(m) => {
             // No server summary per stair (the server's counts are for the whole run), so
             // min_concurrent is held on the client's open connections, as min_established is.
@@ -541,7 +555,7 @@ fn judge_stair(
 
 /// What only the end shows: connections the server refused over the staircase, byte
 /// counts that differ between the two sides, a server that did not stop cleanly.
-fn end_problem(rule: &FailureRule, server: &ServerSide, loads: &[PathBuf]) -> Option<String> {
+fn end_problem(rule: &FailureRule, server: &ServerRun, loads: &[PathBuf]) -> Option<String> {
     if let Some(p) = server.stop_problem.as_ref().or(server.died.as_ref()) {
         return Some(p.clone());
     }
@@ -564,7 +578,7 @@ fn end_problem(rule: &FailureRule, server: &ServerSide, loads: &[PathBuf]) -> Op
 
 /// The server once stopped: how it ended, and its idle sample before the first stair.
 struct Finished {
-    side: ServerSide,
+    run: ServerRun,
     idle: Option<Sample>,
 }
 
@@ -618,31 +632,26 @@ fn stair_row(plan: &Plan, stair: &Stair, server: Option<&Finished>) -> Row {
     let mut taken = row::StairRow {
         index: stair.index,
         idle: server.and_then(|s| s.idle),
-        workers: server.and_then(|s| s.side.summary.as_ref().map(|s| s.workers as u64)),
+        workers: server.and_then(|s| s.run.summary.as_ref().map(|s| s.workers as u64)),
         ..row::StairRow::default()
     };
     let mut side = ServerSide::default();
     if let Some(m) = &stair.measured {
-        side = ServerSide {
-            at_load_start: m.server.at_load_start,
-            at_load_end: m.server.at_load_end,
-            load_wall_s: m.server.load_wall_s,
-            net_at_load_start: m.server.net_at_load_start,
-            net_at_load_end: m.server.net_at_load_end,
-            net_scope: m.server.net_scope,
-            kernel: m.server.kernel,
-            kernel_ends: m.server.kernel_ends,
-            ..ServerSide::default()
+        let mut run = ServerRun {
+            net_scope: m.net_scope,
+            kernel_ends: m.kernel_ends,
+            ..ServerRun::default()
         };
         if let Some(server) = server {
             let (from, to) = m.probe_window;
             let inside = server
-                .side
+                .run
                 .samples
                 .iter()
                 .filter(|s| from <= s.t_s && s.t_s <= to);
-            side.samples = server.idle.into_iter().chain(inside.copied()).collect();
+            run.samples = server.idle.into_iter().chain(inside.copied()).collect();
         }
+        side = ServerSide::new(run, m.readings);
         taken.load_rss_gained = m.load_rss_gained;
         taken.deadline_s = stair.deadline.map(|d| d.total().as_secs_f64());
         if let Some(dir) = &stair.load_dir {
