@@ -71,6 +71,16 @@ fn median_range(
     ok_spread(rows, model, at, c).map_or("no repetition passed".into(), |s| s.show(fmt))
 }
 
+/// The first and the last of a sweep's `values`, or why there are not two to compare
+/// (`show` names a value).
+fn ends(values: &[f64], show: impl Fn(f64) -> String) -> Result<(f64, f64), String> {
+    match (values.first(), values.last()) {
+        (Some(&first), Some(&last)) if first != last => Ok((first, last)),
+        (Some(&only), _) => Err(format!("only {} ran", show(only))),
+        _ => Err("no step ran".into()),
+    }
+}
+
 /// Claim 24 (000, Figure 2): the most requests answered before a failure, epoll the
 /// most, then threads, then select. A repetition's figure is the requests of its
 /// heaviest step that passed.
@@ -193,13 +203,10 @@ pub(super) fn claim_26(rows: &[Record]) -> Judged {
         }
         numbers.push(line);
     }
-    let (Some(&fewest), Some(&most)) = (steps.first(), steps.last()) else {
-        return (ClaimVerdict::Inconclusive, "no step ran".into(), numbers);
+    let (fewest, most) = match ends(&steps, |c| format!("{} connections", fmt_count(c))) {
+        Ok(ends) => ends,
+        Err(why) => return (ClaimVerdict::Inconclusive, why, numbers),
     };
-    if fewest == most {
-        let why = format!("only {} connections ran", fmt_count(most));
-        return (ClaimVerdict::Inconclusive, why, numbers);
-    }
     let name = |c: f64| format!("{} connections", fmt_count(c));
     let before = Side::of(
         name(fewest),
@@ -407,13 +414,10 @@ pub(super) fn claim_30(rows: &[Record]) -> Judged {
             )
         })
         .collect();
-    let (Some(&shortest), Some(&longest)) = (delays.first(), delays.last()) else {
-        return (ClaimVerdict::Inconclusive, "no delay ran".into(), numbers);
+    let (shortest, longest) = match ends(&delays, |d| format!("the delay {d} ms")) {
+        Ok(ends) => ends,
+        Err(why) => return (ClaimVerdict::Inconclusive, why, numbers),
     };
-    if shortest == longest {
-        let why = format!("only the delay {shortest} ms ran");
-        return (ClaimVerdict::Inconclusive, why, numbers);
-    }
     let (outcome, line) = contest(&side(shortest), &side(longest), TOTAL);
     numbers.push(line.clone());
     numbers.push(
@@ -441,13 +445,10 @@ pub(super) fn claim_31(rows: &[Record]) -> Judged {
             )
         })
         .collect();
-    let (Some(&shortest), Some(&longest)) = (delays.first(), delays.last()) else {
-        return (ClaimVerdict::Inconclusive, "no delay ran".into(), numbers);
+    let (shortest, longest) = match ends(&delays, |d| format!("the delay {d} ms")) {
+        Ok(ends) => ends,
+        Err(why) => return (ClaimVerdict::Inconclusive, why, numbers),
     };
-    if shortest == longest {
-        let why = format!("only the delay {shortest} ms ran");
-        return (ClaimVerdict::Inconclusive, why, numbers);
-    }
     let side = |d: f64| Side::of(format!("{d} ms"), rows, &model, at(d), column::MEAN_US);
     let (upper, lower) = (side(shortest), side(longest));
     const SLOWER: Figure = higher("mean response time", fmt_latency);
