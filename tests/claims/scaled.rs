@@ -12,11 +12,11 @@ fn run_list_names_every_claim_and_classic() {
         .filter(|l| !l.starts_with(' '))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    for n in 1..=23 {
+    for n in 1..=31 {
         assert!(names.contains(&format!("claim-{n}").as_str()), "{list}");
     }
-    assert!(!names.contains(&"claim-24"), "{list}");
-    assert!(list.contains("classic            16 parts"), "{list}");
+    assert!(!names.contains(&"claim-32"), "{list}");
+    assert!(list.contains("classic            18 parts"), "{list}");
 }
 
 /// Claim 1 scaled down: select at 900 and 1100 connections, two repetitions.
@@ -277,4 +277,74 @@ fn per_host_figures_show_each_client_host_at_the_heaviest_split_step() {
         assert_eq!(&cells[1..6], [host, addr, "3", "3", "9"], "{line}");
         assert_eq!(cells[8], "0", "{line}");
     }
+}
+
+/// Claim 25 scaled down: epoll at 4 and 8 connections from 1 and 2 client hosts, 2
+/// repetitions (too few for p < 0.05 whatever the times, so the verdict is known).
+const TINY_CLAIM_25: &str = r#"
+name = "claim-25"
+description = "Claim: the time rises with the client hosts. Test: 1 and 2 hosts."
+models = ["epoll"]
+repetitions = 2
+step_timeout = "30s"
+[hosts]
+clients = 2
+[server]
+workers = 1
+[load]
+size = 50
+delay = "10ms"
+duration = "1s"
+connect_timeout = "5s"
+[sweep]
+connections = [4, 8]
+hosts = [1, 2]
+"#;
+
+#[test]
+fn a_scaled_down_claim_25_compares_the_most_hosts_with_the_fewest() {
+    if !common::netns_available(
+        "claims::a_scaled_down_claim_25_compares_the_most_hosts_with_the_fewest",
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("claim-25.toml");
+    fs::write(&scenario, TINY_CLAIM_25).unwrap();
+    let out = dir.path().join("out");
+    let rows = common::run_scenario_ok(&scenario, &out, QUIET);
+    let mut steps: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| {
+            assert_eq!(r["status"], "ok", "{r:?}");
+            (
+                r["connections"].clone(),
+                r["client_hosts"].clone(),
+                r["repetition"].clone(),
+            )
+        })
+        .collect();
+    steps.sort();
+    let expected: Vec<(String, String, String)> = ["4", "8"]
+        .iter()
+        .flat_map(|c| ["1", "2"].map(move |h| (c, h)))
+        .flat_map(|(c, h)| ["1", "2"].map(move |rep| (c.to_string(), h.to_string(), rep.into())))
+        .collect();
+    assert_eq!(steps, expected);
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    let section = claim_section(&report, 25);
+    assert!(section.starts_with("Claim 25: inconclusive"), "{section}");
+    for line in [
+        "- 1 client host (4 connections): mean response time median ",
+        "- 1 client host (8 connections): mean response time median ",
+        "- 2 client hosts (4 connections): mean response time median ",
+        "- 2 client hosts (8 connections): mean response time median ",
+        "- 2 client hosts (8 connections) ",
+    ] {
+        assert!(section.contains(line), "{line:?} not in\n{section}");
+    }
+    assert!(
+        section.contains("Verdict: inconclusive: too few repetitions for p < 0.05: 2 client hosts (8 connections)"),
+        "{section}"
+    );
 }

@@ -1,201 +1,25 @@
 //! The claims that one side beats another on a figure (9 to 15, 17 and 18): each
-//! comparison of repetitions is decided by `stats::compare` at p < ALPHA. A claim
+//! comparison of repetitions is decided by [`contest`] at p < ALPHA. A claim
 //! "A beats B" is confirmed only when every comparison it makes holds
 //! significantly, refuted when one goes significantly the other way, and otherwise
 //! "no difference" (or inconclusive when the repetitions are too few for any p
 //! to reach ALPHA).
 
+use super::contest::{
+    contest, level_shown, verdict_of, Figure, Outcome, Side, CPU, MEAN, MEMORY, THROUGHPUT,
+};
 use super::{column, num, ran, samples, values_of, ClaimVerdict, Judged, Record, Status};
-use crate::report::verdict::{fmt_count, fmt_cpu, fmt_latency, fmt_rate};
-use crate::stats::{self, Comparison};
-use crate::units::fmt_bytes;
-
-/// One side of a comparison: its name and its samples (one per repetition).
-pub(super) struct Side {
-    pub name: String,
-    pub samples: Vec<f64>,
-}
-
-impl Side {
-    pub fn new(name: impl Into<String>, samples: Vec<f64>) -> Side {
-        Side {
-            name: name.into(),
-            samples,
-        }
-    }
-}
-
-/// What a claim says of a figure: which way is better and how to print it.
-#[derive(Clone, Copy)]
-pub(super) struct Figure {
-    pub name: &'static str,
-    pub lower_is_better: bool,
-    pub fmt: fn(f64) -> String,
-}
-
-pub(super) const MEAN: Figure = Figure {
-    name: "mean response time",
-    lower_is_better: true,
-    fmt: fmt_latency,
-};
-pub(super) const THROUGHPUT: Figure = Figure {
-    name: "throughput",
-    lower_is_better: false,
-    fmt: fmt_rate,
-};
-pub(super) const CPU: Figure = Figure {
-    name: "server CPU",
-    lower_is_better: true,
-    fmt: fmt_cpu,
-};
-pub(super) const MEMORY: Figure = Figure {
-    name: "server memory (peak RSS)",
-    lower_is_better: true,
-    fmt: fmt_bytes,
-};
-
-/// How one comparison came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Outcome {
-    /// The claimed side is better, p < ALPHA, by `stats::MIN_EFFECT` or more.
-    Holds,
-    /// The other side is better, p < ALPHA, by `stats::MIN_EFFECT` or more.
-    Opposite,
-    /// p >= ALPHA with enough repetitions to have seen a difference, or medians within
-    /// `stats::MIN_EFFECT` of each other.
-    NoDifference,
-    /// Too few repetitions for any p to reach ALPHA.
-    TooFew,
-    /// A side has no finished repetition.
-    Missing,
-}
-
-/// `better` beats `worse` on `figure`: the outcome and a line with the medians,
-/// the ratio and p.
-pub(super) fn contest(better: &Side, worse: &Side, figure: Figure) -> (Outcome, String) {
-    let Some(c) = stats::compare(&worse.samples, &better.samples) else {
-        let missing = if better.samples.is_empty() {
-            &better.name
-        } else {
-            &worse.name
-        };
-        return (
-            Outcome::Missing,
-            format!("{}: no finished repetition of {missing}", figure.name),
-        );
-    };
-    let claimed_way = if figure.lower_is_better {
-        c.ratio < 1.0
-    } else {
-        c.ratio > 1.0
-    };
-    let outcome = if c.decisive() && claimed_way {
-        Outcome::Holds
-    } else if c.decisive() {
-        Outcome::Opposite
-    } else if stats::min_p(c.n_a, c.n_b) >= stats::ALPHA {
-        Outcome::TooFew
-    } else {
-        Outcome::NoDifference
-    };
-    (outcome, line(better, worse, figure, &c))
-}
-
-/// "epoll 1.20 ms against threads 400 µs (mean response time): x3.00 (2.5–3.5), p = 0.0079, n = 5",
-/// with where the ratio sits against the x1.05 threshold when it is near it.
-fn line(better: &Side, worse: &Side, figure: Figure, c: &Comparison) -> String {
-    let median = |s: &Side| stats::median(&s.samples).map_or("?".into(), figure.fmt);
-    format!(
-        "{} {} against {} {} ({}): x{:.2} ({:.2}–{:.2}), {}{}",
-        better.name,
-        median(better),
-        worse.name,
-        median(worse),
-        figure.name,
-        c.ratio,
-        c.interval.0,
-        c.interval.1,
-        c.describe_p(),
-        threshold_note(c)
-    )
-}
-
-/// Ratios this close to [`stats::MIN_EFFECT`] may land on either side of it in another
-/// run: the line says so, so that a flip between runs reads as the edge it is.
-const NEAR_THRESHOLD: f64 = 1.10;
-
-/// "; within the x1.05 threshold", "; near the x1.05 threshold" or nothing.
-fn threshold_note(c: &Comparison) -> String {
-    let apart = c.ratio.max(1.0 / c.ratio);
-    if !c.large() {
-        format!("; within the x{} threshold", stats::MIN_EFFECT)
-    } else if apart < NEAR_THRESHOLD {
-        format!("; near the x{} threshold", stats::MIN_EFFECT)
-    } else {
-        String::new()
-    }
-}
-
-/// The verdict of a claim made of several comparisons, each (what it says, outcome, line).
-pub(super) fn verdict_of(parts: &[(String, Outcome, String)]) -> (ClaimVerdict, String) {
-    let with = |o: Outcome| -> Vec<String> {
-        parts
-            .iter()
-            .filter(|p| p.1 == o)
-            .map(|p| format!("{} ({})", p.0, p.2))
-            .collect()
-    };
-    // The statement and its numbers apart: "select holds more connections than threads
-    // (select 1,000 against threads 19,000 ...)" read as if it were the finding.
-    let reversed: Vec<String> = parts
-        .iter()
-        .filter(|p| p.1 == Outcome::Opposite)
-        .map(|p| format!("the reverse of “{}”, significantly: {}", p.0, p.2))
-        .collect();
-    if !reversed.is_empty() {
-        return (ClaimVerdict::Refuted, reversed.join("; "));
-    }
-    if !with(Outcome::Missing).is_empty() {
-        return (
-            ClaimVerdict::Inconclusive,
-            format!("not measured: {}", with(Outcome::Missing).join("; ")),
-        );
-    }
-    if parts.iter().all(|p| p.1 == Outcome::Holds) {
-        return (
-            ClaimVerdict::Confirmed,
-            format!("significantly: {}", with(Outcome::Holds).join("; ")),
-        );
-    }
-    if !with(Outcome::TooFew).is_empty() {
-        return (
-            ClaimVerdict::Inconclusive,
-            format!(
-                "too few repetitions for p < 0.05: {}",
-                with(Outcome::TooFew).join("; ")
-            ),
-        );
-    }
-    let mut why = format!(
-        "no difference (p >= 0.05, or within x{}): {}",
-        stats::MIN_EFFECT,
-        with(Outcome::NoDifference).join("; ")
-    );
-    let held = with(Outcome::Holds);
-    if !held.is_empty() {
-        why += &format!("; held: {}", held.join("; "));
-    }
-    (ClaimVerdict::NoDifference, why)
-}
+use crate::report::verdict::{fmt_count, fmt_latency};
+use crate::stats;
 
 /// Judges claims of the form "`better` beats `worse` on `figure`" over every row.
-fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> Judged {
+pub(super) fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> Judged {
     let mut numbers = Vec::new();
     let parts: Vec<(String, Outcome, String)> = claims
         .iter()
         .map(|&(better, worse, figure, c)| {
-            let b = Side::new(better, samples(rows, better, |_| true, c));
-            let w = Side::new(worse, samples(rows, worse, |_| true, c));
+            let b = Side::of(better, rows, better, |_| true, c);
+            let w = Side::of(worse, rows, worse, |_| true, c);
             let (outcome, line) = contest(&b, &w, figure);
             numbers.push(line.clone());
             let says = format!(
@@ -216,24 +40,7 @@ fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> Judged {
 /// Claim 9 (000, Background): epoll the most scalable, select second, threads the
 /// least. Each repetition's scale is the most connections it held (its highest ok step).
 pub(super) fn claim_9(rows: &[Record]) -> Judged {
-    let most_held = |model: &str| -> Vec<f64> {
-        let mut reps: Vec<u32> = rows
-            .iter()
-            .filter(|r| r.model == model && ran(r))
-            .map(|r| r.repetition)
-            .collect();
-        reps.sort_unstable();
-        reps.dedup();
-        reps.iter()
-            .map(|&rep| {
-                rows.iter()
-                    .filter(|r| r.model == model && r.repetition == rep)
-                    .filter(|r| r.status == Status::Ok)
-                    .map(|r| num(r, column::CONNECTIONS))
-                    .fold(0.0, f64::max)
-            })
-            .collect()
-    };
+    let most_held = |model: &str| most_per_repetition(rows, model, column::CONNECTIONS);
     const HELD: Figure = Figure {
         name: "connections held",
         lower_is_better: false,
@@ -417,9 +224,7 @@ fn no_growth(
     outcome: Outcome,
     line: String,
 ) -> (ClaimVerdict, String) {
-    let level = stats::compare(&lower.samples, &upper.samples).is_some_and(|c| {
-        c.interval.0 >= 1.0 / stats::MIN_EFFECT && c.interval.1 <= stats::MIN_EFFECT
-    });
+    let level = level_shown(upper, lower);
     match outcome {
         Outcome::Holds => (
             ClaimVerdict::Refuted,
@@ -650,8 +455,29 @@ pub(super) fn claim_23(rows: &[Record]) -> Judged {
     (verdict, why, numbers)
 }
 
+/// Each repetition of `model` that ran: the most `c` of its steps that passed (0 when
+/// none passed), the repetitions in order.
+pub(super) fn most_per_repetition(rows: &[Record], model: &str, c: &str) -> Vec<f64> {
+    let mut reps: Vec<u32> = rows
+        .iter()
+        .filter(|r| r.model == model && ran(r))
+        .map(|r| r.repetition)
+        .collect();
+    reps.sort_unstable();
+    reps.dedup();
+    reps.iter()
+        .map(|&rep| {
+            rows.iter()
+                .filter(|r| r.model == model && r.repetition == rep)
+                .filter(|r| r.status == Status::Ok)
+                .map(|r| num(r, c))
+                .fold(0.0, f64::max)
+        })
+        .collect()
+}
+
 /// A note when a row's TCP counters are the whole machine's, not the step's own.
-fn host_scope(rows: &[Record]) -> Option<String> {
+pub(super) fn host_scope(rows: &[Record]) -> Option<String> {
     rows.iter()
         .any(|r| ran(r) && r.raw(column::NET_SCOPE) == "host")
         .then(|| {
@@ -661,7 +487,7 @@ fn host_scope(rows: &[Record]) -> Option<String> {
 
 /// The first model that ran and the distinct values of `c` among its rows that ran,
 /// ascending: the sweep of a claim on one model.
-fn sweep_of(rows: &[Record], c: &str) -> (String, Vec<f64>) {
+pub(super) fn sweep_of(rows: &[Record], c: &str) -> (String, Vec<f64>) {
     let model = rows
         .iter()
         .find(|r| ran(r))

@@ -1,5 +1,5 @@
 //! The Claims section: each claim of the classic studies judged from the rows of
-//! the scenario that tests it (`claim-1` .. `claim-23`). One pure function per
+//! the scenario that tests it (`claim-1` .. `claim-31`). One pure function per
 //! claim turns rows into the claim, its numbers with their spread over the
 //! repetitions, and a verdict with its reason; section() lays them out.
 
@@ -10,6 +10,8 @@ use crate::results::column;
 mod capacity;
 mod claim_charts;
 mod compared;
+mod contest;
+mod observations;
 mod sources;
 mod speed;
 #[cfg(test)]
@@ -19,6 +21,9 @@ use capacity::{claim_1, claim_16, claim_19, claim_2, claim_3, claim_7};
 use compared::{
     claim_10, claim_11, claim_12, claim_13, claim_14, claim_15, claim_17, claim_18, claim_20,
     claim_21, claim_23, claim_9,
+};
+use observations::{
+    claim_24, claim_25, claim_26, claim_27, claim_28, claim_29, claim_30, claim_31,
 };
 pub use sources::{Kind, Source, CLAIMS};
 use speed::{claim_22, claim_4, claim_5, claim_6, claim_8};
@@ -54,7 +59,7 @@ impl ClaimVerdict {
 /// One claim judged.
 #[derive(Debug, Clone)]
 pub struct Claim {
-    /// 1 to 23.
+    /// 1 to 31.
     pub number: usize,
     pub numbers: Vec<String>,
     pub verdict: ClaimVerdict,
@@ -171,7 +176,15 @@ fn by_rule(number: usize, rows: &[Record], limits: MachineLimits) -> Claim {
         20 => claim_20(rows),
         21 => claim_21(rows),
         22 => claim_22(rows),
-        _ => claim_23(rows),
+        23 => claim_23(rows),
+        24 => claim_24(rows),
+        25 => claim_25(rows),
+        26 => claim_26(rows),
+        27 => claim_27(rows),
+        28 => claim_28(rows),
+        29 => claim_29(rows),
+        30 => claim_30(rows),
+        _ => claim_31(rows),
     };
     Claim {
         number,

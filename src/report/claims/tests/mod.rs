@@ -4,6 +4,7 @@
 mod claims_10_to_21;
 mod claims_1_to_9;
 mod claims_22_on;
+mod claims_24_on;
 
 use std::collections::BTreeMap;
 
@@ -49,7 +50,10 @@ fn scaled_reps(scales: &[f64], model: &str, step: &str, values: &[(&str, f64)]) 
             let scaled: Vec<(&str, f64)> = values
                 .iter()
                 .map(|(c, v)| match *c {
-                    column::CONNECTIONS | column::DELAY_MS | column::SIZE => (*c, *v),
+                    column::CONNECTIONS
+                    | column::DELAY_MS
+                    | column::SIZE
+                    | column::CLIENT_HOSTS => (*c, *v),
                     _ => (*c, v * k),
                 })
                 .collect();
@@ -127,7 +131,9 @@ fn a_claim_without_rows_that_ran_is_not_run_with_the_reason() {
     assert_eq!(claim_of("claim-20"), Some(20));
     assert_eq!(claim_of("claim-21"), Some(21));
     assert_eq!(claim_of("claim-23"), Some(23));
-    assert_eq!(claim_of("claim-24"), None);
+    assert_eq!(claim_of("claim-24"), Some(24));
+    assert_eq!(claim_of("claim-31"), Some(31));
+    assert_eq!(claim_of("claim-32"), None);
     assert_eq!(claim_of("quick"), None);
 }
 
@@ -258,7 +264,7 @@ fn classic_judges_every_claim_in_at_most_an_hour_with_at_least_3_repetitions() {
         classic.expected_duration.as_deref(),
         Some(format!("about {total} minutes").as_str())
     );
-    assert_eq!(claims_of("claim-6"), [6, 19, 20, 23]);
+    assert_eq!(claims_of("claim-6"), [6, 19, 20, 23, 29]);
     assert_eq!(claims_of("claim-19"), [19]);
     assert!(claims_of("quick").is_empty());
 }

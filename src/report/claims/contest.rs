@@ -1,0 +1,290 @@
+//! One comparison of repetitions, as every claim that compares makes it: two sides'
+//! samples (one a repetition), decided by `stats::compare` at p < ALPHA and by the
+//! x1.05 effect threshold, each generator-bound or disturbed repetition left out in
+//! turn, and a claim made of several such comparisons turned into its verdict.
+
+use super::{ClaimVerdict, Record, Status};
+use crate::report::verdict::{flag, fmt_cpu, fmt_latency, fmt_rate};
+use crate::stats::{self, Comparison};
+use crate::units::fmt_bytes;
+
+/// One side of a comparison: its name and its samples (one per repetition), each with
+/// whether its repetition is flagged (generator-bound or disturbed).
+#[derive(Clone)]
+pub(super) struct Side {
+    pub name: String,
+    pub samples: Vec<f64>,
+    pub flagged: Vec<bool>,
+}
+
+impl Side {
+    /// Samples of no flagged repetition.
+    pub fn new(name: impl Into<String>, samples: Vec<f64>) -> Side {
+        let flagged = vec![false; samples.len()];
+        Side {
+            name: name.into(),
+            samples,
+            flagged,
+        }
+    }
+
+    /// `c` over the ok repetitions of `model` where `at` holds, each with its flag.
+    pub fn of(
+        name: impl Into<String>,
+        rows: &[Record],
+        model: &str,
+        at: impl Fn(&Record) -> bool,
+        c: &str,
+    ) -> Side {
+        Side::derived(name, rows, model, at, |r| r.num(c))
+    }
+
+    /// `value` of each ok repetition of `model` where `at` holds, each with its flag.
+    pub fn derived(
+        name: impl Into<String>,
+        rows: &[Record],
+        model: &str,
+        at: impl Fn(&Record) -> bool,
+        value: impl Fn(&Record) -> Option<f64>,
+    ) -> Side {
+        let (samples, flagged): (Vec<f64>, Vec<bool>) = rows
+            .iter()
+            .filter(|r| r.model == model && r.status == Status::Ok && at(r))
+            .filter_map(|r| {
+                let (bound, disturbed) = flag(r);
+                Some((value(r)?, bound || disturbed))
+            })
+            .unzip();
+        Side {
+            name: name.into(),
+            samples,
+            flagged,
+        }
+    }
+
+    /// This side without its `i`-th sample.
+    fn without(&self, i: usize) -> Side {
+        let keep = |v: &[f64]| -> Vec<f64> {
+            v.iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, x)| *x)
+                .collect()
+        };
+        let mut flagged = self.flagged.clone();
+        flagged.remove(i);
+        Side {
+            name: self.name.clone(),
+            samples: keep(&self.samples),
+            flagged,
+        }
+    }
+
+    fn flagged_count(&self) -> usize {
+        self.flagged.iter().filter(|&&f| f).count()
+    }
+}
+
+/// What a claim says of a figure: which way is better and how to print it.
+#[derive(Clone, Copy)]
+pub(super) struct Figure {
+    pub name: &'static str,
+    pub lower_is_better: bool,
+    pub fmt: fn(f64) -> String,
+}
+
+pub(super) const MEAN: Figure = Figure {
+    name: "mean response time",
+    lower_is_better: true,
+    fmt: fmt_latency,
+};
+pub(super) const THROUGHPUT: Figure = Figure {
+    name: "throughput",
+    lower_is_better: false,
+    fmt: fmt_rate,
+};
+pub(super) const CPU: Figure = Figure {
+    name: "server CPU",
+    lower_is_better: true,
+    fmt: fmt_cpu,
+};
+pub(super) const MEMORY: Figure = Figure {
+    name: "server memory (peak RSS)",
+    lower_is_better: true,
+    fmt: fmt_bytes,
+};
+
+/// How one comparison came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Outcome {
+    /// The claimed side is better, p < ALPHA, by `stats::MIN_EFFECT` or more.
+    Holds,
+    /// The other side is better, p < ALPHA, by `stats::MIN_EFFECT` or more.
+    Opposite,
+    /// p >= ALPHA with enough repetitions to have seen a difference, or medians within
+    /// `stats::MIN_EFFECT` of each other.
+    NoDifference,
+    /// Too few repetitions for any p to reach ALPHA.
+    TooFew,
+    /// A side has no finished repetition.
+    Missing,
+}
+
+/// `better` beats `worse` on `figure`: the outcome and a line with the medians,
+/// the ratio and p.
+pub(super) fn contest(better: &Side, worse: &Side, figure: Figure) -> (Outcome, String) {
+    let Some(c) = stats::compare(&worse.samples, &better.samples) else {
+        let missing = if better.samples.is_empty() {
+            &better.name
+        } else {
+            &worse.name
+        };
+        return (
+            Outcome::Missing,
+            format!("{}: no finished repetition of {missing}", figure.name),
+        );
+    };
+    let outcome = decided(&c, figure);
+    let mut line = line(better, worse, figure, &c);
+    let flagged = better.flagged_count() + worse.flagged_count();
+    if flagged == 0 || !matches!(outcome, Outcome::Holds | Outcome::Opposite) {
+        return (outcome, line);
+    }
+    // As the verdict decides: a flagged repetition never decides alone, so the outcome
+    // stands only if it stands with each flagged repetition left out in turn.
+    let left_out = (0..better.samples.len())
+        .filter(|&i| better.flagged[i])
+        .map(|i| (better.without(i), worse.clone()))
+        .chain(
+            (0..worse.samples.len())
+                .filter(|&i| worse.flagged[i])
+                .map(|i| (better.clone(), worse.without(i))),
+        );
+    let weakest = left_out
+        .map(|(b, w)| stats::compare(&w.samples, &b.samples).map(|c| decided(&c, figure)))
+        .find(|o| *o != Some(outcome));
+    line +=
+        &format!("; {flagged} generator-bound or disturbed repetition(s), each left out in turn");
+    match weakest {
+        None => (outcome, line),
+        Some(Some(Outcome::TooFew)) => (Outcome::TooFew, line),
+        Some(_) => (
+            Outcome::NoDifference,
+            line + ": the difference does not stand without them",
+        ),
+    }
+}
+
+/// How one comparison of `better`'s samples over `worse`'s came out (`c` from
+/// `stats::compare(worse, better)`).
+fn decided(c: &Comparison, figure: Figure) -> Outcome {
+    let claimed_way = if figure.lower_is_better {
+        c.ratio < 1.0
+    } else {
+        c.ratio > 1.0
+    };
+    if c.decisive() && claimed_way {
+        Outcome::Holds
+    } else if c.decisive() {
+        Outcome::Opposite
+    } else if stats::min_p(c.n_a, c.n_b) >= stats::ALPHA {
+        Outcome::TooFew
+    } else {
+        Outcome::NoDifference
+    }
+}
+
+/// "epoll 1.20 ms against threads 400 µs (mean response time): x3.00 (2.5–3.5), p = 0.0079, n = 5",
+/// with where the ratio sits against the x1.05 threshold when it is near it.
+fn line(better: &Side, worse: &Side, figure: Figure, c: &Comparison) -> String {
+    let median = |s: &Side| stats::median(&s.samples).map_or("?".into(), figure.fmt);
+    format!(
+        "{} {} against {} {} ({}): x{:.2} ({:.2}–{:.2}), {}{}",
+        better.name,
+        median(better),
+        worse.name,
+        median(worse),
+        figure.name,
+        c.ratio,
+        c.interval.0,
+        c.interval.1,
+        c.describe_p(),
+        threshold_note(c)
+    )
+}
+
+/// Ratios this close to [`stats::MIN_EFFECT`] may land on either side of it in another
+/// run: the line says so, so that a flip between runs reads as the edge it is.
+const NEAR_THRESHOLD: f64 = 1.10;
+
+/// "; within the x1.05 threshold", "; near the x1.05 threshold" or nothing.
+fn threshold_note(c: &Comparison) -> String {
+    let apart = c.ratio.max(1.0 / c.ratio);
+    if !c.large() {
+        format!("; within the x{} threshold", stats::MIN_EFFECT)
+    } else if apart < NEAR_THRESHOLD {
+        format!("; near the x{} threshold", stats::MIN_EFFECT)
+    } else {
+        String::new()
+    }
+}
+
+/// The verdict of a claim made of several comparisons, each (what it says, outcome, line).
+pub(super) fn verdict_of(parts: &[(String, Outcome, String)]) -> (ClaimVerdict, String) {
+    let with = |o: Outcome| -> Vec<String> {
+        parts
+            .iter()
+            .filter(|p| p.1 == o)
+            .map(|p| format!("{} ({})", p.0, p.2))
+            .collect()
+    };
+    // The statement and its numbers apart: "select holds more connections than threads
+    // (select 1,000 against threads 19,000 ...)" read as if it were the finding.
+    let reversed: Vec<String> = parts
+        .iter()
+        .filter(|p| p.1 == Outcome::Opposite)
+        .map(|p| format!("the reverse of “{}”, significantly: {}", p.0, p.2))
+        .collect();
+    if !reversed.is_empty() {
+        return (ClaimVerdict::Refuted, reversed.join("; "));
+    }
+    if !with(Outcome::Missing).is_empty() {
+        return (
+            ClaimVerdict::Inconclusive,
+            format!("not measured: {}", with(Outcome::Missing).join("; ")),
+        );
+    }
+    if parts.iter().all(|p| p.1 == Outcome::Holds) {
+        return (
+            ClaimVerdict::Confirmed,
+            format!("significantly: {}", with(Outcome::Holds).join("; ")),
+        );
+    }
+    if !with(Outcome::TooFew).is_empty() {
+        return (
+            ClaimVerdict::Inconclusive,
+            format!(
+                "too few repetitions for p < 0.05: {}",
+                with(Outcome::TooFew).join("; ")
+            ),
+        );
+    }
+    let mut why = format!(
+        "no difference (p >= 0.05, or within x{}): {}",
+        stats::MIN_EFFECT,
+        with(Outcome::NoDifference).join("; ")
+    );
+    let held = with(Outcome::Holds);
+    if !held.is_empty() {
+        why += &format!("; held: {}", held.join("; "));
+    }
+    (ClaimVerdict::NoDifference, why)
+}
+
+/// Whether the ratio of `upper`'s median over `lower`'s is shown level: its whole 95 %
+/// interval lies within x1.05 (a level shown, not assumed from a missing difference).
+pub(super) fn level_shown(upper: &Side, lower: &Side) -> bool {
+    stats::compare(&lower.samples, &upper.samples).is_some_and(|c| {
+        c.interval.0 >= 1.0 / stats::MIN_EFFECT && c.interval.1 <= stats::MIN_EFFECT
+    })
+}
