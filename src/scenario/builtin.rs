@@ -1,7 +1,7 @@
 //! The built-in scenarios: scenarios/*.toml embedded in the binary.
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 35] = [
+pub const BUILTIN: [(&str, &str); 36] = [
     ("quick", include_str!("../../scenarios/quick.toml")),
     (
         "max-clients",
@@ -49,4 +49,5 @@ pub const BUILTIN: [(&str, &str); 35] = [
     ("claim-21", include_str!("../../scenarios/claim-21.toml")),
     ("claim-22", include_str!("../../scenarios/claim-22.toml")),
     ("claim-23", include_str!("../../scenarios/claim-23.toml")),
+    ("claim-24", include_str!("../../scenarios/claim-24.toml")),
 ];
