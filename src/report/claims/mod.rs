@@ -54,7 +54,7 @@ impl ClaimVerdict {
 /// One claim judged.
 #[derive(Debug, Clone)]
 pub struct Claim {
-    /// 1 to [`CLAIMS`]`.len()`.
+    /// 1 to `CLAIMS.len()`.
     pub number: usize,
     pub numbers: Vec<String>,
     pub verdict: ClaimVerdict,
