@@ -67,7 +67,8 @@ fn a_scaled_down_claim_18_behind_a_tbf_link_judges_claims_18_and_24() {
         "{report}"
     );
     assert!(
-        claims_row(&report, 24).contains("80 clients") && claims_row(&report, 24).contains("against 40 clients"),
+        claims_row(&report, 24).contains("80 clients")
+            && claims_row(&report, 24).contains("against 40 clients"),
         "{report}"
     );
     for line in [

@@ -7,8 +7,8 @@
 use super::compared::retransmissions_per_1000;
 use super::{column, num, values_of, Record, Status};
 use crate::report::charts::{self, model_color, Pt, Series, XFormat, XySpec};
-use crate::report::verdict::fmt_count;
 use crate::report::document::{Block, Chart};
+use crate::report::verdict::fmt_count;
 
 /// A claim's chart, drawn: the report's [`Chart`] block once laid out.
 #[derive(Debug, Clone)]
@@ -300,7 +300,13 @@ mod tests {
         let lines = |plot: &Plot| -> Vec<(String, Vec<(f64, f64)>, bool)> {
             series_of(plot, &rows, "epoll")
                 .into_iter()
-                .map(|s| (s.label, s.points.iter().map(|p| (p.x, p.y)).collect(), s.faint))
+                .map(|s| {
+                    (
+                        s.label,
+                        s.points.iter().map(|p| (p.x, p.y)).collect(),
+                        s.faint,
+                    )
+                })
                 .collect()
         };
         assert_eq!(

@@ -490,7 +490,10 @@ fn retransmission_steps(rows: &[Record], model: &str) -> Vec<String> {
     let mut lines = Vec::new();
     for c in values_of(mine(), column::CONNECTIONS) {
         let at_c = |r: &&Record| num(r, column::CONNECTIONS) == c;
-        for d in values_of(mine().filter(at_c), column::DELAY_MS).into_iter().rev() {
+        for d in values_of(mine().filter(at_c), column::DELAY_MS)
+            .into_iter()
+            .rev()
+        {
             let at = |r: &Record| num(r, column::CONNECTIONS) == c && num(r, column::DELAY_MS) == d;
             let per_1000 = retransmission_samples(rows, model, at);
             let segments = stats::median(&samples(rows, model, at, column::NET_SEGS_IN_PER_S));
@@ -515,11 +518,15 @@ pub(super) fn claim_18(rows: &[Record]) -> Judged {
     let fewest = clients.first().copied().unwrap_or(0.0);
     let side = |short: bool, name: String| {
         let at = |r: &Record| {
-            num(r, column::CONNECTIONS) == fewest && (num(r, column::DELAY_MS) <= THRESHOLD_MS) == short
+            num(r, column::CONNECTIONS) == fewest
+                && (num(r, column::DELAY_MS) <= THRESHOLD_MS) == short
         };
         Side::new(name, retransmission_samples(rows, &model, at))
     };
-    let short = side(true, format!("{} clients at 125 ms and below", fmt_count(fewest)));
+    let short = side(
+        true,
+        format!("{} clients at 125 ms and below", fmt_count(fewest)),
+    );
     let long = side(false, "above 125 ms".into());
     let (outcome, line) = contest(&short, &long, RETRANSMISSIONS);
     numbers.push(line.clone());
