@@ -38,8 +38,8 @@ struct Plot {
     x_desc: &'static str,
     y_desc: &'static str,
     /// The step's other axis, when the chart draws one line per value of it (where it
-    /// takes more than one): its column and how a line's label names a value.
-    per: Option<(&'static str, fn(f64) -> String)>,
+    /// takes more than one).
+    per: Option<Per>,
     /// (series label suffix, the figure of a row), one line each per model.
     lines: &'static [(&'static str, Value)],
     caption: &'static str,
@@ -48,7 +48,11 @@ struct Plot {
 /// What a chart plots of one row.
 type Value = fn(&Record) -> Option<f64>;
 
-const PER_CLIENTS: Option<(&str, fn(f64) -> String)> =
+/// An axis a chart draws one line per value of: its column and how a line's label
+/// names a value.
+type Per = (&'static str, fn(f64) -> String);
+
+const PER_CLIENTS: Option<Per> =
     Some((column::CONNECTIONS, |c| format!("{} clients", fmt_count(c))));
 
 const PLOTS: [(usize, Plot); 4] = [
@@ -297,14 +301,16 @@ mod tests {
         .iter()
         .map(|&(c, d, r)| row(1, c, d, r))
         .collect();
-        let lines = |plot: &Plot| -> Vec<(String, Vec<(f64, f64)>, bool)> {
+        // Each line: its label, whether faint, and its (x, y) points.
+        let lines = |plot: &Plot| -> Vec<String> {
             series_of(plot, &rows, "epoll")
-                .into_iter()
+                .iter()
                 .map(|s| {
-                    (
+                    let points: Vec<(f64, f64)> = s.points.iter().map(|p| (p.x, p.y)).collect();
+                    format!(
+                        "{}{}: {points:?}",
                         s.label,
-                        s.points.iter().map(|p| (p.x, p.y)).collect(),
-                        s.faint,
+                        if s.faint { " (faint)" } else { "" }
                     )
                 })
                 .collect()
@@ -312,31 +318,15 @@ mod tests {
         assert_eq!(
             lines(&PLOTS[0].1),
             [
-                (
-                    "epoll 2,500 clients".to_string(),
-                    vec![(125.0, 30.0), (250.0, 1.0)],
-                    false
-                ),
-                (
-                    "epoll 5,000 clients".to_string(),
-                    vec![(125.0, 50.0), (250.0, 40.0)],
-                    true
-                ),
+                "epoll 2,500 clients: [(125.0, 30.0), (250.0, 1.0)]",
+                "epoll 5,000 clients (faint): [(125.0, 50.0), (250.0, 40.0)]"
             ]
         );
         assert_eq!(
             lines(&PLOTS[3].1),
             [
-                (
-                    "epoll 125 ms".to_string(),
-                    vec![(2500.0, 30.0), (5000.0, 50.0)],
-                    false
-                ),
-                (
-                    "epoll 250 ms".to_string(),
-                    vec![(2500.0, 1.0), (5000.0, 40.0)],
-                    true
-                ),
+                "epoll 125 ms: [(2500.0, 30.0), (5000.0, 50.0)]",
+                "epoll 250 ms (faint): [(2500.0, 1.0), (5000.0, 40.0)]"
             ]
         );
         assert_eq!(blocks(24, &rows)[0].file, "claim-24-retransmissions");
