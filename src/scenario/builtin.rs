@@ -49,5 +49,5 @@ pub const BUILTIN: [(&str, &str); 36] = [
     ("claim-21", include_str!("../../scenarios/claim-21.toml")),
     ("claim-22", include_str!("../../scenarios/claim-22.toml")),
     ("claim-23", include_str!("../../scenarios/claim-23.toml")),
-    ("claim-24", include_str!("../../scenarios/claim-24.toml")),
+    ("claim-32", include_str!("../../scenarios/claim-32.toml")),
 ];

@@ -1,4 +1,4 @@
-//! Claims 18 and 24 behind a shaped link: one client host of the namespace lab on a tbf
+//! Claims 18 and 32 behind a shaped link: one client host of the namespace lab on a tbf
 //! link, its rows judging both claims in one report.
 
 use super::*;
@@ -55,7 +55,7 @@ fn a_scaled_down_claim_18_behind_a_tbf_link_judges_claims_18_and_24() {
     let report = fs::read_to_string(out.join("report.md")).unwrap();
     // Both claims judged from the one set of rows, each by its own rule: two
     // repetitions a side cannot reach p < 0.05.
-    for n in [18, 24] {
+    for n in [18, 32] {
         let row = claims_row(&report, n);
         assert!(
             row.contains("| inconclusive | too few repetitions for p < 0.05: "),
@@ -67,8 +67,8 @@ fn a_scaled_down_claim_18_behind_a_tbf_link_judges_claims_18_and_24() {
         "{report}"
     );
     assert!(
-        claims_row(&report, 24).contains("80 clients")
-            && claims_row(&report, 24).contains("against 40 clients"),
+        claims_row(&report, 32).contains("80 clients")
+            && claims_row(&report, 32).contains("against 40 clients"),
         "{report}"
     );
     for line in [

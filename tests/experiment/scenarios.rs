@@ -114,7 +114,7 @@ fn list_names_every_builtin_scenario() {
             "claim-21",
             "claim-22",
             "claim-23",
-            "claim-24"
+            "claim-32"
         ]
     );
 }

@@ -1,6 +1,6 @@
 //! The figures a claim rests on, charted per step beside its verdict: 004's Wireshark
 //! IO graphs as TCP retransmissions and segments per second at each delay (claim 18)
-//! and retransmissions against the clients (claim 24), and the response time of the
+//! and retransmissions against the clients (claim 32), and the response time of the
 //! last clients to join against the tenth before (claim 20). Each point is the median
 //! over the ok repetitions, with their range.
 
@@ -111,7 +111,7 @@ const PLOTS: [(usize, Plot); 4] = [
         },
     ),
     (
-        24,
+        32,
         Plot {
             slug: "retransmissions",
             title: "TCP retransmissions per step",
@@ -329,6 +329,6 @@ mod tests {
                 "epoll 250 ms (faint): [(2500.0, 1.0), (5000.0, 40.0)]"
             ]
         );
-        assert_eq!(blocks(24, &rows)[0].file, "claim-24-retransmissions");
+        assert_eq!(blocks(32, &rows)[0].file, "claim-32-retransmissions");
     }
 }

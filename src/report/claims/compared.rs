@@ -1,4 +1,4 @@
-//! The claims that one side beats another on a figure (9 to 15, 17, 18 and 24): each
+//! The claims that one side beats another on a figure (9 to 15, 17, 18 and 32): each
 //! comparison of repetitions is decided by `stats::compare` at p < ALPHA. A claim
 //! "A beats B" is confirmed only when every comparison it makes holds
 //! significantly, refuted when one goes significantly the other way, and otherwise
@@ -461,7 +461,7 @@ fn no_growth(
     }
 }
 
-/// Retransmitted segments per 1 000 requests: what claims 18 and 24 compare, so that
+/// Retransmitted segments per 1 000 requests: what claims 18 and 32 compare, so that
 /// a step that completes more requests does not count more retransmissions for that alone.
 const RETRANSMISSIONS: Figure = Figure {
     name: "retransmitted segments per 1 000 requests",
@@ -690,11 +690,11 @@ pub(super) fn claim_23(rows: &[Record]) -> Judged {
     (verdict, why, numbers)
 }
 
-/// Claim 24 (004, Case 1-5 Results): more TCP error flags and retransmissions with more
+/// Claim 32 (004, Case 1-5 Results): more TCP error flags and retransmissions with more
 /// clients.
 /// At the longest pause that ran, the retransmissions per 1 000 requests of the most
 /// clients against those of the fewest.
-pub(super) fn claim_24(rows: &[Record]) -> Judged {
+pub(super) fn claim_32(rows: &[Record]) -> Judged {
     let (model, delays) = sweep_of(rows, column::DELAY_MS);
     let mut numbers = retransmission_steps(rows, &model);
     let pause = delays.last().copied().unwrap_or(0.0);

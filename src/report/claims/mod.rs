@@ -1,5 +1,5 @@
 //! The Claims section: each claim of the classic studies judged from the rows of
-//! the scenario that tests it (`claim-1` .. `claim-24`). One pure function per
+//! the scenario that tests it (`claim-1` .. `claim-32`). One pure function per
 //! claim turns rows into the claim, its numbers with their spread over the
 //! repetitions, and a verdict with its reason; section() lays them out.
 
@@ -18,7 +18,7 @@ mod tests;
 use capacity::{claim_1, claim_16, claim_19, claim_2, claim_3, claim_7};
 use compared::{
     claim_10, claim_11, claim_12, claim_13, claim_14, claim_15, claim_17, claim_18, claim_20,
-    claim_21, claim_23, claim_24, claim_9,
+    claim_21, claim_23, claim_32, claim_9,
 };
 pub use sources::{Kind, Source, CLAIMS};
 use speed::{claim_22, claim_4, claim_5, claim_6, claim_8};
@@ -59,7 +59,7 @@ pub struct Claim {
     pub numbers: Vec<String>,
     pub verdict: ClaimVerdict,
     pub why: String,
-    /// The figures the claim rests on, charted per step (claims 18, 20 and 24).
+    /// The figures the claim rests on, charted per step (claims 18, 20 and 32).
     pub charts: Vec<claim_charts::ClaimChart>,
 }
 
@@ -172,7 +172,7 @@ fn by_rule(number: usize, rows: &[Record], limits: MachineLimits) -> Claim {
         21 => claim_21(rows),
         22 => claim_22(rows),
         23 => claim_23(rows),
-        _ => claim_24(rows),
+        _ => claim_32(rows),
     };
     Claim {
         number,

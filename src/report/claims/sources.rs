@@ -494,7 +494,7 @@ pub const CLAIMS: [Source; 24] = [
                 through tbf at 9 Mbit/s each way with tbf's queue of 50 ms (about 71 KB, \
                 some 360 requests with their ACKs): 1 250 clients each sending 64 bytes, \
                 waiting for the echo and pausing 250 or 125 ms, and 2 500 clients at the \
-                same pauses (for claim 24), measured for 2 s after a 1 s warm-up, 4 \
+                same pauses (for claim 32), measured for 2 s after a 1 s warm-up, 4 \
                 repetitions. A 64-byte request is a 130-byte frame and its ACK 66 bytes, \
                 so the link carries about 5 700 requests a second: 1 250 clients ask for \
                 about 5 000 at 250 ms and 10 000 at 125 ms, so at 125 ms they overflow \
@@ -680,7 +680,7 @@ pub const CLAIMS: [Source; 24] = [
                 there are significantly more with more clients, refuted when there are \
                 significantly fewer, \"no difference\" otherwise.",
         differs: "1 250 and 2 500 clients at a 250 ms pause, not 2 500 to 10 000 at 1000 \
-                ms (a choice: one scenario judges claims 18 and 24, and on its link 1 250 \
+                ms (a choice: one scenario judges claims 18 and 32, and on its link 1 250 \
                 clients at 250 ms stay below the link's rate while 2 500 ask for nearly \
                 twice it, as 004's 5 000 clients met its ceiling of about 15 000 packets/s \
                 and 2 500 did not); the link's rate is echolab's choice (004 gives none); \
