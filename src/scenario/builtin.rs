@@ -1,7 +1,7 @@
 //! The built-in scenarios: scenarios/*.toml embedded in the binary.
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 43] = [
+pub const BUILTIN: [(&str, &str); 44] = [
     ("quick", include_str!("../../scenarios/quick.toml")),
     (
         "max-clients",
@@ -57,4 +57,5 @@ pub const BUILTIN: [(&str, &str); 43] = [
     ("claim-29", include_str!("../../scenarios/claim-29.toml")),
     ("claim-30", include_str!("../../scenarios/claim-30.toml")),
     ("claim-31", include_str!("../../scenarios/claim-31.toml")),
+    ("claim-32", include_str!("../../scenarios/claim-32.toml")),
 ];

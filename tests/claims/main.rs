@@ -13,6 +13,7 @@ use common::ResultsRow;
 
 mod profiles;
 mod scaled;
+mod shaped;
 
 /// This file's runs write their report (the claims are judged there) without progress lines.
 const QUIET: &[&str] = &["--quiet"];
@@ -168,62 +169,6 @@ fn a_scaled_down_claim_16_is_confirmed_with_every_echo_counted() {
              repetition at the top) |"
         ),
         "{row}"
-    );
-}
-
-/// Claim 18 scaled down: 20 clients at 250 and 125 ms, each step in its own namespace.
-const TINY_CLAIM_18: &str = r#"
-name = "claim-18"
-description = "Claim: retransmissions below 250 ms. Test: epoll at 250 and 125 ms."
-models = ["epoll"]
-repetitions = 4
-step_timeout = "30s"
-[network]
-own_namespace = true
-[load]
-connections = 20
-size = 64
-duration = "1s"
-connect_timeout = "5s"
-[sweep]
-delay = ["250ms", "125ms"]
-"#;
-
-#[test]
-fn a_scaled_down_claim_18_counts_no_retransmission_on_loopback_and_says_it_cannot_test() {
-    if !common::netns_available(
-        "claims::a_scaled_down_claim_18_counts_no_retransmission_on_loopback_and_says_it_cannot_test",
-    ) {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = dir.path().join("claim-18.toml");
-    fs::write(&scenario, TINY_CLAIM_18).unwrap();
-    let out = dir.path().join("out");
-    let rows = common::run_scenario_ok(&scenario, &out, QUIET);
-    assert_eq!(rows.len(), 8);
-    for r in &rows {
-        // The step's own namespace: its counters are its alone, and loopback loses nothing.
-        assert_eq!(
-            (
-                r["status"].as_str(),
-                r["net_scope"].as_str(),
-                r["net_retrans_segs"].as_str()
-            ),
-            ("ok", "step", "0"),
-            "{r:?}"
-        );
-    }
-    let report = fs::read_to_string(out.join("report.md")).unwrap();
-    // Loopback loses nothing: the claim cannot be tested here, and the row says why.
-    let row = claims_row(&report, 18);
-    assert!(
-        row.contains("| cannot be tested here | retransmissions need a link whose queue overflows"),
-        "{row}"
-    );
-    assert!(
-        report.contains("- delay 125 ms: retransmitted segments median 0"),
-        "{report}"
     );
 }
 

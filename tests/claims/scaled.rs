@@ -12,11 +12,11 @@ fn run_list_names_every_claim_and_classic() {
         .filter(|l| !l.starts_with(' '))
         .filter_map(|l| l.split_whitespace().next())
         .collect();
-    for n in 1..=31 {
+    for n in 1..=32 {
         assert!(names.contains(&format!("claim-{n}").as_str()), "{list}");
     }
-    assert!(!names.contains(&"claim-32"), "{list}");
-    assert!(list.contains("classic            18 parts"), "{list}");
+    assert!(!names.contains(&"claim-33"), "{list}");
+    assert!(list.contains("classic            19 parts"), "{list}");
 }
 
 /// Claim 1 scaled down: select at 900 and 1100 connections, two repetitions.

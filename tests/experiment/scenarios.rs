@@ -113,7 +113,8 @@ fn list_names_every_builtin_scenario() {
             "claim-20",
             "claim-21",
             "claim-22",
-            "claim-23"
+            "claim-23",
+            "claim-32"
         ]
     );
 }

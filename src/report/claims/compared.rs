@@ -1,4 +1,4 @@
-//! The claims that one side beats another on a figure (9 to 15, 17 and 18): each
+//! The claims that one side beats another on a figure (9 to 15, 17, 18 and 32): each
 //! comparison of repetitions is decided by [`contest`] at p < ALPHA. A claim
 //! "A beats B" is confirmed only when every comparison it makes holds
 //! significantly, refuted when one goes significantly the other way, and otherwise
@@ -258,46 +258,78 @@ fn no_growth(
     }
 }
 
+/// Retransmitted segments per 1 000 requests: what claims 18 and 32 compare, so that
+/// a step that completes more requests does not count more retransmissions for that alone.
+const RETRANSMISSIONS: Figure = Figure {
+    name: "retransmitted segments per 1 000 requests",
+    lower_is_better: false,
+    fmt: |v| format!("{v:.2}"),
+};
+
+/// One row's retransmitted segments per 1 000 requests completed (None without requests).
+pub(super) fn retransmissions_per_1000(r: &Record) -> Option<f64> {
+    let requests = r.num(column::REQUESTS).filter(|&n| n > 0.0)?;
+    Some(r.num(column::NET_RETRANS_SEGS)? * 1000.0 / requests)
+}
+
+/// The ok repetitions' retransmissions per 1 000 requests of `model` where `at` holds.
+fn retransmission_samples(rows: &[Record], model: &str, at: impl Fn(&Record) -> bool) -> Vec<f64> {
+    rows.iter()
+        .filter(|r| r.model == model && r.status == Status::Ok && at(r))
+        .filter_map(retransmissions_per_1000)
+        .collect()
+}
+
+/// One line per step of `model` (clients, then the pause from the longest): its
+/// retransmissions per 1 000 requests and the segments it received per second.
+fn retransmission_steps(rows: &[Record], model: &str) -> Vec<String> {
+    let mine = || rows.iter().filter(|r| r.model == model && ran(r));
+    let mut lines = Vec::new();
+    for c in values_of(mine(), column::CONNECTIONS) {
+        let at_c = |r: &&Record| num(r, column::CONNECTIONS) == c;
+        for d in values_of(mine().filter(at_c), column::DELAY_MS)
+            .into_iter()
+            .rev()
+        {
+            let at = |r: &Record| num(r, column::CONNECTIONS) == c && num(r, column::DELAY_MS) == d;
+            let per_1000 = retransmission_samples(rows, model, at);
+            let segments = stats::median(&samples(rows, model, at, column::NET_SEGS_IN_PER_S));
+            lines.push(format!(
+                "{} clients, delay {d} ms: retransmitted segments per 1 000 requests {}, \
+                 segments in {}/s",
+                fmt_count(c),
+                super::spread(per_1000).map_or("?".into(), |s| s.show(RETRANSMISSIONS.fmt)),
+                segments.map_or("?".into(), fmt_count)
+            ));
+        }
+    }
+    lines
+}
+
 /// Claim 18 (004, Case 6-11): more retransmissions at a request delay of 125 ms and
-/// below than at 250 ms and above.
+/// below than above it, for the fewest clients that ran (004's 2 500), per request.
 pub(super) fn claim_18(rows: &[Record]) -> Judged {
-    const RETRANS: Figure = Figure {
-        name: "TCP retransmissions",
-        lower_is_better: false,
-        fmt: fmt_count,
+    const THRESHOLD_MS: f64 = 125.0;
+    let (model, clients) = sweep_of(rows, column::CONNECTIONS);
+    let mut numbers = retransmission_steps(rows, &model);
+    let fewest = clients.first().copied().unwrap_or(0.0);
+    let side = |short: bool, name: String| {
+        let at = |r: &Record| {
+            num(r, column::CONNECTIONS) == fewest
+                && (num(r, column::DELAY_MS) <= THRESHOLD_MS) == short
+        };
+        Side::derived(name, rows, &model, at, retransmissions_per_1000)
     };
-    let (model, delays) = sweep_of(rows, column::DELAY_MS);
-    let mut numbers: Vec<String> = delays
-        .iter()
-        .rev()
-        .map(|&d| {
-            let at = |r: &Record| num(r, column::DELAY_MS) == d;
-            let median = |c: &str| stats::median(&samples(rows, &model, at, c));
-            format!(
-                "delay {d} ms: retransmitted segments median {}, segments in {}/s",
-                median(column::NET_RETRANS_SEGS).map_or("?".into(), fmt_count),
-                median(column::NET_SEGS_IN_PER_S).map_or("?".into(), fmt_count)
-            )
-        })
-        .collect();
-    let side = |short: bool, name: &str| {
-        Side::new(
-            name,
-            samples(
-                rows,
-                &model,
-                |r| (num(r, column::DELAY_MS) <= 125.0) == short,
-                column::NET_RETRANS_SEGS,
-            ),
-        )
-    };
-    let short = side(true, "delay <= 125 ms");
-    let long = side(false, "delay >= 250 ms");
-    let (outcome, line) = contest(&short, &long, RETRANS);
+    let short = side(
+        true,
+        format!("{} clients at 125 ms and below", fmt_count(fewest)),
+    );
+    let long = side(false, "above 125 ms".into());
+    let (outcome, line) = contest(&short, &long, RETRANSMISSIONS);
     numbers.push(line.clone());
     numbers.extend(host_scope(rows));
     let (verdict, why) = verdict_of(&[(
-        "more retransmissions at 125 ms and below than at 250 ms and above".into(),
+        "more retransmissions per request at 125 ms and below than above".into(),
         outcome,
         line,
     )]);
@@ -474,6 +506,50 @@ pub(super) fn most_per_repetition(rows: &[Record], model: &str, c: &str) -> Vec<
                 .fold(0.0, f64::max)
         })
         .collect()
+}
+
+/// Claim 32 (004, Case 1-5 Results): more TCP error flags and retransmissions with more
+/// clients.
+/// At the longest pause that ran, the retransmissions per 1 000 requests of the most
+/// clients against those of the fewest.
+pub(super) fn claim_32(rows: &[Record]) -> Judged {
+    let (model, delays) = sweep_of(rows, column::DELAY_MS);
+    let mut numbers = retransmission_steps(rows, &model);
+    let pause = delays.last().copied().unwrap_or(0.0);
+    let at_pause = |r: &&Record| r.model == model && ran(r) && num(r, column::DELAY_MS) == pause;
+    let clients = values_of(rows.iter().filter(at_pause), column::CONNECTIONS);
+    let (Some(&fewest), Some(&most)) = (clients.first(), clients.last()) else {
+        return (ClaimVerdict::Inconclusive, "no step ran".into(), numbers);
+    };
+    if fewest == most {
+        return (
+            ClaimVerdict::Inconclusive,
+            format!(
+                "only {} clients ran at the {pause} ms pause: nothing to compare",
+                fmt_count(most)
+            ),
+            numbers,
+        );
+    }
+    let side = |c: f64| {
+        let at = |r: &Record| num(r, column::CONNECTIONS) == c && num(r, column::DELAY_MS) == pause;
+        Side::derived(
+            format!("{} clients", fmt_count(c)),
+            rows,
+            &model,
+            at,
+            retransmissions_per_1000,
+        )
+    };
+    let (outcome, line) = contest(&side(most), &side(fewest), RETRANSMISSIONS);
+    numbers.push(format!("at a {pause} ms pause: {line}"));
+    numbers.extend(host_scope(rows));
+    let (verdict, why) = verdict_of(&[(
+        "more retransmissions per request with more clients".into(),
+        outcome,
+        line,
+    )]);
+    (verdict, why, numbers)
 }
 
 /// A note when a row's TCP counters are the whole machine's, not the step's own.

@@ -198,16 +198,24 @@ fn decided(c: &Comparison, figure: Figure) -> Outcome {
 /// with where the ratio sits against the x1.05 threshold when it is near it.
 fn line(better: &Side, worse: &Side, figure: Figure, c: &Comparison) -> String {
     let median = |s: &Side| stats::median(&s.samples).map_or("?".into(), figure.fmt);
+    // Against a median of zero the ratio is infinite.
+    let times = |r: f64| {
+        if r.is_infinite() {
+            "∞".to_string()
+        } else {
+            format!("{r:.2}")
+        }
+    };
     format!(
-        "{} {} against {} {} ({}): x{:.2} ({:.2}–{:.2}), {}{}",
+        "{} {} against {} {} ({}): x{} ({}–{}), {}{}",
         better.name,
         median(better),
         worse.name,
         median(worse),
         figure.name,
-        c.ratio,
-        c.interval.0,
-        c.interval.1,
+        times(c.ratio),
+        times(c.interval.0),
+        times(c.interval.1),
         c.describe_p(),
         threshold_note(c)
     )

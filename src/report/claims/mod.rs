@@ -1,5 +1,5 @@
 //! The Claims section: each claim of the classic studies judged from the rows of
-//! the scenario that tests it (`claim-1` .. `claim-31`). One pure function per
+//! the scenario that tests it (`claim-1` .. `claim-32`). One pure function per
 //! claim turns rows into the claim, its numbers with their spread over the
 //! repetitions, and a verdict with its reason; section() lays them out.
 
@@ -20,7 +20,7 @@ mod tests;
 use capacity::{claim_1, claim_16, claim_19, claim_2, claim_3, claim_7};
 use compared::{
     claim_10, claim_11, claim_12, claim_13, claim_14, claim_15, claim_17, claim_18, claim_20,
-    claim_21, claim_23, claim_9,
+    claim_21, claim_23, claim_32, claim_9,
 };
 use observations::{
     claim_24, claim_25, claim_26, claim_27, claim_28, claim_29, claim_30, claim_31,
@@ -59,12 +59,12 @@ impl ClaimVerdict {
 /// One claim judged.
 #[derive(Debug, Clone)]
 pub struct Claim {
-    /// 1 to 31.
+    /// 1 to `CLAIMS.len()`.
     pub number: usize,
     pub numbers: Vec<String>,
     pub verdict: ClaimVerdict,
     pub why: String,
-    /// The figures the claim rests on, charted per step (claims 18 and 20).
+    /// The figures the claim rests on, charted per step (claims 18, 20 and 32).
     pub charts: Vec<claim_charts::ClaimChart>,
 }
 
@@ -184,7 +184,8 @@ fn by_rule(number: usize, rows: &[Record], limits: MachineLimits) -> Claim {
         28 => claim_28(rows),
         29 => claim_29(rows),
         30 => claim_30(rows),
-        _ => claim_31(rows),
+        31 => claim_31(rows),
+        _ => claim_32(rows),
     };
     Claim {
         number,

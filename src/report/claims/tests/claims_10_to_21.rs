@@ -254,59 +254,98 @@ fn claim_17_more_connections_no_more_speed() {
     assert!(c.why.contains("p < 0.001, n = 15"), "{}", c.why);
 }
 
-/// Five repetitions at each delay with `retrans` retransmitted segments.
-fn retransmissions(points: &[(f64, f64)]) -> Vec<Record> {
+/// Five repetitions at each (clients, delay ms, retransmitted segments per 1 000
+/// requests), the retransmissions spread 0.9 to 1.1 over the repetitions.
+pub(super) fn retransmissions(points: &[(f64, f64, f64)]) -> Vec<Record> {
     points
         .iter()
-        .flat_map(|&(d, retrans)| {
-            reps5(
-                "epoll",
-                &format!("d{d}ms"),
-                &[
-                    (column::DELAY_MS, d),
-                    (column::NET_RETRANS_SEGS, retrans),
-                    (column::NET_SEGS_IN_PER_S, 15_000.0),
-                ],
-            )
+        .flat_map(|&(clients, delay, per_1000)| {
+            [0.9, 0.95, 1.0, 1.05, 1.1]
+                .iter()
+                .enumerate()
+                .map(move |(i, k)| {
+                    row(
+                        "epoll",
+                        &format!("c{clients}-d{delay}ms"),
+                        i as u32 + 1,
+                        Status::Ok,
+                        &[
+                            (column::CONNECTIONS, clients),
+                            (column::DELAY_MS, delay),
+                            (column::REQUESTS, 20_000.0),
+                            (column::NET_RETRANS_SEGS, per_1000 * k * 20.0),
+                            (column::NET_SEGS_IN_PER_S, 15_000.0),
+                        ],
+                    )
+                })
         })
         .collect()
 }
 
 #[test]
 fn claim_18_retransmissions_at_short_delays() {
-    let report = retransmissions(&[(1000.0, 10.0), (250.0, 10.0), (125.0, 400.0), (1.0, 900.0)]);
-    let c = by_rule(18, &report, MachineLimits::default());
+    // A queue that overflows at 125 ms for 2 500 clients and at both delays for 5 000:
+    // the claim is judged at 2 500 (004's clients), where only the delay differs.
+    let report = retransmissions(&[
+        (2500.0, 250.0, 1.0),
+        (2500.0, 125.0, 30.0),
+        (5000.0, 250.0, 40.0),
+        (5000.0, 125.0, 50.0),
+    ]);
+    let c = judge(18, &report, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
     assert_eq!(
-        c.numbers[0],
-        "delay 1000 ms: retransmitted segments median 10, segments in 15,000/s"
+        c.numbers[..2],
+        [
+            "2,500 clients, delay 250 ms: retransmitted segments per 1 000 requests median \
+             1.00 (0.90–1.10, 5 reps), segments in 15,000/s",
+            "2,500 clients, delay 125 ms: retransmitted segments per 1 000 requests median \
+             30.00 (27.00–33.00, 5 reps), segments in 15,000/s"
+        ]
     );
-    // Loopback in a namespace: no retransmission at any delay.
-    let none = retransmissions(&[(1000.0, 0.0), (250.0, 0.0), (125.0, 0.0), (1.0, 0.0)]);
-    let c = by_rule(18, &none, MachineLimits::default());
+    assert_eq!(
+        c.numbers[4],
+        "2,500 clients at 125 ms and below 30.00 against above 125 ms 1.00 (retransmitted \
+         segments per 1 000 requests): x30.00 (25.91–34.74), p = 0.012, n = 5"
+    );
+    // No retransmission at any delay (loopback, or a queue that never fills): no
+    // difference, never a confirmation.
+    let none = retransmissions(&[(2500.0, 250.0, 0.0), (2500.0, 125.0, 0.0)]);
+    let c = judge(18, &none, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::NoDifference, "{}", c.why);
-    assert!(c.why.contains("p = 1.00, n = 10"), "{}", c.why);
+    assert!(c.why.contains("p = 1.00, n = 5"), "{}", c.why);
     assert!(!c.numbers.iter().any(|n| n.contains("whole machine")));
+    // As many at both delays, within the x1.05 threshold: no difference.
+    let level = retransmissions(&[(2500.0, 250.0, 20.0), (2500.0, 125.0, 20.5)]);
+    assert_eq!(verdict(18, &level), ClaimVerdict::NoDifference);
     // Without a namespace of its own the counters are the machine's, and it says so.
     let mut host = none.clone();
     for r in &mut host {
         r.raw.insert(column::NET_SCOPE.into(), "host".into());
     }
-    let c = by_rule(18, &host, MachineLimits::default());
+    let c = judge(18, &host, MachineLimits::default());
     assert_eq!(
         c.numbers.last().map(String::as_str),
         Some("the counters are the whole machine's (net_scope host): other traffic counts too")
     );
-    let fewer = retransmissions(&[(1000.0, 500.0), (250.0, 400.0), (125.0, 10.0), (1.0, 10.0)]);
-    assert_eq!(rule(18, &fewer), ClaimVerdict::Refuted);
-    // Reported: this machine cannot test it (no link here whose queue overflows); the
-    // counts are listed all the same.
-    let c = judge(18, &report, MachineLimits::default());
-    assert_eq!(c.verdict, ClaimVerdict::Untestable);
-    assert!(c
-        .why
-        .starts_with("retransmissions need a link whose queue overflows"));
-    assert_eq!(c.numbers.len(), 5, "{:?}", c.numbers);
+    let fewer = retransmissions(&[(2500.0, 250.0, 30.0), (2500.0, 125.0, 1.0)]);
+    assert_eq!(verdict(18, &fewer), ClaimVerdict::Refuted);
+    // Per request: twice the requests at 125 ms with twice the retransmissions is no
+    // more retransmissions.
+    let mut doubled = retransmissions(&[(2500.0, 250.0, 10.0), (2500.0, 125.0, 10.0)]);
+    for r in doubled
+        .iter_mut()
+        .filter(|r| r.num(column::DELAY_MS) == Some(125.0))
+    {
+        for c in [column::REQUESTS, column::NET_RETRANS_SEGS] {
+            let v = r.numbers[c] * 2.0;
+            r.numbers.insert(c.into(), v);
+        }
+    }
+    assert_eq!(verdict(18, &doubled), ClaimVerdict::NoDifference);
+    // Only the long delay ran: nothing to compare.
+    let long = retransmissions(&[(2500.0, 250.0, 1.0)]);
+    assert_eq!(verdict(18, &long), ClaimVerdict::Inconclusive);
 }
 
 #[test]
