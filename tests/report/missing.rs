@@ -25,7 +25,10 @@ fn report_shows_impossible_values_as_missing_with_a_note() {
     let md = report_md(&dir);
     let (notes, figures): (Vec<&str>, Vec<&str>) =
         md.lines().partition(|l| l.contains("not possible"));
+    // The run's own path (pid and counter in its name) is no figure.
+    let path = dir.display().to_string();
     for line in figures {
+        let line = line.replace(&path, "<run>");
         for shown in ["inf", "NaN", "1e308", "-5", "00000000000"] {
             assert!(!line.contains(shown), "report.md shows {shown:?}: {line}");
         }
