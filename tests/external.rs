@@ -97,13 +97,10 @@ fn reference_servers_studied_end_to_end() {
     assert!(output.status.success(), "{}", stderr(&output));
     let rows = common::results_rows(&out);
     // Rows come in the rounds' order (shuffled per round): compare as sets.
-    let mut got: Vec<(&str, &str)> = rows
+    let mut got = common::cells(&rows, ["model", "status"]);
+    let mut want: Vec<[&str; 2]> = REFERENCE_SERVERS
         .iter()
-        .map(|r| (r["model"].as_str(), r["status"].as_str()))
-        .collect();
-    let mut want: Vec<(&str, &str)> = REFERENCE_SERVERS
-        .iter()
-        .map(|(l, _, _)| (*l, "ok"))
+        .map(|(l, _, _)| [*l, "ok"])
         .collect();
     got.sort();
     want.sort();

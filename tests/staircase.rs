@@ -45,24 +45,14 @@ hold = "1s"
     );
     let out = tmp.path().join("out");
     let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
-    let steps: Vec<(&str, &str, &str, &str)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["step"].as_str(),
-                r["stair"].as_str(),
-                r["connections"].as_str(),
-                r["status"].as_str(),
-            )
-        })
-        .collect();
+    let steps = common::cells(&rows, ["step", "stair", "connections", "status"]);
     assert_eq!(
         steps,
         [
-            ("c50-s16-d100ms", "1", "50", "ok"),
-            ("c100-s16-d100ms", "2", "100", "ok"),
-            ("c150-s16-d100ms", "3", "150", "ok"),
-            ("c150-s16-d100ms-hold", "3", "150", "ok"),
+            ["c50-s16-d100ms", "1", "50", "ok"],
+            ["c100-s16-d100ms", "2", "100", "ok"],
+            ["c150-s16-d100ms", "3", "150", "ok"],
+            ["c150-s16-d100ms-hold", "3", "150", "ok"],
         ],
         "{rows:?}"
     );
@@ -132,17 +122,14 @@ to = 1600
 "#,
     );
     let rows = common::run_scenario_ok(&scenario, &tmp.path().join("out"), QUIET_NO_REPORT);
-    let steps: Vec<(&str, &str)> = rows
-        .iter()
-        .map(|r| (r["step"].as_str(), r["status"].as_str()))
-        .collect();
+    let steps = common::cells(&rows, ["step", "status"]);
     assert_eq!(
         steps,
         [
-            ("c400-s16-d200ms", "ok"),
-            ("c800-s16-d200ms", "ok"),
-            ("c1200-s16-d200ms", "failed"),
-            ("c1600-s16-d200ms", "skipped"),
+            ["c400-s16-d200ms", "ok"],
+            ["c800-s16-d200ms", "ok"],
+            ["c1200-s16-d200ms", "failed"],
+            ["c1600-s16-d200ms", "skipped"],
         ],
         "{rows:?}"
     );
@@ -195,20 +182,10 @@ to = 30
     child.wait().unwrap();
     assert!(third.exists(), "stair 3 never started");
     let rows = common::results_rows(&out);
-    let judged: Vec<(&str, &str, &str)> = rows
-        .iter()
-        .take(2)
-        .map(|r| {
-            (
-                r["step"].as_str(),
-                r["stair"].as_str(),
-                r["status"].as_str(),
-            )
-        })
-        .collect();
+    let judged = common::cells(&rows[..rows.len().min(2)], ["step", "stair", "status"]);
     assert_eq!(
         judged,
-        [("c5-s16-d100ms", "1", "ok"), ("c10-s16-d100ms", "2", "ok")],
+        [["c5-s16-d100ms", "1", "ok"], ["c10-s16-d100ms", "2", "ok"]],
         "{rows:?}"
     );
     assert_eq!(rows[1]["connections_established"], "10", "{rows:?}");
@@ -379,21 +356,12 @@ fn a_margin_that_cannot_be_kept_stops_the_staircase_before_its_first_stair() {
     let scenario = margin_scenario(tmp.path(), &format!("{total}MiB"));
     let out = tmp.path().join("out");
     let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
-    let steps: Vec<(&str, &str, &str)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["step"].as_str(),
-                r["status"].as_str(),
-                r["connections_established"].as_str(),
-            )
-        })
-        .collect();
+    let steps = common::cells(&rows, ["step", "status", "connections_established"]);
     assert_eq!(
         steps,
         [
-            ("c5-s16-d100ms", "skipped", ""),
-            ("c10-s16-d100ms", "skipped", "")
+            ["c5-s16-d100ms", "skipped", ""],
+            ["c10-s16-d100ms", "skipped", ""]
         ],
         "{rows:?}"
     );
@@ -426,22 +394,20 @@ fn a_margin_that_is_kept_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let scenario = margin_scenario(tmp.path(), "512MiB");
     let rows = common::run_scenario_ok(&scenario, &tmp.path().join("out"), QUIET_NO_REPORT);
-    let steps: Vec<(&str, &str, &str, &str)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["step"].as_str(),
-                r["status"].as_str(),
-                r["connections_established"].as_str(),
-                r["failure_reason"].as_str(),
-            )
-        })
-        .collect();
+    let steps = common::cells(
+        &rows,
+        [
+            "step",
+            "status",
+            "connections_established",
+            "failure_reason",
+        ],
+    );
     assert_eq!(
         steps,
         [
-            ("c5-s16-d100ms", "ok", "5", ""),
-            ("c10-s16-d100ms", "ok", "10", "")
+            ["c5-s16-d100ms", "ok", "5", ""],
+            ["c10-s16-d100ms", "ok", "10", ""]
         ],
         "{rows:?}"
     );

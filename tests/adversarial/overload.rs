@@ -308,12 +308,8 @@ pub(crate) fn staircase_killed(variant: &Variant) -> Measured {
     run.wait().unwrap();
     assert!(third.exists(), "{model}: stair 3 never started");
     let rows = results_rows(&out);
-    let judged: Vec<(&str, &str)> = rows
-        .iter()
-        .take(2)
-        .map(|r| (r["stair"].as_str(), r["status"].as_str()))
-        .collect();
-    assert_eq!(judged, [("1", "ok"), ("2", "ok")], "{model}: {rows:?}");
+    let judged = common::cells(&rows[..rows.len().min(2)], ["stair", "status"]);
+    assert_eq!(judged, [["1", "ok"], ["2", "ok"]], "{model}: {rows:?}");
     Measured::default()
 }
 

@@ -135,23 +135,13 @@ fn a_scaled_down_claim_16_is_confirmed_with_every_echo_counted() {
     let out = dir.path().join("out");
     let rows = common::run_scenario_ok(&scenario, &out, QUIET);
     // "Gary’s spamming" is 17 bytes (the apostrophe is three): 100 echoes per client.
-    let counted: Vec<(String, String, String, String)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["status"].clone(),
-                r["requests"].clone(),
-                r["errors"].clone(),
-                r["client_bytes_received"].clone(),
-            )
-        })
-        .collect();
+    let counted = common::cells(
+        &rows,
+        ["status", "requests", "errors", "client_bytes_received"],
+    );
     assert_eq!(
         counted,
-        [
-            ("ok".into(), "4000".into(), "0".into(), "68000".into()),
-            ("ok".into(), "4500".into(), "0".into(), "76500".into()),
-        ]
+        [["ok", "4000", "0", "68000"], ["ok", "4500", "0", "76500"],]
     );
     let report = fs::read_to_string(out.join("report.md")).unwrap();
     let row = claims_row(&report, 16);

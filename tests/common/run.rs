@@ -268,6 +268,20 @@ pub fn edit_results_csv(
     changed
 }
 
+/// The cells `columns` of each row, in order: what a test compares with its expected
+/// table. Fails naming the column when a row lacks it.
+pub fn cells<'a, const N: usize>(rows: &'a [ResultsRow], columns: [&str; N]) -> Vec<[&'a str; N]> {
+    rows.iter()
+        .map(|row| {
+            columns.map(|column| {
+                row.get(column)
+                    .unwrap_or_else(|| panic!("no column {column} in {row:?}"))
+                    .as_str()
+            })
+        })
+        .collect()
+}
+
 /// The cell `column` of a results.csv row as a number; fails naming the column and the
 /// row when it is not one (e.g. empty).
 pub fn number(row: &ResultsRow, column: &str) -> f64 {

@@ -20,16 +20,13 @@ connections = [500, 1100, 1500]
     );
     let out = tmp.path().join("out");
     let rows = common::run_scenario_ok(&scenario, &out, QUIET_NO_REPORT);
-    let statuses: Vec<(&str, &str)> = rows
-        .iter()
-        .map(|r| (r["step"].as_str(), r["status"].as_str()))
-        .collect();
+    let statuses = common::cells(&rows, ["step", "status"]);
     assert_eq!(
         statuses,
         [
-            ("c500-s16", "ok"),
-            ("c1100-s16", "failed"),
-            ("c1500-s16", "skipped")
+            ["c500-s16", "ok"],
+            ["c1100-s16", "failed"],
+            ["c1500-s16", "skipped"]
         ]
     );
     // The server refuses the fds past FD_SETSIZE (1024) cleanly, and says so.

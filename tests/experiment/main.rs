@@ -50,28 +50,18 @@ connections = [5, 10]
         String::from_utf8_lossy(&output.stderr)
     );
     let rows = common::results_rows(&out);
-    let mut keys: Vec<(&str, &str, &str, &str)> = rows
-        .iter()
-        .map(|r| {
-            (
-                r["model"].as_str(),
-                r["step"].as_str(),
-                r["repetition"].as_str(),
-                r["status"].as_str(),
-            )
-        })
-        .collect();
+    let mut keys = common::cells(&rows, ["model", "step", "repetition", "status"]);
     // Rows come round by round, the models in each round's own order.
-    let rounds: Vec<&str> = keys.iter().map(|k| k.1).collect();
+    let rounds: Vec<&str> = keys.iter().map(|k| k[1]).collect();
     assert_eq!(rounds, ["c5-s32", "c5-s32", "c10-s32", "c10-s32"]);
     keys.sort();
     assert_eq!(
         keys,
         [
-            ("epoll", "c10-s32", "1", "ok"),
-            ("epoll", "c5-s32", "1", "ok"),
-            ("poll", "c10-s32", "1", "ok"),
-            ("poll", "c5-s32", "1", "ok"),
+            ["epoll", "c10-s32", "1", "ok"],
+            ["epoll", "c5-s32", "1", "ok"],
+            ["poll", "c10-s32", "1", "ok"],
+            ["poll", "c5-s32", "1", "ok"],
         ]
     );
     for row in &rows {
