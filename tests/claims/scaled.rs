@@ -313,22 +313,15 @@ fn a_scaled_down_claim_25_compares_the_most_hosts_with_the_fewest() {
     fs::write(&scenario, TINY_CLAIM_25).unwrap();
     let out = dir.path().join("out");
     let rows = common::run_scenario_ok(&scenario, &out, QUIET);
-    let mut steps: Vec<(String, String, String)> = rows
-        .iter()
-        .map(|r| {
-            assert_eq!(r["status"], "ok", "{r:?}");
-            (
-                r["connections"].clone(),
-                r["client_hosts"].clone(),
-                r["repetition"].clone(),
-            )
-        })
-        .collect();
+    for r in &rows {
+        assert_eq!(r["status"], "ok", "{r:?}");
+    }
+    let mut steps = common::cells(&rows, ["connections", "client_hosts", "repetition"]);
     steps.sort();
-    let expected: Vec<(String, String, String)> = ["4", "8"]
-        .iter()
+    let expected: Vec<[&str; 3]> = ["4", "8"]
+        .into_iter()
         .flat_map(|c| ["1", "2"].map(move |h| (c, h)))
-        .flat_map(|(c, h)| ["1", "2"].map(move |rep| (c.to_string(), h.to_string(), rep.into())))
+        .flat_map(|(c, h)| ["1", "2"].map(move |rep| [c, h, rep]))
         .collect();
     assert_eq!(steps, expected);
     let report = fs::read_to_string(out.join("report.md")).unwrap();
