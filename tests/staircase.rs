@@ -213,8 +213,10 @@ fn a_stair_connected_after_its_deadline_fails_though_its_window_finds_every_conn
     let _heavy = common::heavy();
     let tmp = tempfile::tempdir().unwrap();
     // Stair 2's deadline is 1 s + 2 x its ramp at stair 1's rate (1-2 s at 20/s as the
-    // runner sees it) + 2 s: 5-8 s. Its generator is frozen for 9 s from its start, then
-    // connects at once, well inside the 6 s window that follows the deadline.
+    // runner sees it, at most 4 x connect_timeout on a slow machine) + 2 s: 5-11 s. Its
+    // generator is frozen for 12 s from its start, past any such deadline, then connects
+    // (at once, or at 20/s when frozen before it began) inside the 14 s window that
+    // follows the deadline.
     let scenario = common::write_scenario(
         tmp.path(),
         r#"
@@ -230,7 +232,7 @@ connect_rate = 20
 min_established = 0.9
 [staircase]
 batch = 20
-every = "6s"
+every = "14s"
 to = 40
 "#,
     );
@@ -249,7 +251,7 @@ to = 40
     for &pid in &frozen {
         common::signal(pid as i32, libc::SIGSTOP);
     }
-    std::thread::sleep(std::time::Duration::from_secs(9));
+    std::thread::sleep(std::time::Duration::from_secs(12));
     for &pid in &frozen {
         common::signal(pid as i32, libc::SIGCONT);
     }

@@ -655,9 +655,10 @@ fn stair_row(plan: &Plan, stair: &Stair, server: Option<&Finished>) -> Row {
         taken.load_rss_gained = m.load_rss_gained;
         taken.deadline_s = stair.deadline.map(|d| d.total().as_secs_f64());
         if let Some(dir) = &stair.load_dir {
-            let dirs = live_dirs(dir);
-            let start = window::started_unix(&dirs).unwrap_or(stair.started_unix);
-            taken.ramp = window::ramp(&dirs, start).map(|r| (r.seconds, r.rate_per_s()));
+            // From the instant its deadline counts from: a load slow to begin connecting
+            // (its own clock starts late) ramps slowly, as the runner saw it.
+            taken.ramp = window::ramp(&live_dirs(dir), stair.started_unix)
+                .map(|r| (r.seconds, r.rate_per_s()));
         }
     }
     row::build(

@@ -234,14 +234,6 @@ pub fn bytes(dirs: &[PathBuf]) -> (u64, u64) {
         })
 }
 
-/// When a batch started loading: the earliest start of its loads.
-pub fn started_unix(dirs: &[PathBuf]) -> Option<f64> {
-    dirs.iter()
-        .filter_map(|d| read_summary(d))
-        .map(|s| s.started_unix)
-        .reduce(f64::min)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,6 +312,39 @@ mod tests {
         // 10 requests a second per load, whatever the window's length.
         assert_eq!(s.throughput_rps, 20.0);
         assert_eq!(s.throughput_bytes_per_s, 20.0 * 64.0);
-        assert_eq!(started_unix(&dirs), Some(1000.0));
+    }
+
+    #[test]
+    fn a_batch_ramps_from_the_start_it_is_given_to_its_last_connection() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        let connected = |opened_unix, connect_us| LoadConnRecord {
+            local_port: 40_000,
+            opened_unix,
+            connect_us,
+            ..LoadConnRecord::default()
+        };
+        // A failed attempt (no local port) is not a connection, however late it ended.
+        let failed = LoadConnRecord {
+            opened_unix: 1030.0,
+            connect_us: 1_000_000,
+            ..LoadConnRecord::default()
+        };
+        for (dir, records) in [
+            (&a, vec![connected(1009.0, 250_000), failed]),
+            (&b, vec![connected(1009.5, 1_000_000)]),
+        ] {
+            fs::create_dir_all(dir).unwrap();
+            let mut w = csv::Writer::from_path(dir.join("connections.csv")).unwrap();
+            for r in records {
+                w.serialize(r).unwrap();
+            }
+            w.flush().unwrap();
+        }
+        // Loads that began connecting 9 s after the stair started ramp over those 9 s too.
+        let r = ramp(&[a, b], 1000.0).unwrap();
+        assert_eq!((r.seconds, r.established), (10.5, 2));
+        assert_eq!(r.rate_per_s(), Some(2.0 / 10.5));
+        assert_eq!(ramp(&[tmp.path().join("none")], 1000.0), None);
     }
 }
