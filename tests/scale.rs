@@ -32,7 +32,7 @@ fn fifty_thousand_connections_through_the_lab() {
             r#"
 name = "lab-50k"
 models = ["epoll"]
-step_timeout = "50s"
+step_timeout = "120s"
 [hosts]
 clients = {HOSTS}
 [server]
@@ -41,7 +41,7 @@ conns_per_process = 18000
 size = {SIZE}
 requests = 1
 connect_rate = 10000
-hold_together = "2s"
+hold_together = "8s"
 connect_timeout = "10s"
 conns_per_process = 18000
 [sweep]

@@ -307,8 +307,10 @@ to = 2
         (seconds - 1.0).abs() < 1e-3 || (seconds - 2.0).abs() < 1e-3,
         "{requests} requests at {rate}/s: {seconds} s"
     );
-    // Two connections, each waiting 10 ms between requests: at most 2 x 101 a second.
-    assert!(rate > 0.0 && rate <= 202.0, "{:?}", rows[0]);
+    // Two connections, each waiting 10 ms between requests: at most 2 x 101 a second,
+    // a few more in a timeline second the load's recorder cut late (it wakes every 20 ms),
+    // and well under the 4/3 x 200 of a rate divided by the window's 1.5 s.
+    assert!(rate > 0.0 && rate <= 230.0, "{:?}", rows[0]);
 }
 
 #[test]

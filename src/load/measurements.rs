@@ -533,14 +533,16 @@ impl Outputs {
         latency: &Histogram<u64>,
         raw: Option<&Histogram<u64>>,
     ) -> anyhow::Result<()> {
+        // The interval first: a reader that finds a second's timeline row finds its
+        // latency too (a staircase window waits for the row).
+        self.write_interval(start_s, length_s, latency, raw)
+            .with_context(|| self.writing("latency.hlog"))?;
         let timeline = &mut self.timeline;
         (|| -> anyhow::Result<()> {
             timeline.serialize(row)?;
             Ok(timeline.flush()?)
         })()
-        .with_context(|| self.writing("timeline.csv"))?;
-        self.write_interval(start_s, length_s, latency, raw)
-            .with_context(|| self.writing("latency.hlog"))
+        .with_context(|| self.writing("timeline.csv"))
     }
 
     fn write_interval(

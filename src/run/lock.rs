@@ -36,8 +36,16 @@ pub fn lock(out: &Path, force: bool) -> Result<Lock, String> {
         if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
             return Err(format!("cannot lock {}: {error}", path.display()));
         }
+        // The holder records its pid just after taking the lock: a moment to read it.
         let mut pid = String::new();
-        let _ = lock.read_to_string(&mut pid);
+        for _ in 0..50 {
+            pid.clear();
+            let _ = lock.rewind().and_then(|()| lock.read_to_string(&mut pid));
+            if !pid.trim().is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let pid = match pid.trim() {
             "" => "not yet recorded".to_string(),
             pid => pid.chars().take(20).collect(),

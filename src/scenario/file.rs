@@ -472,7 +472,7 @@ options! {
         pipeline: Count => |a, v| a.pipeline = v.0.min(u32::MAX as u64) as u32,
         hold: Dur => |a, v| a.hold = Some(v.0),
         /// Hold long enough that every connection is open together for this long:
-        /// `--hold` = this + connections / connect_rate (max-clients studies).
+        /// `--hold` = this + 2 x connections / connect_rate (max-clients studies).
         hold_together: Dur,
         threads: Count => |a, v| a.threads = Some(v.0 as usize),
         /// The load's event-loop engine (`--engine`): "epoll" or "uring".

@@ -29,7 +29,7 @@ step_timeout = "30s"
 [load]
 size = 64
 requests = 2
-hold_together = "500ms"
+hold_together = "2s"
 connect_rate = 10000
 connect_timeout = "5s"
 [sweep]

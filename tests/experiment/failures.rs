@@ -309,9 +309,11 @@ connections = [2]
     let out = tmp.path().join("out");
     let runner = start_run(&scenario, &out);
     let step = out.join("poll").join("c2-s16-d10ms").join("rep-1");
+    // Once the load writes, the server listens: past its start-up check that it can
+    // write its summary, which a directory put there earlier would fail instead.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !step.is_dir() {
-        assert!(Instant::now() < deadline, "the step never started");
+    while !step.join("load").join("summary.json").is_file() {
+        assert!(Instant::now() < deadline, "the step's load never started");
         std::thread::sleep(Duration::from_millis(20));
     }
     fs::create_dir_all(step.join("server-summary.json")).unwrap();

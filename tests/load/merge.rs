@@ -33,8 +33,10 @@ fn twenty_five_thousand_connections_over_two_processes_and_source_addresses() {
         "127.0.0.2-127.0.0.3",
         "--requests",
         "1",
+        // Long enough that the last connection, however slow the connects (a SYN the
+        // servers' backlog drops is retried after 1 s, then 3 s), opens before the first closes.
         "--hold",
-        "6s",
+        "15s",
         "--size",
         "16",
         "--out",

@@ -51,14 +51,20 @@ fn ctrl_c_leaves_final_valid_files_and_exits_0() {
         dir.to_str().unwrap(),
     ]);
     let started = Instant::now();
-    // summary.json is rewritten every second while the run goes.
+    // summary.json is rewritten every second while the run goes; the signal comes once it
+    // shows every connection open and echoing (the first is written before any connects).
     let deadline = started + Duration::from_secs(10);
     let running = loop {
         let text = std::fs::read(dir.join("summary.json")).unwrap_or_default();
         if let Ok(running) = serde_json::from_slice::<LoadSummary>(&text) {
-            break running;
+            if running.connections_established == 4 && running.requests_completed >= 4 {
+                break running;
+            }
         }
-        assert!(Instant::now() < deadline, "no summary.json while running");
+        assert!(
+            Instant::now() < deadline,
+            "no summary.json of 4 connections echoing while running"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(!running.complete, "complete while the run goes");

@@ -255,34 +255,38 @@ mod tests {
 
     #[test]
     fn stop_reports_a_clean_exit_or_a_kill() {
-        let mut guard = spawn(
-            Path::new("sh"),
-            &[
-                "-c".into(),
-                "trap 'exit 0' TERM; while :; do sleep 0.05; done".into(),
-            ],
-            None,
-            Stdio::null(),
-            Stdio::null(),
-        )
-        .unwrap();
-        std::thread::sleep(Duration::from_millis(100));
+        let tmp = tempfile::tempdir().unwrap();
+        // Each shell says when its trap is set; a signal before that would kill it.
+        let sh = |trap: &str, ready: &str| {
+            let ready = tmp.path().join(ready);
+            let script = format!(
+                "trap {trap} TERM; : > '{}'; while :; do sleep 0.05; done",
+                ready.display()
+            );
+            let guard = spawn(
+                Path::new("sh"),
+                &["-c".into(), script],
+                None,
+                Stdio::null(),
+                Stdio::null(),
+            )
+            .unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(10);
+            while !ready.exists() {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "sh never set its trap"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            guard
+        };
+        let mut guard = sh("'exit 0'", "clean");
         let (status, killed) = guard.stop(libc::SIGTERM, Duration::from_secs(5));
         assert!(!killed);
         assert_eq!(status.and_then(|s| s.code()), Some(0));
         // A child that ignores SIGTERM is killed after the grace period.
-        let mut stubborn = spawn(
-            Path::new("sh"),
-            &[
-                "-c".into(),
-                "trap '' TERM; while :; do sleep 0.05; done".into(),
-            ],
-            None,
-            Stdio::null(),
-            Stdio::null(),
-        )
-        .unwrap();
-        std::thread::sleep(Duration::from_millis(100));
+        let mut stubborn = sh("''", "stubborn");
         let (_, killed) = stubborn.stop(libc::SIGTERM, Duration::from_millis(300));
         assert!(killed);
         assert!(stubborn.try_wait().is_some());

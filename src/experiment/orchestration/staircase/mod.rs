@@ -38,9 +38,10 @@ use window::{live_dirs, Window};
 
 /// How often the staircase looks at its server, its loads and the stop signals.
 const TICK: Duration = Duration::from_millis(50);
-/// How late a load writes a second after it ends: its timeline and interval log are
-/// read this long after a window closes, so the window's last second is in them.
-const WRITE_LAG: Duration = Duration::from_millis(700);
+/// How long a window waits, once closed, for its loads to write its last second (each
+/// writes a second just after it ends; a starved machine later). A window whose loads
+/// stopped writing is measured from what they wrote.
+const WRITE_WAIT: Duration = Duration::from_secs(3);
 
 /// The rows of one staircase, and whether a stop signal cut it short.
 pub struct StaircaseOutcome {
@@ -157,7 +158,10 @@ fn measure_window(
     let kernel_to = server.kernel();
     let loads_to = loads.usage();
     let to = unix_now();
-    wait_until(Instant::now() + WRITE_LAG, server).ok()?;
+    let give_up = Instant::now() + WRITE_WAIT;
+    while !window::written_through(dirs, to) && Instant::now() < give_up {
+        wait_until(Instant::now() + TICK, server).ok()?;
+    }
     let window: Window = window::window(dirs, errors_from, from, to);
     let readings = Readings {
         at_start: cpu_from,

@@ -79,6 +79,21 @@ pub fn connections(dirs: &[PathBuf]) -> Connections {
     c
 }
 
+/// Whether every live load still running has written each second that falls in a window
+/// ending at `to`: its latest timeline row is the last such second or later (the next
+/// second's middle is at or past `to`).
+pub fn written_through(dirs: &[PathBuf], to: f64) -> bool {
+    dirs.iter().all(|dir| {
+        let Some(summary) = read_summary(dir) else {
+            return true;
+        };
+        summary.complete
+            || read_timeline(dir)
+                .last()
+                .is_some_and(|row| summary.started_unix + row.second as f64 + 1.5 >= to)
+    })
+}
+
 /// What every live load did in one window, summed.
 #[derive(Debug, Clone)]
 pub struct Window {
@@ -279,6 +294,31 @@ mod tests {
             assert_eq!(w.requests, 100 * seconds, "{w:?}");
             assert_eq!(w.as_summary().throughput_rps, 100.0, "{w:?}");
         }
+    }
+
+    #[test]
+    fn a_window_is_written_once_every_running_load_has_its_last_second() {
+        let root = tempfile::tempdir().unwrap();
+        let (a, b) = (root.path().join("a"), root.path().join("b"));
+        // Seconds 0-3 written, their middles 1000.5 to 1003.5.
+        live_load(&a, 1000.0, 4, 10, 100, 1);
+        let dirs = vec![a.clone()];
+        // A window to 1004.0 or 1004.5 holds second 3 (middle 1003.5), not 4 (1004.5):
+        // written.
+        assert!(written_through(&dirs, 1004.0));
+        assert!(written_through(&dirs, 1004.5));
+        // To 1004.6, second 4's middle is inside and not written yet.
+        assert!(!written_through(&dirs, 1004.6));
+        // A load with no second yet is waited for; one that ended is not.
+        live_load(&b, 1000.0, 0, 0, 0, 1);
+        assert!(!written_through(&[a.clone(), b.clone()], 1001.0));
+        let ended = LoadSummary {
+            started_unix: 1000.0,
+            complete: true,
+            ..LoadSummary::default()
+        };
+        Outputs::rewrite_summary(&b, &ended).unwrap();
+        assert!(written_through(&[a, b], 1001.0));
     }
 
     #[test]
