@@ -199,14 +199,7 @@ pub(crate) fn accept_pauses_without_a_spare_fd(variant: &Variant) {
     set_soft_fd_limit(server.pid(), spare as u64);
     let mut first = server.connect();
     first.write_all(b"first").unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while open_fds(server.pid()).contains(&(spare, "/dev/null".to_string())) {
-        assert!(
-            Instant::now() < deadline,
-            "{model}: the spare was never shed"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    server.wait_fds_settled();
     // One number free (the spare's): the first waiting connection is served.
     let highest = open_fds(server.pid())
         .into_iter()
