@@ -126,7 +126,8 @@ results_columns! {
     REQUESTS_PER_S_CV requests_per_s_cv: Option<f64>, "fraction";
     /// A staircase's stair, 1-based (the hold row repeats the last); empty otherwise.
     STAIR stair: Option<u32>, "index";
-    /// Seconds from the stair's batch starting until its connections were established.
+    /// Seconds from the stair's batch starting until its connections were established
+    /// (their first attempts: a reconnection is not the batch connecting).
     RAMP_S ramp_s: Option<f64>, "s";
     /// The batch's connections established per second of `ramp_s`.
     CONNECT_RATE_PER_S connect_rate_per_s: Option<f64>, "connections/s";

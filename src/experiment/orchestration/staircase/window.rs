@@ -212,8 +212,8 @@ impl Ramp {
     }
 }
 
-/// The ramp of a batch that started at `start_unix`: the last established connection's
-/// connect end (opened + connect time) over every load of the batch.
+/// The ramp of a batch that started at `start_unix`: the last first connection's connect
+/// end (opened + connect time) over every load of the batch.
 pub fn ramp(dirs: &[PathBuf], start_unix: f64) -> Option<Ramp> {
     let mut last: Option<f64> = None;
     let mut established = 0;
@@ -225,8 +225,9 @@ pub fn ramp(dirs: &[PathBuf], start_unix: f64) -> Option<Ramp> {
             .deserialize::<LoadConnRecord>()
             .filter_map(Result::ok)
         {
-            // A failed attempt has no local port: it never connected.
-            if record.local_port == 0 {
+            // A failed attempt has no local port: it never connected. A later attempt is a
+            // reconnection (`--reconnect`), not the batch connecting.
+            if record.local_port == 0 || record.attempt != 1 {
                 continue;
             }
             established += 1;
@@ -359,19 +360,26 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
         let connected = |opened_unix, connect_us| LoadConnRecord {
+            attempt: 1,
             local_port: 40_000,
             opened_unix,
             connect_us,
             ..LoadConnRecord::default()
         };
-        // A failed attempt (no local port) is not a connection, however late it ended.
+        // A failed attempt (no local port) is not a connection, however late it ended;
+        // a reconnection is not the batch connecting.
         let failed = LoadConnRecord {
+            attempt: 1,
             opened_unix: 1030.0,
             connect_us: 1_000_000,
             ..LoadConnRecord::default()
         };
+        let reconnected = LoadConnRecord {
+            attempt: 2,
+            ..connected(1080.0, 100_000)
+        };
         for (dir, records) in [
-            (&a, vec![connected(1009.0, 250_000), failed]),
+            (&a, vec![connected(1009.0, 250_000), failed, reconnected]),
             (&b, vec![connected(1009.5, 1_000_000)]),
         ] {
             fs::create_dir_all(dir).unwrap();
