@@ -382,12 +382,9 @@ mod tests {
             (&a, vec![connected(1009.0, 250_000), failed, reconnected]),
             (&b, vec![connected(1009.5, 1_000_000)]),
         ] {
-            fs::create_dir_all(dir).unwrap();
-            let mut w = csv::Writer::from_path(dir.join("connections.csv")).unwrap();
-            for r in records {
-                w.serialize(r).unwrap();
-            }
-            w.flush().unwrap();
+            Outputs::create(dir, 1000.0, &LoadSummary::default())
+                .and_then(|mut o| o.write_records(&records))
+                .unwrap();
         }
         // Loads that began connecting 9 s after the stair started ramp over those 9 s too.
         let r = ramp(&[a, b], 1000.0).unwrap();
