@@ -237,7 +237,13 @@ fn without_root_the_run_says_what_it_needs() {
     fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755)).unwrap();
     let scenario = two_hosts_scenario(tmp.path(), "requests = 1");
     let out = tmp.path().join("out");
-    let mut command = Command::new(BIN);
+    // The unprivileged run must be able to execute the binary too: a clone under a
+    // directory others cannot enter (root's home is 0700) holds it where nobody can, so
+    // run a copy from the temporary directory.
+    let bin = tmp.path().join("echolab");
+    fs::copy(BIN, &bin).unwrap();
+    fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut command = Command::new(&bin);
     command.arg("run").arg(&scenario).arg("--out").arg(&out);
     // SAFETY: setgid/setuid are async-signal-safe and touch no memory of the parent.
     unsafe {
