@@ -216,7 +216,8 @@ fn a_stair_connected_after_its_deadline_fails_though_its_window_finds_every_conn
     // runner sees it, at most 4 x connect_timeout on a slow machine) + 2 s: 5-11 s. Its
     // generator is frozen for 12 s from its start, past any such deadline, then connects
     // (at once, or at 20/s when frozen before it began) inside the 14 s window that
-    // follows the deadline.
+    // follows the deadline. Frozen before it began, it writes its first files only inside
+    // that window: the window must find it there, not only the loads it saw open.
     let scenario = common::write_scenario(
         tmp.path(),
         r#"
@@ -245,7 +246,7 @@ to = 40
         if second.exists() {
             frozen = loads_under(&child, &second);
         }
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
     assert!(!frozen.is_empty(), "stair 2's load never started");
     for &pid in &frozen {

@@ -136,13 +136,15 @@ fn wait_until(until: Instant, server: &mut Session) -> Result<(), ()> {
     Ok(())
 }
 
-/// Measures the window starting now for `length` over the loads writing into `dirs`
+/// Measures the window starting now for `length` over the loads writing under `roots`
 /// (errors counted from `errors_from`, the stair's start; the kernel's memory from
-/// `kernel_before`, before the first stair). None when cut short.
+/// `kernel_before`, before the first stair). None when cut short. Each load's folder is
+/// looked for when the window is read, not when it opens: a load that began late (a
+/// stair past its deadline) writes its first files inside the window.
 fn measure_window(
     server: &mut Session,
     scenario: &Scenario,
-    (dirs, errors_from): (&[PathBuf], f64),
+    (roots, errors_from): (&[PathBuf], f64),
     length: Duration,
     loads: &Generators,
     kernel_before: Option<KernelSnapshot>,
@@ -159,10 +161,10 @@ fn measure_window(
     let loads_to = loads.usage();
     let to = unix_now();
     let give_up = Instant::now() + WRITE_WAIT;
-    while !window::written_through(dirs, to) && Instant::now() < give_up {
+    while !window::written_through(&window::live_dirs_of(roots), to) && Instant::now() < give_up {
         wait_until(Instant::now() + TICK, server).ok()?;
     }
-    let window: Window = window::window(dirs, errors_from, from, to);
+    let window: Window = window::window(&window::live_dirs_of(roots), errors_from, from, to);
     let readings = Readings {
         at_start: cpu_from,
         at_end: cpu_to,
@@ -352,9 +354,9 @@ impl<'s> Climb<'s> {
         }
     }
 
-    /// The folders every live load writes into.
+    /// The folders every live load writes into, as they are now.
     fn dirs(&self) -> Vec<PathBuf> {
-        self.load_dirs.iter().flat_map(|d| live_dirs(d)).collect()
+        window::live_dirs_of(&self.load_dirs)
     }
 
     /// Every stair in turn, each into its own folder, until one ends the staircase or a
@@ -445,13 +447,12 @@ impl<'s> Climb<'s> {
         // connections.csv, which `ramp_s` is read from, is written when the load ends.
         self.last_rate = (established == Ok(Ok(())))
             .then(|| batch.connections as f64 / load_start.elapsed().as_secs_f64());
-        let dirs = self.dirs();
         // A late stair is still measured, so its row shows what it reached.
         let measured = established.ok().and_then(|_| {
             measure_window(
                 server,
                 self.scenario,
-                (&dirs, record.started_unix),
+                (&self.load_dirs, record.started_unix),
                 self.staircase.every,
                 &self.generators,
                 self.kernel_before,
@@ -471,7 +472,7 @@ impl<'s> Climb<'s> {
         let measured = measure_window(
             server,
             self.scenario,
-            (&self.dirs(), record.started_unix),
+            (&self.load_dirs, record.started_unix),
             hold,
             &self.generators,
             self.kernel_before,

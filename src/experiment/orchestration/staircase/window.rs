@@ -37,6 +37,12 @@ pub fn live_dirs(root: &Path) -> Vec<PathBuf> {
     }
 }
 
+/// The result directories of every load run under `roots` ([`live_dirs`]), as they are
+/// now: a load that has not begun yet has none.
+pub fn live_dirs_of(roots: &[PathBuf]) -> Vec<PathBuf> {
+    roots.iter().flat_map(|d| live_dirs(d)).collect()
+}
+
 /// When a second of a load's timeline (or its interval log) falls in a window: by its
 /// middle, so each second counts in exactly one of two adjacent windows.
 fn inside(start_unix: f64, length_s: f64, from: f64, to: f64) -> bool {
@@ -281,6 +287,23 @@ mod tests {
                 .write_second(&row, second as f64, 1.0, &h, None)
                 .unwrap();
         }
+    }
+
+    #[test]
+    fn a_load_that_begins_after_the_window_opened_is_found_when_it_is_read() {
+        let root = tempfile::tempdir().unwrap();
+        let (early, late) = (root.path().join("stair-1"), root.path().join("stair-2"));
+        live_load(&early, 1000.0, 10, 10, 100, 20);
+        std::fs::create_dir_all(&late).unwrap();
+        let roots = vec![early.clone(), late.clone()];
+        // Stair 2's load has not begun (frozen, or slow to start): no folder of its own yet.
+        assert_eq!(live_dirs_of(&roots), [early.clone()]);
+        // It begins inside the window and connects its batch: read at the window's end,
+        // both loads count.
+        live_load(&late, 1005.0, 4, 10, 100, 20);
+        let dirs = live_dirs_of(&roots);
+        assert_eq!(dirs, [early, late]);
+        assert_eq!(window(&dirs, 1000.0, 1005.0, 1009.0).connections.open, 40);
     }
 
     #[test]
