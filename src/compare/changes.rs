@@ -8,12 +8,12 @@
 use std::path::PathBuf;
 
 use super::matching::{self, ModelStep};
-use crate::report::data::{Record, Results, Status};
-use crate::report::latency;
-use crate::report::verdict::{self, fmt_count};
 use crate::results::column;
+use crate::results::latency;
+use crate::results::reader::{Record, Results, Status};
 use crate::results::threshold::{unit, SHORT_NAMES};
 use crate::stats::{self, Comparison};
+use crate::verdict::{self, fmt_count};
 
 /// One figure compared: the verdict's figures by their short names, and any other
 /// results.csv column a threshold names.

@@ -6,8 +6,8 @@
 use plotters::style::RGBColor;
 
 use super::changes::Changes;
-use crate::report::charts::{self, Pt, Series, XFormat, XySpec};
-use crate::report::document::{Block, Chart, Section};
+use crate::render::charts::{self, Pt, Series, XFormat, XySpec};
+use crate::render::document::{Block, Chart, Section};
 
 const OLD_COLOR: RGBColor = RGBColor(0x88, 0x88, 0x88);
 const NEW_COLOR: RGBColor = RGBColor(0x00, 0x72, 0xB2);

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::changes::{Change, Changes, Measure, StepChange};
 use super::gate::{Crossing, Threshold};
-use crate::report::document::{Block, Document, Section, StatusWords, Table};
-use crate::report::markdown;
+use crate::render::document::{Block, Document, Section, StatusWords, Table};
+use crate::render::markdown;
 use crate::stats;
 
 /// What compare.html and the Markdown say at the top.

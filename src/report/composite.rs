@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use super::build;
-use super::claims::{self, Claim};
-use super::data::{self, Results};
-use super::document::{self, Block, Document, Section};
+use crate::claims::{self, Claim};
+use crate::render::document::{self, Block, Document, Section};
+use crate::results::reader::{self, Results};
 use crate::results::Manifest;
 
 /// One part as the composite report sees it: its results, or why there are none.
@@ -22,7 +22,7 @@ fn load_part(dir: &Path, part: &str, manifest: &Manifest) -> Result<Results, Str
             "this part left no results".into()
         });
     }
-    data::load(&dir.join(part)).map_err(|e| format!("its results cannot be read: {e:#}"))
+    reader::load(&dir.join(part)).map_err(|e| format!("its results cannot be read: {e:#}"))
 }
 
 /// What the composite report says of its parts: the claims judged from their rows, each

@@ -5,12 +5,12 @@
 use std::fs;
 use std::path::Path;
 
-use super::data::{Record, Results, Status};
-use super::document::{Block, Section, Table};
-use super::verdict::{fmt_count, fmt_latency};
 use crate::load::measurements::LoadSummary;
+use crate::render::document::{Block, Section, Table};
+use crate::results::reader::{Record, Results, Status};
 use crate::results::{column, LOAD_HOSTS};
 use crate::server::counters::ServerSummary;
+use crate::verdict::{fmt_count, fmt_latency};
 
 /// The heaviest ok repetition of each model whose load was split over two or more
 /// client hosts (most connections, then most requests per connection).

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use super::charts::{chart, model_color, time_unit, Pt, Series, XFormat, XySpec};
-use super::data::{self, NumberTable, Record, Results, Status};
-use super::document::Block;
-use super::sweep::{self, at, Sweep};
+use crate::render::charts::{chart, model_color, time_unit, Pt, Series, XFormat, XySpec};
+use crate::render::document::Block;
+use crate::results::reader::{self, NumberTable, Record, Results, Status};
+use crate::verdict::sweep::{self, at, Sweep};
 
 /// The step files of one model's heaviest step in a sweep.
 pub(super) struct HeavyStep {
@@ -28,7 +28,7 @@ pub(super) struct HeavyStep {
 /// Reads a step file, turning a malformed one into a warning: one bad file
 /// should not cost the whole report.
 fn read_step_file(results: &mut Results, path: &Path) -> Option<NumberTable> {
-    match data::read_table(path) {
+    match reader::read_table(path) {
         Ok(table) => table,
         Err(error) => {
             results

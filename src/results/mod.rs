@@ -1,11 +1,13 @@
-//! The schema of a results directory, below both its writer ([`crate::experiment`])
-//! and its reader ([`crate::report`]): results.csv's columns and [`Row`] (each column
-//! declared once, in `row.rs`), manifest.json's [`Manifest`] (read and written here),
+//! The results directory, below its writer ([`crate::experiment`]) and everything
+//! that reads it: results.csv's columns and [`Row`] (each column declared once, in
+//! `row.rs`), its reader ([`reader`]) and the latency logs' ([`latency`]), manifest.json's [`Manifest`] (read and written here),
 //! the thresholds a run or a comparison judges its figures by ([`threshold`]), and the
 //! name of a step's [`LOAD_HOSTS`] file.
 
 mod columns;
+pub mod latency;
 mod manifest;
+pub mod reader;
 mod row;
 pub mod threshold;
 

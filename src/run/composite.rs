@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use super::{default_out, print_thresholds, run_into, write_report_or_warn, RunArgs};
 use crate::experiment::orchestration::results_csv::ResultsCsv;
 use crate::experiment::placement::process;
-use crate::report::data::Results;
+use crate::results::reader::Results;
 use crate::scenario::{self, Scenario};
 
 pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
@@ -77,7 +77,7 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     manifest.finish(interrupted);
     manifest.write(&out)?;
     if !args.no_report {
-        write_report_or_warn(&out, &mut crate::report::data::load(&out));
+        write_report_or_warn(&out, &mut crate::results::reader::load(&out));
     }
     crate::outln!("results: {}", out.display());
     if interrupted {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::experiment::{self, orchestration::runner::RunOutcome};
-use crate::report::data::Results;
+use crate::results::reader::Results;
 use crate::scenario;
 
 /// How `echolab run` is called, for its usage errors.
@@ -348,7 +348,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(baseline) = &args.baseline {
         // Checked before the run: a baseline that cannot be read would be found out
         // only after it.
-        if let Err(e) = crate::report::data::load(baseline) {
+        if let Err(e) = crate::results::reader::load(baseline) {
             return Ok(crate::console::usage_error(
                 USAGE,
                 &format!("--baseline: {e:#}"),
@@ -426,7 +426,7 @@ fn run_into(
         manifest.baseline = Some(absolute.display().to_string());
         manifest.write(out)?;
     }
-    let mut results = crate::report::data::load(out);
+    let mut results = crate::results::reader::load(out);
     if !args.no_report {
         write_report_or_warn(out, &mut results);
     }

@@ -8,10 +8,10 @@ pub mod layers;
 
 use std::fs;
 
-use super::data::{Record, Results, Status};
-use super::document::{Block, Chart, Section, Table};
 use crate::experiment::measurement::profile::{self, LOAD, NOTES, SERVER};
+use crate::render::document::{Block, Chart, Section, Table};
 use crate::results::column;
+use crate::results::reader::{Record, Results, Status};
 use layers::Layer;
 
 /// How far the profiled repetition's CPU per request may sit outside the measured

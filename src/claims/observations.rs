@@ -7,8 +7,8 @@
 use super::compared::{beats, most_per_repetition, sweep_of};
 use super::contest::{contest, level_shown, verdict_of, Figure, Outcome, Side, THROUGHPUT};
 use super::{column, num, ok_spread, outcome, values_of, ClaimVerdict, Judged, Record};
-use crate::report::verdict::{fmt_count, fmt_cpu_per_request, fmt_latency};
 use crate::stats;
+use crate::verdict::{fmt_count, fmt_cpu_per_request, fmt_latency};
 
 /// A claim that `upper` exceeds `lower` (`contest(upper, lower, ..)` gave `outcome` and
 /// `line`): confirmed when significantly so, refuted when significantly the other way

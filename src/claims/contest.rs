@@ -4,9 +4,9 @@
 //! turn, and a claim made of several such comparisons turned into its verdict.
 
 use super::{ClaimVerdict, Record, Status};
-use crate::report::verdict::{flag, fmt_cpu, fmt_latency, fmt_rate};
 use crate::stats::{self, Comparison};
 use crate::units::fmt_bytes;
+use crate::verdict::{flag, fmt_cpu, fmt_latency, fmt_rate};
 
 /// One side of a comparison: its name and its samples (one per repetition), each with
 /// whether its repetition is flagged (generator-bound or disturbed).

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
 
-use super::data::{Record, Results};
 use crate::load::measurements::new_histogram;
 use crate::load::merge::read_hlog;
 use crate::results::column;
+use crate::results::reader::{Record, Results};
 
 /// The histogram of every request of `rows` (latency, not the raw tag of an open loop);
 /// None when any of them has no readable latency.hlog.

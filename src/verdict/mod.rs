@@ -1,14 +1,17 @@
-//! The verdict (which model wins each figure, by what ratio), computed from
-//! results.csv; the plain-language findings under it are in findings.rs.
+//! The decision: which model wins each figure, by what ratio and with what
+//! significance, computed from results.csv; `sweep` finds the x axes and aggregates
+//! repetitions. The report, the claims and the comparison all decide through it.
 
-use super::data::{Record, Results, Status};
-use super::latency;
-use super::sweep::{self, at, Sweep};
+pub mod sweep;
+
 use crate::results::column;
+use crate::results::latency;
+use crate::results::reader::{Record, Results, Status};
 use crate::stats::{self, Comparison};
 use crate::units::fmt_bytes;
+use sweep::{at, Sweep};
 
-pub use super::format::{
+pub use crate::render::format::{
     fmt_count, fmt_cpu, fmt_cpu_per_request, fmt_latency, fmt_rate, fmt_ratio, fmt_ratio_interval,
     fmt_seconds,
 };
@@ -310,7 +313,7 @@ impl Verdict {
 }
 
 /// `other` against `best`, oriented so that a ratio above 1 means `best` is better.
-pub(super) fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<Comparison> {
+pub(crate) fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<Comparison> {
     if higher_is_better {
         stats::compare(other, best)
     } else {

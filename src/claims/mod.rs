@@ -3,9 +3,9 @@
 //! claim turns rows into the claim, its numbers with their spread over the
 //! repetitions, and a verdict with its reason; section() lays them out.
 
-use super::data::{Record, Status};
-use super::document::{Block, Section, Table};
+use crate::render::document::{Block, Section, Table};
 use crate::results::column;
+use crate::results::reader::{Record, Status};
 
 mod capacity;
 mod claim_charts;

@@ -9,8 +9,8 @@ use super::contest::{
     contest, level_shown, verdict_of, Figure, Outcome, Side, CPU, MEAN, MEMORY, THROUGHPUT,
 };
 use super::{column, num, ran, samples, values_of, ClaimVerdict, Judged, Record, Status};
-use crate::report::verdict::{fmt_count, fmt_latency};
 use crate::stats;
+use crate::verdict::{fmt_count, fmt_latency};
 
 /// Judges claims of the form "`better` beats `worse` on `figure`" over every row.
 pub(super) fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> Judged {

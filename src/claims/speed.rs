@@ -5,8 +5,8 @@ use super::{
     column, models, num, ok_spread, ran, samples, spread, values_of, ClaimVerdict, Judged, Record,
     Spread, Status,
 };
-use crate::report::verdict::{fmt_count, fmt_latency};
 use crate::stats::{self, Comparison};
+use crate::verdict::{fmt_count, fmt_latency};
 
 /// One step where both models have ok values of a column: each side's spread over the
 /// repetitions and the comparison of b's against a's (`ratio`: b's median over a's).

@@ -5,8 +5,8 @@ use super::{
     column, models, num, ok_spread, outcome, ran, spread, values_of, ClaimVerdict, Judged,
     MachineLimits, Record,
 };
-use crate::report::verdict::fmt_count;
 use crate::units::format_size;
+use crate::verdict::fmt_count;
 
 fn held_line(rows: &[Record], model: &str, c: f64) -> String {
     let at = |r: &Record| num(r, column::CONNECTIONS) == c;

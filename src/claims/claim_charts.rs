@@ -6,9 +6,9 @@
 
 use super::compared::retransmissions_per_1000;
 use super::{column, num, values_of, Record, Status};
-use crate::report::charts::{self, model_color, Pt, Series, XFormat, XySpec};
-use crate::report::document::{Block, Chart};
-use crate::report::verdict::fmt_count;
+use crate::render::charts::{self, model_color, Pt, Series, XFormat, XySpec};
+use crate::render::document::{Block, Chart};
+use crate::verdict::fmt_count;
 
 /// A claim's chart, drawn: the report's [`Chart`] block once laid out.
 #[derive(Debug, Clone)]
