@@ -167,7 +167,7 @@ pub fn scenario_thresholds(
     Ok(Some((all, unmet)))
 }
 
-/// What the comparison adds to a run's report ([`crate::report::Contributions`]): the
+/// What the comparison adds to a run's report: the
 /// scenario's thresholds judged, and the run against its baseline.
 pub fn report_sections(results: &Results) -> Vec<Section> {
     thresholds_section(results)

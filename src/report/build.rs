@@ -12,10 +12,7 @@ use crate::results::Manifest;
 use crate::verdict::sweep::{self, Sweep};
 use crate::verdict::{self, fmt_count, fmt_ratio_interval, BASELINE};
 
-pub fn document(
-    results: &mut Results,
-    contributions: super::Contributions,
-) -> anyhow::Result<Document> {
+pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     let sweeps = sweep::sweeps(results);
     // Step files are read first so that problems with them become alerts.
     let mut heavy = Vec::new();
@@ -42,7 +39,7 @@ pub fn document(
         sections.extend(figures::sweep_sections(results, s, &heavy)?);
     }
     sections.extend(per_host::section(results));
-    sections.extend(contributions(results));
+    sections.extend(crate::compare::report_sections(results));
     sections.extend(super::profiles::section(results));
     sections.push(steps_section(results));
     Ok(Document {

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::build;
 use crate::claims::{self, Claim};
 use crate::render::document::{self, Block, Document, Section};
+use crate::results::files::MANIFEST;
 use crate::results::reader::{self, Results};
 use crate::results::Manifest;
 
@@ -15,7 +16,7 @@ fn load_part(dir: &Path, part: &str, manifest: &Manifest) -> Result<Results, Str
     if let Some(error) = manifest.part_errors.get(part) {
         return Err(error.clone());
     }
-    if !dir.join(part).join("manifest.json").exists() {
+    if !dir.join(part).join(MANIFEST).exists() {
         return Err(if manifest.interrupted {
             "the run was interrupted before this part started".into()
         } else {

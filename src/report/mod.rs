@@ -8,7 +8,7 @@
 //! sweep (figures.rs, driven by a table of metrics) and its timelines (timelines.rs);
 //! composite.rs lays out the report of a scenario made of parts (`classic`);
 //! per_host.rs shows each client host's figures when the load was split over hosts.
-//! The comparison's sections of a run's report come in as [`Contributions`].
+//! The comparison adds its sections (thresholds, baseline) from its own room below.
 
 mod answer;
 mod build;
@@ -37,15 +37,10 @@ pub struct ReportArgs {
     pub results_dir: PathBuf,
 }
 
-/// Sections another room adds to a plain run's report (the comparison's thresholds and
-/// baseline), passed in by whoever composes the two, so the report never reaches up
-/// into a room that reads results through it.
-pub type Contributions = fn(&reader::Results) -> Vec<document::Section>;
-
 pub use models_table::models_table;
 
-pub fn main(args: ReportArgs, contributions: Contributions) -> anyhow::Result<ExitCode> {
-    let written = write_all(&mut reader::load(&args.results_dir)?, contributions)?;
+pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let written = write_all(&mut reader::load(&args.results_dir)?)?;
     for path in written {
         crate::outln!("{}", path.display());
     }
@@ -54,16 +49,13 @@ pub fn main(args: ReportArgs, contributions: Contributions) -> anyhow::Result<Ex
 
 /// Writes report.html, report.md and charts/*.svg into `results_dir`; returns
 /// report.html's path.
-pub fn write_report(results_dir: &Path, contributions: Contributions) -> anyhow::Result<PathBuf> {
-    write_report_of(&mut reader::load(results_dir)?, contributions)
+pub fn write_report(results_dir: &Path) -> anyhow::Result<PathBuf> {
+    write_report_of(&mut reader::load(results_dir)?)
 }
 
 /// [`write_report`] of results already read (into their directory, `results.dir`).
-pub fn write_report_of(
-    results: &mut reader::Results,
-    contributions: Contributions,
-) -> anyhow::Result<PathBuf> {
-    Ok(write_all(results, contributions)?.remove(0))
+pub fn write_report_of(results: &mut reader::Results) -> anyhow::Result<PathBuf> {
+    Ok(write_all(results)?.remove(0))
 }
 
 /// The verdict of every sweep as lines of plain text, for the end of `echolab run`:
@@ -101,12 +93,9 @@ pub fn verdict_lines(results: &reader::Results) -> Vec<String> {
 }
 
 /// Every file written into the results' directory, report.html first.
-fn write_all(
-    results: &mut reader::Results,
-    contributions: Contributions,
-) -> anyhow::Result<Vec<PathBuf>> {
+fn write_all(results: &mut reader::Results) -> anyhow::Result<Vec<PathBuf>> {
     let doc = if results.manifest.parts.is_empty() {
-        build::document(results, contributions)?
+        build::document(results)?
     } else {
         composite::document(results)
     };

@@ -10,6 +10,7 @@ use hdrhistogram::Histogram;
 use crate::load::measurements::new_histogram;
 use crate::load::merge::read_hlog;
 use crate::results::column;
+use crate::results::files::{LATENCY_LOG, LOAD_DIR};
 use crate::results::reader::{Record, Results};
 
 /// The histogram of every request of `rows` (latency, not the raw tag of an open loop);
@@ -17,7 +18,7 @@ use crate::results::reader::{Record, Results};
 pub fn histogram(results: &Results, rows: &[&Record]) -> Option<Histogram<u64>> {
     added(
         rows.iter()
-            .map(|row| row.step_dir(&results.dir).join("load/latency.hlog")),
+            .map(|row| row.step_dir(&results.dir).join(LOAD_DIR).join(LATENCY_LOG)),
     )
 }
 

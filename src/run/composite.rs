@@ -11,6 +11,7 @@ use anyhow::Context as _;
 use super::{default_out, print_thresholds, run_into, write_report_or_warn, RunArgs};
 use crate::experiment::orchestration::results_csv::ResultsCsv;
 use crate::experiment::placement::process;
+use crate::results::files::RESULTS;
 use crate::results::reader::Results;
 use crate::scenario::{self, Scenario};
 
@@ -48,7 +49,7 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     manifest.write(&out)?;
     // The parts' rows are in their own folders; an empty results.csv keeps the
     // directory readable by anything that expects one.
-    ResultsCsv::create(&out.join("results.csv"))?;
+    ResultsCsv::create(&out.join(RESULTS))?;
     let mut interrupted = false;
     let mut unmet = 0;
     for part in &composite.parts {

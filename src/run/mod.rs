@@ -436,14 +436,14 @@ fn run_into(
 /// Writes the report of the run in `dir` with the comparison's sections (its thresholds,
 /// its baseline): the report and the comparison compose here, as experiment and report do.
 pub fn write_report(dir: &Path) -> anyhow::Result<PathBuf> {
-    crate::report::write_report(dir, crate::compare::report_sections)
+    crate::report::write_report(dir)
 }
 
 /// [`write_report`] of the `results` read from `out`, a failure said as a warning: the
 /// results stay whatever the report does.
 fn write_report_or_warn(out: &Path, results: &mut anyhow::Result<Results>) {
     let written = match results {
-        Ok(results) => crate::report::write_report_of(results, crate::compare::report_sections),
+        Ok(results) => crate::report::write_report_of(results),
         Err(e) => Err(anyhow::anyhow!("{e:#}")),
     };
     match written {
