@@ -238,13 +238,8 @@ fn spread(mut values: Vec<f64>) -> Option<Spread> {
     }
     values.sort_by(f64::total_cmp);
     let n = values.len();
-    let median = if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    };
     Some(Spread {
-        median,
+        median: crate::stats::median(&values)?,
         min: values[0],
         max: values[n - 1],
         n,

@@ -321,10 +321,30 @@ pub(crate) fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> O
     }
 }
 
-/// [`decide`], and then again with each flagged (generator-bound or disturbed)
-/// repetition left out in turn: a winner (or a group of leaders) stays one only when
-/// no single flagged repetition is what made it one. The weakest of those decisions
-/// (the one naming the most models) is returned.
+/// The rule every decision on repetitions follows: a flagged (generator-bound or
+/// disturbed) repetition never decides alone. These are the samples with each flagged
+/// repetition left out in turn (side by side, first side's first); a decision stands
+/// only when it stands on each of them too.
+pub fn each_flagged_left_out<'a>(
+    samples: &'a [Vec<f64>],
+    flagged: &'a [Vec<bool>],
+) -> impl Iterator<Item = Vec<Vec<f64>>> + 'a {
+    flagged.iter().enumerate().flat_map(move |(i, flags)| {
+        flags
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| **f)
+            .map(move |(j, _)| {
+                let mut without = samples.to_vec();
+                without[i].remove(j);
+                without
+            })
+    })
+}
+
+/// [`decide`], and then again on [`each_flagged_left_out`]: a winner (or a group of
+/// leaders) stays one only when no single flagged repetition is what made it one. The
+/// weakest of those decisions (the one naming the most models) is returned.
 pub fn decide_robustly(
     samples: &[Vec<f64>],
     flagged: &[Vec<bool>],
@@ -332,17 +352,13 @@ pub fn decide_robustly(
     step: f64,
 ) -> Decision {
     let mut weakest = decide(samples, higher_is_better, step);
-    for (i, flags) in flagged.iter().enumerate() {
-        for (j, _) in flags.iter().enumerate().filter(|(_, f)| **f) {
-            if weakest.named() == usize::MAX {
-                return weakest;
-            }
-            let mut without = samples.to_vec();
-            without[i].remove(j);
-            let d = decide(&without, higher_is_better, step);
-            if d.named() > weakest.named() {
-                weakest = d;
-            }
+    for without in each_flagged_left_out(samples, flagged) {
+        if weakest.named() == usize::MAX {
+            break;
+        }
+        let d = decide(&without, higher_is_better, step);
+        if d.named() > weakest.named() {
+            weakest = d;
         }
     }
     weakest

@@ -62,6 +62,18 @@ fn scaled_reps(scales: &[f64], model: &str, step: &str, values: &[(&str, f64)]) 
         .collect()
 }
 
+/// The same rows with repetition `rep` of `model` marked generator-bound.
+fn bound(mut rows: Vec<Record>, model: &str, rep: u32) -> Vec<Record> {
+    for r in rows
+        .iter_mut()
+        .filter(|r| r.model == model && r.repetition == rep)
+    {
+        r.raw
+            .insert(column::GENERATOR_BOUND.to_string(), "true".to_string());
+    }
+    rows
+}
+
 fn verdict(number: usize, rows: &[Record]) -> ClaimVerdict {
     verdict_with(number, rows, MachineLimits::default())
 }
