@@ -6,7 +6,8 @@
 //! to reach ALPHA).
 
 use super::contest::{
-    contest, level_shown, verdict_of, Figure, Outcome, Side, CPU, MEAN, MEMORY, THROUGHPUT,
+    claim_figure, contest, level_shown, verdict_of, Figure, Outcome, Side, CPU, MEAN, MEMORY,
+    THROUGHPUT,
 };
 use super::{column, num, ran, samples, values_of, ClaimVerdict, Judged, Record, Status};
 use crate::stats;
@@ -24,7 +25,7 @@ pub(super) fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> J
             numbers.push(line.clone());
             let says = format!(
                 "{better} {} {worse}",
-                if figure.lower_is_better {
+                if !figure.higher_is_better {
                     format!("lower {} than", figure.name)
                 } else {
                     format!("higher {} than", figure.name)
@@ -41,11 +42,7 @@ pub(super) fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> J
 /// least. Each repetition's scale is the most connections it held (its highest ok step).
 pub(super) fn claim_9(rows: &[Record]) -> Judged {
     let most_held = |model: &str| most_per_repetition(rows, model, column::CONNECTIONS);
-    const HELD: Figure = Figure {
-        name: "connections held",
-        lower_is_better: false,
-        fmt: fmt_count,
-    };
+    const HELD: Figure = claim_figure("connections held", true, fmt_count);
     let side = |m: &str| Side::new(m, most_held(m));
     let mut numbers = Vec::new();
     let parts: Vec<(String, Outcome, String)> = [
@@ -84,11 +81,7 @@ pub(super) fn claim_9(rows: &[Record]) -> Judged {
 
 /// Claim 10 (000, Figure 6): epoll takes longer per request than threads (and select).
 pub(super) fn claim_10(rows: &[Record]) -> Judged {
-    let slower = Figure {
-        name: "mean response time",
-        lower_is_better: false,
-        fmt: fmt_latency,
-    };
+    let slower = claim_figure("mean response time", true, fmt_latency);
     beats(
         rows,
         &[
@@ -165,11 +158,7 @@ pub(super) fn claim_15(rows: &[Record]) -> Judged {
 /// half: confirmed when the upper half is not significantly faster, refuted when it
 /// is (throughput kept growing with the connections).
 pub(super) fn claim_17(rows: &[Record]) -> Judged {
-    const MIB_S: Figure = Figure {
-        name: "echo throughput",
-        lower_is_better: false,
-        fmt: |v| format!("{v:.2} MiB/s"),
-    };
+    const MIB_S: Figure = claim_figure("echo throughput", true, |v| format!("{v:.2} MiB/s"));
     let (model, stairs) = sweep_of(rows, column::CONNECTIONS);
     let mut numbers: Vec<String> = stairs
         .iter()
@@ -260,11 +249,10 @@ fn no_growth(
 
 /// Retransmitted segments per 1 000 requests: what claims 18 and 32 compare, so that
 /// a step that completes more requests does not count more retransmissions for that alone.
-const RETRANSMISSIONS: Figure = Figure {
-    name: "retransmitted segments per 1 000 requests",
-    lower_is_better: false,
-    fmt: |v| format!("{v:.2}"),
-};
+const RETRANSMISSIONS: Figure =
+    claim_figure("retransmitted segments per 1 000 requests", true, |v| {
+        format!("{v:.2}")
+    });
 
 /// One row's retransmitted segments per 1 000 requests completed (None without requests).
 pub(super) fn retransmissions_per_1000(r: &Record) -> Option<f64> {
@@ -298,7 +286,7 @@ fn retransmission_steps(rows: &[Record], model: &str) -> Vec<String> {
                 "{} clients, delay {d} ms: retransmitted segments per 1 000 requests {}, \
                  segments in {}/s",
                 fmt_count(c),
-                super::spread(per_1000).map_or("?".into(), |s| s.show(RETRANSMISSIONS.fmt)),
+                super::spread(per_1000).map_or("?".into(), |s| s.show(RETRANSMISSIONS.format)),
                 segments.map_or("?".into(), fmt_count)
             ));
         }
@@ -343,11 +331,8 @@ pub(super) fn claim_18(rows: &[Record]) -> Judged {
 /// claim holds when the last tenth is significantly slower by x1.5 or more.
 pub(super) fn claim_20(rows: &[Record]) -> Judged {
     const JUMP: f64 = 1.5;
-    const BY_JOIN_ORDER: Figure = Figure {
-        name: "mean response time by join order",
-        lower_is_better: false,
-        fmt: fmt_latency,
-    };
+    const BY_JOIN_ORDER: Figure =
+        claim_figure("mean response time by join order", true, fmt_latency);
     let (model, steps) = sweep_of(rows, column::CONNECTIONS);
     let tenths = |c: f64| {
         let at = |r: &Record| num(r, column::CONNECTIONS) == c;
@@ -414,11 +399,11 @@ pub(super) fn claim_20(rows: &[Record]) -> Judged {
 /// consistent than to epoll: select's spread of the per-second request rate
 /// (`requests_per_s_cv`) is significantly below epoll's over the repetitions.
 pub(super) fn claim_21(rows: &[Record]) -> Judged {
-    const SPREAD: Figure = Figure {
-        name: "spread of the requests per second (sd / mean)",
-        lower_is_better: true,
-        fmt: |v| format!("{v:.3}"),
-    };
+    const SPREAD: Figure = claim_figure(
+        "spread of the requests per second (sd / mean)",
+        false,
+        |v| format!("{v:.3}"),
+    );
     beats(
         rows,
         &[("select", "epoll", SPREAD, column::REQUESTS_PER_S_CV)],
@@ -432,11 +417,7 @@ pub(super) fn claim_21(rows: &[Record]) -> Judged {
 /// refuted when significantly higher by x1.05 or more, confirmed when lower or the
 /// ratio's whole interval lies within x1.05, "no difference" otherwise.
 pub(super) fn claim_23(rows: &[Record]) -> Judged {
-    const RATE: Figure = Figure {
-        name: "segments received per second",
-        lower_is_better: false,
-        fmt: fmt_count,
-    };
+    const RATE: Figure = claim_figure("segments received per second", true, fmt_count);
     let (model, clients) = sweep_of(rows, column::CONNECTIONS);
     let at = |c: f64| {
         samples(

@@ -4,9 +4,11 @@
 //! turn, and a claim made of several such comparisons turned into its verdict.
 
 use super::{ClaimVerdict, Record, Status};
+use crate::render::format::ratio_interval;
 use crate::stats::{self, Comparison};
 use crate::units::fmt_bytes;
-use crate::verdict::{each_flagged_left_out, flag, fmt_cpu, fmt_latency, fmt_rate};
+pub(super) use crate::verdict::Figure;
+use crate::verdict::{each_flagged_left_out, flag, fmt_cpu, fmt_latency, fmt_rate, Resolution};
 
 /// One side of a comparison: its name and its samples (one per repetition), each with
 /// whether its repetition is flagged (generator-bound or disturbed).
@@ -131,34 +133,26 @@ impl<T: Copy> Robust<T> {
     }
 }
 
-/// What a claim says of a figure: which way is better and how to print it.
-#[derive(Clone, Copy)]
-pub(super) struct Figure {
-    pub name: &'static str,
-    pub lower_is_better: bool,
-    pub fmt: fn(f64) -> String,
+/// A figure as a claim compares it: exact, and read by the claim itself rather than
+/// from one column (many are derived from several).
+pub(super) const fn claim_figure(
+    name: &'static str,
+    higher_is_better: bool,
+    format: fn(f64) -> String,
+) -> Figure {
+    Figure {
+        name,
+        column: "",
+        higher_is_better,
+        format,
+        resolution: Resolution::Exact,
+    }
 }
 
-pub(super) const MEAN: Figure = Figure {
-    name: "mean response time",
-    lower_is_better: true,
-    fmt: fmt_latency,
-};
-pub(super) const THROUGHPUT: Figure = Figure {
-    name: "throughput",
-    lower_is_better: false,
-    fmt: fmt_rate,
-};
-pub(super) const CPU: Figure = Figure {
-    name: "server CPU",
-    lower_is_better: true,
-    fmt: fmt_cpu,
-};
-pub(super) const MEMORY: Figure = Figure {
-    name: "server memory (peak RSS)",
-    lower_is_better: true,
-    fmt: fmt_bytes,
-};
+pub(super) const MEAN: Figure = claim_figure("mean response time", false, fmt_latency);
+pub(super) const THROUGHPUT: Figure = claim_figure("throughput", true, fmt_rate);
+pub(super) const CPU: Figure = claim_figure("server CPU", false, fmt_cpu);
+pub(super) const MEMORY: Figure = claim_figure("server memory (peak RSS)", false, fmt_bytes);
 
 /// How one comparison came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,10 +200,10 @@ pub(super) fn contest(better: &Side, worse: &Side, figure: Figure) -> (Outcome, 
 /// How one comparison of `better`'s samples over `worse`'s came out (`c` from
 /// `stats::compare(worse, better)`).
 fn decided(c: &Comparison, figure: Figure) -> Outcome {
-    let claimed_way = if figure.lower_is_better {
-        c.ratio < 1.0
-    } else {
+    let claimed_way = if figure.higher_is_better {
         c.ratio > 1.0
+    } else {
+        c.ratio < 1.0
     };
     if c.decisive() && claimed_way {
         Outcome::Holds
@@ -225,25 +219,15 @@ fn decided(c: &Comparison, figure: Figure) -> Outcome {
 /// "epoll 1.20 ms against threads 400 µs (mean response time): x3.00 (2.5–3.5), p = 0.0079, n = 5",
 /// with where the ratio sits against the x1.05 threshold when it is near it.
 fn line(better: &Side, worse: &Side, figure: Figure, c: &Comparison) -> String {
-    let median = |s: &Side| stats::median(&s.samples).map_or("?".into(), figure.fmt);
-    // Against a median of zero the ratio is infinite.
-    let times = |r: f64| {
-        if r.is_infinite() {
-            "∞".to_string()
-        } else {
-            format!("{r:.2}")
-        }
-    };
+    let median = |s: &Side| stats::median(&s.samples).map_or("?".into(), figure.format);
     format!(
-        "{} {} against {} {} ({}): x{} ({}–{}), {}{}",
+        "{} {} against {} {} ({}): {}, {}{}",
         better.name,
         median(better),
         worse.name,
         median(worse),
         figure.name,
-        times(c.ratio),
-        times(c.interval.0),
-        times(c.interval.1),
+        ratio_interval(c, 'x'),
         c.describe_p(),
         threshold_note(c)
     )

@@ -5,7 +5,9 @@
 //! repetition left out in turn.
 
 use super::compared::{beats, most_per_repetition, sweep_of};
-use super::contest::{contest, level_shown, verdict_of, Figure, Outcome, Side, THROUGHPUT};
+use super::contest::{
+    claim_figure, contest, level_shown, verdict_of, Figure, Outcome, Side, THROUGHPUT,
+};
 use super::{column, num, ok_spread, outcome, values_of, ClaimVerdict, Judged, Record};
 use crate::stats;
 use crate::verdict::{fmt_count, fmt_cpu_per_request, fmt_latency};
@@ -51,12 +53,8 @@ fn exceeds(
 
 /// A figure that is higher where the claim says it is (the claim's own direction is
 /// in `exceeds`' `upper` and `lower`).
-const fn higher(name: &'static str, fmt: fn(f64) -> String) -> Figure {
-    Figure {
-        name,
-        lower_is_better: false,
-        fmt,
-    }
+const fn higher(name: &'static str, format: fn(f64) -> String) -> Figure {
+    claim_figure(name, true, format)
 }
 
 /// "median 1.20 ms (1.10 ms–1.30 ms, 4 reps)" of `c` for `model` where `at` holds, or
@@ -293,11 +291,8 @@ pub(super) fn claim_27(rows: &[Record]) -> Judged {
 /// server's CPU time per request, epoll against threads; each one's context switches
 /// per request listed beside it.
 pub(super) fn claim_28(rows: &[Record]) -> Judged {
-    const CPU_PER_REQUEST: Figure = Figure {
-        name: "server CPU time per request",
-        lower_is_better: true,
-        fmt: fmt_cpu_per_request,
-    };
+    const CPU_PER_REQUEST: Figure =
+        claim_figure("server CPU time per request", false, fmt_cpu_per_request);
     let (verdict, why, mut numbers) = beats(
         rows,
         &[(
@@ -377,11 +372,9 @@ const REQUESTS_A_CLIENT: f64 = 60.0;
 /// A step's total test time is the time 60 requests a client take at the rate it
 /// measured; the shortest delay against the longest.
 pub(super) fn claim_30(rows: &[Record]) -> Judged {
-    const TOTAL: Figure = Figure {
-        name: "total test time of 60 requests a client",
-        lower_is_better: true,
-        fmt: |v| format!("{v:.1} s"),
-    };
+    const TOTAL: Figure = claim_figure("total test time of 60 requests a client", false, |v| {
+        format!("{v:.1} s")
+    });
     let (model, delays) = sweep_of(rows, column::DELAY_MS);
     let total = |r: &Record| {
         let rate = r.num(column::THROUGHPUT_RPS).filter(|v| *v > 0.0)?;
@@ -410,7 +403,7 @@ pub(super) fn claim_30(rows: &[Record]) -> Judged {
                     column::THROUGHPUT_RPS,
                     fmt_count
                 ),
-                stats::median(&s.samples).map_or("?".into(), TOTAL.fmt)
+                stats::median(&s.samples).map_or("?".into(), TOTAL.format)
             )
         })
         .collect();

@@ -11,6 +11,7 @@ use super::{
     column, models, num, ok_spread, ran, spread, values_of, ClaimVerdict, Judged, Record, Spread,
     Status,
 };
+use crate::render::format::ratio_interval;
 use crate::stats::{self, Comparison};
 use crate::verdict::{flag, fmt_count, fmt_latency};
 
@@ -201,13 +202,7 @@ pub(super) fn claim_5(rows: &[Record]) -> Judged {
 
 /// "x1.93 (1.81–2.05), p = 0.029, n = 4": a comparison as the claims print it.
 fn shown(c: &Comparison) -> String {
-    format!(
-        "x{:.2} ({:.2}–{:.2}), {}",
-        c.ratio,
-        c.interval.0,
-        c.interval.1,
-        c.describe_p()
-    )
+    format!("{}, {}", ratio_interval(c, 'x'), c.describe_p())
 }
 
 /// Claim 6 (004, cases 1-5): each doubling of the clients at one delay, does the mean

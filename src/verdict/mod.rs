@@ -18,9 +18,14 @@ pub use crate::render::format::{
 
 pub const BASELINE: &str = "tokio";
 
-/// One figure of the report, as a number per step that can be ranked.
+/// One figure: a number per step that can be ranked, which way is better, how it is
+/// written and how finely it is measured. The report's, the comparison's and the
+/// claims' figures are all this one type.
+#[derive(Clone, Copy)]
 pub struct Figure {
     pub name: &'static str,
+    /// The results.csv column it is read from; "" for a claim's figure, which the claim
+    /// reads itself.
     pub column: &'static str,
     pub higher_is_better: bool,
     pub format: fn(f64) -> String,
