@@ -94,9 +94,8 @@ pub fn check_can_run(scenario: &crate::scenario::Scenario) -> anyhow::Result<()>
         .iter()
         .any(|m| crate::results::Limits::of(&m.options).is_some())
     {
-        // SAFETY: geteuid has no preconditions and cannot fail.
         anyhow::ensure!(
-            unsafe { libc::geteuid() } == 0,
+            crate::sys::is_root(),
             "{}: this process is not root",
             placement::conditions::NEEDS
         );

@@ -58,9 +58,7 @@ pub fn unavailable() -> Option<String> {
         .ok()
         .and_then(|t| t.trim().parse().ok())
         .unwrap_or(2);
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    paranoid_forbids(paranoid, root)
+    paranoid_forbids(paranoid, crate::sys::is_root())
 }
 
 /// The `perf record` of every CPU.
