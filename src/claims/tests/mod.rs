@@ -159,9 +159,9 @@ fn spreads_and_tests() {
     assert_eq!(sections[1].heading, "Claim 3: not run");
 }
 
-/// Where the five reports are: `ECHOLAB_SEEDS`, else shared/seeds beside the checkout.
+/// Where the five sources are: `ECHOLAB_SEEDS`, else shared/seeds beside the checkout.
 /// None when that folder is absent, after a visible SKIPPED line; under CI (which has
-/// the reports beside its checkout) an absent folder fails instead (`sys::skip_test`).
+/// the sources beside its checkout) an absent folder fails instead (`sys::skip_test`).
 fn seeds(test: &str) -> Option<std::path::PathBuf> {
     let dir = std::env::var_os("ECHOLAB_SEEDS").map_or_else(
         || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/seeds"),
@@ -171,18 +171,18 @@ fn seeds(test: &str) -> Option<std::path::PathBuf> {
         return Some(dir);
     }
     let reason = format!(
-        "the reports are not at {} (set ECHOLAB_SEEDS=DIR to point at them)",
+        "the sources are not at {} (set ECHOLAB_SEEDS=DIR to point at them)",
         dir.display()
     );
     crate::sys::skip_test(test, &reason);
     None
 }
 
-/// Every claim's quote is its report's own words: found verbatim (spacing aside) in
+/// Every claim's quote is its source's own words: found verbatim (spacing aside) in
 /// its file in shared/seeds; a quote made of quoted fragments has each fragment there.
 #[test]
-fn every_quote_is_found_in_its_report() {
-    let Some(seeds) = seeds("every_quote_is_found_in_its_report") else {
+fn every_quote_is_found_in_its_source() {
+    let Some(seeds) = seeds("every_quote_is_found_in_its_source") else {
         return;
     };
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -206,10 +206,10 @@ fn every_quote_is_found_in_its_report() {
     }
 }
 
-/// Each claim's scenario cites its report's file, and its declaration states a test and
-/// how echolab's setup differs from the report's.
+/// Each claim's scenario cites its source's file, and its declaration states a test and
+/// how echolab's setup differs from the source's.
 #[test]
-fn every_claim_scenario_cites_its_report_and_every_claim_says_how_it_differs() {
+fn every_claim_scenario_cites_its_source_and_every_claim_says_how_it_differs() {
     use crate::scenario::{parse, BUILTIN};
     for (i, c) in CLAIMS.iter().enumerate() {
         let name = format!("claim-{}", i + 1);
