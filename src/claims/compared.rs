@@ -9,7 +9,7 @@ use super::contest::{
     claim_figure, contest, level_shown, verdict_of, Figure, Outcome, Side, CPU, MEAN, MEMORY,
     THROUGHPUT,
 };
-use super::{column, num, ran, samples, values_of, ClaimVerdict, Judged, Record, Status};
+use super::{column, num_or_zero, ran, samples, values_of, ClaimVerdict, Judged, Record, Status};
 use crate::stats;
 use crate::verdict::{fmt_count, fmt_latency};
 
@@ -66,11 +66,13 @@ pub(super) fn claim_9(rows: &[Record]) -> Judged {
         if let Some(r) = rows
             .iter()
             .filter(|r| r.model == model && r.status == Status::Failed)
-            .min_by(|a, b| num(a, column::CONNECTIONS).total_cmp(&num(b, column::CONNECTIONS)))
+            .min_by(|a, b| {
+                num_or_zero(a, column::CONNECTIONS).total_cmp(&num_or_zero(b, column::CONNECTIONS))
+            })
         {
             numbers.push(format!(
                 "{model} failed at {} connections: {}",
-                fmt_count(num(r, column::CONNECTIONS)),
+                fmt_count(num_or_zero(r, column::CONNECTIONS)),
                 r.failure_reason
             ));
         }
@@ -166,7 +168,7 @@ pub(super) fn claim_17(rows: &[Record]) -> Judged {
             let s = samples(
                 rows,
                 &model,
-                |r| num(r, column::CONNECTIONS) == c,
+                |r| num_or_zero(r, column::CONNECTIONS) == c,
                 column::THROUGHPUT_MIB_S,
             );
             format!(
@@ -187,7 +189,7 @@ pub(super) fn claim_17(rows: &[Record]) -> Judged {
         samples(
             rows,
             &model,
-            |r| (num(r, column::CONNECTIONS) > top / 2.0) == upper,
+            |r| (num_or_zero(r, column::CONNECTIONS) > top / 2.0) == upper,
             column::THROUGHPUT_MIB_S,
         )
     };
@@ -274,19 +276,22 @@ fn retransmission_steps(rows: &[Record], model: &str) -> Vec<String> {
     let mine = || rows.iter().filter(|r| r.model == model && ran(r));
     let mut lines = Vec::new();
     for c in values_of(mine(), column::CONNECTIONS) {
-        let at_c = |r: &&Record| num(r, column::CONNECTIONS) == c;
+        let at_c = |r: &&Record| num_or_zero(r, column::CONNECTIONS) == c;
         for d in values_of(mine().filter(at_c), column::DELAY_MS)
             .into_iter()
             .rev()
         {
-            let at = |r: &Record| num(r, column::CONNECTIONS) == c && num(r, column::DELAY_MS) == d;
+            let at = |r: &Record| {
+                num_or_zero(r, column::CONNECTIONS) == c && num_or_zero(r, column::DELAY_MS) == d
+            };
             let per_1000 = retransmission_samples(rows, model, at);
             let segments = stats::median(&samples(rows, model, at, column::NET_SEGS_IN_PER_S));
             lines.push(format!(
                 "{} clients, delay {d} ms: retransmitted segments per 1 000 requests {}, \
                  segments in {}/s",
                 fmt_count(c),
-                super::spread(per_1000).map_or("?".into(), |s| s.show(RETRANSMISSIONS.format)),
+                super::over_repetitions(per_1000)
+                    .map_or("?".into(), |s| s.show(RETRANSMISSIONS.format)),
                 segments.map_or("?".into(), fmt_count)
             ));
         }
@@ -303,8 +308,8 @@ pub(super) fn claim_18(rows: &[Record]) -> Judged {
     let fewest = clients.first().copied().unwrap_or(0.0);
     let side = |short: bool, name: String| {
         let at = |r: &Record| {
-            num(r, column::CONNECTIONS) == fewest
-                && (num(r, column::DELAY_MS) <= THRESHOLD_MS) == short
+            num_or_zero(r, column::CONNECTIONS) == fewest
+                && (num_or_zero(r, column::DELAY_MS) <= THRESHOLD_MS) == short
         };
         Side::derived(name, rows, &model, at, retransmissions_per_1000)
     };
@@ -335,7 +340,7 @@ pub(super) fn claim_20(rows: &[Record]) -> Judged {
         claim_figure("mean response time by join order", true, fmt_latency);
     let (model, steps) = sweep_of(rows, column::CONNECTIONS);
     let tenths = |c: f64| {
-        let at = |r: &Record| num(r, column::CONNECTIONS) == c;
+        let at = |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
         (
             Side::new(
                 "the last tenth to join",
@@ -423,7 +428,7 @@ pub(super) fn claim_23(rows: &[Record]) -> Judged {
         samples(
             rows,
             &model,
-            |r| num(r, column::CONNECTIONS) == c,
+            |r| num_or_zero(r, column::CONNECTIONS) == c,
             column::NET_SEGS_IN_PER_S,
         )
     };
@@ -483,7 +488,7 @@ pub(super) fn most_per_repetition(rows: &[Record], model: &str, c: &str) -> Vec<
             rows.iter()
                 .filter(|r| r.model == model && r.repetition == rep)
                 .filter(|r| r.status == Status::Ok)
-                .map(|r| num(r, c))
+                .map(|r| num_or_zero(r, c))
                 .fold(0.0, f64::max)
         })
         .collect()
@@ -497,7 +502,8 @@ pub(super) fn claim_32(rows: &[Record]) -> Judged {
     let (model, delays) = sweep_of(rows, column::DELAY_MS);
     let mut numbers = retransmission_steps(rows, &model);
     let pause = delays.last().copied().unwrap_or(0.0);
-    let at_pause = |r: &&Record| r.model == model && ran(r) && num(r, column::DELAY_MS) == pause;
+    let at_pause =
+        |r: &&Record| r.model == model && ran(r) && num_or_zero(r, column::DELAY_MS) == pause;
     let clients = values_of(rows.iter().filter(at_pause), column::CONNECTIONS);
     let (Some(&fewest), Some(&most)) = (clients.first(), clients.last()) else {
         return (ClaimVerdict::Inconclusive, "no step ran".into(), numbers);
@@ -513,7 +519,9 @@ pub(super) fn claim_32(rows: &[Record]) -> Judged {
         );
     }
     let side = |c: f64| {
-        let at = |r: &Record| num(r, column::CONNECTIONS) == c && num(r, column::DELAY_MS) == pause;
+        let at = |r: &Record| {
+            num_or_zero(r, column::CONNECTIONS) == c && num_or_zero(r, column::DELAY_MS) == pause
+        };
         Side::derived(
             format!("{} clients", fmt_count(c)),
             rows,

@@ -8,7 +8,9 @@ use super::compared::{beats, most_per_repetition, sweep_of};
 use super::contest::{
     claim_figure, contest, level_shown, verdict_of, Figure, Outcome, Side, THROUGHPUT,
 };
-use super::{column, num, ok_spread, outcome, values_of, ClaimVerdict, Judged, Record};
+use super::{
+    column, num_or_zero, ok_repetitions, outcome, values_of, ClaimVerdict, Judged, Record,
+};
 use crate::stats;
 use crate::verdict::{fmt_count, fmt_cpu_per_request, fmt_latency};
 
@@ -66,7 +68,7 @@ fn median_range(
     c: &str,
     fmt: fn(f64) -> String,
 ) -> String {
-    ok_spread(rows, model, at, c).map_or("no repetition passed".into(), |s| s.show(fmt))
+    ok_repetitions(rows, model, at, c).map_or("no repetition passed".into(), |s| s.show(fmt))
 }
 
 /// The first and the last of a sweep's `values`, or why there are not two to compare
@@ -114,7 +116,9 @@ pub(super) fn claim_24(rows: &[Record]) -> Judged {
 pub(super) fn claim_25(rows: &[Record]) -> Judged {
     let (model, hosts) = sweep_of(rows, column::CLIENT_HOSTS);
     let at = |h: f64, c: f64| {
-        move |r: &Record| num(r, column::CLIENT_HOSTS) == h && num(r, column::CONNECTIONS) == c
+        move |r: &Record| {
+            num_or_zero(r, column::CLIENT_HOSTS) == h && num_or_zero(r, column::CONNECTIONS) == c
+        }
     };
     let connections = values_of(
         rows.iter().filter(|r| r.model == model),
@@ -183,7 +187,7 @@ pub(super) fn claim_25(rows: &[Record]) -> Judged {
 /// requests answered per second at the most connections against the fewest.
 pub(super) fn claim_26(rows: &[Record]) -> Judged {
     let (model, steps) = sweep_of(rows, column::CONNECTIONS);
-    let at = |c: f64| move |r: &Record| num(r, column::CONNECTIONS) == c;
+    let at = |c: f64| move |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
     let mut numbers = Vec::new();
     for &c in &steps {
         let mut line = format!(
@@ -321,7 +325,7 @@ pub(super) fn claim_29(rows: &[Record]) -> Judged {
         format!("{v:.3}")
     });
     let (model, clients) = sweep_of(rows, column::CONNECTIONS);
-    let at = |c: f64| move |r: &Record| num(r, column::CONNECTIONS) == c;
+    let at = |c: f64| move |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
     let side = |c: f64| {
         Side::of(
             format!("{} clients", fmt_count(c)),
@@ -378,14 +382,14 @@ pub(super) fn claim_30(rows: &[Record]) -> Judged {
     let (model, delays) = sweep_of(rows, column::DELAY_MS);
     let total = |r: &Record| {
         let rate = r.num(column::THROUGHPUT_RPS).filter(|v| *v > 0.0)?;
-        Some(num(r, column::CONNECTIONS) * REQUESTS_A_CLIENT / rate)
+        Some(num_or_zero(r, column::CONNECTIONS) * REQUESTS_A_CLIENT / rate)
     };
     let side = |d: f64| {
         Side::derived(
             format!("{d} ms"),
             rows,
             &model,
-            |r| num(r, column::DELAY_MS) == d,
+            |r| num_or_zero(r, column::DELAY_MS) == d,
             total,
         )
     };
@@ -399,7 +403,7 @@ pub(super) fn claim_30(rows: &[Record]) -> Judged {
                 median_range(
                     rows,
                     &model,
-                    |r| num(r, column::DELAY_MS) == d,
+                    |r| num_or_zero(r, column::DELAY_MS) == d,
                     column::THROUGHPUT_RPS,
                     fmt_count
                 ),
@@ -427,7 +431,7 @@ pub(super) fn claim_30(rows: &[Record]) -> Judged {
 /// delay than at 1000 ms. The shortest delay against the longest.
 pub(super) fn claim_31(rows: &[Record]) -> Judged {
     let (model, delays) = sweep_of(rows, column::DELAY_MS);
-    let at = |d: f64| move |r: &Record| num(r, column::DELAY_MS) == d;
+    let at = |d: f64| move |r: &Record| num_or_zero(r, column::DELAY_MS) == d;
     let mut numbers: Vec<String> = delays
         .iter()
         .rev()

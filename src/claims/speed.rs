@@ -8,8 +8,8 @@
 
 use super::contest::{robustly, Robust, Side};
 use super::{
-    column, models, num, ok_spread, ran, spread, values_of, ClaimVerdict, Judged, Record, Spread,
-    Status,
+    column, models, num_or_zero, ok_repetitions, over_repetitions, ran, values_of, ClaimVerdict,
+    Judged, Record, Repetitions, Status,
 };
 use crate::render::format::ratio_interval;
 use crate::stats::{self, Comparison};
@@ -19,8 +19,8 @@ use crate::verdict::{flag, fmt_count, fmt_latency};
 /// repetitions and the comparison of b's against a's (`ratio`: b's median over a's).
 struct Paired {
     step: String,
-    a: Spread,
-    b: Spread,
+    a: Repetitions,
+    b: Repetitions,
     sides: (Side, Side),
 }
 
@@ -48,8 +48,8 @@ fn paired(rows: &[Record], a: &str, b: &str, c: &str) -> Vec<Paired> {
             stats::compare(&sa.samples, &sb.samples)?;
             Some(Paired {
                 step: step.to_string(),
-                a: spread(sa.samples.clone())?,
-                b: spread(sb.samples.clone())?,
+                a: over_repetitions(sa.samples.clone())?,
+                b: over_repetitions(sb.samples.clone())?,
                 sides: (sa, sb),
             })
         })
@@ -166,8 +166,8 @@ pub(super) fn claim_5(rows: &[Record]) -> Judged {
         ));
         let at = |r: &Record| r.step == *step;
         if let (Some(ec), Some(sc)) = (
-            ok_spread(rows, "epoll", at, column::COMPLETION_S),
-            ok_spread(rows, "select", at, column::COMPLETION_S),
+            ok_repetitions(rows, "epoll", at, column::COMPLETION_S),
+            ok_repetitions(rows, "select", at, column::COMPLETION_S),
         ) {
             let secs = |v: f64| format!("{v:.3} s");
             numbers.push(format!(
@@ -217,16 +217,19 @@ pub(super) fn claim_6(rows: &[Record]) -> Judged {
     let mut undecided_p = Vec::new();
     for delay in values_of(mine.iter().copied(), column::DELAY_MS) {
         let at = |c: f64| {
-            move |r: &Record| num(r, column::DELAY_MS) == delay && num(r, column::CONNECTIONS) == c
+            move |r: &Record| {
+                num_or_zero(r, column::DELAY_MS) == delay
+                    && num_or_zero(r, column::CONNECTIONS) == c
+            }
         };
         let clients = values_of(
             mine.iter()
                 .copied()
-                .filter(|r| num(r, column::DELAY_MS) == delay),
+                .filter(|r| num_or_zero(r, column::DELAY_MS) == delay),
             column::CONNECTIONS,
         );
         for &c in &clients {
-            if let Some(s) = ok_spread(rows, &model, at(c), column::MEAN_US) {
+            if let Some(s) = ok_repetitions(rows, &model, at(c), column::MEAN_US) {
                 numbers.push(format!(
                     "delay {delay} ms, {} clients: mean response time {}",
                     fmt_count(c),
@@ -309,11 +312,11 @@ pub(super) fn claim_8(rows: &[Record]) -> Judged {
         column::DELAY_MS,
     );
     delays.reverse();
-    let at = |d: f64| move |r: &Record| num(r, column::DELAY_MS) == d;
+    let at = |d: f64| move |r: &Record| num_or_zero(r, column::DELAY_MS) == d;
     let means = |d: f64| Side::of(&model, rows, &model, at(d), column::MEAN_US);
     let mut numbers = Vec::new();
     for &d in &delays {
-        numbers.push(match ok_spread(rows, &model, at(d), column::MEAN_US) {
+        numbers.push(match ok_repetitions(rows, &model, at(d), column::MEAN_US) {
             Some(s) => format!("delay {d} ms: mean {}", s.show(fmt_latency)),
             None => format!("delay {d} ms: no repetition finished"),
         });
@@ -417,10 +420,13 @@ pub(super) fn claim_22(rows: &[Record]) -> Judged {
     // A repetition's gap is flagged when either of its two rows is.
     let gaps = |clients: f64, delay: f64| -> Side {
         let (samples, flagged) = ok("select")
-            .filter(|s| num(s, column::CONNECTIONS) == clients && num(s, column::DELAY_MS) == delay)
+            .filter(|s| {
+                num_or_zero(s, column::CONNECTIONS) == clients
+                    && num_or_zero(s, column::DELAY_MS) == delay
+            })
             .filter_map(|s| {
                 let e = ok("epoll").find(|e| e.step == s.step && e.repetition == s.repetition)?;
-                let gap = (num(e, column::MEAN_US) / num(s, column::MEAN_US))
+                let gap = (num_or_zero(e, column::MEAN_US) / num_or_zero(s, column::MEAN_US))
                     .ln()
                     .abs();
                 Some((gap, flagged(s) || flagged(e)))
@@ -439,7 +445,7 @@ pub(super) fn claim_22(rows: &[Record]) -> Judged {
     for clients in values_of(rows.iter(), column::CONNECTIONS) {
         let delays = values_of(
             rows.iter()
-                .filter(|r| num(r, column::CONNECTIONS) == clients),
+                .filter(|r| num_or_zero(r, column::CONNECTIONS) == clients),
             column::DELAY_MS,
         );
         let (Some(&short), Some(&long)) = (delays.first(), delays.last()) else {
@@ -460,8 +466,8 @@ pub(super) fn claim_22(rows: &[Record]) -> Judged {
             }
         });
         let (Some(l), Some(s), Some(robust)) = (
-            spread(at_long.samples.clone()),
-            spread(at_short.samples.clone()),
+            over_repetitions(at_long.samples.clone()),
+            over_repetitions(at_short.samples.clone()),
             robust,
         ) else {
             continue;

@@ -151,9 +151,9 @@ fn a_claim_without_rows_that_ran_is_not_run_with_the_reason() {
 
 #[test]
 fn spreads_and_tests() {
-    let s = spread(vec![3.0, 1.0, 2.0, 10.0]).unwrap();
+    let s = over_repetitions(vec![3.0, 1.0, 2.0, 10.0]).unwrap();
     assert_eq!((s.median, s.min, s.max, s.n), (2.5, 1.0, 10.0, 4));
-    assert_eq!(spread(vec![]), None);
+    assert_eq!(over_repetitions(vec![]), None);
     let sections = section(&[Claim::not_run(3, "not root")], |_| None);
     assert_eq!(sections[0].id, "claims");
     assert_eq!(sections[1].heading, "Claim 3: not run");
