@@ -392,7 +392,7 @@ impl Running<'_> {
                 self.hosts,
                 self.profiling,
             );
-            if let (Some(note), false) = (&server.net_note, config.quiet) {
+            if let (Some(note), false) = (&server.run.net_note, config.quiet) {
                 eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
             }
             let (status, reason, interrupted) = self.verdict(stopped, step, &server, &load);
