@@ -3,15 +3,18 @@
 //! One RFC 862 echo service on every classic Linux I/O model ([`server`]), a
 //! load generator that verifies every echoed byte ([`load`]), an experiment
 //! runner that sweeps load steps over the models ([`experiment`]) and a report
-//! that turns the results into charts and a verdict ([`report`]), whose every
-//! comparison is a test of significance ([`stats`]). The runner writes and the
-//! report reads a results directory, whose schema is [`results`]; [`compare`] sets two
-//! results directories side by side with the verdict's own test.
+//! that turns the results into charts and a verdict ([`report`]). The runner writes a
+//! results directory, whose schema and reader are [`results`]; the [`verdict`] decides
+//! each figure with a test of significance ([`stats`]); [`claims`] judges the classic
+//! study's claims against their sources; [`compare`] sets two results directories side
+//! by side with the verdict's own test; [`render`] draws the documents they compose.
 
+pub mod claims;
 pub mod compare;
 pub mod console;
 pub mod experiment;
 pub mod load;
+pub mod render;
 pub mod report;
 pub mod results;
 pub mod run;
@@ -20,3 +23,4 @@ pub mod server;
 pub mod stats;
 pub mod sys;
 pub mod units;
+pub mod verdict;

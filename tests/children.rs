@@ -44,8 +44,16 @@ fn load_processes_killed_leave_no_child_behind() {
         started = children(parent);
     }
     assert_eq!(started.len(), 2, "load --processes 2 started {started:?}");
-    // Let the children get going, past their own start-up.
-    std::thread::sleep(Duration::from_millis(500));
+    // Wait until both children run the load generator: PR_SET_PDEATHSIG is set before
+    // their exec, so from then on their parent's death ends them.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !started.iter().all(|&pid| still_running(pid, &target)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        started.iter().all(|&pid| still_running(pid, &target)),
+        "load children {started:?} never started"
+    );
 
     signal(parent as i32, libc::SIGKILL);
     assert!(wait_timeout(&mut load, Duration::from_secs(5)).is_some());

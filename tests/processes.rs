@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream};
 use std::os::fd::AsRawFd;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
 
@@ -224,9 +224,19 @@ fn a_dead_child_is_reported_and_the_rest_serve() {
     let kids = children(parent as u32);
     assert_eq!(kids.len(), 2);
     signal(kids[0] as i32, libc::SIGKILL);
-    // Until the parent notices, a connection may still land in the dead child's backlog;
-    // once its listener is gone every new connection reaches the survivor.
-    std::thread::sleep(Duration::from_millis(300));
+    // Until the parent notices (it reaps the child, then says so), a connection may still
+    // land in the dead child's backlog; once it is reaped its listener is gone, every new
+    // connection reaches the survivor, and the parent has said the others keep serving.
+    let reaped = || !std::path::Path::new(&format!("/proc/{}", kids[0])).exists();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !reaped() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        reaped(),
+        "the parent never reaped its killed child {}",
+        kids[0]
+    );
     for i in 0..10 {
         let data = payload(1000, i);
         assert_eq!(echo_stream(server.connect(), &data), data);

@@ -8,28 +8,28 @@
 use std::path::PathBuf;
 
 use super::matching::{self, ModelStep};
-use crate::report::data::{Record, Results, Status};
-use crate::report::latency;
-use crate::report::verdict::{self, fmt_count};
 use crate::results::column;
+use crate::results::latency;
+use crate::results::reader::{Record, Results, Status};
 use crate::results::threshold::{unit, SHORT_NAMES};
 use crate::stats::{self, Comparison};
+use crate::verdict::{self, fmt_count};
 
 /// One figure compared: the verdict's figures by their short names, and any other
 /// results.csv column a threshold names.
 pub struct ComparedFigure {
     /// The name a threshold uses (`p99`), or the column's own.
     pub short: String,
-    pub name: String,
-    pub column: String,
-    /// The column's declared unit.
-    pub unit: &'static str,
-    pub higher_is_better: bool,
-    pub format: fn(f64) -> String,
-    /// The smallest difference the figure can measure.
-    pub resolution: verdict::Resolution,
+    pub figure: verdict::Figure,
     /// The sum over the repetitions rather than their median (errors: any counts).
     pub total: bool,
+}
+
+impl ComparedFigure {
+    /// The column's declared unit.
+    pub fn unit(&self) -> &'static str {
+        unit(self.figure.column)
+    }
 }
 
 /// Errors: every socket error, mismatch and unexpected close, over all repetitions.
@@ -55,26 +55,22 @@ pub fn figures(extra: &[&'static str]) -> Vec<ComparedFigure> {
             let f = declared(c)?;
             Some(ComparedFigure {
                 short: short.to_string(),
-                name: f.name.to_string(),
-                column: c.to_string(),
-                unit: unit(c),
-                higher_is_better: f.higher_is_better,
-                format: f.format,
-                resolution: f.resolution,
+                figure: *f,
                 total: *c == column::ERRORS,
             })
         })
         .collect();
     for c in extra {
-        if out.iter().all(|f| f.column != *c) {
+        if out.iter().all(|f| f.figure.column != *c) {
             out.push(ComparedFigure {
                 short: c.to_string(),
-                name: c.to_string(),
-                column: c.to_string(),
-                unit: unit(c),
-                higher_is_better: false,
-                format: fmt_count,
-                resolution: verdict::Resolution::Exact,
+                figure: verdict::Figure {
+                    name: c,
+                    column: c,
+                    higher_is_better: false,
+                    format: fmt_count,
+                    resolution: verdict::Resolution::Exact,
+                },
                 total: false,
             });
         }
@@ -102,13 +98,16 @@ impl Measure {
             .iter()
             .copied()
             .filter(|r| r.status == Status::Ok)
-            .filter(|r| r.num(&figure.column).is_some_and(f64::is_finite))
+            .filter(|r| r.num(figure.figure.column).is_some_and(f64::is_finite))
             .collect();
-        let samples: Vec<f64> = ok.iter().filter_map(|r| r.num(&figure.column)).collect();
+        let samples: Vec<f64> = ok
+            .iter()
+            .filter_map(|r| r.num(figure.figure.column))
+            .collect();
         let value = if figure.total {
             (!samples.is_empty()).then(|| samples.iter().sum())
         } else {
-            latency::merged(results, &ok, &figure.column).or_else(|| stats::median(&samples))
+            latency::merged(results, &ok, figure.figure.column).or_else(|| stats::median(&samples))
         };
         Measure {
             value,
@@ -316,12 +315,12 @@ fn step_change(
                     [x, y],
                     [&old_m.samples, &new_m.samples],
                     [&old_m.flagged, &new_m.flagged],
-                    figure.higher_is_better,
+                    figure.figure.higher_is_better,
                     // No change smaller than the figure's measurement step is named.
                     a.rows
                         .iter()
                         .chain(&b.rows)
-                        .map(|r| figure.resolution.step(r))
+                        .map(|r| figure.figure.resolution.step(r))
                         .fold(0.0, f64::max),
                 ),
                 _ => false,

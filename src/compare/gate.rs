@@ -56,7 +56,11 @@ fn judge_by(
 ) -> Vec<Crossing> {
     let mut out = Vec::new();
     for t in thresholds {
-        let Some(i) = changes.figures.iter().position(|f| f.column == t.column) else {
+        let Some(i) = changes
+            .figures
+            .iter()
+            .position(|f| f.figure.column == t.column)
+        else {
             continue;
         };
         let figure = &changes.figures[i];
@@ -69,7 +73,7 @@ fn judge_by(
                 (Limit::Change(_), Some(test)) => {
                     format!("{crossed:+.1}% ({})", test.describe_p())
                 }
-                _ => format!("{} is {}", figure.short, (figure.format)(crossed)),
+                _ => format!("{} is {}", figure.short, (figure.figure.format)(crossed)),
             };
             out.push(Crossing {
                 threshold: t.text.clone(),

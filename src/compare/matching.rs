@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use anyhow::bail;
 
-use crate::report::data::{Record, Results, AXES};
+use crate::results::reader::{Record, Results, AXES};
 use crate::results::Manifest;
 use crate::units::fmt_bytes;
 

@@ -18,8 +18,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context as _};
 
-use crate::report::data::{self, Results};
-use crate::report::document::{Block, Section};
+use crate::render::document::{Block, Section};
+use crate::results::reader::{self, Results};
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
@@ -98,8 +98,8 @@ fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             )
         }
     };
-    let old = data::load(&args.old).context("OLD")?;
-    let new = data::load(&new_dir).context("NEW")?;
+    let old = reader::load(&args.old).context("OLD")?;
+    let new = reader::load(&new_dir).context("NEW")?;
     let figures = changes::figures(&gate::columns(&thresholds));
     let changes = changes::compare(&old, &new, models, figures)?;
     let crossed = gate::judge(&thresholds, &changes);
@@ -167,7 +167,7 @@ pub fn scenario_thresholds(
     Ok(Some((all, unmet)))
 }
 
-/// What the comparison adds to a run's report ([`crate::report::Contributions`]): the
+/// What the comparison adds to a run's report: the
 /// scenario's thresholds judged, and the run against its baseline.
 pub fn report_sections(results: &Results) -> Vec<Section> {
     thresholds_section(results)
@@ -207,7 +207,7 @@ fn thresholds_section(results: &Results) -> Option<Section> {
 /// A run's results (`new`, as read once at its end) against the `baseline` directory,
 /// as `echolab compare` prints it.
 pub fn against_baseline_text(baseline: &Path, new: &Results) -> anyhow::Result<String> {
-    let old = data::load(baseline)?;
+    let old = reader::load(baseline)?;
     Ok(render::text(&changes::compare(
         &old,
         new,
@@ -221,7 +221,7 @@ pub fn against_baseline_text(baseline: &Path, new: &Results) -> anyhow::Result<S
 fn baseline_section(results: &Results) -> Option<Section> {
     let baseline = results.manifest.baseline.as_deref()?;
     let dir = Path::new(baseline);
-    let blocks = match data::load(dir)
+    let blocks = match reader::load(dir)
         .and_then(|old| changes::compare(&old, results, None, changes::figures(&[])))
     {
         Ok(changes) => {
@@ -261,7 +261,7 @@ fn write_page(
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let path = dir.join("compare.html");
     let doc = render::document(changes, crossed, true);
-    std::fs::write(&path, crate::report::html::render(&doc))
+    std::fs::write(&path, crate::render::html::render(&doc))
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
 }

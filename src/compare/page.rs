@@ -6,8 +6,8 @@
 use plotters::style::RGBColor;
 
 use super::changes::Changes;
-use crate::report::charts::{self, Pt, Series, XFormat, XySpec};
-use crate::report::document::{Block, Chart, Section};
+use crate::render::charts::{self, Pt, Series, XFormat, XySpec};
+use crate::render::document::{Block, Chart, Section};
 
 const OLD_COLOR: RGBColor = RGBColor(0x88, 0x88, 0x88);
 const NEW_COLOR: RGBColor = RGBColor(0x00, 0x72, 0xB2);
@@ -24,9 +24,9 @@ pub fn charts_section(changes: &Changes) -> Section {
     let mut blocks = Vec::new();
     for (f, figure) in changes.figures.iter().enumerate() {
         let spec = XySpec {
-            title: figure.name.clone(),
+            title: figure.figure.name.to_string(),
             x_desc: "matched step (numbered as in the caption)".into(),
-            y_desc: match figure.unit {
+            y_desc: match figure.unit() {
                 "" => figure.short.clone(),
                 unit => format!("{} ({unit})", figure.short),
             },
@@ -48,19 +48,19 @@ pub fn charts_section(changes: &Changes) -> Section {
             Err(e) => {
                 blocks.push(Block::Paragraph(format!(
                     "{}: the chart could not be drawn: {e:#}",
-                    figure.name
+                    figure.figure.name
                 )));
                 continue;
             }
         };
         blocks.push(Block::Chart(Chart {
             file: format!("compare-{}", figure.short),
-            title: figure.name.clone(),
+            title: figure.figure.name.to_string(),
             svg,
             caption: format!(
                 "{}: OLD (grey, dashed) and NEW (blue) at each matched step, the bars \
                  spanning the repetitions. Steps: {}.",
-                figure.name,
+                figure.figure.name,
                 steps.join("; ")
             ),
         }));

@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::changes::{Change, Changes, Measure, StepChange};
 use super::gate::{Crossing, Threshold};
-use crate::report::document::{Block, Document, Section, StatusWords, Table};
-use crate::report::markdown;
+use crate::render::document::{Block, Document, Section, StatusWords, Table};
+use crate::render::markdown;
 use crate::stats;
 
 /// What compare.html and the Markdown say at the top.
@@ -98,8 +98,8 @@ fn changes_section(changes: &Changes) -> Section {
             rows.push(vec![
                 where_,
                 figure.short.clone(),
-                fmt_measure(&c.old, figure.format),
-                fmt_measure(&c.new, figure.format),
+                fmt_measure(&c.old, figure.figure.format),
+                fmt_measure(&c.new, figure.figure.format),
                 fmt_change(c),
                 c.test.map_or(String::new(), |t| t.describe_p()),
             ]);
@@ -144,8 +144,8 @@ fn geomean_section(changes: &Changes) -> Option<Section> {
             let g = g.as_ref()?;
             Some(vec![
                 figure.short.clone(),
-                (figure.format)(g.old),
-                (figure.format)(g.new),
+                (figure.figure.format)(g.old),
+                (figure.figure.format)(g.new),
                 format!("{:+.1}%", g.pct()),
                 g.steps.to_string(),
             ])
@@ -280,7 +280,7 @@ pub fn csv(changes: &Changes) -> anyhow::Result<String> {
                 step.old_step.clone(),
                 step.new_step.clone(),
                 figure.short.clone(),
-                figure.column.clone(),
+                figure.figure.column.to_string(),
                 num(c.old.value),
                 num(old_range.map(|r| r.0)),
                 num(old_range.map(|r| r.1)),
@@ -302,7 +302,7 @@ pub fn csv(changes: &Changes) -> anyhow::Result<String> {
         let mut record = vec![String::new(); 19];
         record[2] = "geomean".into();
         record[4] = figure.short.clone();
-        record[5] = figure.column.clone();
+        record[5] = figure.figure.column.to_string();
         record[6] = g.old.to_string();
         record[9] = g.steps.to_string();
         record[10] = g.new.to_string();
@@ -355,9 +355,9 @@ fn json_step<'a>(changes: &'a Changes, s: &'a StepChange) -> JsonStep<'a> {
             .zip(&s.changes)
             .map(|(f, c)| JsonFigure {
                 figure: &f.short,
-                column: &f.column,
-                unit: f.unit,
-                higher_is_better: f.higher_is_better,
+                column: f.figure.column,
+                unit: f.unit(),
+                higher_is_better: f.figure.higher_is_better,
                 old: side(&c.old),
                 new: side(&c.new),
                 change_pct: c.pct(),

@@ -1,7 +1,8 @@
 //! Experiments: a scenario ([`crate::scenario`]: models x load steps x repetitions) run
 //! as child processes, measured, judged and written to a results directory.
 //!
-//! Three rooms, data flowing one way (orchestration → placement and measurement):
+//! Three rooms, data flowing one way (orchestration → placement and measurement), and
+//! the manifest beside them:
 //!
 //! - [`orchestration`]: the sweep, its steps and stairs, the session they share, and
 //!   the results.csv writer.
@@ -9,7 +10,8 @@
 //!   the cgroup caps and the children that never outlive the runner.
 //! - [`measurement`]: what is read from a server and its host (/proc, counters) and the
 //!   pure judging of a step into a row.
-//! - [`manifest`]: the facts of manifest.json (machine, limits, scenario, run status).
+//!
+//! [`manifest`] holds the facts of manifest.json (machine, limits, scenario, run status).
 //!
 //! `scripts/module-graph.sh src/experiment` shows the imports and any cycle. The `run`
 //! verb ([`crate::run`]) composes an experiment and its report.
@@ -94,9 +96,8 @@ pub fn check_can_run(scenario: &crate::scenario::Scenario) -> anyhow::Result<()>
         .iter()
         .any(|m| crate::results::Limits::of(&m.options).is_some())
     {
-        // SAFETY: geteuid has no preconditions and cannot fail.
         anyhow::ensure!(
-            unsafe { libc::geteuid() } == 0,
+            crate::sys::is_root(),
             "{}: this process is not root",
             placement::conditions::NEEDS
         );

@@ -419,6 +419,13 @@ pub struct Outputs {
     serializer: V2DeflateSerializer,
 }
 
+/// The files the load generator writes into its output folder, each named once.
+pub const LOAD_SUMMARY: &str = "summary.json";
+pub const CONNECTIONS: &str = "connections.csv";
+pub const TIMELINE: &str = "timeline.csv";
+pub const LATENCY_LOG: &str = "latency.hlog";
+pub const PERCENTILES: &str = "percentiles.csv";
+
 impl Outputs {
     /// Creates every output in `dir`, `summary` first: a summary always exists beside them.
     pub fn create(dir: &Path, started_unix: f64, summary: &LoadSummary) -> anyhow::Result<Outputs> {
@@ -433,7 +440,7 @@ impl Outputs {
         // Headers are written by hand so a file without rows still has them.
         let mut connections = csv::WriterBuilder::new()
             .has_headers(false)
-            .from_writer(open("connections.csv")?);
+            .from_writer(open(CONNECTIONS)?);
         connections
             .write_record([
                 "conn_id",
@@ -455,13 +462,13 @@ impl Outputs {
                 "end",
             ])
             .and_then(|()| Ok(connections.flush()?))
-            .with_context(|| format!("writing {}", dir.join("connections.csv").display()))?;
+            .with_context(|| format!("writing {}", dir.join(CONNECTIONS).display()))?;
         let timeline = csv::WriterBuilder::new()
             .has_headers(false)
-            .from_writer(open("timeline.csv")?);
-        let mut hlog = open("latency.hlog")?;
+            .from_writer(open(TIMELINE)?);
+        let mut hlog = open(LATENCY_LOG)?;
         Self::write_hlog_header(&mut hlog, started_unix)
-            .with_context(|| format!("writing {}", dir.join("latency.hlog").display()))?;
+            .with_context(|| format!("writing {}", dir.join(LATENCY_LOG).display()))?;
         let mut outputs = Outputs {
             dir: dir.to_path_buf(),
             connections,
@@ -471,7 +478,7 @@ impl Outputs {
         };
         outputs
             .write_timeline_header()
-            .with_context(|| outputs.writing("timeline.csv"))?;
+            .with_context(|| outputs.writing(TIMELINE))?;
         Ok(outputs)
     }
 
@@ -516,7 +523,7 @@ impl Outputs {
             this.connections.flush()?;
             Ok(())
         };
-        write(self).with_context(|| self.writing("connections.csv"))
+        write(self).with_context(|| self.writing(CONNECTIONS))
     }
 
     /// "writing DIR/NAME": every write error names the file it could not write.
@@ -536,13 +543,13 @@ impl Outputs {
         // The interval first: a reader that finds a second's timeline row finds its
         // latency too (a staircase window waits for the row).
         self.write_interval(start_s, length_s, latency, raw)
-            .with_context(|| self.writing("latency.hlog"))?;
+            .with_context(|| self.writing(LATENCY_LOG))?;
         let timeline = &mut self.timeline;
         (|| -> anyhow::Result<()> {
             timeline.serialize(row)?;
             Ok(timeline.flush()?)
         })()
-        .with_context(|| self.writing("timeline.csv"))
+        .with_context(|| self.writing(TIMELINE))
     }
 
     fn write_interval(
@@ -574,8 +581,8 @@ impl Outputs {
 
     /// Writes `dir`/summary.json aside and renames it, so a reader never sees half a file.
     pub fn rewrite_summary(dir: &Path, summary: &LoadSummary) -> anyhow::Result<()> {
-        let path = dir.join("summary.json");
-        let tmp = dir.join(".summary.json.tmp");
+        let path = dir.join(LOAD_SUMMARY);
+        let tmp = dir.join(format!(".{LOAD_SUMMARY}.tmp"));
         std::fs::write(&tmp, serde_json::to_vec_pretty(summary)?)
             .with_context(|| format!("writing {}", tmp.display()))?;
         std::fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))?;
@@ -588,7 +595,7 @@ impl Outputs {
         raw: Option<&Histogram<u64>>,
     ) -> anyhow::Result<()> {
         self.write_percentiles_file(latency, raw)
-            .with_context(|| self.writing("percentiles.csv"))
+            .with_context(|| self.writing(PERCENTILES))
     }
 
     fn write_percentiles_file(
@@ -621,7 +628,7 @@ impl Outputs {
         }
         w.flush()?;
         drop(w);
-        std::fs::rename(&tmp, self.dir.join("percentiles.csv"))?;
+        std::fs::rename(&tmp, self.dir.join(PERCENTILES))?;
         Ok(())
     }
 }

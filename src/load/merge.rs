@@ -12,10 +12,11 @@ use hdrhistogram::Histogram;
 use super::measurements::{
     new_histogram, round3, Counters, LoadConnRecord, LoadSummary, Outputs, TimelineRow,
 };
+use crate::load::measurements::{CONNECTIONS, LATENCY_LOG, LOAD_SUMMARY, TIMELINE};
 
 /// Reads `dir`/summary.json.
 pub fn read_summary(dir: &Path) -> anyhow::Result<LoadSummary> {
-    let path = dir.join("summary.json");
+    let path = dir.join(LOAD_SUMMARY);
     let text = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
 }
@@ -312,10 +313,10 @@ fn gather_part(
     gathered: &mut Gathered,
 ) -> anyhow::Result<()> {
     let seconds = &mut gathered.seconds;
-    let (hlog_start, intervals) = read_hlog(&dir.join("latency.hlog"))?;
+    let (hlog_start, intervals) = read_hlog(&dir.join(LATENCY_LOG))?;
     let offset = hlog_start.unwrap_or(part.started_unix) - started;
     let shift = |second: f64| (second + offset).round().max(0.0) as u64;
-    let mut reader = csv::Reader::from_path(dir.join("timeline.csv"))
+    let mut reader = csv::Reader::from_path(dir.join(TIMELINE))
         .with_context(|| format!("reading {}/timeline.csv", dir.display()))?;
     for row in reader.deserialize::<TimelineRow>() {
         let row = row?;
@@ -353,7 +354,7 @@ fn gather_part(
         into.add(&interval.histogram)?;
         sum.add(&interval.histogram)?;
     }
-    let mut reader = csv::Reader::from_path(dir.join("connections.csv"))
+    let mut reader = csv::Reader::from_path(dir.join(CONNECTIONS))
         .with_context(|| format!("reading {}/connections.csv", dir.display()))?;
     for rec in reader.deserialize::<LoadConnRecord>() {
         gathered.records.push(rec?);

@@ -31,6 +31,7 @@ use crate::console::usage_error;
 use crate::units::{parse_duration, parse_size};
 
 pub use crate::console::EXIT_USAGE;
+use crate::load::measurements::LOAD_SUMMARY;
 /// Exit code of a run that failed `--max-error-rate` or could not run at all.
 pub const EXIT_FAILED: u8 = 1;
 
@@ -261,7 +262,7 @@ pub fn merge_main(args: MergeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     for dir in &args.dirs {
-        if !dir.join("summary.json").is_file() {
+        if !dir.join(LOAD_SUMMARY).is_file() {
             return Ok(usage_error(
                 MERGE_USAGE,
                 &format!("{} has no summary.json", dir.display()),

@@ -14,6 +14,7 @@ use super::merge::{merge_dirs, read_summary};
 use super::preflight;
 use super::schedule::Plan;
 use super::LoadArgs;
+use crate::load::measurements::LOAD_SUMMARY;
 use crate::sys::signal;
 use crate::sys::spawn::Supervision;
 use crate::syscall;
@@ -70,7 +71,7 @@ pub fn run_processes(
     let (dirs, mut children) = spawn_children(args, plan, &out, processes)?;
     let statuses = supervise(&mut children, &dirs, &out, processes, show_progress)?;
     for (dir, status) in dirs.iter().zip(&statuses) {
-        if !dir.join("summary.json").is_file() {
+        if !dir.join(LOAD_SUMMARY).is_file() {
             anyhow::bail!(
                 "load process for {} ended ({}) without results",
                 dir.display(),

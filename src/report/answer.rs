@@ -2,10 +2,10 @@
 //! compact picture placing every model, both read from the verdict's own decision and
 //! the same pairwise rule, so a sentence never claims an order the verdict does not.
 
-use super::document::Answer;
-use super::html::escape;
-use super::verdict::{fmt_ratio_interval, oriented, pair_differs, Decision, Verdict};
+use crate::render::document::Answer;
+use crate::render::html::escape;
 use crate::stats::Comparison;
+use crate::verdict::{fmt_ratio_interval, oriented, pair_differs, Decision, Verdict};
 
 /// Each verdict's sentence and picture.
 pub fn answers(verdicts: &[Verdict]) -> Vec<Answer> {
@@ -230,7 +230,7 @@ fn possessive(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::verdict::{decide_robustly, fmt_count, fmt_cpu_per_request};
+    use crate::verdict::{decide_robustly, fmt_count, fmt_cpu_per_request};
 
     /// A verdict on lower-is-better figures of these models, ranked as given.
     fn verdict(models: &[(&str, Vec<f64>)], step: f64, format: fn(f64) -> String) -> Verdict {

@@ -2,19 +2,17 @@
 //! sweep (its figures from figures.rs, its timelines from timelines.rs), and
 //! every step as results.csv has it.
 
-use super::claims::MachineLimits;
-use super::data::{Results, Status};
-use super::document::{self, Block, Document, Section, Table};
-use super::sweep::{self, Sweep};
-use super::verdict::{self, fmt_count, fmt_ratio_interval, BASELINE};
-use super::{claims, figures, findings, per_host, timelines};
+use super::{figures, findings, per_host, timelines};
+use crate::claims;
+use crate::claims::MachineLimits;
+use crate::render::document::{self, Block, Document, Section, Table};
 use crate::results::column;
+use crate::results::reader::{Results, Status};
 use crate::results::Manifest;
+use crate::verdict::sweep::{self, Sweep};
+use crate::verdict::{self, fmt_count, fmt_ratio_interval, BASELINE};
 
-pub fn document(
-    results: &mut Results,
-    contributions: super::Contributions,
-) -> anyhow::Result<Document> {
+pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     let sweeps = sweep::sweeps(results);
     // Step files are read first so that problems with them become alerts.
     let mut heavy = Vec::new();
@@ -41,7 +39,7 @@ pub fn document(
         sections.extend(figures::sweep_sections(results, s, &heavy)?);
     }
     sections.extend(per_host::section(results));
-    sections.extend(contributions(results));
+    sections.extend(crate::compare::report_sections(results));
     sections.extend(super::profiles::section(results));
     sections.push(steps_section(results));
     Ok(Document {
@@ -60,7 +58,7 @@ fn repetitions(results: &Results) -> u32 {
 }
 
 /// The repetitions that finished ok but measured their load generator (generator_bound).
-fn generator_bound(results: &Results) -> impl Iterator<Item = &super::data::Record> {
+fn generator_bound(results: &Results) -> impl Iterator<Item = &crate::results::reader::Record> {
     results
         .rows
         .iter()

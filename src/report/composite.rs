@@ -5,9 +5,10 @@
 use std::path::Path;
 
 use super::build;
-use super::claims::{self, Claim};
-use super::data::{self, Results};
-use super::document::{self, Block, Document, Section};
+use crate::claims::{self, Claim};
+use crate::render::document::{self, Block, Document, Section};
+use crate::results::files::MANIFEST;
+use crate::results::reader::{self, Results};
 use crate::results::Manifest;
 
 /// One part as the composite report sees it: its results, or why there are none.
@@ -15,14 +16,14 @@ fn load_part(dir: &Path, part: &str, manifest: &Manifest) -> Result<Results, Str
     if let Some(error) = manifest.part_errors.get(part) {
         return Err(error.clone());
     }
-    if !dir.join(part).join("manifest.json").exists() {
+    if !dir.join(part).join(MANIFEST).exists() {
         return Err(if manifest.interrupted {
             "the run was interrupted before this part started".into()
         } else {
             "this part left no results".into()
         });
     }
-    data::load(&dir.join(part)).map_err(|e| format!("its results cannot be read: {e:#}"))
+    reader::load(&dir.join(part)).map_err(|e| format!("its results cannot be read: {e:#}"))
 }
 
 /// What the composite report says of its parts: the claims judged from their rows, each

@@ -4,10 +4,10 @@
 //! src/experiment/measurement/request_cost.rs fills. Sentences only; the charts are entries of
 //! figures.rs's metric table.
 
-use super::data::Results;
-use super::document::Block;
-use super::sweep::{self, aggregate, at, Sweep};
+use crate::render::document::Block;
 use crate::results::column;
+use crate::results::reader::Results;
+use crate::verdict::sweep::{self, aggregate, at, Sweep};
 
 /// The findings on what a request costs, as a list; None when no row was counted.
 pub fn findings_block(results: &Results, s: &Sweep) -> Option<Block> {

@@ -2,16 +2,16 @@
 //! one entry per chart), the capacity bars, the latency percentile plot at each
 //! model's heaviest step, and the per-point summary table.
 
-use super::charts::{
+use super::timelines::{self, HeavyStep};
+use crate::render::charts::{
     self, chart, model_color, time_unit, Bar, BarSpec, Mark, Pt, Series, XFormat, XySpec,
 };
-use super::data::{Record, Results, Status};
-use super::document::{Block, Chart, Section, Table};
-use super::sweep::{self, aggregate, at, axis_desc, problems, Agg, Sweep};
-use super::timelines::{self, HeavyStep};
-use super::verdict::{fmt_count, fmt_latency};
+use crate::render::document::{Block, Chart, Section, Table};
 use crate::results::column;
+use crate::results::reader::{Record, Results, Status};
 use crate::units::fmt_bytes;
+use crate::verdict::sweep::{self, aggregate, at, axis_desc, problems, Agg, Sweep};
+use crate::verdict::{fmt_count, fmt_latency};
 
 /// How a metric's values are shown on the y axis.
 #[derive(Clone, Copy)]
@@ -292,9 +292,9 @@ fn series_of(
         let ok: Vec<&Record> = rows
             .iter()
             .copied()
-            .filter(|r| r.status == super::data::Status::Ok)
+            .filter(|r| r.status == crate::results::reader::Status::Ok)
             .collect();
-        super::latency::merged(results, &ok, column)
+        crate::results::latency::merged(results, &ok, column)
     };
     let points = aggregate(results, s, model, &|r: &Record| r.num(column))
         .into_iter()

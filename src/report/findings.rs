@@ -2,12 +2,12 @@
 //! throughput, tail growth, byte accounting and the runs' own health, each statement
 //! derived from the rows of results.csv.
 
-use super::data::{Record, Results, Status};
-use super::sweep::{self, aggregate, at, problems, Sweep};
-use super::verdict::{
+use crate::results::column;
+use crate::results::reader::{Record, Results, Status};
+use crate::verdict::sweep::{self, aggregate, at, problems, Sweep};
+use crate::verdict::{
     fmt_count, fmt_latency, fmt_rate, fmt_ratio, fmt_ratio_interval, Decision, Verdict, BASELINE,
 };
-use crate::results::column;
 
 /// Plain-language statements, each one derived from the rows of this sweep.
 pub fn findings(results: &Results, sweep: &Sweep, verdicts: &[Verdict]) -> Vec<String> {

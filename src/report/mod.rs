@@ -2,37 +2,24 @@
 //! results.csv and the per-step files) into report.html, report.md and
 //! charts/*.svg inside that directory.
 //!
-//! data.rs reads the files, sweep.rs finds the x axes and aggregates repetitions,
-//! verdict.rs ranks the models, build.rs lays out the document with the figures
-//! of each sweep (figures.rs, driven by a table of metrics) and its timelines
-//! (timelines.rs), charts.rs draws the SVGs, and html.rs and markdown.rs render
-//! that one document twice. claims.rs judges the classic studies' claims, and
+//! This room only composes the page: the results are read by `results::reader`, the
+//! verdict is decided in `verdict`, the classic study is judged in `claims`, and the
+//! page is drawn by `render`. build.rs lays out the document with the figures of each
+//! sweep (figures.rs, driven by a table of metrics) and its timelines (timelines.rs);
 //! composite.rs lays out the report of a scenario made of parts (`classic`);
 //! per_host.rs shows each client host's figures when the load was split over hosts.
-//! `echolab compare` reads results through data.rs and judges a change with the
-//! verdict's own rule (verdict.rs), drawing with charts.rs and html.rs; its sections of
-//! a run's report come in as [`Contributions`].
+//! The comparison adds its sections (thresholds, baseline) from its own room below.
 
 mod answer;
 mod build;
-pub(crate) mod charts;
-mod claims;
 mod composite;
 mod cost_findings;
-pub(crate) mod data;
-pub(crate) mod document;
 mod figures;
 mod findings;
-pub(crate) mod format;
-pub(crate) mod html;
-pub(crate) mod latency;
-pub(crate) mod markdown;
 mod models_table;
 mod per_host;
 mod profiles;
-mod sweep;
 mod timelines;
-pub(crate) mod verdict;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -40,21 +27,20 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use crate::render::{document, html, markdown};
+use crate::results::reader;
+use crate::verdict::{self, sweep};
+
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
     /// The results directory written by `echolab run` (manifest.json, results.csv, step folders)
     pub results_dir: PathBuf,
 }
 
-/// Sections another room adds to a plain run's report (the comparison's thresholds and
-/// baseline), passed in by whoever composes the two, so the report never reaches up
-/// into a room that reads results through it.
-pub type Contributions = fn(&data::Results) -> Vec<document::Section>;
-
 pub use models_table::models_table;
 
-pub fn main(args: ReportArgs, contributions: Contributions) -> anyhow::Result<ExitCode> {
-    let written = write_all(&mut data::load(&args.results_dir)?, contributions)?;
+pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let written = write_all(&mut reader::load(&args.results_dir)?)?;
     for path in written {
         crate::outln!("{}", path.display());
     }
@@ -63,21 +49,18 @@ pub fn main(args: ReportArgs, contributions: Contributions) -> anyhow::Result<Ex
 
 /// Writes report.html, report.md and charts/*.svg into `results_dir`; returns
 /// report.html's path.
-pub fn write_report(results_dir: &Path, contributions: Contributions) -> anyhow::Result<PathBuf> {
-    write_report_of(&mut data::load(results_dir)?, contributions)
+pub fn write_report(results_dir: &Path) -> anyhow::Result<PathBuf> {
+    write_report_of(&mut reader::load(results_dir)?)
 }
 
 /// [`write_report`] of results already read (into their directory, `results.dir`).
-pub fn write_report_of(
-    results: &mut data::Results,
-    contributions: Contributions,
-) -> anyhow::Result<PathBuf> {
-    Ok(write_all(results, contributions)?.remove(0))
+pub fn write_report_of(results: &mut reader::Results) -> anyhow::Result<PathBuf> {
+    Ok(write_all(results)?.remove(0))
 }
 
 /// The verdict of every sweep as lines of plain text, for the end of `echolab run`:
 /// a winner only where the test of significance names one.
-pub fn verdict_lines(results: &data::Results) -> Vec<String> {
+pub fn verdict_lines(results: &reader::Results) -> Vec<String> {
     let mut lines = Vec::new();
     for s in sweep::sweeps(results) {
         for v in verdict::verdicts(results, &s) {
@@ -110,12 +93,9 @@ pub fn verdict_lines(results: &data::Results) -> Vec<String> {
 }
 
 /// Every file written into the results' directory, report.html first.
-fn write_all(
-    results: &mut data::Results,
-    contributions: Contributions,
-) -> anyhow::Result<Vec<PathBuf>> {
+fn write_all(results: &mut reader::Results) -> anyhow::Result<Vec<PathBuf>> {
     let doc = if results.manifest.parts.is_empty() {
-        build::document(results, contributions)?
+        build::document(results)?
     } else {
         composite::document(results)
     };

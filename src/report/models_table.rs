@@ -3,11 +3,11 @@
 //! the table and the verdict under it speak of the same step; which model is better is
 //! the verdict's to say.
 
-use super::data::{Record, Results, Status};
-use super::sweep::{self, at, Sweep};
-use super::verdict::{compared_x, completed};
 use crate::results::column;
+use crate::results::reader::{Record, Results, Status};
 use crate::units::{fmt_bytes, trim_float};
+use crate::verdict::sweep::{self, at, Sweep};
+use crate::verdict::{compared_x, completed};
 
 const HEADER: [&str; 7] = [
     "model",
@@ -206,7 +206,7 @@ mod tests {
         ]);
         // epoll alone completed 1100: the verdict compares at 500, and so does the table.
         let sweeps = sweep::sweeps(&results);
-        let throughput = &super::super::verdict::verdicts(&results, &sweeps[0])[0];
+        let throughput = &crate::verdict::verdicts(&results, &sweeps[0])[0];
         assert_eq!(throughput.compared_at, "connections=500");
         let table = models_table(&results);
         let lines: Vec<&str> = table.lines().map(str::trim_end).collect();

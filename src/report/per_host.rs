@@ -5,12 +5,14 @@
 use std::fs;
 use std::path::Path;
 
-use super::data::{Record, Results, Status};
-use super::document::{Block, Section, Table};
-use super::verdict::{fmt_count, fmt_latency};
 use crate::load::measurements::LoadSummary;
-use crate::results::{column, LOAD_HOSTS};
+use crate::render::document::{Block, Section, Table};
+use crate::results::column;
+use crate::results::files::LOAD_HOSTS;
+use crate::results::files::{LOAD_DIR, LOAD_SUMMARY, SERVER_SUMMARY};
+use crate::results::reader::{Record, Results, Status};
 use crate::server::counters::ServerSummary;
+use crate::verdict::{fmt_count, fmt_latency};
 
 /// The heaviest ok repetition of each model whose load was split over two or more
 /// client hosts (most connections, then most requests per connection).
@@ -40,7 +42,7 @@ fn heaviest_split_rows(results: &Results) -> Vec<&Record> {
 /// per-host files (a run from before they were written).
 fn host_rows(dir: &Path) -> Option<Vec<Vec<String>>> {
     let hosts = fs::read_to_string(dir.join(LOAD_HOSTS)).ok()?;
-    let server: Option<ServerSummary> = fs::read_to_string(dir.join("server-summary.json"))
+    let server: Option<ServerSummary> = fs::read_to_string(dir.join(SERVER_SUMMARY))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     let mut rows = Vec::new();
@@ -54,7 +56,7 @@ fn host_rows(dir: &Path) -> Option<Vec<Vec<String>>> {
             .next()
             .map_or(shard.to_string(), |name| format!("{name} ({shard})"));
         let summary: Option<LoadSummary> =
-            fs::read_to_string(dir.join("load").join(shard).join("summary.json"))
+            fs::read_to_string(dir.join(LOAD_DIR).join(shard).join(LOAD_SUMMARY))
                 .ok()
                 .and_then(|t| serde_json::from_str(&t).ok());
         let from_server = server

@@ -4,10 +4,11 @@
 
 use std::path::Path;
 
-use super::charts::{chart, model_color, time_unit, Pt, Series, XFormat, XySpec};
-use super::data::{self, NumberTable, Record, Results, Status};
-use super::document::Block;
-use super::sweep::{self, at, Sweep};
+use crate::render::charts::{chart, model_color, time_unit, Pt, Series, XFormat, XySpec};
+use crate::render::document::Block;
+use crate::results::files::{LOAD_DIR, NET_TIMELINE, PERCENTILES, PROBE, TIMELINE};
+use crate::results::reader::{self, NumberTable, Record, Results, Status};
+use crate::verdict::sweep::{self, at, Sweep};
 
 /// The step files of one model's heaviest step in a sweep.
 pub(super) struct HeavyStep {
@@ -28,7 +29,7 @@ pub(super) struct HeavyStep {
 /// Reads a step file, turning a malformed one into a warning: one bad file
 /// should not cost the whole report.
 fn read_step_file(results: &mut Results, path: &Path) -> Option<NumberTable> {
-    match data::read_table(path) {
+    match reader::read_table(path) {
         Ok(table) => table,
         Err(error) => {
             results
@@ -69,8 +70,7 @@ pub(super) fn heaviest_steps(
         let chosen = candidates
             .iter()
             .find(|r| {
-                r.step_dir(&dir).join("load").is_dir()
-                    || r.step_dir(&dir).join("probe.csv").is_file()
+                r.step_dir(&dir).join(LOAD_DIR).is_dir() || r.step_dir(&dir).join(PROBE).is_file()
             })
             .cloned();
         let Some(first) = chosen else {
@@ -95,15 +95,15 @@ pub(super) fn heaviest_steps(
             .collect();
         let mut percentiles = Vec::new();
         for r in &same_step {
-            let path = r.step_dir(&dir).join("load").join("percentiles.csv");
+            let path = r.step_dir(&dir).join(LOAD_DIR).join(PERCENTILES);
             if let Some(table) = read_step_file(results, &path) {
                 percentiles.push((r.repetition, table));
             }
         }
         let step_dir = first.step_dir(&dir);
-        let timeline = read_step_file(results, &step_dir.join("load").join("timeline.csv"));
-        let probe = read_step_file(results, &step_dir.join("probe.csv"));
-        let net = read_step_file(results, &step_dir.join("net-timeline.csv"));
+        let timeline = read_step_file(results, &step_dir.join(LOAD_DIR).join(TIMELINE));
+        let probe = read_step_file(results, &step_dir.join(PROBE));
+        let net = read_step_file(results, &step_dir.join(NET_TIMELINE));
         out.push(HeavyStep {
             at: s.x_of(&first).map(|x| at(&s.axis, x)).unwrap_or_default(),
             x: s.x_of(&first).map(sweep::plain_number).unwrap_or_default(),

@@ -9,6 +9,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use super::column;
+use crate::results::files::MANIFEST;
 use crate::units::{format_size, trim_float};
 
 /// manifest.json, as the runner writes it and the report reads it back. The runner
@@ -65,7 +66,7 @@ impl Manifest {
     /// a write that fails (a full disk) removes its temp file and names the file.
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
         let tmp = dir.join("manifest.json.tmp");
-        let path = dir.join("manifest.json");
+        let path = dir.join(MANIFEST);
         let text = serde_json::to_string_pretty(self)? + "\n";
         let written = fs::write(&tmp, &text)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))
@@ -88,7 +89,7 @@ impl Manifest {
     /// Reads DIR/manifest.json; an error names the file (and the line and column of
     /// what cannot be read).
     pub fn read(dir: &Path) -> anyhow::Result<Manifest> {
-        let path = dir.join("manifest.json");
+        let path = dir.join(MANIFEST);
         let text =
             fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
         serde_json::from_str(&text).map_err(|e| {

@@ -11,7 +11,8 @@ use anyhow::Context as _;
 use super::{default_out, print_thresholds, run_into, write_report_or_warn, RunArgs};
 use crate::experiment::orchestration::results_csv::ResultsCsv;
 use crate::experiment::placement::process;
-use crate::report::data::Results;
+use crate::results::files::RESULTS;
+use crate::results::reader::Results;
 use crate::scenario::{self, Scenario};
 
 pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
@@ -48,7 +49,7 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     manifest.write(&out)?;
     // The parts' rows are in their own folders; an empty results.csv keeps the
     // directory readable by anything that expects one.
-    ResultsCsv::create(&out.join("results.csv"))?;
+    ResultsCsv::create(&out.join(RESULTS))?;
     let mut interrupted = false;
     let mut unmet = 0;
     for part in &composite.parts {
@@ -77,7 +78,7 @@ pub fn run(args: &RunArgs, composite: &Scenario) -> anyhow::Result<ExitCode> {
     manifest.finish(interrupted);
     manifest.write(&out)?;
     if !args.no_report {
-        write_report_or_warn(&out, &mut crate::report::data::load(&out));
+        write_report_or_warn(&out, &mut crate::results::reader::load(&out));
     }
     crate::outln!("results: {}", out.display());
     if interrupted {

@@ -2,6 +2,7 @@
 //! directory's `.lock` file (which records its pid) from before it writes anything
 //! until it exits; the kernel releases it when the run dies, even by SIGKILL.
 
+use crate::results::files::{MANIFEST, RESULTS};
 use std::fs::{self, File};
 use std::io::{Read as _, Seek as _, Write as _};
 use std::os::fd::AsRawFd as _;
@@ -68,9 +69,7 @@ pub fn lock(out: &Path, force: bool) -> Result<Lock, String> {
 /// results.csv) unless `force`, which removes everything in it but the lock first: a
 /// report must never describe files of two runs.
 fn clear_old_run(out: &Path, force: bool) -> Result<(), String> {
-    let written = ["manifest.json", "results.csv"]
-        .iter()
-        .any(|f| out.join(f).exists());
+    let written = [MANIFEST, RESULTS].iter().any(|f| out.join(f).exists());
     if !written {
         return Ok(());
     }

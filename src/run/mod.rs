@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::experiment::{self, orchestration::runner::RunOutcome};
-use crate::report::data::Results;
+use crate::results::reader::Results;
 use crate::scenario;
 
 /// How `echolab run` is called, for its usage errors.
@@ -348,7 +348,7 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Some(baseline) = &args.baseline {
         // Checked before the run: a baseline that cannot be read would be found out
         // only after it.
-        if let Err(e) = crate::report::data::load(baseline) {
+        if let Err(e) = crate::results::reader::load(baseline) {
             return Ok(crate::console::usage_error(
                 USAGE,
                 &format!("--baseline: {e:#}"),
@@ -426,7 +426,7 @@ fn run_into(
         manifest.baseline = Some(absolute.display().to_string());
         manifest.write(out)?;
     }
-    let mut results = crate::report::data::load(out);
+    let mut results = crate::results::reader::load(out);
     if !args.no_report {
         write_report_or_warn(out, &mut results);
     }
@@ -436,14 +436,14 @@ fn run_into(
 /// Writes the report of the run in `dir` with the comparison's sections (its thresholds,
 /// its baseline): the report and the comparison compose here, as experiment and report do.
 pub fn write_report(dir: &Path) -> anyhow::Result<PathBuf> {
-    crate::report::write_report(dir, crate::compare::report_sections)
+    crate::report::write_report(dir)
 }
 
 /// [`write_report`] of the `results` read from `out`, a failure said as a warning: the
 /// results stay whatever the report does.
 fn write_report_or_warn(out: &Path, results: &mut anyhow::Result<Results>) {
     let written = match results {
-        Ok(results) => crate::report::write_report_of(results, crate::compare::report_sections),
+        Ok(results) => crate::report::write_report_of(results),
         Err(e) => Err(anyhow::anyhow!("{e:#}")),
     };
     match written {

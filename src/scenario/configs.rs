@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::{LoadOptions, ModelEntry, Step};
 use crate::load::LoadArgs;
+use crate::results::files::{SERVER_LOG, SERVER_SUMMARY};
 use crate::server::ServerConfig;
 
 /// Processes needed so no process holds more than `per` connections.
@@ -24,8 +25,8 @@ pub fn server_config(entry: &ModelEntry, step: &Step, dir: &Path, bind: IpAddr) 
         .base_config()
         .expect("a scenario's server args are checked when it is parsed");
     config.addr = SocketAddr::new(bind, 0);
-    config.log = Some(dir.join("server-log.csv"));
-    config.summary_json = Some(dir.join("server-summary.json"));
+    config.log = Some(dir.join(SERVER_LOG));
+    config.summary_json = Some(dir.join(SERVER_SUMMARY));
     if let Some(w) = step.workers.or(o.workers.map(|w| w.0)) {
         config.workers = Some(w as usize);
     }

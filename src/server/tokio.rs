@@ -43,7 +43,7 @@ pub fn serve(setup: Setup) -> anyhow::Result<()> {
     runtime.block_on(accept_loop(setup))
 }
 
-/// The shutdown eventfd, watched by the reactor like any socket (the fd belongs to shutdown.rs).
+/// The shutdown eventfd, watched by the reactor like any socket (the fd belongs to stop.rs).
 struct ShutdownFd;
 
 impl AsRawFd for ShutdownFd {

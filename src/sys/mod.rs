@@ -77,6 +77,25 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false" | "False"))
 }
 
+/// The tests' skip rule: the calling test is skipped (it returns right after) with
+/// `reason`, visibly: the line `SKIPPED test: reason` is written straight to the
+/// process's stderr (the harness captures `eprintln!` of a passing test, but not a
+/// direct write). Under CI this panics instead: no test may be skipped there.
+pub fn skip_test(test: &str, reason: &str) {
+    use std::io::Write;
+    assert!(
+        !in_ci(),
+        "{test} cannot run: {reason}; under CI=true no test may be skipped"
+    );
+    let _ = io::stderr().write_all(format!("SKIPPED {test}: {reason}\n").as_bytes());
+}
+
+/// Whether this process runs as root (namespaces, cgroups and perf events need it).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Seconds since the Unix epoch, with microsecond resolution (0 on a clock before 1970).
 pub fn unix_now() -> f64 {
     std::time::SystemTime::now()

@@ -1,24 +1,11 @@
 //! The skip policy: a skipped test is visible in plain `cargo test`, and never allowed
 //! under CI.
 
-use std::io::Write;
 use std::process::Command;
 
-/// Whether this is a CI run, where every test must run: a skip is a failure there.
-pub use echolab::sys::in_ci;
-
-/// Skips the calling test (the caller returns right after) with `reason`. Under CI
-/// this panics instead. Otherwise the line `SKIPPED test: reason` is written straight
-/// to the process's stderr: the harness captures `eprintln!` of a passing test, but not
-/// a direct write, so plain `cargo test` shows the line among the results.
-pub fn skip(test: &str, reason: &str) {
-    assert!(
-        !in_ci(),
-        "{test} cannot run: {reason}; under CI=true no test may be skipped"
-    );
-    let line = format!("SKIPPED {test}: {reason}\n");
-    let _ = std::io::stderr().write_all(line.as_bytes());
-}
+/// Skips the calling test (the caller returns right after) with `reason`, as
+/// [`echolab::sys::skip_test`] does: a visible SKIPPED line, a failure under CI.
+pub use echolab::sys::skip_test as skip;
 
 /// What the namespace lab needs, in the runner's own words.
 pub const NETNS_NEEDS: &str = "multi-host scenarios need root and iproute2 (`ip netns`)";
@@ -44,7 +31,4 @@ pub fn netns_available(test: &str) -> bool {
 
 /// Whether this test process runs as root (mounts, cgroups, perf events and namespaces
 /// need it).
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
+pub use echolab::sys::is_root;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::{
-    assert_all_gone, cmdline, descendants, start_run, write_scenario, ResultsRow, BIN,
+    assert_all_gone, cmdline, descendants, open_fds, start_run, write_scenario, ResultsRow, BIN,
     QUIET_NO_REPORT, RUN_LIMIT,
 };
 
@@ -170,15 +170,25 @@ connections = [20]
 #[allow(clippy::zombie_processes)]
 fn start_long_run(out: &Path, scenario: &Path) -> (Child, Vec<u32>) {
     let mut runner = start_run(scenario, out);
+    // Sockets a process holds: the server's listener, and each connection on either side.
+    let sockets = |pid: u32| {
+        open_fds(pid as i32)
+            .iter()
+            .filter(|(_, what)| what.starts_with("socket:"))
+            .count()
+    };
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let kids = descendants(runner.id());
-        let serving = kids.iter().any(|p| cmdline(*p).contains(" serve "));
-        let loading = kids.iter().any(|p| cmdline(*p).contains(" load "));
+        // Both sides hold sockets when the runner goes: the load a connection, the server
+        // an accepted one beside its listener.
+        let holds = |verb: &str, least: usize| {
+            kids.iter()
+                .any(|&p| cmdline(p).contains(verb) && sockets(p) >= least)
+        };
+        let serving = holds(" serve ", 2);
+        let loading = holds(" load ", 1);
         if serving && loading {
-            // Let the load connect, so both sides hold sockets when the runner goes.
-            std::thread::sleep(Duration::from_millis(500));
-            let kids = descendants(runner.id());
             return (runner, kids);
         }
         if Instant::now() >= deadline {

@@ -12,38 +12,12 @@ use crate::scenario::{FailureRule, Step};
 use crate::server::counters::ServerSummary;
 use crate::units::{ms, trim_float};
 
-/// What the server side of a step left behind, built by [`ServerSide::new`] from how
-/// its server ran and what its window read.
+/// What the server side of a step left behind: how its server ran and what its window
+/// read, each as its own part records it.
 #[derive(Debug, Default)]
 pub struct ServerSide {
-    /// server-summary.json, when the server wrote one.
-    pub summary: Option<ServerSummary>,
-    pub died: Option<String>,
-    pub start_error: Option<String>,
-    pub stop_problem: Option<String>,
-    pub samples: Vec<Sample>,
-    /// The server before the load, the baseline of its memory per connection; None when
-    /// `at_load_start` is that moment too (a stair's window).
-    pub idle: Option<Sample>,
-    pub at_load_start: Option<Sample>,
-    pub at_load_end: Option<Sample>,
-    pub load_wall_s: f64,
-    /// The TCP counters of the server's network namespace when the load started and ended.
-    pub net_at_load_start: Option<NetCounters>,
-    pub net_at_load_end: Option<NetCounters>,
-    /// Whose traffic those counters include.
-    pub net_scope: Option<Scope>,
-    /// Why the step has no namespace of its own although the scenario asked for one.
-    pub net_note: Option<String>,
-    /// The kernel's socket and slab memory before the load and at its most sockets.
-    pub kernel: KernelWatch,
-    /// The ends of a connection the server's namespace holds (1 in the lab, else 2).
-    pub kernel_ends: u64,
-    /// The machine's busy CPU seconds (probe::machine_busy_s) when the load started and ended.
-    pub machine_busy_at_load_start: Option<f64>,
-    pub machine_busy_at_load_end: Option<f64>,
-    /// The kernel's counts of the server's system calls and context switches over the load.
-    pub calls: Option<Calls>,
+    pub run: ServerRun,
+    pub window: Readings,
 }
 
 /// How a session's server ran, as the session records it: where its network counters
@@ -78,51 +52,9 @@ pub struct Readings {
 }
 
 impl ServerSide {
-    /// The server side of one window: how its server ran and what the window read. The
-    /// one place a step's or a stair's side is filled, so a new reading is added once.
+    /// The server side of one window: how its server ran and what the window read.
     pub fn new(run: ServerRun, window: Readings) -> ServerSide {
-        let ServerRun {
-            summary,
-            died,
-            start_error,
-            stop_problem,
-            samples,
-            net_scope,
-            net_note,
-            kernel_ends,
-        } = run;
-        let Readings {
-            idle,
-            at_start,
-            at_end,
-            wall_s,
-            net_at_start,
-            net_at_end,
-            machine_busy_at_start,
-            machine_busy_at_end,
-            kernel,
-            calls,
-        } = window;
-        ServerSide {
-            summary,
-            died,
-            start_error,
-            stop_problem,
-            samples,
-            idle,
-            at_load_start: at_start,
-            at_load_end: at_end,
-            load_wall_s: wall_s,
-            net_at_load_start: net_at_start,
-            net_at_load_end: net_at_end,
-            net_scope,
-            net_note,
-            kernel,
-            kernel_ends,
-            machine_busy_at_load_start: machine_busy_at_start,
-            machine_busy_at_load_end: machine_busy_at_end,
-            calls,
-        }
+        ServerSide { run, window }
     }
 }
 
@@ -155,7 +87,7 @@ pub fn judge(
     };
     connections_failure(rule, step, server, client)
         .or_else(|| traffic_failure(rule, server, client))
-        .or_else(|| server.stop_problem.clone())
+        .or_else(|| server.run.stop_problem.clone())
 }
 
 /// The load's summary to judge, or why the step left none: the server did not start or
@@ -164,10 +96,10 @@ fn finished_summary<'a>(
     server: &ServerSide,
     load: &'a LoadSide,
 ) -> Result<&'a LoadSummary, String> {
-    if let Some(e) = &server.start_error {
+    if let Some(e) = &server.run.start_error {
         return Err(e.clone());
     }
-    if let Some(d) = &server.died {
+    if let Some(d) = &server.run.died {
         return Err(d.clone());
     }
     if load.timed_out {
@@ -196,7 +128,7 @@ fn connections_failure(
             step.connections
         ));
     }
-    if let Some(s) = &server.summary {
+    if let Some(s) = &server.run.summary {
         let total = s.refused_total();
         if total > rule.max_refused {
             let why: Vec<String> = s
@@ -216,7 +148,7 @@ fn connections_failure(
             ));
         }
     }
-    if let (Some(fraction), Some(s)) = (rule.min_concurrent, &server.summary) {
+    if let (Some(fraction), Some(s)) = (rule.min_concurrent, &server.run.summary) {
         let held = s.max_concurrent;
         let needed = (fraction.0 * step.connections as f64).ceil() as u64;
         let client_held = client.max_concurrent;
@@ -262,7 +194,7 @@ fn traffic_failure(
             return Some(format!("p99 {} us above {}", trim_float(p99), ms(bound.0)));
         }
     }
-    if let (true, Some(s)) = (rule.bytes_match, &server.summary) {
+    if let (true, Some(s)) = (rule.bytes_match, &server.run.summary) {
         let pairs = [
             ("sent", client.bytes_sent, "received", s.bytes_in),
             ("received", client.bytes_received, "sent", s.bytes_out),
@@ -342,7 +274,10 @@ pub(super) mod tests {
 
     pub(in crate::experiment::measurement) fn server_side(summary: ServerSummary) -> ServerSide {
         ServerSide {
-            summary: Some(summary),
+            run: ServerRun {
+                summary: Some(summary),
+                ..ServerSide::default().run
+            },
             ..ServerSide::default()
         }
     }
@@ -521,7 +456,10 @@ pub(super) mod tests {
     #[test]
     fn process_failures_come_first() {
         let died = ServerSide {
-            died: Some("server died during the step".into()),
+            run: ServerRun {
+                died: Some("server died during the step".into()),
+                ..server_side(server_summary()).run
+            },
             ..server_side(server_summary())
         };
         let mut corrupt = client();
@@ -537,7 +475,10 @@ pub(super) mod tests {
             "server died during the step"
         );
         let stopped_badly = ServerSide {
-            stop_problem: Some("server exited with exit status: 1 on SIGTERM".into()),
+            run: ServerRun {
+                stop_problem: Some("server exited with exit status: 1 on SIGTERM".into()),
+                ..server_side(server_summary()).run
+            },
             ..server_side(server_summary())
         };
         assert_eq!(

@@ -411,7 +411,12 @@ mod tests {
             .unwrap();
         let probe = Probe::start(child.id(), Duration::from_millis(100), &csv).unwrap();
         child.wait().unwrap();
-        std::thread::sleep(Duration::from_millis(150));
+        // Until the probe has written two samples (the header, then a line each).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let written = || fs::read_to_string(&csv).map_or(0, |t| t.lines().count());
+        while written() < 3 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let samples = probe.finish();
         assert!(samples.len() >= 2, "{samples:?}");
         let last = samples.last().unwrap();

@@ -9,29 +9,17 @@
 //! the run goes on without the profile.
 
 use std::fs;
-use std::io::{BufReader, Write as _};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use crate::render::flame::draw;
+use crate::results::files::{
+    flame_path, folded_path, PROFILED_LOAD, PROFILED_SERVER, PROFILE_NOTES,
+};
+
 /// Samples per second: odd, so the sampling does not beat with a periodic tick.
 const FREQUENCY_HZ: u32 = 999;
-
-/// Where the notes of a repetition that could not be (fully) profiled are written.
-pub const NOTES: &str = "profile-notes.txt";
-
-/// The two sides a repetition profiles, as the files' stems name them.
-pub const SERVER: &str = "server";
-pub const LOAD: &str = "load";
-
-/// The folded stacks of one side in a repetition's folder.
-pub fn folded_path(dir: &Path, side: &str) -> PathBuf {
-    dir.join(format!("{side}.folded"))
-}
-
-/// The flame graph of one side in a repetition's folder.
-pub fn flame_path(dir: &Path, side: &str) -> PathBuf {
-    dir.join(format!("{side}-flame.svg"))
-}
 
 /// The perf program: `ECHOLAB_PERF` when set (another build, or a stand-in), else
 /// `perf` on PATH. Err: why there is none, and how to get it.
@@ -70,9 +58,7 @@ pub fn unavailable() -> Option<String> {
         .ok()
         .and_then(|t| t.trim().parse().ok())
         .unwrap_or(2);
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    paranoid_forbids(paranoid, root)
+    paranoid_forbids(paranoid, crate::sys::is_root())
 }
 
 /// The `perf record` of every CPU.
@@ -157,7 +143,7 @@ impl Recording {
         if let Some(recorder) = self.recorder.take() {
             match stop(recorder) {
                 Ok(data) => {
-                    for (side, pids) in [(SERVER, &server), (LOAD, &self.load)] {
+                    for (side, pids) in [(PROFILED_SERVER, &server), (PROFILED_LOAD, &self.load)] {
                         if pids.is_empty() {
                             continue;
                         }
@@ -172,8 +158,8 @@ impl Recording {
         }
         if !self.notes.is_empty() {
             let text = self.notes.join("\n") + "\n";
-            if let Err(e) = fs::write(self.dir.join(NOTES), text) {
-                crate::errln!("warning: cannot write {NOTES}: {e}");
+            if let Err(e) = fs::write(self.dir.join(PROFILE_NOTES), text) {
+                crate::errln!("warning: cannot write {PROFILE_NOTES}: {e}");
             }
         }
         self.notes
@@ -261,42 +247,6 @@ fn fold(data: &Path, pids: &[u32], out: &Path) -> Result<(), String> {
         return Err(format!("perf script: {status}"));
     }
     Ok(())
-}
-
-/// The flame graph of folded stacks: inferno's self-contained, searchable SVG.
-pub fn draw(folded: &Path, svg: &Path, title: &str) -> Result<(), String> {
-    let mut options = inferno::flamegraph::Options::default();
-    options.title = title.to_string();
-    options.count_name = "samples".into();
-    let file = fs::File::create(svg).map_err(|e| format!("{}: {e}", svg.display()))?;
-    let mut writer = std::io::BufWriter::new(file);
-    inferno::flamegraph::from_files(&mut options, &[folded.to_path_buf()], &mut writer)
-        .map_err(|e| e.to_string())?;
-    writer.flush().map_err(|e| e.to_string())
-}
-
-/// The differential flame graph of `after` against `before` (inferno's, both
-/// normalised to the same total): `after`'s stacks, red where it spends more of its
-/// samples than `before`, blue where less.
-pub fn draw_difference(before: &Path, after: &Path, title: &str) -> Result<String, String> {
-    let open = |p: &Path| {
-        fs::File::open(p)
-            .map(BufReader::new)
-            .map_err(|e| format!("{}: {e}", p.display()))
-    };
-    let mut diff = Vec::new();
-    let options = inferno::differential::Options {
-        normalize: true,
-        ..Default::default()
-    };
-    inferno::differential::from_readers(options, open(before)?, open(after)?, &mut diff)
-        .map_err(|e| e.to_string())?;
-    let mut flame = inferno::flamegraph::Options::default();
-    flame.title = title.to_string();
-    flame.count_name = "samples".into();
-    let mut svg = Vec::new();
-    inferno::flamegraph::from_reader(&mut flame, &diff[..], &mut svg).map_err(|e| e.to_string())?;
-    String::from_utf8(svg).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

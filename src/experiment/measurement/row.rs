@@ -132,12 +132,12 @@ fn measure_sides(row: &mut Row, server: &ServerSide, load: &LoadSide, bytes: boo
     measure_memory(row, server);
     super::cost::measure(
         row,
-        &server.samples,
-        &server.kernel,
-        server.kernel_ends,
+        &server.run.samples,
+        &server.window.kernel,
+        server.run.kernel_ends,
         &load.samples,
     );
-    super::request_cost::measure(row, server.calls);
+    super::request_cost::measure(row, server.window.calls);
     measure_net(row, server, load);
     if let (Some(cs), Some(cr), Some(si), Some(so)) = (
         row.client_bytes_sent,
@@ -173,7 +173,7 @@ fn measure_summaries(row: &mut Row, server: &ServerSide, load: &LoadSide, bytes:
             row.client_bytes_received = Some(l.bytes_received);
         }
     }
-    if let Some(s) = &server.summary {
+    if let Some(s) = &server.run.summary {
         row.max_concurrent_server = Some(s.max_concurrent);
         row.server_bytes_in = Some(s.bytes_in);
         row.server_bytes_out = Some(s.bytes_out);
@@ -198,7 +198,7 @@ fn measure_cpu(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         row.generator_bound = Some(true);
         row.failure_reason = why;
     }
-    if let (Some(a), Some(b)) = (server.at_load_start, server.at_load_end) {
+    if let (Some(a), Some(b)) = (server.window.at_start, server.window.at_end) {
         // Each sample splits its exact total by the tick counts of that moment, so the
         // split of a difference can come out below zero on one side: the total is
         // exact, the split is bounded by it.
@@ -214,16 +214,16 @@ fn measure_cpu(row: &mut Row, server: &ServerSide, load: &LoadSide) {
     // The quiet-machine check: what the machine did besides this step's server and load.
     // The machine's and the server's CPU over the same readings' window, the runner's.
     if let (Some(a), Some(b), Some(server_s), Some(load_pct)) = (
-        server.machine_busy_at_load_start,
-        server.machine_busy_at_load_end,
+        server.window.machine_busy_at_start,
+        server.window.machine_busy_at_end,
         row.server_cpu_user_s
             .zip(row.server_cpu_sys_s)
             .map(|(u, s)| u + s),
         row.load_cpu_pct,
     ) {
-        if server.load_wall_s > 0.0 {
-            let busy_pct = (b - a) / server.load_wall_s * 100.0;
-            let server_pct = server_s / server.load_wall_s * 100.0;
+        if server.window.wall_s > 0.0 {
+            let busy_pct = (b - a) / server.window.wall_s * 100.0;
+            let server_pct = server_s / server.window.wall_s * 100.0;
             // Clock ticks (10 ms) and the generators' own probe window blur the three
             // figures by a few %: the result is held within the machine's cores.
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
@@ -247,10 +247,11 @@ fn measure_cpu(row: &mut Row, server: &ServerSide, load: &LoadSide) {
 /// The server's memory, threads and fds at their most, and its memory per connection.
 fn measure_memory(row: &mut Row, server: &ServerSide) {
     let window: Vec<&Sample> = server
+        .run
         .samples
         .iter()
-        .chain(server.at_load_start.iter())
-        .chain(server.at_load_end.iter())
+        .chain(server.window.at_start.iter())
+        .chain(server.window.at_end.iter())
         .collect();
     if !window.is_empty() {
         let rss_max = window.iter().map(|s| s.rss_bytes).max().unwrap_or(0);
@@ -262,7 +263,7 @@ fn measure_memory(row: &mut Row, server: &ServerSide) {
             .max_concurrent_server
             .filter(|c| *c > 0)
             .or(row.connections_established.filter(|c| *c > 0));
-        if let (Some(idle), Some(held)) = (server.idle.or(server.at_load_start), held) {
+        if let (Some(idle), Some(held)) = (server.window.idle.or(server.window.at_start), held) {
             row.server_rss_per_conn_bytes = Some(rss_max.saturating_sub(idle.rss_bytes) / held);
         }
     }
@@ -278,13 +279,13 @@ fn load_window_s(server: &ServerSide, load: &LoadSide) -> Option<f64> {
         .as_ref()
         .map(|s| s.duration_s)
         .filter(|d| *d > 0.0);
-    let window = measured.map_or(server.load_wall_s, |d| d.min(server.load_wall_s));
+    let window = measured.map_or(server.window.wall_s, |d| d.min(server.window.wall_s));
     (window > 0.0).then_some(window)
 }
 
 /// The TCP counters of the server's namespace over the load.
 fn measure_net(row: &mut Row, server: &ServerSide, load: &LoadSide) {
-    if let (Some(a), Some(b)) = (server.net_at_load_start, server.net_at_load_end) {
+    if let (Some(a), Some(b)) = (server.window.net_at_start, server.window.net_at_end) {
         let d = b.since(&a);
         if let Some(window) = load_window_s(server, load) {
             row.net_segs_in_per_s = Some(round(d.segs_in as f64 / window, 1));
@@ -295,7 +296,7 @@ fn measure_net(row: &mut Row, server: &ServerSide, load: &LoadSide) {
         row.net_listen_drops = Some(d.listen_drops);
         row.net_listen_overflows = Some(d.listen_overflows);
         row.net_syn_retrans = Some(d.syn_retrans);
-        row.net_scope = server.net_scope.map(|s| s.name().to_string());
+        row.net_scope = server.run.net_scope.map(|s| s.name().to_string());
     }
 }
 
@@ -307,6 +308,7 @@ fn round(v: f64, digits: i32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::super::judge::tests::{client, load_side, server_side, server_summary};
+    use super::super::judge::{Readings, ServerRun};
     use super::*;
 
     fn sample(t_s: f64, cpu_s: f64, rss_bytes: u64) -> Sample {
@@ -331,9 +333,12 @@ mod tests {
             ..Sample::default()
         };
         let server = ServerSide {
-            at_load_start: Some(at(0.1, 0.010, 0.0)),
-            at_load_end: Some(at(1.1, 0.146 / 21.0, 0.146 * 20.0 / 21.0)),
-            load_wall_s: 1.0,
+            window: Readings {
+                at_start: Some(at(0.1, 0.010, 0.0)),
+                at_end: Some(at(1.1, 0.146 / 21.0, 0.146 * 20.0 / 21.0)),
+                wall_s: 1.0,
+                ..Readings::default()
+            },
             ..server_side(server_summary())
         };
         let mut row = Row::default();
@@ -348,10 +353,13 @@ mod tests {
         // 100 connections: the idle server at 1 MB, 1.2 MB once they are open (the warm-up's
         // end, where the measured CPU starts), 1.3 MB at most.
         let server = ServerSide {
-            idle: Some(sample(0.1, 0.5, 1_000_000)),
-            at_load_start: Some(sample(0.3, 1.0, 1_200_000)),
-            at_load_end: Some(sample(1.3, 1.5, 1_300_000)),
-            load_wall_s: 1.0,
+            window: Readings {
+                idle: Some(sample(0.1, 0.5, 1_000_000)),
+                at_start: Some(sample(0.3, 1.0, 1_200_000)),
+                at_end: Some(sample(1.3, 1.5, 1_300_000)),
+                wall_s: 1.0,
+                ..Readings::default()
+            },
             ..server_side(server_summary())
         };
         let mut row = Row::default();
@@ -371,13 +379,16 @@ mod tests {
             ..Default::default()
         };
         let server = ServerSide {
-            at_load_start: Some(sample(0.1, 1.0, 1_000_000)),
-            at_load_end: Some(sample(4.1, 1.0 + 0.16 / 1.5, 1_000_000)),
-            net_at_load_start: Some(counters(1_000)),
-            net_at_load_end: Some(counters(1_430)),
-            machine_busy_at_load_start: Some(10.0),
-            machine_busy_at_load_end: Some(10.4),
-            load_wall_s: 4.0,
+            window: Readings {
+                at_start: Some(sample(0.1, 1.0, 1_000_000)),
+                at_end: Some(sample(4.1, 1.0 + 0.16 / 1.5, 1_000_000)),
+                net_at_start: Some(counters(1_000)),
+                net_at_end: Some(counters(1_430)),
+                machine_busy_at_start: Some(10.0),
+                machine_busy_at_end: Some(10.4),
+                wall_s: 4.0,
+                ..Readings::default()
+            },
             ..server_side(server_summary())
         };
         let mut client = client();
@@ -399,11 +410,16 @@ mod tests {
     #[test]
     fn measure_fills_a_row_from_both_sides() {
         let server = ServerSide {
-            at_load_start: Some(sample(0.1, 1.0, 1_000_000)),
-            at_load_end: Some(sample(2.1, 2.0, 1_100_000)),
-            samples: vec![sample(1.0, 1.5, 1_300_000)],
-            load_wall_s: 2.0,
-            ..server_side(server_summary())
+            run: ServerRun {
+                samples: vec![sample(1.0, 1.5, 1_300_000)],
+                ..server_side(server_summary()).run
+            },
+            window: Readings {
+                at_start: Some(sample(0.1, 1.0, 1_000_000)),
+                at_end: Some(sample(2.1, 2.0, 1_100_000)),
+                wall_s: 2.0,
+                ..Readings::default()
+            },
         };
         let mut row = Row::default();
         measure(&mut row, &server, &load_side(client()));
@@ -478,9 +494,12 @@ mod tests {
     fn a_stairs_row_takes_its_staircases_columns_and_no_byte_counts() {
         // 100 connections open: the live server idle at 1 MB, 1.3 MB at most in the window.
         let server = ServerSide {
-            at_load_start: Some(sample(0.1, 1.0, 1_200_000)),
-            at_load_end: Some(sample(1.1, 1.5, 1_300_000)),
-            load_wall_s: 1.0,
+            window: Readings {
+                at_start: Some(sample(0.1, 1.0, 1_200_000)),
+                at_end: Some(sample(1.1, 1.5, 1_300_000)),
+                wall_s: 1.0,
+                ..Readings::default()
+            },
             ..ServerSide::default()
         };
         let stair = StairRow {

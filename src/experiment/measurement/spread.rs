@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::results::files::{CONNECTIONS, TIMELINE};
 use crate::results::Row;
 
 /// Fewer connections than this say nothing of a tenth.
@@ -16,7 +17,7 @@ const MIN_CONNECTIONS: usize = 20;
 
 /// The connections.csv files of a step's load: the merged one, else each host's.
 fn files(load_dir: &Path) -> Vec<PathBuf> {
-    let merged = load_dir.join("connections.csv");
+    let merged = load_dir.join(CONNECTIONS);
     if merged.is_file() {
         return vec![merged];
     }
@@ -24,7 +25,7 @@ fn files(load_dir: &Path) -> Vec<PathBuf> {
         .into_iter()
         .flatten()
         .flatten()
-        .map(|e| e.path().join("connections.csv"))
+        .map(|e| e.path().join(CONNECTIONS))
         .filter(|p| p.is_file())
         .collect();
     each.sort();
@@ -113,12 +114,12 @@ pub fn rate_spread(per_second: &[f64]) -> Option<f64> {
 /// Fills `requests_per_s_cv` from the step's one load timeline (the merged one, or a
 /// single host's); several hosts' timelines are not added up here.
 pub fn request_rate_spread(row: &mut Row, load_dir: &Path) {
-    let merged = load_dir.join("timeline.csv");
+    let merged = load_dir.join(TIMELINE);
     let file = if merged.is_file() {
         merged
     } else {
         match files(load_dir).as_slice() {
-            [one] => one.with_file_name("timeline.csv"),
+            [one] => one.with_file_name(TIMELINE),
             _ => return,
         }
     };

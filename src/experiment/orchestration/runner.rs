@@ -25,6 +25,7 @@ use crate::experiment::placement::hosts::{self, Hosts};
 use crate::experiment::placement::process;
 use crate::experiment::placement::ssh::SshLab;
 use crate::experiment::placement::Lab;
+use crate::results::files::{LOAD_DIR, RESULTS};
 use crate::results::{Row, Shaping, Status};
 use crate::scenario::{ModelEntry, ModelKind, Scenario, Step};
 
@@ -58,7 +59,7 @@ pub fn missing_program(entry: &ModelEntry) -> Option<String> {
 
 /// Runs every model over every step and repetition, writing into `config.out`.
 pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome> {
-    let csv = ResultsCsv::create(&config.out.join("results.csv"))?;
+    let csv = ResultsCsv::create(&config.out.join(RESULTS))?;
     // One set of emulated hosts for the whole run; dropping it (on every way out of
     // this function, an interrupt included) deletes the namespaces.
     let mut hosts = create_hosts(scenario, config.quiet)?;
@@ -391,14 +392,14 @@ impl Running<'_> {
                 self.hosts,
                 self.profiling,
             );
-            if let (Some(note), false) = (&server.net_note, config.quiet) {
+            if let (Some(note), false) = (&server.run.net_note, config.quiet) {
                 eprintln!("warning: {what}: {note}; its network counters are the machine's, other traffic included");
             }
             let (status, reason, interrupted) = self.verdict(stopped, step, &server, &load);
             let row = row::build(
                 base_row(scenario, entry, step, rep),
                 &Origin::Step {
-                    load_dir: dir.join("load"),
+                    load_dir: dir.join(LOAD_DIR),
                 },
                 Some((&server, &load)),
                 status,

@@ -144,8 +144,11 @@ fn write_link_counters(dir: &Path, before: Option<String>, after: Option<String>
         return;
     };
     let text = format!("before the load:\n{before}after the load:\n{after}");
-    if let Err(e) = std::fs::write(dir.join(crate::results::SERVER_LINK), text) {
-        crate::errln!("warning: cannot write {}: {e}", crate::results::SERVER_LINK);
+    if let Err(e) = std::fs::write(dir.join(crate::results::files::SERVER_LINK), text) {
+        crate::errln!(
+            "warning: cannot write {}: {e}",
+            crate::results::files::SERVER_LINK
+        );
     }
 }
 

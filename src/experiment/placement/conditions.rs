@@ -271,8 +271,7 @@ fn write(path: &Path, value: &str) -> anyhow::Result<()> {
 impl Cgroup {
     /// Creates a group with `limits`. On any error, whatever was made is removed.
     pub fn create(limits: Limits) -> anyhow::Result<Cgroup> {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        if unsafe { libc::geteuid() } != 0 {
+        if !crate::sys::is_root() {
             anyhow::bail!("{NEEDS}: this process is not root");
         }
         let own = own_paths(&fs::read_to_string("/proc/self/cgroup").unwrap_or_default());

@@ -146,8 +146,7 @@ fn ip(args: &[&str]) -> anyhow::Result<String> {
 
 /// Checks that this process is root and `ip netns` works.
 pub fn check_available() -> anyhow::Result<()> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
+    if !crate::sys::is_root() {
         anyhow::bail!("{NEEDS}: this process is not root");
     }
     ip(&["netns", "list"]).map_err(|e| anyhow::anyhow!("{NEEDS}: {e:#}"))?;
@@ -586,6 +585,10 @@ mod tests {
     #[test]
     fn namespaces_connect_and_are_removed() {
         if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
+            crate::sys::skip_test(
+                "placement::hosts::namespaces_connect_and_are_removed",
+                "ECHOLAB_SKIP_NETNS is set",
+            );
             return;
         }
         let mut hosts = Hosts::create(2, &LabSysctls::default())
@@ -654,6 +657,10 @@ mod tests {
     #[test]
     fn leftovers_of_dead_runs_are_removed() {
         if std::env::var_os("ECHOLAB_SKIP_NETNS").is_some() {
+            crate::sys::skip_test(
+                "placement::hosts::leftovers_of_dead_runs_are_removed",
+                "ECHOLAB_SKIP_NETNS is set",
+            );
             return;
         }
         // A pid above the kernel's maximum (4194304) is never alive.

@@ -21,6 +21,7 @@ use clap::{Args, Subcommand};
 
 use crate::experiment::measurement::netstat::{self, NetCounters, Timeline};
 use crate::experiment::measurement::probe::{self, Probe, Sample};
+use crate::results::files::{NET_TIMELINE, PROBE};
 use crate::sys::spawn::Supervision;
 
 /// How often the remote probe samples, as the local one does.
@@ -63,8 +64,8 @@ pub fn main(args: RemoteArgs) -> anyhow::Result<ExitCode> {
         Remote::Run { mkdir, command } => run(&mkdir, &command),
         Remote::Probe { pid, out } => {
             std::fs::create_dir_all(&out)?;
-            let probe = Probe::start(pid, INTERVAL, &out.join("probe.csv"))?;
-            let timeline = Timeline::start(pid, &out.join("net-timeline.csv"))?;
+            let probe = Probe::start(pid, INTERVAL, &out.join(PROBE))?;
+            let timeline = Timeline::start(pid, &out.join(NET_TIMELINE))?;
             let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
             probe.finish();
             timeline.finish();

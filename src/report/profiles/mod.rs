@@ -8,10 +8,13 @@ pub mod layers;
 
 use std::fs;
 
-use super::data::{Record, Results, Status};
-use super::document::{Block, Chart, Section, Table};
-use crate::experiment::measurement::profile::{self, LOAD, NOTES, SERVER};
+use crate::render::document::{Block, Chart, Section, Table};
+use crate::render::flame;
 use crate::results::column;
+use crate::results::files::{
+    flame_path, folded_path, PROFILED_LOAD, PROFILED_SERVER, PROFILE_NOTES,
+};
+use crate::results::reader::{Record, Results, Status};
 use layers::Layer;
 
 /// How far the profiled repetition's CPU per request may sit outside the measured
@@ -55,10 +58,10 @@ pub fn section(results: &Results) -> Option<Section> {
     blocks.push(Block::Table(layer_table(results)));
     for record in &results.profiled {
         let dir = record.step_dir(&results.dir);
-        let Ok(svg) = fs::read_to_string(profile::flame_path(&dir, SERVER)) else {
+        let Ok(svg) = fs::read_to_string(flame_path(&dir, PROFILED_SERVER)) else {
             continue;
         };
-        let load = profile::flame_path(&dir, LOAD);
+        let load = flame_path(&dir, PROFILED_LOAD);
         let load_note = match load.strip_prefix(&results.dir) {
             Ok(rel) if load.is_file() => format!(" The load generator's: {}.", rel.display()),
             _ => String::new(),
@@ -92,7 +95,7 @@ fn missing(results: &Results) -> Vec<String> {
     let mut notes = Vec::new();
     for record in &results.profiled {
         let dir = record.step_dir(&results.dir);
-        if let Ok(text) = fs::read_to_string(dir.join(NOTES)) {
+        if let Ok(text) = fs::read_to_string(dir.join(PROFILE_NOTES)) {
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
                 notes.push(format!("{} at {}: {line}", record.model, record.step));
             }
@@ -187,7 +190,7 @@ fn overhead(profiled: f64, measured: &[f64]) -> f64 {
 /// The server's CPU per request of a profiled repetition split by layer: each layer's
 /// share of the samples times the repetition's CPU per request. None without samples.
 pub fn by_layer(results: &Results, record: &Record) -> Option<[(f64, f64); 7]> {
-    let folded = profile::folded_path(&record.step_dir(&results.dir), SERVER);
+    let folded = folded_path(&record.step_dir(&results.dir), PROFILED_SERVER);
     let (shares, _) = layers::shares(&fs::read_to_string(folded).ok()?)?;
     let per_request = record.num(column::SERVER_CPU_US_PER_REQUEST).unwrap_or(0.0);
     Some(shares.map(|s| (s * per_request, s)))
@@ -226,7 +229,7 @@ fn difference(results: &Results) -> Option<Block> {
     let with_samples: Vec<&Record> = results
         .profiled
         .iter()
-        .filter(|r| profile::folded_path(&r.step_dir(&results.dir), SERVER).is_file())
+        .filter(|r| folded_path(&r.step_dir(&results.dir), PROFILED_SERVER).is_file())
         .collect();
     let find = |model: &str, step: &str| {
         with_samples
@@ -247,12 +250,12 @@ fn difference(results: &Results) -> Option<Block> {
         })
     })?;
     let (before, after) = pair;
-    let folded = |r: &Record| profile::folded_path(&r.step_dir(&results.dir), SERVER);
+    let folded = |r: &Record| folded_path(&r.step_dir(&results.dir), PROFILED_SERVER);
     let title = format!(
         "{} against {} at {}: red where {} spends more of its CPU",
         after.model, before.model, after.step, after.model
     );
-    let svg = profile::draw_difference(&folded(before), &folded(after), &title).ok()?;
+    let svg = flame::draw_difference(&folded(before), &folded(after), &title).ok()?;
     Some(Block::Chart(Chart {
         file: format!("flame-{}-vs-{}-{}", after.model, before.model, after.step),
         title,

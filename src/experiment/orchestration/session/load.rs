@@ -14,7 +14,8 @@ use crate::experiment::measurement::judge::LoadSide;
 use crate::experiment::placement::process::{self, Guard};
 use crate::experiment::placement::{Placement, ThisMachine};
 use crate::load::LoadArgs;
-use crate::results::LOAD_HOSTS;
+use crate::results::files::LOAD_HOSTS;
+use crate::results::files::{LOAD_COMMAND, LOAD_DIR, LOAD_SUMMARY, MERGE_STDERR, MERGE_STDOUT};
 use crate::scenario::{load_args, load_config, processes_for, ramp_time, Scenario, Step};
 
 /// How long the load generator may take to flush after SIGINT.
@@ -80,7 +81,7 @@ fn plan<'a>(
     let mut planned: Vec<Planned> = Vec::new();
     let mut start_at = None;
     if clients.is_empty() {
-        let out = dir.join("load");
+        let out = dir.join(LOAD_DIR);
         let args = load_args(&scenario.load, step, target, &out);
         planned.push(Planned {
             name: "load".into(),
@@ -117,7 +118,7 @@ fn plan<'a>(
         fs::write(dir.join(LOAD_HOSTS), hosts).ok();
         for (i, &host) in clients.iter().enumerate() {
             let file = format!("host-{}", i + 1);
-            let out = dir.join("load").join(&file);
+            let out = dir.join(LOAD_DIR).join(&file);
             let mut load = LoadArgs {
                 shard: Some(format!("{i}/{n}")),
                 start_at: Some((at.as_secs_f64() * 1000.0).round() / 1000.0),
@@ -194,7 +195,7 @@ pub(in crate::experiment) fn start_load(
             remote: host.remote(),
         });
     }
-    fs::write(dir.join("load-command.txt"), commands).ok();
+    fs::write(dir.join(LOAD_COMMAND), commands).ok();
     // The step's clock (and the server's CPU window) starts when the load does.
     if let Some(at) = start_at {
         while Instant::now() < at && !process::stop_requested() {
@@ -269,7 +270,7 @@ pub(in crate::experiment) fn collect_load(
         .collect();
     load_side.exit = Some(statuses.join("; "));
     if agents.len() == 1 {
-        load_side.summary = read_summary(&agents[0].out.join("summary.json"));
+        load_side.summary = read_summary(&agents[0].out.join(LOAD_SUMMARY));
         let why = tail(&agents[0].stderr);
         if load_side.summary.is_none() && !why.is_empty() {
             // The exit status alone hides the reason, which is the child's last word.
@@ -277,10 +278,7 @@ pub(in crate::experiment) fn collect_load(
         }
         return;
     }
-    if let Some(missing) = agents
-        .iter()
-        .find(|a| !a.out.join("summary.json").is_file())
-    {
+    if let Some(missing) = agents.iter().find(|a| !a.out.join(LOAD_SUMMARY).is_file()) {
         load_side.exit = Some(format!(
             "{} left no summary ({}): {}",
             missing.name,
@@ -289,16 +287,16 @@ pub(in crate::experiment) fn collect_load(
         ));
         return;
     }
-    let merged = dir.join("load");
+    let merged = dir.join(LOAD_DIR);
     let mut args = vec!["merge".to_string()];
     args.extend(agents.iter().map(|a| a.out.display().to_string()));
     args.extend(["--out".to_string(), merged.display().to_string()]);
-    let mut commands = fs::read_to_string(dir.join("load-command.txt")).unwrap_or_default();
+    let mut commands = fs::read_to_string(dir.join(LOAD_COMMAND)).unwrap_or_default();
     commands += &command_line(&config.exe, &args);
-    fs::write(dir.join("load-command.txt"), commands).ok();
+    fs::write(dir.join(LOAD_COMMAND), commands).ok();
     let files = (
-        File::create(dir.join("merge-stdout.txt")),
-        File::create(dir.join("merge-stderr.txt")),
+        File::create(dir.join(MERGE_STDOUT)),
+        File::create(dir.join(MERGE_STDERR)),
     );
     let merge = match files {
         (Ok(o), Ok(e)) => {
@@ -309,7 +307,7 @@ pub(in crate::experiment) fn collect_load(
     match merge {
         Err(e) => load_side.exit = Some(format!("cannot start echolab merge: {e}")),
         Ok(mut merge) => match merge.wait_timeout(MERGE_TIMEOUT) {
-            Some(_) => load_side.summary = read_summary(&merged.join("summary.json")),
+            Some(_) => load_side.summary = read_summary(&merged.join(LOAD_SUMMARY)),
             None => {
                 load_side.exit = Some(format!(
                     "echolab merge did not finish within {} s",
@@ -319,7 +317,7 @@ pub(in crate::experiment) fn collect_load(
         },
     }
     if load_side.summary.is_none() && load_side.exit.is_some() {
-        let why = tail(&dir.join("merge-stderr.txt"));
+        let why = tail(&dir.join(MERGE_STDERR));
         if !why.is_empty() {
             load_side.exit = Some(format!("echolab merge failed: {why}"));
         }

@@ -32,6 +32,7 @@ use load::{start_load, stop_agents};
 pub(in crate::experiment) use server::StartError;
 use server::{start_server, Started, STOP_GRACE};
 
+use crate::results::files::{NET_TIMELINE, PROBE, SERVER_STDERR, SERVER_SUMMARY};
 pub use server::substitute;
 
 /// How often a server (and a load generator) is sampled from /proc.
@@ -81,7 +82,7 @@ fn died_now(
     side.died = Some(format!(
         "server died during the step ({}): {}",
         exit_reason(status, remote),
-        tail(&dir.join("server-stderr.txt"))
+        tail(&dir.join(SERVER_STDERR))
     ));
     Some(Instant::now())
 }
@@ -153,8 +154,8 @@ impl<'a> Session<'a> {
             Err(error) => return Err(Box::new(Unstarted { run: side, error })),
         };
         let host = site.server();
-        let probe = host.probe(server.pid, PROBE_INTERVAL, &dir.join("probe.csv"));
-        let timeline = host.net_timeline(server.pid, &dir.join("net-timeline.csv"));
+        let probe = host.probe(server.pid, PROBE_INTERVAL, &dir.join(PROBE));
+        let timeline = host.net_timeline(server.pid, &dir.join(NET_TIMELINE));
         Ok(Session {
             config,
             entry,
@@ -425,7 +426,7 @@ fn stop_server(
         } else if let Some(s) = status.filter(|s| !clean_stop(s)) {
             side.stop_problem = Some(format!(
                 "server exited with {s} on SIGTERM: {}",
-                tail(&dir.join("server-stderr.txt"))
+                tail(&dir.join(SERVER_STDERR))
             ));
         }
     }
@@ -436,5 +437,5 @@ fn stop_server(
     if side.stop_problem.is_none() {
         side.stop_problem = unwritten;
     }
-    side.summary = read_summary(&dir.join("server-summary.json"));
+    side.summary = read_summary(&dir.join(SERVER_SUMMARY));
 }

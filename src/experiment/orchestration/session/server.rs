@@ -18,6 +18,7 @@ use crate::experiment::measurement::probe;
 use crate::experiment::placement::conditions::Cgroup;
 use crate::experiment::placement::process::{self, Guard};
 use crate::experiment::placement::Placement;
+use crate::results::files::{SERVER_COMMAND, SERVER_STDERR, SERVER_STDOUT};
 use crate::results::Limits;
 use crate::scenario::{server_config, ModelEntry, ModelKind, Step};
 use crate::server::{Listening, ServerConfig};
@@ -135,8 +136,8 @@ pub(in crate::experiment) fn start_server(
         Launch::Command { argv, .. } => argv.join(" ") + "\n",
     };
     let (program, args) = host.command(&program, args);
-    fs::write(dir.join("server-command.txt"), line).ok();
-    let stderr_path = dir.join("server-stderr.txt");
+    fs::write(dir.join(SERVER_COMMAND), line).ok();
+    let stderr_path = dir.join(SERVER_STDERR);
     let stderr = File::create(&stderr_path).map_err(|e| e.to_string())?;
     let cgroup = match Limits::of(&entry.options) {
         Some(_) if host.remote() => {
@@ -168,7 +169,7 @@ pub(in crate::experiment) fn start_server(
     };
     let mut guard = spawned.map_err(|e| format!("cannot start {}: {e}", launch.describe()))?;
     let stdout = guard.child.stdout.take().expect("stdout is piped");
-    let mut copy = File::create(dir.join("server-stdout.txt")).map_err(|e| e.to_string())?;
+    let mut copy = File::create(dir.join(SERVER_STDOUT)).map_err(|e| e.to_string())?;
     let (tx, rx) = mpsc::channel();
     // Copies the server's stdout to its file for the whole run, handing over the listening line.
     let reader = std::thread::spawn(move || {

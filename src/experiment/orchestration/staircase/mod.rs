@@ -27,6 +27,7 @@ use crate::experiment::measurement::probe::Sample;
 use crate::experiment::measurement::row::{self, base_row, Origin};
 use crate::experiment::placement::process;
 use crate::experiment::placement::Lab;
+use crate::results::files::LOAD_DIR;
 use crate::results::{Row, Status};
 use crate::scenario::{Dur, FailureRule, Fraction, ModelEntry, Scenario, Staircase, Step};
 use crate::server::counters::ServerSummary;
@@ -432,12 +433,12 @@ impl<'s> Climb<'s> {
         self.generators
             .add(&server.agents[first_agent..], load_start);
         record.started_unix = unix_now();
-        record.load_dir = Some(dir.join("load"));
-        self.load_dirs.push(dir.join("load"));
+        record.load_dir = Some(dir.join(LOAD_DIR));
+        self.load_dirs.push(dir.join(LOAD_DIR));
         let deadline = Deadline::of(self.scenario, batch.connections, self.last_rate);
         record.deadline = Some(deadline);
         let established = wait_established(
-            &dir.join("load"),
+            &dir.join(LOAD_DIR),
             batch.connections,
             load_start + deadline.total(),
             server,

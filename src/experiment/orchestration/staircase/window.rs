@@ -13,6 +13,7 @@ use crate::load::measurements::{
     new_histogram, round3, LatencyStats, LoadConnRecord, LoadSummary, TimelineRow,
 };
 use crate::load::merge::read_hlog;
+use crate::results::files::{CONNECTIONS, LATENCY_LOG, LOAD_SUMMARY, TIMELINE};
 
 /// The result directories one load run writes as it goes: each generator's own
 /// (client hosts' `host-N`, `--processes` children's `process-N`), else `root` itself.
@@ -30,7 +31,7 @@ pub fn live_dirs(root: &Path) -> Vec<PathBuf> {
     if !nested.is_empty() {
         return nested;
     }
-    if root.join("summary.json").is_file() {
+    if root.join(LOAD_SUMMARY).is_file() {
         vec![root.to_path_buf()]
     } else {
         Vec::new()
@@ -62,11 +63,11 @@ pub struct Connections {
 }
 
 fn read_summary(dir: &Path) -> Option<LoadSummary> {
-    serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).ok()?).ok()
+    serde_json::from_str(&fs::read_to_string(dir.join(LOAD_SUMMARY)).ok()?).ok()
 }
 
 fn read_timeline(dir: &Path) -> Vec<TimelineRow> {
-    csv::Reader::from_path(dir.join("timeline.csv"))
+    csv::Reader::from_path(dir.join(TIMELINE))
         .map(|mut r| r.deserialize().filter_map(Result::ok).collect())
         .unwrap_or_default()
 }
@@ -163,7 +164,7 @@ pub fn window(dirs: &[PathBuf], errors_from: f64, from: f64, to: f64) -> Window 
             w.requests_per_s += requests as f64 / seconds as f64;
             w.bytes_per_s += bytes as f64 / seconds as f64;
         }
-        if let Ok((start, intervals)) = read_hlog(&dir.join("latency.hlog")) {
+        if let Ok((start, intervals)) = read_hlog(&dir.join(LATENCY_LOG)) {
             let start = start.unwrap_or(started);
             for interval in intervals.iter().filter(|i| !i.raw) {
                 if inside(start + interval.start_s, interval.length_s, from, to) {
@@ -224,7 +225,7 @@ pub fn ramp(dirs: &[PathBuf], start_unix: f64) -> Option<Ramp> {
     let mut last: Option<f64> = None;
     let mut established = 0;
     for dir in dirs {
-        let Ok(mut reader) = csv::Reader::from_path(dir.join("connections.csv")) else {
+        let Ok(mut reader) = csv::Reader::from_path(dir.join(CONNECTIONS)) else {
             continue;
         };
         for record in reader

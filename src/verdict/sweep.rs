@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::data::{Record, Results, Status, AXES};
+use crate::results::reader::{Record, Results, Status, AXES};
 
 /// The other swept columns and their values: what one sweep holds constant.
 type Fixed = Vec<(String, String)>;

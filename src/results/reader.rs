@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
+use crate::results::files::RESULTS;
 pub use crate::results::Status;
 use crate::results::{column, Manifest, COLUMNS};
 
@@ -91,7 +92,7 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
         );
     }
     let manifest = Manifest::read(dir)?;
-    let csv_path = dir.join("results.csv");
+    let csv_path = dir.join(RESULTS);
     let (text, cut) = whole_rows(&csv_path)?;
     let (columns, all, impossible) = read_results_csv(&csv_path, &text)?;
     let (profiled, rows) = all

@@ -3,9 +3,9 @@
 //! claim turns rows into the claim, its numbers with their spread over the
 //! repetitions, and a verdict with its reason; section() lays them out.
 
-use super::data::{Record, Status};
-use super::document::{Block, Section, Table};
+use crate::render::document::{Block, Section, Table};
 use crate::results::column;
+use crate::results::reader::{Record, Status};
 
 mod capacity;
 mod claim_charts;
@@ -222,36 +222,31 @@ fn nothing_ran(rows: &[Record]) -> Option<String> {
     )
 }
 
-/// Median, minimum and maximum of some values.
+/// The median, minimum and maximum of a figure over its repetitions.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Spread {
+struct Repetitions {
     median: f64,
     min: f64,
     max: f64,
     n: usize,
 }
 
-fn spread(mut values: Vec<f64>) -> Option<Spread> {
+fn over_repetitions(mut values: Vec<f64>) -> Option<Repetitions> {
     values.retain(|v| v.is_finite());
     if values.is_empty() {
         return None;
     }
     values.sort_by(f64::total_cmp);
     let n = values.len();
-    let median = if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    };
-    Some(Spread {
-        median,
+    Some(Repetitions {
+        median: crate::stats::median(&values)?,
         min: values[0],
         max: values[n - 1],
         n,
     })
 }
 
-impl Spread {
+impl Repetitions {
     fn show(&self, fmt: fn(f64) -> String) -> String {
         format!(
             "median {} ({}–{}, {} rep{})",
@@ -268,13 +263,15 @@ fn ran(r: &Record) -> bool {
     matches!(r.status, Status::Ok | Status::Failed)
 }
 
-fn num(r: &Record, c: &str) -> f64 {
+/// `c` of `r`, 0 when it has no value (the claims sweep axes that every row has);
+/// [`Record::num`] says None instead.
+fn num_or_zero(r: &Record, c: &str) -> f64 {
     r.num(c).unwrap_or(0.0)
 }
 
 /// The distinct values of `c` among `rows`, ascending.
 fn values_of<'a>(rows: impl Iterator<Item = &'a Record>, c: &str) -> Vec<f64> {
-    let mut v: Vec<f64> = rows.map(|r| num(r, c)).collect();
+    let mut v: Vec<f64> = rows.map(|r| num_or_zero(r, c)).collect();
     v.sort_by(f64::total_cmp);
     v.dedup();
     v
@@ -289,13 +286,13 @@ fn samples(rows: &[Record], model: &str, at: impl Fn(&Record) -> bool, c: &str) 
 }
 
 /// `column` over the ok repetitions of `model` where `at` holds.
-fn ok_spread(
+fn ok_repetitions(
     rows: &[Record],
     model: &str,
     at: impl Fn(&Record) -> bool,
     c: &str,
-) -> Option<Spread> {
-    spread(samples(rows, model, at, c))
+) -> Option<Repetitions> {
+    over_repetitions(samples(rows, model, at, c))
 }
 
 /// How `model` did at the steps where `at` holds: (ok reps, failed reps, a failure reason).

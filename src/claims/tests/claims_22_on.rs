@@ -43,7 +43,7 @@ fn claim_32_more_clients_more_retransmissions_at_the_longest_pause() {
     let sections = section(&[c], |_| None);
     assert!(sections[1].blocks.iter().any(|b| matches!(
         b,
-        crate::report::document::Block::Paragraph(p) if p.starts_with("Test: claim-18's link")
+        crate::render::document::Block::Paragraph(p) if p.starts_with("Test: claim-18's link")
     )));
 }
 

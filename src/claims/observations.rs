@@ -5,10 +5,14 @@
 //! repetition left out in turn.
 
 use super::compared::{beats, most_per_repetition, sweep_of};
-use super::contest::{contest, level_shown, verdict_of, Figure, Outcome, Side, THROUGHPUT};
-use super::{column, num, ok_spread, outcome, values_of, ClaimVerdict, Judged, Record};
-use crate::report::verdict::{fmt_count, fmt_cpu_per_request, fmt_latency};
+use super::contest::{
+    claim_figure, contest, level_shown, verdict_of, Figure, Outcome, Side, THROUGHPUT,
+};
+use super::{
+    column, num_or_zero, ok_repetitions, outcome, values_of, ClaimVerdict, Judged, Record,
+};
 use crate::stats;
+use crate::verdict::{fmt_count, fmt_cpu_per_request, fmt_latency};
 
 /// A claim that `upper` exceeds `lower` (`contest(upper, lower, ..)` gave `outcome` and
 /// `line`): confirmed when significantly so, refuted when significantly the other way
@@ -51,12 +55,8 @@ fn exceeds(
 
 /// A figure that is higher where the claim says it is (the claim's own direction is
 /// in `exceeds`' `upper` and `lower`).
-const fn higher(name: &'static str, fmt: fn(f64) -> String) -> Figure {
-    Figure {
-        name,
-        lower_is_better: false,
-        fmt,
-    }
+const fn higher(name: &'static str, format: fn(f64) -> String) -> Figure {
+    claim_figure(name, true, format)
 }
 
 /// "median 1.20 ms (1.10 ms–1.30 ms, 4 reps)" of `c` for `model` where `at` holds, or
@@ -68,7 +68,7 @@ fn median_range(
     c: &str,
     fmt: fn(f64) -> String,
 ) -> String {
-    ok_spread(rows, model, at, c).map_or("no repetition passed".into(), |s| s.show(fmt))
+    ok_repetitions(rows, model, at, c).map_or("no repetition passed".into(), |s| s.show(fmt))
 }
 
 /// The first and the last of a sweep's `values`, or why there are not two to compare
@@ -116,7 +116,9 @@ pub(super) fn claim_24(rows: &[Record]) -> Judged {
 pub(super) fn claim_25(rows: &[Record]) -> Judged {
     let (model, hosts) = sweep_of(rows, column::CLIENT_HOSTS);
     let at = |h: f64, c: f64| {
-        move |r: &Record| num(r, column::CLIENT_HOSTS) == h && num(r, column::CONNECTIONS) == c
+        move |r: &Record| {
+            num_or_zero(r, column::CLIENT_HOSTS) == h && num_or_zero(r, column::CONNECTIONS) == c
+        }
     };
     let connections = values_of(
         rows.iter().filter(|r| r.model == model),
@@ -185,7 +187,7 @@ pub(super) fn claim_25(rows: &[Record]) -> Judged {
 /// requests answered per second at the most connections against the fewest.
 pub(super) fn claim_26(rows: &[Record]) -> Judged {
     let (model, steps) = sweep_of(rows, column::CONNECTIONS);
-    let at = |c: f64| move |r: &Record| num(r, column::CONNECTIONS) == c;
+    let at = |c: f64| move |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
     let mut numbers = Vec::new();
     for &c in &steps {
         let mut line = format!(
@@ -293,11 +295,8 @@ pub(super) fn claim_27(rows: &[Record]) -> Judged {
 /// server's CPU time per request, epoll against threads; each one's context switches
 /// per request listed beside it.
 pub(super) fn claim_28(rows: &[Record]) -> Judged {
-    const CPU_PER_REQUEST: Figure = Figure {
-        name: "server CPU time per request",
-        lower_is_better: true,
-        fmt: fmt_cpu_per_request,
-    };
+    const CPU_PER_REQUEST: Figure =
+        claim_figure("server CPU time per request", false, fmt_cpu_per_request);
     let (verdict, why, mut numbers) = beats(
         rows,
         &[(
@@ -326,7 +325,7 @@ pub(super) fn claim_29(rows: &[Record]) -> Judged {
         format!("{v:.3}")
     });
     let (model, clients) = sweep_of(rows, column::CONNECTIONS);
-    let at = |c: f64| move |r: &Record| num(r, column::CONNECTIONS) == c;
+    let at = |c: f64| move |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
     let side = |c: f64| {
         Side::of(
             format!("{} clients", fmt_count(c)),
@@ -377,22 +376,20 @@ const REQUESTS_A_CLIENT: f64 = 60.0;
 /// A step's total test time is the time 60 requests a client take at the rate it
 /// measured; the shortest delay against the longest.
 pub(super) fn claim_30(rows: &[Record]) -> Judged {
-    const TOTAL: Figure = Figure {
-        name: "total test time of 60 requests a client",
-        lower_is_better: true,
-        fmt: |v| format!("{v:.1} s"),
-    };
+    const TOTAL: Figure = claim_figure("total test time of 60 requests a client", false, |v| {
+        format!("{v:.1} s")
+    });
     let (model, delays) = sweep_of(rows, column::DELAY_MS);
     let total = |r: &Record| {
         let rate = r.num(column::THROUGHPUT_RPS).filter(|v| *v > 0.0)?;
-        Some(num(r, column::CONNECTIONS) * REQUESTS_A_CLIENT / rate)
+        Some(num_or_zero(r, column::CONNECTIONS) * REQUESTS_A_CLIENT / rate)
     };
     let side = |d: f64| {
         Side::derived(
             format!("{d} ms"),
             rows,
             &model,
-            |r| num(r, column::DELAY_MS) == d,
+            |r| num_or_zero(r, column::DELAY_MS) == d,
             total,
         )
     };
@@ -406,11 +403,11 @@ pub(super) fn claim_30(rows: &[Record]) -> Judged {
                 median_range(
                     rows,
                     &model,
-                    |r| num(r, column::DELAY_MS) == d,
+                    |r| num_or_zero(r, column::DELAY_MS) == d,
                     column::THROUGHPUT_RPS,
                     fmt_count
                 ),
-                stats::median(&s.samples).map_or("?".into(), TOTAL.fmt)
+                stats::median(&s.samples).map_or("?".into(), TOTAL.format)
             )
         })
         .collect();
@@ -434,7 +431,7 @@ pub(super) fn claim_30(rows: &[Record]) -> Judged {
 /// delay than at 1000 ms. The shortest delay against the longest.
 pub(super) fn claim_31(rows: &[Record]) -> Judged {
     let (model, delays) = sweep_of(rows, column::DELAY_MS);
-    let at = |d: f64| move |r: &Record| num(r, column::DELAY_MS) == d;
+    let at = |d: f64| move |r: &Record| num_or_zero(r, column::DELAY_MS) == d;
     let mut numbers: Vec<String> = delays
         .iter()
         .rev()

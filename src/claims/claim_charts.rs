@@ -5,10 +5,10 @@
 //! over the ok repetitions, with their range.
 
 use super::compared::retransmissions_per_1000;
-use super::{column, num, values_of, Record, Status};
-use crate::report::charts::{self, model_color, Pt, Series, XFormat, XySpec};
-use crate::report::document::{Block, Chart};
-use crate::report::verdict::fmt_count;
+use super::{column, num_or_zero, values_of, Record, Status};
+use crate::render::charts::{self, model_color, Pt, Series, XFormat, XySpec};
+use crate::render::document::{Block, Chart};
+use crate::verdict::fmt_count;
 
 /// A claim's chart, drawn: the report's [`Chart`] block once laid out.
 #[derive(Debug, Clone)]
@@ -139,7 +139,9 @@ fn point(
 ) -> Option<Pt> {
     let mut v: Vec<f64> = rows
         .iter()
-        .filter(|r| r.model == model && r.status == Status::Ok && num(r, x_column) == x && at(r))
+        .filter(|r| {
+            r.model == model && r.status == Status::Ok && num_or_zero(r, x_column) == x && at(r)
+        })
         .filter_map(value)
         .collect();
     v.sort_by(f64::total_cmp);
@@ -170,7 +172,7 @@ fn series_of(plot: &Plot, rows: &[Record], model: &str) -> Vec<Series> {
     let mut series = Vec::new();
     for (g, group) in groups.iter().enumerate() {
         let at = |r: &Record| match (plot.per, group) {
-            (Some((c, _)), Some((v, _))) => num(r, c) == *v,
+            (Some((c, _)), Some((v, _))) => num_or_zero(r, c) == *v,
             _ => true,
         };
         let xs = values_of(mine().filter(|r| at(r)), plot.x);

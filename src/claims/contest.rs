@@ -4,9 +4,11 @@
 //! turn, and a claim made of several such comparisons turned into its verdict.
 
 use super::{ClaimVerdict, Record, Status};
-use crate::report::verdict::{flag, fmt_cpu, fmt_latency, fmt_rate};
+use crate::render::format::ratio_interval;
 use crate::stats::{self, Comparison};
 use crate::units::fmt_bytes;
+pub(super) use crate::verdict::Figure;
+use crate::verdict::{each_flagged_left_out, flag, fmt_cpu, fmt_latency, fmt_rate, Resolution};
 
 /// One side of a comparison: its name and its samples (one per repetition), each with
 /// whether its repetition is flagged (generator-bound or disturbed).
@@ -62,57 +64,95 @@ impl Side {
         }
     }
 
-    /// This side without its `i`-th sample.
-    fn without(&self, i: usize) -> Side {
-        let keep = |v: &[f64]| -> Vec<f64> {
-            v.iter()
-                .enumerate()
-                .filter(|&(j, _)| j != i)
-                .map(|(_, x)| *x)
-                .collect()
-        };
-        let mut flagged = self.flagged.clone();
-        flagged.remove(i);
-        Side {
-            name: self.name.clone(),
-            samples: keep(&self.samples),
-            flagged,
-        }
-    }
-
     fn flagged_count(&self) -> usize {
         self.flagged.iter().filter(|&&f| f).count()
     }
 }
 
-/// What a claim says of a figure: which way is better and how to print it.
-#[derive(Clone, Copy)]
-pub(super) struct Figure {
-    pub name: &'static str,
-    pub lower_is_better: bool,
-    pub fmt: fn(f64) -> String,
+/// A comparison of two sides judged as the verdict decides: the judgement of every
+/// repetition stands only if it stands with each flagged repetition left out in turn
+/// ([`each_flagged_left_out`]).
+pub(super) struct Robust<T> {
+    /// `stats::compare(a, b)` over every repetition: the ratio is b's median over a's.
+    pub c: Comparison,
+    /// The judgement of `c`.
+    pub judged: T,
+    /// Flagged repetitions on both sides.
+    pub flagged: usize,
+    /// The first other judgement with a flagged repetition left out: `Some(None)` when
+    /// too few repetitions were left to compare.
+    pub shaken: Option<Option<T>>,
 }
 
-pub(super) const MEAN: Figure = Figure {
-    name: "mean response time",
-    lower_is_better: true,
-    fmt: fmt_latency,
-};
-pub(super) const THROUGHPUT: Figure = Figure {
-    name: "throughput",
-    lower_is_better: false,
-    fmt: fmt_rate,
-};
-pub(super) const CPU: Figure = Figure {
-    name: "server CPU",
-    lower_is_better: true,
-    fmt: fmt_cpu,
-};
-pub(super) const MEMORY: Figure = Figure {
-    name: "server memory (peak RSS)",
-    lower_is_better: true,
-    fmt: fmt_bytes,
-};
+/// `judge` of `b`'s samples over `a`'s (their comparison, a's, b's), and whether it stands without each flagged
+/// repetition in turn; None when a side has no sample.
+pub(super) fn robustly<T: PartialEq>(
+    a: &Side,
+    b: &Side,
+    judge: impl Fn(&Comparison, &[f64], &[f64]) -> T,
+) -> Option<Robust<T>> {
+    let c = stats::compare(&a.samples, &b.samples)?;
+    let judged = judge(&c, &a.samples, &b.samples);
+    let samples = [a.samples.clone(), b.samples.clone()];
+    let flagged = [a.flagged.clone(), b.flagged.clone()];
+    let shaken = each_flagged_left_out(&samples, &flagged)
+        .map(|s| stats::compare(&s[0], &s[1]).map(|c| judge(&c, &s[0], &s[1])))
+        .find(|j| j.as_ref() != Some(&judged));
+    Some(Robust {
+        c,
+        judged,
+        flagged: a.flagged_count() + b.flagged_count(),
+        shaken,
+    })
+}
+
+impl<T: Copy> Robust<T> {
+    /// The judgement, or `unsettled` when a flagged repetition alone made it.
+    pub fn settled(&self, unsettled: T) -> T {
+        match self.shaken {
+            None => self.judged,
+            Some(_) => unsettled,
+        }
+    }
+
+    /// "; 2 generator-bound or disturbed repetition(s), each left out in turn"; "" with none.
+    pub fn left_out(&self) -> String {
+        match self.flagged {
+            0 => String::new(),
+            n => format!("; {n} generator-bound or disturbed repetition(s), each left out in turn"),
+        }
+    }
+
+    /// [`Robust::left_out`], and ": the difference does not stand without them" when it
+    /// did not.
+    pub fn note(&self) -> String {
+        match self.shaken {
+            None => self.left_out(),
+            Some(_) => self.left_out() + ": the difference does not stand without them",
+        }
+    }
+}
+
+/// A figure as a claim compares it: exact, and read by the claim itself rather than
+/// from one column (many are derived from several).
+pub(super) const fn claim_figure(
+    name: &'static str,
+    higher_is_better: bool,
+    format: fn(f64) -> String,
+) -> Figure {
+    Figure {
+        name,
+        column: "",
+        higher_is_better,
+        format,
+        resolution: Resolution::Exact,
+    }
+}
+
+pub(super) const MEAN: Figure = claim_figure("mean response time", false, fmt_latency);
+pub(super) const THROUGHPUT: Figure = claim_figure("throughput", true, fmt_rate);
+pub(super) const CPU: Figure = claim_figure("server CPU", false, fmt_cpu);
+pub(super) const MEMORY: Figure = claim_figure("server memory (peak RSS)", false, fmt_bytes);
 
 /// How one comparison came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,7 +173,7 @@ pub(super) enum Outcome {
 /// `better` beats `worse` on `figure`: the outcome and a line with the medians,
 /// the ratio and p.
 pub(super) fn contest(better: &Side, worse: &Side, figure: Figure) -> (Outcome, String) {
-    let Some(c) = stats::compare(&worse.samples, &better.samples) else {
+    let Some(robust) = robustly(worse, better, |c, _, _| decided(c, figure)) else {
         let missing = if better.samples.is_empty() {
             &better.name
         } else {
@@ -144,44 +184,26 @@ pub(super) fn contest(better: &Side, worse: &Side, figure: Figure) -> (Outcome, 
             format!("{}: no finished repetition of {missing}", figure.name),
         );
     };
-    let outcome = decided(&c, figure);
-    let mut line = line(better, worse, figure, &c);
-    let flagged = better.flagged_count() + worse.flagged_count();
-    if flagged == 0 || !matches!(outcome, Outcome::Holds | Outcome::Opposite) {
+    let outcome = robust.judged;
+    let line = line(better, worse, figure, &robust.c);
+    // Only a difference is left to stand or fall without the flagged repetitions.
+    if !matches!(outcome, Outcome::Holds | Outcome::Opposite) {
         return (outcome, line);
     }
-    // As the verdict decides: a flagged repetition never decides alone, so the outcome
-    // stands only if it stands with each flagged repetition left out in turn.
-    let left_out = (0..better.samples.len())
-        .filter(|&i| better.flagged[i])
-        .map(|i| (better.without(i), worse.clone()))
-        .chain(
-            (0..worse.samples.len())
-                .filter(|&i| worse.flagged[i])
-                .map(|i| (better.clone(), worse.without(i))),
-        );
-    let weakest = left_out
-        .map(|(b, w)| stats::compare(&w.samples, &b.samples).map(|c| decided(&c, figure)))
-        .find(|o| *o != Some(outcome));
-    line +=
-        &format!("; {flagged} generator-bound or disturbed repetition(s), each left out in turn");
-    match weakest {
-        None => (outcome, line),
-        Some(Some(Outcome::TooFew)) => (Outcome::TooFew, line),
-        Some(_) => (
-            Outcome::NoDifference,
-            line + ": the difference does not stand without them",
-        ),
+    match robust.shaken {
+        None => (outcome, line + &robust.left_out()),
+        Some(Some(Outcome::TooFew)) => (Outcome::TooFew, line + &robust.left_out()),
+        Some(_) => (Outcome::NoDifference, line + &robust.note()),
     }
 }
 
 /// How one comparison of `better`'s samples over `worse`'s came out (`c` from
 /// `stats::compare(worse, better)`).
 fn decided(c: &Comparison, figure: Figure) -> Outcome {
-    let claimed_way = if figure.lower_is_better {
-        c.ratio < 1.0
-    } else {
+    let claimed_way = if figure.higher_is_better {
         c.ratio > 1.0
+    } else {
+        c.ratio < 1.0
     };
     if c.decisive() && claimed_way {
         Outcome::Holds
@@ -197,25 +219,15 @@ fn decided(c: &Comparison, figure: Figure) -> Outcome {
 /// "epoll 1.20 ms against threads 400 µs (mean response time): x3.00 (2.5–3.5), p = 0.0079, n = 5",
 /// with where the ratio sits against the x1.05 threshold when it is near it.
 fn line(better: &Side, worse: &Side, figure: Figure, c: &Comparison) -> String {
-    let median = |s: &Side| stats::median(&s.samples).map_or("?".into(), figure.fmt);
-    // Against a median of zero the ratio is infinite.
-    let times = |r: f64| {
-        if r.is_infinite() {
-            "∞".to_string()
-        } else {
-            format!("{r:.2}")
-        }
-    };
+    let median = |s: &Side| stats::median(&s.samples).map_or("?".into(), figure.format);
     format!(
-        "{} {} against {} {} ({}): x{} ({}–{}), {}{}",
+        "{} {} against {} {} ({}): {}, {}{}",
         better.name,
         median(better),
         worse.name,
         median(worse),
         figure.name,
-        times(c.ratio),
-        times(c.interval.0),
-        times(c.interval.1),
+        ratio_interval(c, 'x'),
         c.describe_p(),
         threshold_note(c)
     )

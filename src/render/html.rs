@@ -1,7 +1,7 @@
 //! report.html: one self-contained page (inline CSS and SVG, no scripts, no
 //! network) that reads on a phone, a wide screen and paper.
 
-use super::document::{Block, Document};
+use crate::render::document::{Block, Document};
 
 const CSS: &str = r#"
 :root { color-scheme: light; }

@@ -6,11 +6,12 @@
 //! to reach ALPHA).
 
 use super::contest::{
-    contest, level_shown, verdict_of, Figure, Outcome, Side, CPU, MEAN, MEMORY, THROUGHPUT,
+    claim_figure, contest, level_shown, verdict_of, Figure, Outcome, Side, CPU, MEAN, MEMORY,
+    THROUGHPUT,
 };
-use super::{column, num, ran, samples, values_of, ClaimVerdict, Judged, Record, Status};
-use crate::report::verdict::{fmt_count, fmt_latency};
+use super::{column, num_or_zero, ran, samples, values_of, ClaimVerdict, Judged, Record, Status};
 use crate::stats;
+use crate::verdict::{fmt_count, fmt_latency};
 
 /// Judges claims of the form "`better` beats `worse` on `figure`" over every row.
 pub(super) fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> Judged {
@@ -24,7 +25,7 @@ pub(super) fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> J
             numbers.push(line.clone());
             let says = format!(
                 "{better} {} {worse}",
-                if figure.lower_is_better {
+                if !figure.higher_is_better {
                     format!("lower {} than", figure.name)
                 } else {
                     format!("higher {} than", figure.name)
@@ -41,11 +42,7 @@ pub(super) fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> J
 /// least. Each repetition's scale is the most connections it held (its highest ok step).
 pub(super) fn claim_9(rows: &[Record]) -> Judged {
     let most_held = |model: &str| most_per_repetition(rows, model, column::CONNECTIONS);
-    const HELD: Figure = Figure {
-        name: "connections held",
-        lower_is_better: false,
-        fmt: fmt_count,
-    };
+    const HELD: Figure = claim_figure("connections held", true, fmt_count);
     let side = |m: &str| Side::new(m, most_held(m));
     let mut numbers = Vec::new();
     let parts: Vec<(String, Outcome, String)> = [
@@ -69,11 +66,13 @@ pub(super) fn claim_9(rows: &[Record]) -> Judged {
         if let Some(r) = rows
             .iter()
             .filter(|r| r.model == model && r.status == Status::Failed)
-            .min_by(|a, b| num(a, column::CONNECTIONS).total_cmp(&num(b, column::CONNECTIONS)))
+            .min_by(|a, b| {
+                num_or_zero(a, column::CONNECTIONS).total_cmp(&num_or_zero(b, column::CONNECTIONS))
+            })
         {
             numbers.push(format!(
                 "{model} failed at {} connections: {}",
-                fmt_count(num(r, column::CONNECTIONS)),
+                fmt_count(num_or_zero(r, column::CONNECTIONS)),
                 r.failure_reason
             ));
         }
@@ -84,11 +83,7 @@ pub(super) fn claim_9(rows: &[Record]) -> Judged {
 
 /// Claim 10 (000, Figure 6): epoll takes longer per request than threads (and select).
 pub(super) fn claim_10(rows: &[Record]) -> Judged {
-    let slower = Figure {
-        name: "mean response time",
-        lower_is_better: false,
-        fmt: fmt_latency,
-    };
+    let slower = claim_figure("mean response time", true, fmt_latency);
     beats(
         rows,
         &[
@@ -165,11 +160,7 @@ pub(super) fn claim_15(rows: &[Record]) -> Judged {
 /// half: confirmed when the upper half is not significantly faster, refuted when it
 /// is (throughput kept growing with the connections).
 pub(super) fn claim_17(rows: &[Record]) -> Judged {
-    const MIB_S: Figure = Figure {
-        name: "echo throughput",
-        lower_is_better: false,
-        fmt: |v| format!("{v:.2} MiB/s"),
-    };
+    const MIB_S: Figure = claim_figure("echo throughput", true, |v| format!("{v:.2} MiB/s"));
     let (model, stairs) = sweep_of(rows, column::CONNECTIONS);
     let mut numbers: Vec<String> = stairs
         .iter()
@@ -177,7 +168,7 @@ pub(super) fn claim_17(rows: &[Record]) -> Judged {
             let s = samples(
                 rows,
                 &model,
-                |r| num(r, column::CONNECTIONS) == c,
+                |r| num_or_zero(r, column::CONNECTIONS) == c,
                 column::THROUGHPUT_MIB_S,
             );
             format!(
@@ -198,7 +189,7 @@ pub(super) fn claim_17(rows: &[Record]) -> Judged {
         samples(
             rows,
             &model,
-            |r| (num(r, column::CONNECTIONS) > top / 2.0) == upper,
+            |r| (num_or_zero(r, column::CONNECTIONS) > top / 2.0) == upper,
             column::THROUGHPUT_MIB_S,
         )
     };
@@ -260,11 +251,10 @@ fn no_growth(
 
 /// Retransmitted segments per 1 000 requests: what claims 18 and 32 compare, so that
 /// a step that completes more requests does not count more retransmissions for that alone.
-const RETRANSMISSIONS: Figure = Figure {
-    name: "retransmitted segments per 1 000 requests",
-    lower_is_better: false,
-    fmt: |v| format!("{v:.2}"),
-};
+const RETRANSMISSIONS: Figure =
+    claim_figure("retransmitted segments per 1 000 requests", true, |v| {
+        format!("{v:.2}")
+    });
 
 /// One row's retransmitted segments per 1 000 requests completed (None without requests).
 pub(super) fn retransmissions_per_1000(r: &Record) -> Option<f64> {
@@ -286,19 +276,22 @@ fn retransmission_steps(rows: &[Record], model: &str) -> Vec<String> {
     let mine = || rows.iter().filter(|r| r.model == model && ran(r));
     let mut lines = Vec::new();
     for c in values_of(mine(), column::CONNECTIONS) {
-        let at_c = |r: &&Record| num(r, column::CONNECTIONS) == c;
+        let at_c = |r: &&Record| num_or_zero(r, column::CONNECTIONS) == c;
         for d in values_of(mine().filter(at_c), column::DELAY_MS)
             .into_iter()
             .rev()
         {
-            let at = |r: &Record| num(r, column::CONNECTIONS) == c && num(r, column::DELAY_MS) == d;
+            let at = |r: &Record| {
+                num_or_zero(r, column::CONNECTIONS) == c && num_or_zero(r, column::DELAY_MS) == d
+            };
             let per_1000 = retransmission_samples(rows, model, at);
             let segments = stats::median(&samples(rows, model, at, column::NET_SEGS_IN_PER_S));
             lines.push(format!(
                 "{} clients, delay {d} ms: retransmitted segments per 1 000 requests {}, \
                  segments in {}/s",
                 fmt_count(c),
-                super::spread(per_1000).map_or("?".into(), |s| s.show(RETRANSMISSIONS.fmt)),
+                super::over_repetitions(per_1000)
+                    .map_or("?".into(), |s| s.show(RETRANSMISSIONS.format)),
                 segments.map_or("?".into(), fmt_count)
             ));
         }
@@ -315,8 +308,8 @@ pub(super) fn claim_18(rows: &[Record]) -> Judged {
     let fewest = clients.first().copied().unwrap_or(0.0);
     let side = |short: bool, name: String| {
         let at = |r: &Record| {
-            num(r, column::CONNECTIONS) == fewest
-                && (num(r, column::DELAY_MS) <= THRESHOLD_MS) == short
+            num_or_zero(r, column::CONNECTIONS) == fewest
+                && (num_or_zero(r, column::DELAY_MS) <= THRESHOLD_MS) == short
         };
         Side::derived(name, rows, &model, at, retransmissions_per_1000)
     };
@@ -343,14 +336,11 @@ pub(super) fn claim_18(rows: &[Record]) -> Judged {
 /// claim holds when the last tenth is significantly slower by x1.5 or more.
 pub(super) fn claim_20(rows: &[Record]) -> Judged {
     const JUMP: f64 = 1.5;
-    const BY_JOIN_ORDER: Figure = Figure {
-        name: "mean response time by join order",
-        lower_is_better: false,
-        fmt: fmt_latency,
-    };
+    const BY_JOIN_ORDER: Figure =
+        claim_figure("mean response time by join order", true, fmt_latency);
     let (model, steps) = sweep_of(rows, column::CONNECTIONS);
     let tenths = |c: f64| {
-        let at = |r: &Record| num(r, column::CONNECTIONS) == c;
+        let at = |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
         (
             Side::new(
                 "the last tenth to join",
@@ -414,11 +404,11 @@ pub(super) fn claim_20(rows: &[Record]) -> Judged {
 /// consistent than to epoll: select's spread of the per-second request rate
 /// (`requests_per_s_cv`) is significantly below epoll's over the repetitions.
 pub(super) fn claim_21(rows: &[Record]) -> Judged {
-    const SPREAD: Figure = Figure {
-        name: "spread of the requests per second (sd / mean)",
-        lower_is_better: true,
-        fmt: |v| format!("{v:.3}"),
-    };
+    const SPREAD: Figure = claim_figure(
+        "spread of the requests per second (sd / mean)",
+        false,
+        |v| format!("{v:.3}"),
+    );
     beats(
         rows,
         &[("select", "epoll", SPREAD, column::REQUESTS_PER_S_CV)],
@@ -432,17 +422,13 @@ pub(super) fn claim_21(rows: &[Record]) -> Judged {
 /// refuted when significantly higher by x1.05 or more, confirmed when lower or the
 /// ratio's whole interval lies within x1.05, "no difference" otherwise.
 pub(super) fn claim_23(rows: &[Record]) -> Judged {
-    const RATE: Figure = Figure {
-        name: "segments received per second",
-        lower_is_better: false,
-        fmt: fmt_count,
-    };
+    const RATE: Figure = claim_figure("segments received per second", true, fmt_count);
     let (model, clients) = sweep_of(rows, column::CONNECTIONS);
     let at = |c: f64| {
         samples(
             rows,
             &model,
-            |r| num(r, column::CONNECTIONS) == c,
+            |r| num_or_zero(r, column::CONNECTIONS) == c,
             column::NET_SEGS_IN_PER_S,
         )
     };
@@ -502,7 +488,7 @@ pub(super) fn most_per_repetition(rows: &[Record], model: &str, c: &str) -> Vec<
             rows.iter()
                 .filter(|r| r.model == model && r.repetition == rep)
                 .filter(|r| r.status == Status::Ok)
-                .map(|r| num(r, c))
+                .map(|r| num_or_zero(r, c))
                 .fold(0.0, f64::max)
         })
         .collect()
@@ -516,7 +502,8 @@ pub(super) fn claim_32(rows: &[Record]) -> Judged {
     let (model, delays) = sweep_of(rows, column::DELAY_MS);
     let mut numbers = retransmission_steps(rows, &model);
     let pause = delays.last().copied().unwrap_or(0.0);
-    let at_pause = |r: &&Record| r.model == model && ran(r) && num(r, column::DELAY_MS) == pause;
+    let at_pause =
+        |r: &&Record| r.model == model && ran(r) && num_or_zero(r, column::DELAY_MS) == pause;
     let clients = values_of(rows.iter().filter(at_pause), column::CONNECTIONS);
     let (Some(&fewest), Some(&most)) = (clients.first(), clients.last()) else {
         return (ClaimVerdict::Inconclusive, "no step ran".into(), numbers);
@@ -532,7 +519,9 @@ pub(super) fn claim_32(rows: &[Record]) -> Judged {
         );
     }
     let side = |c: f64| {
-        let at = |r: &Record| num(r, column::CONNECTIONS) == c && num(r, column::DELAY_MS) == pause;
+        let at = |r: &Record| {
+            num_or_zero(r, column::CONNECTIONS) == c && num_or_zero(r, column::DELAY_MS) == pause
+        };
         Side::derived(
             format!("{} clients", fmt_count(c)),
             rows,

@@ -1,7 +1,7 @@
 //! report.md: the same document as report.html, with each chart linked as an
 //! SVG file under charts/.
 
-use super::document::{Block, Document};
+use crate::render::document::{Block, Document};
 
 /// Table cells must not break the row: pipes are escaped, a newline is a line break.
 fn cell(text: &str) -> String {

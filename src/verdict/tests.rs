@@ -1,7 +1,7 @@
 //! The verdict's rule on made-up repetitions.
 
 use super::*;
-use crate::report::data::Results;
+use crate::results::reader::Results;
 use crate::results::Manifest;
 use std::collections::BTreeMap;
 

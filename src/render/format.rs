@@ -57,12 +57,27 @@ pub fn fmt_ratio(r: f64) -> String {
     format!("×{r:.2}")
 }
 
-/// "×1.32 (1.20–1.45)": a ratio of medians with its 95 % bootstrap interval.
+/// "×1.32 (1.20–1.45)": a ratio of medians with its 95 % bootstrap interval, as the
+/// report writes it.
 pub fn fmt_ratio_interval(c: &Comparison) -> String {
+    ratio_interval(c, '×')
+}
+
+/// A ratio of medians with its 95 % bootstrap interval, after `sign`: "×" in the
+/// report's sentences and tables, "x" in the claims' lines. Against a median of zero
+/// a ratio is "∞"; an interval that is no number is left out.
+pub fn ratio_interval(c: &Comparison, sign: char) -> String {
+    let times = |r: f64| {
+        if r.is_infinite() {
+            "∞".to_string()
+        } else {
+            format!("{r:.2}")
+        }
+    };
     let (lo, hi) = c.interval;
-    if lo.is_finite() && hi.is_finite() {
-        format!("{} ({lo:.2}–{hi:.2})", fmt_ratio(c.ratio))
+    if lo.is_nan() || hi.is_nan() {
+        format!("{sign}{}", times(c.ratio))
     } else {
-        fmt_ratio(c.ratio)
+        format!("{sign}{} ({}–{})", times(c.ratio), times(lo), times(hi))
     }
 }

@@ -1,23 +1,31 @@
-//! The verdict (which model wins each figure, by what ratio), computed from
-//! results.csv; the plain-language findings under it are in findings.rs.
+//! The decision: which model wins each figure, by what ratio and with what
+//! significance, computed from results.csv; `sweep` finds the x axes and aggregates
+//! repetitions. The report, the claims and the comparison all decide through it.
 
-use super::data::{Record, Results, Status};
-use super::latency;
-use super::sweep::{self, at, Sweep};
+pub mod sweep;
+
 use crate::results::column;
+use crate::results::latency;
+use crate::results::reader::{Record, Results, Status};
 use crate::stats::{self, Comparison};
 use crate::units::fmt_bytes;
+use sweep::{at, Sweep};
 
-pub use super::format::{
+pub use crate::render::format::{
     fmt_count, fmt_cpu, fmt_cpu_per_request, fmt_latency, fmt_rate, fmt_ratio, fmt_ratio_interval,
     fmt_seconds,
 };
 
 pub const BASELINE: &str = "tokio";
 
-/// One figure of the report, as a number per step that can be ranked.
+/// One figure: a number per step that can be ranked, which way is better, how it is
+/// written and how finely it is measured. The report's, the comparison's and the
+/// claims' figures are all this one type.
+#[derive(Clone, Copy)]
 pub struct Figure {
     pub name: &'static str,
+    /// The results.csv column it is read from; "" for a claim's figure, which the claim
+    /// reads itself.
     pub column: &'static str,
     pub higher_is_better: bool,
     pub format: fn(f64) -> String,
@@ -310,7 +318,7 @@ impl Verdict {
 }
 
 /// `other` against `best`, oriented so that a ratio above 1 means `best` is better.
-pub(super) fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<Comparison> {
+pub(crate) fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<Comparison> {
     if higher_is_better {
         stats::compare(other, best)
     } else {
@@ -318,10 +326,30 @@ pub(super) fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> O
     }
 }
 
-/// [`decide`], and then again with each flagged (generator-bound or disturbed)
-/// repetition left out in turn: a winner (or a group of leaders) stays one only when
-/// no single flagged repetition is what made it one. The weakest of those decisions
-/// (the one naming the most models) is returned.
+/// The rule every decision on repetitions follows: a flagged (generator-bound or
+/// disturbed) repetition never decides alone. These are the samples with each flagged
+/// repetition left out in turn (side by side, first side's first); a decision stands
+/// only when it stands on each of them too.
+pub fn each_flagged_left_out<'a>(
+    samples: &'a [Vec<f64>],
+    flagged: &'a [Vec<bool>],
+) -> impl Iterator<Item = Vec<Vec<f64>>> + 'a {
+    flagged.iter().enumerate().flat_map(move |(i, flags)| {
+        flags
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| **f)
+            .map(move |(j, _)| {
+                let mut without = samples.to_vec();
+                without[i].remove(j);
+                without
+            })
+    })
+}
+
+/// [`decide`], and then again on [`each_flagged_left_out`]: a winner (or a group of
+/// leaders) stays one only when no single flagged repetition is what made it one. The
+/// weakest of those decisions (the one naming the most models) is returned.
 pub fn decide_robustly(
     samples: &[Vec<f64>],
     flagged: &[Vec<bool>],
@@ -329,17 +357,13 @@ pub fn decide_robustly(
     step: f64,
 ) -> Decision {
     let mut weakest = decide(samples, higher_is_better, step);
-    for (i, flags) in flagged.iter().enumerate() {
-        for (j, _) in flags.iter().enumerate().filter(|(_, f)| **f) {
-            if weakest.named() == usize::MAX {
-                return weakest;
-            }
-            let mut without = samples.to_vec();
-            without[i].remove(j);
-            let d = decide(&without, higher_is_better, step);
-            if d.named() > weakest.named() {
-                weakest = d;
-            }
+    for without in each_flagged_left_out(samples, flagged) {
+        if weakest.named() == usize::MAX {
+            break;
+        }
+        let d = decide(&without, higher_is_better, step);
+        if d.named() > weakest.named() {
+            weakest = d;
         }
     }
     weakest

@@ -7,7 +7,7 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::document::{Block, Chart};
+use crate::render::document::{Block, Chart};
 
 const WIDTH: u32 = 960;
 const PLOT_HEIGHT: u32 = 440;
@@ -644,7 +644,7 @@ pub fn bar_chart(spec: &BarSpec) -> anyhow::Result<String> {
 }
 
 /// Chooses a time unit so that tick labels stay short.
-pub(super) fn time_unit(max_us: f64) -> (&'static str, f64) {
+pub(crate) fn time_unit(max_us: f64) -> (&'static str, f64) {
     if max_us >= 2e6 {
         ("s", 1e6)
     } else if max_us >= 2e3 {
@@ -655,7 +655,7 @@ pub(super) fn time_unit(max_us: f64) -> (&'static str, f64) {
 }
 
 /// A chart block of the document: the spec drawn, under its title, over its caption.
-pub(super) fn chart(file: String, spec: &XySpec, caption: String) -> anyhow::Result<Block> {
+pub(crate) fn chart(file: String, spec: &XySpec, caption: String) -> anyhow::Result<Block> {
     Ok(Block::Chart(Chart {
         file,
         title: spec.title.clone(),

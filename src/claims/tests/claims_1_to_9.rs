@@ -173,6 +173,44 @@ fn claim_5_epoll_faster_on_short_connections() {
     );
 }
 
+#[test]
+fn claim_5_a_flagged_repetition_never_decides_alone() {
+    // Four against four: significant only with every repetition, so a flagged one
+    // left out undoes the difference.
+    let four = [0.97, 0.99, 1.01, 1.03];
+    let rows = [
+        timed_with(&four, "epoll", "c1000", 100.0),
+        timed_with(&four, "select", "c1000", 200.0),
+    ]
+    .concat();
+    let clean = judge(5, &rows, MachineLimits::default());
+    assert_eq!(clean.verdict, ClaimVerdict::Confirmed, "{}", clean.why);
+    assert!(
+        !clean.numbers[0].contains("left out"),
+        "{}",
+        clean.numbers[0]
+    );
+    let flagged = judge(5, &bound(rows, "select", 2), MachineLimits::default());
+    assert_eq!(
+        flagged.verdict,
+        ClaimVerdict::Inconclusive,
+        "{}",
+        flagged.why
+    );
+    assert_eq!(
+        flagged.numbers[0],
+        "c1000: mean response time epoll median 100 µs (97 µs–103 µs, 4 reps), select median \
+         200 µs (194 µs–206 µs, 4 reps); select over epoll x2.00 (1.92–2.08), p = 0.030, n = 4; \
+         1 generator-bound or disturbed repetition(s), each left out in turn: the difference \
+         does not stand without them (no difference)"
+    );
+    assert!(
+        flagged.why.contains("epoll significantly faster at 0 of 1"),
+        "{}",
+        flagged.why
+    );
+}
+
 /// Steps of claim 6 at 10 ms: (clients, mean µs, throughput).
 fn doublings(points: &[(f64, f64, f64)]) -> Vec<Record> {
     points

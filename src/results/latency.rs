@@ -7,17 +7,18 @@ use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
 
-use super::data::{Record, Results};
 use crate::load::measurements::new_histogram;
 use crate::load::merge::read_hlog;
 use crate::results::column;
+use crate::results::files::{LATENCY_LOG, LOAD_DIR};
+use crate::results::reader::{Record, Results};
 
 /// The histogram of every request of `rows` (latency, not the raw tag of an open loop);
 /// None when any of them has no readable latency.hlog.
 pub fn histogram(results: &Results, rows: &[&Record]) -> Option<Histogram<u64>> {
     added(
         rows.iter()
-            .map(|row| row.step_dir(&results.dir).join("load/latency.hlog")),
+            .map(|row| row.step_dir(&results.dir).join(LOAD_DIR).join(LATENCY_LOG)),
     )
 }
 

@@ -15,18 +15,6 @@ fn at(scales: &[f64], model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Re
     scaled_reps(scales, model, step, values)
 }
 
-/// The same rows with repetition `rep` of `model` marked generator-bound.
-fn bound(mut rows: Vec<Record>, model: &str, rep: u32) -> Vec<Record> {
-    for r in rows
-        .iter_mut()
-        .filter(|r| r.model == model && r.repetition == rep)
-    {
-        r.raw
-            .insert(column::GENERATOR_BOUND.to_string(), "true".to_string());
-    }
-    rows
-}
-
 fn judged(number: usize, rows: &[Record]) -> Claim {
     let c = judge(number, rows, MachineLimits::default());
     assert!(!c.why.is_empty(), "claim {number} says why");

@@ -2,21 +2,21 @@
 //! a model holds before it fails.
 
 use super::{
-    column, models, num, ok_spread, outcome, ran, spread, values_of, ClaimVerdict, Judged,
-    MachineLimits, Record,
+    column, models, num_or_zero, ok_repetitions, outcome, over_repetitions, ran, values_of,
+    ClaimVerdict, Judged, MachineLimits, Record,
 };
-use crate::report::verdict::fmt_count;
 use crate::units::format_size;
+use crate::verdict::fmt_count;
 
 fn held_line(rows: &[Record], model: &str, c: f64) -> String {
-    let at = |r: &Record| num(r, column::CONNECTIONS) == c;
+    let at = |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
     let (ok, failed, reason) = outcome(rows, model, at);
     let mut line = format!(
         "{model} at {} connections: held in {ok} of {} repetitions",
         fmt_count(c),
         ok + failed
     );
-    if let Some(s) = ok_spread(rows, model, at, column::MAX_CONCURRENT_SERVER) {
+    if let Some(s) = ok_repetitions(rows, model, at, column::MAX_CONCURRENT_SERVER) {
         line += &format!(", server's max concurrent {}", s.show(fmt_count));
     }
     if !reason.is_empty() {
@@ -49,7 +49,7 @@ pub(super) fn claim_1(rows: &[Record]) -> Judged {
     if steps.is_empty() {
         return (ClaimVerdict::NotRun, "no select step ran".into(), numbers);
     }
-    let held = |c: f64| outcome(rows, "select", |r| num(r, column::CONNECTIONS) == c);
+    let held = |c: f64| outcome(rows, "select", |r| num_or_zero(r, column::CONNECTIONS) == c);
     let above: Vec<f64> = steps.iter().copied().filter(|&c| c > FD_SETSIZE).collect();
     if let Some(&c) = above.iter().find(|&&c| held(c).0 > 0) {
         let why = format!("select held {} connections, above FD_SETSIZE", fmt_count(c));
@@ -71,7 +71,9 @@ pub(super) fn claim_1(rows: &[Record]) -> Judged {
     };
     let first_failed = above[0];
     let control_failed = controls.iter().find(|m| {
-        let (ok, failed, _) = outcome(rows, m, |r| num(r, column::CONNECTIONS) == first_failed);
+        let (ok, failed, _) = outcome(rows, m, |r| {
+            num_or_zero(r, column::CONNECTIONS) == first_failed
+        });
         ok == 0 && failed > 0
     });
     if let Some(m) = control_failed {
@@ -105,7 +107,12 @@ pub(super) fn claim_2(rows: &[Record], limits: MachineLimits) -> Judged {
     );
     let numbers = threads_numbers(rows, &steps, limits);
     let limit = limits.threads.map(|l| l as f64);
-    let held_at = |c: f64| outcome(rows, "threads", |r| num(r, column::CONNECTIONS) == c).0 > 0;
+    let held_at = |c: f64| {
+        outcome(rows, "threads", |r| {
+            num_or_zero(r, column::CONNECTIONS) == c
+        })
+        .0 > 0
+    };
     let held = steps
         .iter()
         .copied()
@@ -115,7 +122,7 @@ pub(super) fn claim_2(rows: &[Record], limits: MachineLimits) -> Judged {
         let (verdict, why) = threads_held_every_step(held, limit);
         return (verdict, why, numbers);
     };
-    let at_failed = |r: &Record| num(r, column::CONNECTIONS) == failed;
+    let at_failed = |r: &Record| num_or_zero(r, column::CONNECTIONS) == failed;
     let (_, _, reason) = outcome(rows, "threads", at_failed);
     // The server says why it refused connections: thread_spawn when no thread could start.
     if reason.contains("thread") {
@@ -162,7 +169,7 @@ fn threads_numbers(rows: &[Record], steps: &[f64], limits: MachineLimits) -> Vec
         .iter()
         .map(|&c| held_line(rows, "threads", c))
         .collect();
-    if let Some(s) = spread(
+    if let Some(s) = over_repetitions(
         rows.iter()
             .filter(|r| r.model == "threads" && ran(r))
             .filter_map(|r| r.num(column::SERVER_THREADS_MAX))
@@ -260,7 +267,7 @@ fn fd_limit_came_first(limits: MachineLimits, failed: f64) -> bool {
 /// Claim 3: epoll holds 100 000 connections in every repetition.
 pub(super) fn claim_3(rows: &[Record]) -> Judged {
     const CLIENTS: f64 = 100_000.0;
-    let at = |r: &Record| num(r, column::CONNECTIONS) >= CLIENTS;
+    let at = |r: &Record| num_or_zero(r, column::CONNECTIONS) >= CLIENTS;
     let (ok, failed, reason) = outcome(rows, "epoll", at);
     let mut numbers = vec![format!(
         "epoll at 100 000 connections: held in {ok} of {} repetitions",
@@ -270,11 +277,11 @@ pub(super) fn claim_3(rows: &[Record]) -> Judged {
         ("connections established", column::CONNECTIONS_ESTABLISHED),
         ("server's max concurrent", column::MAX_CONCURRENT_SERVER),
     ] {
-        if let Some(s) = ok_spread(rows, "epoll", at, c) {
+        if let Some(s) = ok_repetitions(rows, "epoll", at, c) {
             numbers.push(format!("{name}: {}", s.show(fmt_count)));
         }
     }
-    if let Some(s) = ok_spread(rows, "epoll", at, column::SERVER_RSS_PER_CONN_BYTES) {
+    if let Some(s) = ok_repetitions(rows, "epoll", at, column::SERVER_RSS_PER_CONN_BYTES) {
         numbers.push(format!(
             "server memory per connection: {}",
             s.show(|b| format!("{b:.0} B"))
@@ -319,7 +326,7 @@ fn failed_note(reason: &str) -> String {
 /// steps; the smaller sizes are listed beside them, as the report had them.
 pub(super) fn claim_7(rows: &[Record]) -> Judged {
     const MIB: f64 = 1_048_576.0;
-    let big = |r: &Record| num(r, column::SIZE) >= MIB;
+    let big = |r: &Record| num_or_zero(r, column::SIZE) >= MIB;
     let numbers = size_numbers(rows);
     let all = |_: &Record| true;
     let part =
@@ -380,7 +387,8 @@ fn size_numbers(rows: &[Record]) -> Vec<String> {
             rows.iter().filter(|r| r.model == model && ran(r)),
             column::SIZE,
         ) {
-            let (ok, failed, reason) = outcome(rows, model, |r| num(r, column::SIZE) == size);
+            let (ok, failed, reason) =
+                outcome(rows, model, |r| num_or_zero(r, column::SIZE) == size);
             numbers.push(format!(
                 "{model} at {}: ok in {ok} of {}{}",
                 format_size(size as u64),
@@ -428,7 +436,7 @@ fn held_every_step(rows: &[Record]) -> Judged {
         column::CONNECTIONS,
     );
     let numbers: Vec<String> = steps.iter().map(|&c| held_line(rows, "epoll", c)).collect();
-    let at = |c: f64| move |r: &Record| num(r, column::CONNECTIONS) == c;
+    let at = |c: f64| move |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
     let failed_all = steps.iter().copied().find(|&c| {
         let (ok, failed, _) = outcome(rows, "epoll", at(c));
         ok == 0 && failed > 0

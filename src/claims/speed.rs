@@ -1,20 +1,35 @@
 //! The speed claims (4, 5, 6, 8 and 22): response times compared between models or
 //! along a sweep.
 
+//!
+//! Every comparison here is judged as the verdict decides: a judgement stands only if
+//! it stands with each generator-bound or disturbed repetition left out in turn
+//! ([`robustly`]), and a line whose repetitions were flagged says so.
+
+use super::contest::{robustly, Robust, Side};
 use super::{
-    column, models, num, ok_spread, ran, samples, spread, values_of, ClaimVerdict, Judged, Record,
-    Spread, Status,
+    column, models, num_or_zero, ok_repetitions, over_repetitions, ran, values_of, ClaimVerdict,
+    Judged, Record, Repetitions, Status,
 };
-use crate::report::verdict::{fmt_count, fmt_latency};
+use crate::render::format::ratio_interval;
 use crate::stats::{self, Comparison};
+use crate::verdict::{flag, fmt_count, fmt_latency};
 
 /// One step where both models have ok values of a column: each side's spread over the
 /// repetitions and the comparison of b's against a's (`ratio`: b's median over a's).
 struct Paired {
     step: String,
-    a: Spread,
-    b: Spread,
-    c: Comparison,
+    a: Repetitions,
+    b: Repetitions,
+    sides: (Side, Side),
+}
+
+impl Paired {
+    /// `judge` of b's samples over a's, as the verdict decides.
+    fn judged<T: PartialEq>(&self, judge: impl Fn(&Comparison) -> T) -> Robust<T> {
+        robustly(&self.sides.0, &self.sides.1, |c, _, _| judge(c))
+            .expect("a pair has samples on both sides")
+    }
 }
 
 /// Each step where both `a` and `b` have ok values of `c`, in `a`'s order.
@@ -29,12 +44,13 @@ fn paired(rows: &[Record], a: &str, b: &str, c: &str) -> Vec<Paired> {
         .into_iter()
         .filter_map(|step| {
             let at = |r: &Record| r.step == step;
-            let (va, vb) = (samples(rows, a, at, c), samples(rows, b, at, c));
+            let (sa, sb) = (Side::of(a, rows, a, at, c), Side::of(b, rows, b, at, c));
+            stats::compare(&sa.samples, &sb.samples)?;
             Some(Paired {
                 step: step.to_string(),
-                c: stats::compare(&va, &vb)?,
-                a: spread(va)?,
-                b: spread(vb)?,
+                a: over_repetitions(sa.samples.clone())?,
+                b: over_repetitions(sb.samples.clone())?,
+                sides: (sa, sb),
             })
         })
         .collect()
@@ -52,32 +68,37 @@ pub(super) fn claim_4(rows: &[Record]) -> Judged {
     let pairs = paired(rows, "select", "epoll", column::MEAN_US);
     let mut numbers = Vec::new();
     let (mut as_good, mut epoll_faster, mut undecided) = (0, 0, Vec::new());
-    for Paired {
-        step,
-        a: select,
-        b: epoll,
-        c,
-    } in &pairs
-    {
+    for pair in &pairs {
+        let Paired {
+            step,
+            a: select,
+            b: epoll,
+            ..
+        } = pair;
         // c.ratio is epoll's median over select's: above 1, select is faster.
-        let outcome = if c.decisive() && c.ratio > 1.0 {
-            as_good += 1;
-            "select faster"
-        } else if c.decisive() && c.ratio < 1.0 {
-            epoll_faster += 1;
-            "epoll faster"
-        } else if c.interval.0 >= 1.0 / AS_FAST {
-            as_good += 1;
-            "select as fast"
-        } else {
-            undecided.push(format!("{step}: {}", c.describe_p()));
-            "undecided"
-        };
+        let robust = pair.judged(|c| {
+            if c.decisive() && c.ratio > 1.0 {
+                "select faster"
+            } else if c.decisive() && c.ratio < 1.0 {
+                "epoll faster"
+            } else if c.interval.0 >= 1.0 / AS_FAST {
+                "select as fast"
+            } else {
+                "undecided"
+            }
+        });
+        let outcome = robust.settled("undecided");
+        match outcome {
+            "select faster" | "select as fast" => as_good += 1,
+            "epoll faster" => epoll_faster += 1,
+            _ => undecided.push(format!("{step}: {}", robust.c.describe_p())),
+        }
         numbers.push(format!(
-            "{step}: mean response time select {}, epoll {}; epoll over select {} ({outcome})",
+            "{step}: mean response time select {}, epoll {}; epoll over select {}{} ({outcome})",
             select.show(fmt_latency),
             epoll.show(fmt_latency),
-            shown(c)
+            shown(&robust.c),
+            robust.note()
         ));
     }
     let n = pairs.len();
@@ -113,34 +134,40 @@ pub(super) fn claim_5(rows: &[Record]) -> Judged {
     let pairs = paired(rows, "epoll", "select", column::MEAN_US);
     let mut numbers = Vec::new();
     let (mut epoll_faster, mut select_faster, mut undecided) = (0, 0, Vec::new());
-    for Paired {
-        step,
-        a: epoll,
-        b: select,
-        c,
-    } in &pairs
-    {
+    for pair in &pairs {
+        let Paired {
+            step,
+            a: epoll,
+            b: select,
+            ..
+        } = pair;
         // c.ratio is select's median over epoll's: above 1, epoll is faster.
-        let outcome = if c.decisive() && c.ratio > 1.0 {
-            epoll_faster += 1;
-            "epoll faster"
-        } else if c.decisive() && c.ratio < 1.0 {
-            select_faster += 1;
-            "select faster"
-        } else {
-            undecided.push(format!("{step}: {}", c.describe_p()));
-            "no difference"
-        };
+        let robust = pair.judged(|c| {
+            if c.decisive() && c.ratio > 1.0 {
+                "epoll faster"
+            } else if c.decisive() && c.ratio < 1.0 {
+                "select faster"
+            } else {
+                "no difference"
+            }
+        });
+        let outcome = robust.settled("no difference");
+        match outcome {
+            "epoll faster" => epoll_faster += 1,
+            "select faster" => select_faster += 1,
+            _ => undecided.push(format!("{step}: {}", robust.c.describe_p())),
+        }
         numbers.push(format!(
-            "{step}: mean response time epoll {}, select {}; select over epoll {} ({outcome})",
+            "{step}: mean response time epoll {}, select {}; select over epoll {}{} ({outcome})",
             epoll.show(fmt_latency),
             select.show(fmt_latency),
-            shown(c)
+            shown(&robust.c),
+            robust.note()
         ));
         let at = |r: &Record| r.step == *step;
         if let (Some(ec), Some(sc)) = (
-            ok_spread(rows, "epoll", at, column::COMPLETION_S),
-            ok_spread(rows, "select", at, column::COMPLETION_S),
+            ok_repetitions(rows, "epoll", at, column::COMPLETION_S),
+            ok_repetitions(rows, "select", at, column::COMPLETION_S),
         ) {
             let secs = |v: f64| format!("{v:.3} s");
             numbers.push(format!(
@@ -175,13 +202,7 @@ pub(super) fn claim_5(rows: &[Record]) -> Judged {
 
 /// "x1.93 (1.81–2.05), p = 0.029, n = 4": a comparison as the claims print it.
 fn shown(c: &Comparison) -> String {
-    format!(
-        "x{:.2} ({:.2}–{:.2}), {}",
-        c.ratio,
-        c.interval.0,
-        c.interval.1,
-        c.describe_p()
-    )
+    format!("{}, {}", ratio_interval(c, 'x'), c.describe_p())
 }
 
 /// Claim 6 (004, cases 1-5): each doubling of the clients at one delay, does the mean
@@ -196,16 +217,19 @@ pub(super) fn claim_6(rows: &[Record]) -> Judged {
     let mut undecided_p = Vec::new();
     for delay in values_of(mine.iter().copied(), column::DELAY_MS) {
         let at = |c: f64| {
-            move |r: &Record| num(r, column::DELAY_MS) == delay && num(r, column::CONNECTIONS) == c
+            move |r: &Record| {
+                num_or_zero(r, column::DELAY_MS) == delay
+                    && num_or_zero(r, column::CONNECTIONS) == c
+            }
         };
         let clients = values_of(
             mine.iter()
                 .copied()
-                .filter(|r| num(r, column::DELAY_MS) == delay),
+                .filter(|r| num_or_zero(r, column::DELAY_MS) == delay),
             column::CONNECTIONS,
         );
         for &c in &clients {
-            if let Some(s) = ok_spread(rows, &model, at(c), column::MEAN_US) {
+            if let Some(s) = ok_repetitions(rows, &model, at(c), column::MEAN_US) {
                 numbers.push(format!(
                     "delay {delay} ms, {} clients: mean response time {}",
                     fmt_count(c),
@@ -218,29 +242,36 @@ pub(super) fn claim_6(rows: &[Record]) -> Judged {
             if !(1.8..=2.2).contains(&(c2 / c1)) {
                 continue;
             }
-            let a = samples(rows, &model, at(c1), column::MEAN_US);
-            let b = samples(rows, &model, at(c2), column::MEAN_US);
-            let Some(cmp) = stats::compare(&a, &b) else {
+            let a = Side::of(&model, rows, &model, at(c1), column::MEAN_US);
+            let b = Side::of(&model, rows, &model, at(c2), column::MEAN_US);
+            let Some(robust) = robustly(&a, &b, |cmp, _, _| {
+                let (lo, hi) = cmp.interval;
+                if cmp.significant() && (1.5..=2.6).contains(&cmp.ratio) {
+                    "doubled"
+                } else if hi < 1.5 || lo > 2.6 {
+                    "did not double"
+                } else {
+                    "undecided"
+                }
+            }) else {
                 continue;
             };
             pairs += 1;
-            let (lo, hi) = cmp.interval;
-            let outcome = if cmp.significant() && (1.5..=2.6).contains(&cmp.ratio) {
-                doubled += 1;
-                "doubled"
-            } else if hi < 1.5 || lo > 2.6 {
-                not_doubled += 1;
-                "did not double"
-            } else {
-                undecided += 1;
-                undecided_p.push(cmp.describe_p());
-                "undecided"
-            };
+            let outcome = robust.settled("undecided");
+            match outcome {
+                "doubled" => doubled += 1,
+                "did not double" => not_doubled += 1,
+                _ => {
+                    undecided += 1;
+                    undecided_p.push(robust.c.describe_p());
+                }
+            }
             numbers.push(format!(
-                "delay {delay} ms, {}→{} clients: mean {} ({outcome})",
+                "delay {delay} ms, {}→{} clients: mean {}{} ({outcome})",
                 fmt_count(c1),
                 fmt_count(c2),
-                shown(&cmp)
+                shown(&robust.c),
+                robust.note()
             ));
         }
     }
@@ -281,11 +312,11 @@ pub(super) fn claim_8(rows: &[Record]) -> Judged {
         column::DELAY_MS,
     );
     delays.reverse();
-    let at = |d: f64| move |r: &Record| num(r, column::DELAY_MS) == d;
-    let means = |d: f64| samples(rows, &model, at(d), column::MEAN_US);
+    let at = |d: f64| move |r: &Record| num_or_zero(r, column::DELAY_MS) == d;
+    let means = |d: f64| Side::of(&model, rows, &model, at(d), column::MEAN_US);
     let mut numbers = Vec::new();
     for &d in &delays {
-        numbers.push(match ok_spread(rows, &model, at(d), column::MEAN_US) {
+        numbers.push(match ok_repetitions(rows, &model, at(d), column::MEAN_US) {
             Some(s) => format!("delay {d} ms: mean {}", s.show(fmt_latency)),
             None => format!("delay {d} ms: no repetition finished"),
         });
@@ -293,11 +324,18 @@ pub(super) fn claim_8(rows: &[Record]) -> Judged {
     let mut knee = None;
     for pair in delays.windows(2) {
         let (long, short) = (pair[0], pair[1]);
-        let Some(c) = stats::compare(&means(long), &means(short)) else {
+        let Some(climb) = robustly(&means(long), &means(short), |c, _, _| {
+            c.decisive() && c.ratio >= CLIMB
+        }) else {
             continue;
         };
-        numbers.push(format!("{long} → {short} ms: mean {}", shown(&c)));
-        if knee.is_none() && c.decisive() && c.ratio >= CLIMB {
+        let c = climb.c;
+        numbers.push(format!(
+            "{long} → {short} ms: mean {}{}",
+            shown(&c),
+            climb.note()
+        ));
+        if knee.is_none() && climb.settled(false) {
             knee = Some((long, short, c));
         }
     }
@@ -325,21 +363,35 @@ pub(super) fn claim_8(rows: &[Record]) -> Judged {
             )
         };
     }
-    let Some(all) = stats::compare(&means(longest), &means(shortest)) else {
+    let whole = robustly(&means(longest), &means(shortest), |all, _, _| {
+        if all.significant() && all.ratio >= CLIMB {
+            "climbs"
+        } else if all.interval.1 < CLIMB && stats::min_p(all.n_a, all.n_b) < stats::ALPHA {
+            "flat"
+        } else {
+            "unsure"
+        }
+    });
+    let Some(whole) = whole else {
         return (
             ClaimVerdict::Inconclusive,
             "the longest and shortest delays have no finished repetition to compare".into(),
             numbers,
         );
     };
-    let overall = format!("{longest} → {shortest} ms: mean {}", shown(&all));
-    if all.significant() && all.ratio >= CLIMB {
+    let overall = format!(
+        "{longest} → {shortest} ms: mean {}{}",
+        shown(&whole.c),
+        whole.note()
+    );
+    let climbs = whole.settled("unsure");
+    if climbs == "climbs" {
         let why = format!(
             "the response time climbs over the sweep ({overall}) but no single step of it \
              doubles significantly, so no knee is located ({report})"
         );
         (ClaimVerdict::Inconclusive, why, numbers)
-    } else if all.interval.1 < CLIMB && stats::min_p(all.n_a, all.n_b) < stats::ALPHA {
+    } else if climbs == "flat" {
         let why = format!("no knee: not even x{CLIMB} over the whole sweep ({overall}; {report})");
         (ClaimVerdict::Refuted, why, numbers)
     } else {
@@ -361,19 +413,31 @@ pub(super) fn claim_22(rows: &[Record]) -> Judged {
         rows.iter()
             .filter(move |r| r.model == model && r.status == Status::Ok)
     };
-    let gaps = |clients: f64, delay: f64| -> Vec<f64> {
-        ok("select")
-            .filter(|s| num(s, column::CONNECTIONS) == clients && num(s, column::DELAY_MS) == delay)
+    let flagged = |r: &Record| {
+        let (bound, disturbed) = flag(r);
+        bound || disturbed
+    };
+    // A repetition's gap is flagged when either of its two rows is.
+    let gaps = |clients: f64, delay: f64| -> Side {
+        let (samples, flagged) = ok("select")
+            .filter(|s| {
+                num_or_zero(s, column::CONNECTIONS) == clients
+                    && num_or_zero(s, column::DELAY_MS) == delay
+            })
             .filter_map(|s| {
                 let e = ok("epoll").find(|e| e.step == s.step && e.repetition == s.repetition)?;
-                Some(
-                    (num(e, column::MEAN_US) / num(s, column::MEAN_US))
-                        .ln()
-                        .abs(),
-                )
+                let gap = (num_or_zero(e, column::MEAN_US) / num_or_zero(s, column::MEAN_US))
+                    .ln()
+                    .abs();
+                Some((gap, flagged(s) || flagged(e)))
             })
-            .filter(|g| g.is_finite())
-            .collect()
+            .filter(|(g, _)| g.is_finite())
+            .unzip();
+        Side {
+            name: String::new(),
+            samples,
+            flagged,
+        }
     };
     let min_change = stats::MIN_EFFECT.ln();
     let mut numbers = Vec::new();
@@ -381,44 +445,56 @@ pub(super) fn claim_22(rows: &[Record]) -> Judged {
     for clients in values_of(rows.iter(), column::CONNECTIONS) {
         let delays = values_of(
             rows.iter()
-                .filter(|r| num(r, column::CONNECTIONS) == clients),
+                .filter(|r| num_or_zero(r, column::CONNECTIONS) == clients),
             column::DELAY_MS,
         );
         let (Some(&short), Some(&long)) = (delays.first(), delays.last()) else {
             continue;
         };
         let (at_long, at_short) = (gaps(clients, long), gaps(clients, short));
-        if short == long || at_long.is_empty() || at_short.is_empty() {
+        if short == long || at_long.samples.is_empty() || at_short.samples.is_empty() {
             continue;
         }
-        let c = stats::compare(&at_long, &at_short);
-        let (Some(l), Some(s), Some(c)) = (spread(at_long), spread(at_short), c) else {
+        let robust = robustly(&at_long, &at_short, |c, long, short| {
+            let change = stats::median(short).unwrap_or(0.0) - stats::median(long).unwrap_or(0.0);
+            if c.significant() && change <= -min_change {
+                "closed"
+            } else if c.significant() && change >= min_change {
+                "widened"
+            } else {
+                "neither"
+            }
+        });
+        let (Some(l), Some(s), Some(robust)) = (
+            over_repetitions(at_long.samples.clone()),
+            over_repetitions(at_short.samples.clone()),
+            robust,
+        ) else {
             continue;
         };
-        let change = s.median - l.median;
-        let outcome = if c.significant() && change <= -min_change {
-            closed += 1;
-            "closed"
-        } else if c.significant() && change >= min_change {
-            widened += 1;
-            "widened"
-        } else {
-            neither += 1;
-            undecided.push(format!(
-                "{} clients: {}",
-                fmt_count(clients),
-                c.describe_p()
-            ));
-            "neither"
-        };
+        let c = robust.c;
+        let outcome = robust.settled("neither");
+        match outcome {
+            "closed" => closed += 1,
+            "widened" => widened += 1,
+            _ => {
+                neither += 1;
+                undecided.push(format!(
+                    "{} clients: {}",
+                    fmt_count(clients),
+                    c.describe_p()
+                ));
+            }
+        }
         let pct = |v: f64| format!("{:.1} %", (v.exp() - 1.0) * 100.0);
         numbers.push(format!(
             "{} clients: the gap between select and epoll (their mean response times \
-             apart) {} at a {long} ms pause, {} at {short} ms ({outcome}, {})",
+             apart) {} at a {long} ms pause, {} at {short} ms ({outcome}, {}{})",
             fmt_count(clients),
             l.show(pct),
             s.show(pct),
-            c.describe_p()
+            c.describe_p(),
+            robust.note()
         ));
     }
     let counts = closed + widened + neither;
