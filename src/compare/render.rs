@@ -200,6 +200,7 @@ pub fn text(changes: &Changes) -> String {
                 Block::Paragraph(_)
                 | Block::Chart(_)
                 | Block::Code(_)
+                | Block::Headline(_)
                 | Block::Answers(_)
                 | Block::Details { .. } => {}
             }

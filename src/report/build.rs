@@ -288,6 +288,7 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
             verdict_blocks.push(Block::Paragraph(s.title()));
         }
         let verdicts = verdict::verdicts(results, s);
+        verdict_blocks.push(Block::Headline(super::answer::headline(&verdicts)));
         verdict_blocks.push(Block::Answers(super::answer::answers(&verdicts)));
         let details: Vec<Block> = method
             .take()

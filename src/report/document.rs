@@ -55,6 +55,8 @@ pub enum Block {
     Chart(Chart),
     /// Preformatted text (the scenario TOML).
     Code(String),
+    /// The answer in two or three plain sentences, above the figures' own.
+    Headline(String),
     /// The answer for each figure: a sentence and a compact picture.
     Answers(Vec<Answer>),
     /// Blocks one click away (HTML's <details>): the method, the full tables.

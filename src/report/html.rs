@@ -7,7 +7,7 @@ const CSS: &str = r#"
 :root { color-scheme: light; }
 * { box-sizing: border-box; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
-       margin: 0 auto; padding: 1rem 1.25rem 3rem; max-width: 1100px; color: #222; background: #fff;
+       margin: 0 auto; padding: 0.6rem 1.25rem 3rem; max-width: 1280px; color: #222; background: #fff;
        line-height: 1.45; }
 h1 { font-size: 1.4rem; margin: 0.3rem 0 0.6rem; }
 h2 { font-size: 1.35rem; margin-top: 2.2rem; border-bottom: 2px solid #ddd; padding-bottom: 0.2rem; }
@@ -23,12 +23,19 @@ h3 { font-size: 1.1rem; margin-top: 1.6rem; }
       border-radius: 4px; }
 nav ul { display: flex; flex-wrap: wrap; gap: 0.1rem 1rem; list-style: none; padding: 0;
          margin: 0.4rem 0; font-size: 0.85rem; }
-h2#verdict { margin-top: 0.4rem; }
-.answers { margin: 0.4rem 0 0.8rem; }
-.answer { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 240px); gap: 0.1rem 1rem;
-          align-items: center; border-bottom: 1px solid #eee; padding: 0.05rem 0; }
-.answer p { margin: 0; font-size: 0.88rem; line-height: 1.3; overflow-wrap: anywhere; }
-.answer svg { width: 100%; height: auto; display: block; }
+/* The first screen holds the answer: the lines above it kept short. */
+p#status, #notes { font-size: 0.9rem; padding: 0.25rem 0.8rem; margin: 0.4rem 0; }
+h2#verdict { margin-top: 0.4rem; font-size: 1.2rem; }
+.headline { font-size: 1rem; line-height: 1.4; margin: 0.3rem 0 0.6rem; }
+/* Every figure's sentence and picture on the first screen of a 1280 px window: five
+   columns there, fewer on narrower ones; the picture at its own size, never shrunk
+   below the sentence's type. */
+.answers { display: grid; grid-template-columns: repeat(auto-fill, minmax(228px, 1fr));
+           gap: 0.45rem 0.9rem; margin: 0.4rem 0 0.8rem; }
+.answer { display: flex; flex-direction: column; justify-content: space-between; gap: 0.2rem;
+          border-top: 1px solid #ddd; padding-top: 0.25rem; }
+.answer p { margin: 0; font-size: 13px; line-height: 1.3; overflow-wrap: anywhere; }
+.answer svg { max-width: 100%; height: auto; display: block; }
 details { margin: 0.6rem 0; }
 summary { cursor: pointer; color: #1b4f9c; }
 .table-wrap { overflow-x: auto; margin: 0.6rem 0 1rem; }
@@ -45,7 +52,6 @@ pre { background: #f6f6f6; padding: 0.6rem; overflow-x: auto; font-size: 0.85rem
           margin-right: 0.3em; vertical-align: -0.05em; }
 @media (max-width: 640px) {
   body { padding: 0.5rem; }
-  .answer { grid-template-columns: minmax(0, 1fr); }
   table { font-size: 0.78rem; }
 }
 @media print {
@@ -180,6 +186,10 @@ fn render_block(html: &mut String, block: &Block) {
             ));
         }
         Block::Code(text) => html.push_str(&format!("<pre>{}</pre>\n", escape(text))),
+        Block::Headline(text) => html.push_str(&format!(
+            "<p class=\"headline\" id=\"headline\">{}</p>\n",
+            escape(text)
+        )),
         Block::Answers(answers) => {
             html.push_str("<div class=\"answers\">\n");
             for answer in answers {

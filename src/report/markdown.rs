@@ -136,6 +136,7 @@ fn render_block(md: &mut String, block: &Block) {
                 plain(&chart.caption)
             ));
         }
+        Block::Headline(text) => md.push_str(&format!("**{}**\n\n", plain(text))),
         Block::Answers(answers) => {
             for answer in answers {
                 md.push_str(&format!("- {}\n", plain(&answer.sentence)));
