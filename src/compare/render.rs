@@ -73,6 +73,7 @@ pub fn document(changes: &Changes, crossed: &[Crossing], charts: bool) -> Docume
         ),
         status: COMPARE_STATUS,
         caveat: None,
+        partial: None,
         alerts: crossed.iter().map(Crossing::describe).collect(),
         notes: changes
             .warnings

@@ -14,6 +14,9 @@ pub struct Document {
     /// (generator-bound repetitions): said in place of "Complete run: every step finished
     /// as ok.", which would claim more than the run showed.
     pub caveat: Option<String>,
+    /// While the run goes on: what is done and what is not yet, said in place of the
+    /// status line (report.html then refreshes itself).
+    pub partial: Option<String>,
     pub sections: Vec<Section>,
 }
 

@@ -19,6 +19,8 @@ h3 { font-size: 1.1rem; margin-top: 1.6rem; }
 .notes { border: 1px solid #8a8a8a; background: #f7f7f7; padding: 0.5rem 1rem; border-radius: 4px;
          margin: 1rem 0; }
 .notes ul { margin: 0.2rem 0 0; padding-left: 1.2rem; }
+.partial { border: 2px dashed #9a6700; background: #fff8e1; color: #4d3400;
+           padding: 0.3rem 0.8rem; border-radius: 4px; margin: 0.4rem 0; font-size: 0.9rem; }
 .ok { border: 1px solid #1b7f3b; background: #f0fbf3; color: #124d25; padding: 0.5rem 1rem;
       border-radius: 4px; }
 nav ul { display: flex; flex-wrap: wrap; gap: 0.1rem 1rem; list-style: none; padding: 0;
@@ -79,20 +81,31 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// How often a partial report reloads itself in the browser, in seconds.
+pub const PARTIAL_REFRESH_S: u32 = 10;
+
 pub fn render(doc: &Document) -> String {
     let mut html = String::new();
     html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    if doc.partial.is_some() {
+        // No script: the page is reloaded by the browser, and the final report, once
+        // written in its place, has no such line.
+        html.push_str(&format!(
+            "<meta http-equiv=\"refresh\" content=\"{PARTIAL_REFRESH_S}\">\n"
+        ));
+    }
     html.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     html.push_str(&format!("<title>{}</title>\n", escape(&doc.title)));
     html.push_str(&format!("<style>{CSS}</style>\n</head>\n<body>\n"));
     html.push_str(&format!("<h1>{}</h1>\n", escape(&doc.title)));
-    if doc.alerts.is_empty() {
-        let class = if doc.caveat.is_some() { "notes" } else { "ok" };
+    if let Some(partial) = &doc.partial {
         html.push_str(&format!(
-            "<p class=\"{class}\" id=\"status\">{}</p>\n",
-            escape(&doc.complete_line())
+            "<p class=\"partial\" id=\"partial\">{} This page reloads itself every \
+             {PARTIAL_REFRESH_S} s.</p>\n",
+            escape(partial)
         ));
-    } else {
+    }
+    if !doc.alerts.is_empty() {
         html.push_str(&format!(
             "<div class=\"alert\" id=\"status\" role=\"alert\"><strong>{}</strong><ul>\n",
             escape(doc.status.alert)
@@ -101,6 +114,13 @@ pub fn render(doc: &Document) -> String {
             html.push_str(&format!("<li>{}</li>\n", escape(alert)));
         }
         html.push_str("</ul></div>\n");
+    } else if doc.partial.is_none() {
+        // A run that goes on has its status in the partial line above.
+        let class = if doc.caveat.is_some() { "notes" } else { "ok" };
+        html.push_str(&format!(
+            "<p class=\"{class}\" id=\"status\">{}</p>\n",
+            escape(&doc.complete_line())
+        ));
     }
     if !doc.notes.is_empty() {
         // One click away: facts worth knowing, not the answer.

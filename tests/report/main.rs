@@ -16,6 +16,7 @@ use common::copy_dir;
 
 mod charts;
 mod damaged;
+mod during_run;
 mod missing;
 mod page;
 
