@@ -1,6 +1,7 @@
-//! The answer on the first screen: for each verdict one sentence in plain words and a
-//! compact picture placing every model, both read from the verdict's own decision and
-//! the same pairwise rule, so a sentence never claims an order the verdict does not.
+//! The answer on the first screen: a headline of two or three sentences over all the
+//! verdicts, then for each verdict one sentence in plain words and a compact picture
+//! placing every model, all read from the verdict's own decision and the same pairwise
+//! rule, so a sentence never claims an order the verdict does not.
 
 use super::document::Answer;
 use super::html::escape;
