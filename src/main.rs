@@ -1,8 +1,9 @@
-//! The `echolab` command line: six verbs, each handed to its module.
+//! The `echolab` command line: its verbs, each handed to its module, and the shell
+//! completions and man pages generated from these same definitions.
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -35,6 +36,48 @@ enum Command {
     /// What the runner starts on a host it reaches over ssh: a process tied to the ssh
     /// session, or the server's probe
     Remote(echolab::experiment::placement::remote::RemoteArgs),
+    /// Print a shell completion script for every verb and flag (e.g. `echolab completions
+    /// bash > /etc/bash_completion.d/echolab`)
+    Completions {
+        /// The shell the script is for
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff; `echolab man | man -l -`), or write one page per verb
+    /// into a directory
+    Man {
+        /// Write echolab.1 and echolab-VERB.1 for every verb into this directory
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
+}
+
+/// The completion script for `shell`, on stdout (made whole first: the generator
+/// panics on a stream it cannot write, a closed pipe).
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "echolab", &mut script);
+    echolab::out!("{}", String::from_utf8_lossy(&script));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The man page on stdout, or every verb's page into `dir`.
+fn man(dir: Option<std::path::PathBuf>) -> anyhow::Result<ExitCode> {
+    use anyhow::Context;
+    let command = Cli::command();
+    match dir {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            clap_mangen::generate_to(command, &dir)
+                .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
+        }
+        None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(command).render(&mut page)?;
+            echolab::out!("{}", String::from_utf8_lossy(&page));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
@@ -47,6 +90,8 @@ fn main() -> ExitCode {
         Command::Compare(args) => echolab::compare::main(args),
         Command::Merge(args) => echolab::load::merge_main(args),
         Command::Remote(args) => echolab::experiment::placement::remote::main(args),
+        Command::Completions { shell } => completions(shell),
+        Command::Man { dir } => man(dir),
     };
     match result {
         Ok(code) => code,

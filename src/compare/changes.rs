@@ -150,6 +150,10 @@ pub struct Change {
     pub test: Option<Comparison>,
     /// The verdict names a difference: significant and at least [`stats::MIN_EFFECT`].
     pub significant: bool,
+    /// The rate both sides' open loop offered, when it fixed the figure on both (every
+    /// repetition served it, [`verdict::fixed_by_load`]): no change is named, as the
+    /// verdict names no model.
+    pub fixed_by_load: Option<f64>,
 }
 
 impl Change {
@@ -310,7 +314,12 @@ fn step_change(
         .map(|figure| {
             let old_m = Measure::of(old, &a.rows, figure);
             let new_m = Measure::of(new, &b.rows, figure);
+            let fixed_by_load =
+                verdict::fixed_by_load(figure.figure.column, &a.rows).filter(|&rate| {
+                    verdict::fixed_by_load(figure.figure.column, &b.rows) == Some(rate)
+                });
             let significant = match (old_m.value, new_m.value) {
+                _ if fixed_by_load.is_some() => false,
                 (Some(x), Some(y)) if !old_m.broke && !new_m.broke => verdict::pair_differs(
                     [x, y],
                     [&old_m.samples, &new_m.samples],
@@ -330,6 +339,7 @@ fn step_change(
                 old: old_m,
                 new: new_m,
                 significant,
+                fixed_by_load,
             }
         })
         .collect();

@@ -31,8 +31,12 @@ fn fmt_measure(m: &Measure, format: fn(f64) -> String) -> String {
     }
 }
 
-/// "+8.2% (+6.0% to +10.1%)" for a change the verdict names, "~" otherwise.
+/// "+8.2% (+6.0% to +10.1%)" for a change the verdict names, "fixed by the load" where
+/// an open loop set both sides' value, "~" otherwise.
 fn fmt_change(c: &Change) -> String {
+    if c.fixed_by_load.is_some() {
+        return "fixed by the load".into();
+    }
     if !c.significant {
         return "~".into();
     }
@@ -73,6 +77,7 @@ pub fn document(changes: &Changes, crossed: &[Crossing], charts: bool) -> Docume
         ),
         status: COMPARE_STATUS,
         caveat: None,
+        partial: None,
         alerts: crossed.iter().map(Crossing::describe).collect(),
         notes: changes
             .warnings
@@ -200,6 +205,7 @@ pub fn text(changes: &Changes) -> String {
                 Block::Paragraph(_)
                 | Block::Chart(_)
                 | Block::Code(_)
+                | Block::Headline(_)
                 | Block::Answers(_)
                 | Block::Details { .. } => {}
             }
@@ -268,6 +274,7 @@ pub fn csv(changes: &Changes) -> anyhow::Result<String> {
         "interval_hi_pct",
         "p",
         "significant",
+        "fixed_by_load",
     ])?;
     let num = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     for step in &changes.steps {
@@ -294,12 +301,13 @@ pub fn csv(changes: &Changes) -> anyhow::Result<String> {
                 num(interval.map(|i| i.1)),
                 num(c.test.map(|t| t.p)),
                 c.significant.to_string(),
+                num(c.fixed_by_load),
             ])?;
         }
     }
     for (figure, g) in changes.figures.iter().zip(&changes.geomeans) {
         let Some(g) = g else { continue };
-        let mut record = vec![String::new(); 19];
+        let mut record = vec![String::new(); 20];
         record[2] = "geomean".into();
         record[4] = figure.short.clone();
         record[5] = figure.figure.column.to_string();
@@ -364,6 +372,7 @@ fn json_step<'a>(changes: &'a Changes, s: &'a StepChange) -> JsonStep<'a> {
                 interval_pct: c.interval_pct().map(|(lo, hi)| [lo, hi]),
                 p: c.test.map(|t| t.p),
                 significant: c.significant,
+                fixed_by_load: c.fixed_by_load,
             })
             .collect(),
     }
@@ -398,6 +407,8 @@ struct JsonFigure<'a> {
     interval_pct: Option<[f64; 2]>,
     p: Option<f64>,
     significant: bool,
+    /// The offered rate, when an open loop fixed the figure on both sides.
+    fixed_by_load: Option<f64>,
 }
 
 #[derive(Serialize)]

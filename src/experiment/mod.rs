@@ -24,11 +24,13 @@ pub mod placement;
 use anyhow::Context as _;
 
 /// Runs one (ordinary) scenario into `out`: checks it can run here, then writes the
-/// manifest and results.csv as it goes. `quiet`: no progress output.
+/// manifest and results.csv as it goes, telling `written(done, total)` after each row.
+/// `quiet`: no progress output.
 pub fn run_into(
     scenario: &crate::scenario::Scenario,
     out: &std::path::Path,
     quiet: bool,
+    written: &mut dyn FnMut(u64, u64),
 ) -> anyhow::Result<orchestration::runner::RunOutcome> {
     check_can_run(scenario)?;
     std::fs::create_dir_all(out)
@@ -68,7 +70,7 @@ pub fn run_into(
         progress_bar: orchestration::runner::stderr_is_terminal(),
         quiet,
     };
-    let outcome = orchestration::runner::run(scenario, &config);
+    let outcome = orchestration::runner::run(scenario, &config, written);
     if let Some(applied) = outcome.as_ref().ok().and_then(|o| o.network.clone()) {
         manifest.conditions.network = Some(applied);
     }

@@ -14,6 +14,9 @@ pub struct Document {
     /// (generator-bound repetitions): said in place of "Complete run: every step finished
     /// as ok.", which would claim more than the run showed.
     pub caveat: Option<String>,
+    /// While the run goes on: what is done and what is not yet, said in place of the
+    /// status line (report.html then refreshes itself).
+    pub partial: Option<String>,
     pub sections: Vec<Section>,
 }
 
@@ -55,6 +58,8 @@ pub enum Block {
     Chart(Chart),
     /// Preformatted text (the scenario TOML).
     Code(String),
+    /// The answer in two or three plain sentences, above the figures' own.
+    Headline(String),
     /// The answer for each figure: a sentence and a compact picture.
     Answers(Vec<Answer>),
     /// Blocks one click away (HTML's <details>): the method, the full tables.

@@ -7,7 +7,7 @@ const CSS: &str = r#"
 :root { color-scheme: light; }
 * { box-sizing: border-box; }
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
-       margin: 0 auto; padding: 1rem 1.25rem 3rem; max-width: 1100px; color: #222; background: #fff;
+       margin: 0 auto; padding: 0.6rem 1.25rem 3rem; max-width: 1280px; color: #222; background: #fff;
        line-height: 1.45; }
 h1 { font-size: 1.4rem; margin: 0.3rem 0 0.6rem; }
 h2 { font-size: 1.35rem; margin-top: 2.2rem; border-bottom: 2px solid #ddd; padding-bottom: 0.2rem; }
@@ -19,16 +19,25 @@ h3 { font-size: 1.1rem; margin-top: 1.6rem; }
 .notes { border: 1px solid #8a8a8a; background: #f7f7f7; padding: 0.5rem 1rem; border-radius: 4px;
          margin: 1rem 0; }
 .notes ul { margin: 0.2rem 0 0; padding-left: 1.2rem; }
+.partial { border: 2px dashed #9a6700; background: #fff8e1; color: #4d3400;
+           padding: 0.3rem 0.8rem; border-radius: 4px; margin: 0.4rem 0; font-size: 0.9rem; }
 .ok { border: 1px solid #1b7f3b; background: #f0fbf3; color: #124d25; padding: 0.5rem 1rem;
       border-radius: 4px; }
 nav ul { display: flex; flex-wrap: wrap; gap: 0.1rem 1rem; list-style: none; padding: 0;
          margin: 0.4rem 0; font-size: 0.85rem; }
-h2#verdict { margin-top: 0.4rem; }
-.answers { margin: 0.4rem 0 0.8rem; }
-.answer { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 240px); gap: 0.1rem 1rem;
-          align-items: center; border-bottom: 1px solid #eee; padding: 0.05rem 0; }
-.answer p { margin: 0; font-size: 0.88rem; line-height: 1.3; overflow-wrap: anywhere; }
-.answer svg { width: 100%; height: auto; display: block; }
+/* The first screen holds the answer: the lines above it kept short. */
+p#status, #notes { font-size: 0.9rem; padding: 0.25rem 0.8rem; margin: 0.4rem 0; }
+h2#verdict { margin-top: 0.4rem; font-size: 1.2rem; }
+.headline { font-size: 1rem; line-height: 1.4; margin: 0.3rem 0 0.6rem; }
+/* Every figure's sentence and picture on the first screen of a 1280 px window: five
+   columns there, fewer on narrower ones; the picture at its own size, never shrunk
+   below the sentence's type. */
+.answers { display: grid; grid-template-columns: repeat(auto-fill, minmax(228px, 1fr));
+           gap: 0.45rem 0.9rem; margin: 0.4rem 0 0.8rem; }
+.answer { display: flex; flex-direction: column; justify-content: space-between; gap: 0.2rem;
+          border-top: 1px solid #ddd; padding-top: 0.25rem; }
+.answer p { margin: 0; font-size: 13px; line-height: 1.3; overflow-wrap: anywhere; }
+.answer svg { max-width: 100%; height: auto; display: block; }
 details { margin: 0.6rem 0; }
 summary { cursor: pointer; color: #1b4f9c; }
 .table-wrap { overflow-x: auto; margin: 0.6rem 0 1rem; }
@@ -45,7 +54,6 @@ pre { background: #f6f6f6; padding: 0.6rem; overflow-x: auto; font-size: 0.85rem
           margin-right: 0.3em; vertical-align: -0.05em; }
 @media (max-width: 640px) {
   body { padding: 0.5rem; }
-  .answer { grid-template-columns: minmax(0, 1fr); }
   table { font-size: 0.78rem; }
 }
 @media print {
@@ -73,20 +81,31 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// How often a partial report reloads itself in the browser, in seconds.
+pub const PARTIAL_REFRESH_S: u32 = 10;
+
 pub fn render(doc: &Document) -> String {
     let mut html = String::new();
     html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    if doc.partial.is_some() {
+        // No script: the page is reloaded by the browser, and the final report, once
+        // written in its place, has no such line.
+        html.push_str(&format!(
+            "<meta http-equiv=\"refresh\" content=\"{PARTIAL_REFRESH_S}\">\n"
+        ));
+    }
     html.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     html.push_str(&format!("<title>{}</title>\n", escape(&doc.title)));
     html.push_str(&format!("<style>{CSS}</style>\n</head>\n<body>\n"));
     html.push_str(&format!("<h1>{}</h1>\n", escape(&doc.title)));
-    if doc.alerts.is_empty() {
-        let class = if doc.caveat.is_some() { "notes" } else { "ok" };
+    if let Some(partial) = &doc.partial {
         html.push_str(&format!(
-            "<p class=\"{class}\" id=\"status\">{}</p>\n",
-            escape(&doc.complete_line())
+            "<p class=\"partial\" id=\"partial\">{} This page reloads itself every \
+             {PARTIAL_REFRESH_S} s.</p>\n",
+            escape(partial)
         ));
-    } else {
+    }
+    if !doc.alerts.is_empty() {
         html.push_str(&format!(
             "<div class=\"alert\" id=\"status\" role=\"alert\"><strong>{}</strong><ul>\n",
             escape(doc.status.alert)
@@ -95,6 +114,13 @@ pub fn render(doc: &Document) -> String {
             html.push_str(&format!("<li>{}</li>\n", escape(alert)));
         }
         html.push_str("</ul></div>\n");
+    } else if doc.partial.is_none() {
+        // A run that goes on has its status in the partial line above.
+        let class = if doc.caveat.is_some() { "notes" } else { "ok" };
+        html.push_str(&format!(
+            "<p class=\"{class}\" id=\"status\">{}</p>\n",
+            escape(&doc.complete_line())
+        ));
     }
     if !doc.notes.is_empty() {
         // One click away: facts worth knowing, not the answer.
@@ -180,6 +206,10 @@ fn render_block(html: &mut String, block: &Block) {
             ));
         }
         Block::Code(text) => html.push_str(&format!("<pre>{}</pre>\n", escape(text))),
+        Block::Headline(text) => html.push_str(&format!(
+            "<p class=\"headline\" id=\"headline\">{}</p>\n",
+            escape(text)
+        )),
         Block::Answers(answers) => {
             html.push_str("<div class=\"answers\">\n");
             for answer in answers {

@@ -62,14 +62,17 @@ fn fence(text: &str) -> String {
 
 pub fn render(doc: &Document) -> String {
     let mut md = format!("# {}\n\n", plain(&doc.title));
-    if doc.alerts.is_empty() {
-        md.push_str(&format!("**{}**\n\n", doc.complete_line()));
-    } else {
+    if let Some(partial) = &doc.partial {
+        md.push_str(&format!("**{}**\n\n", plain(partial)));
+    }
+    if !doc.alerts.is_empty() {
         md.push_str(&format!("> **{}**\n>\n", doc.status.alert));
         for alert in &doc.alerts {
             md.push_str(&format!("> - {}\n", plain(alert).replace('\n', " ")));
         }
         md.push('\n');
+    } else if doc.partial.is_none() {
+        md.push_str(&format!("**{}**\n\n", doc.complete_line()));
     }
     if !doc.notes.is_empty() {
         md.push_str("Notes:\n\n");
@@ -136,6 +139,7 @@ fn render_block(md: &mut String, block: &Block) {
                 plain(&chart.caption)
             ));
         }
+        Block::Headline(text) => md.push_str(&format!("**{}**\n\n", plain(text))),
         Block::Answers(answers) => {
             for answer in answers {
                 md.push_str(&format!("- {}\n", plain(&answer.sentence)));

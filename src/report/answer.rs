@@ -1,8 +1,10 @@
-//! The answer on the first screen: for each verdict one sentence in plain words and a
-//! compact picture placing every model, both read from the verdict's own decision and
-//! the same pairwise rule, so a sentence never claims an order the verdict does not.
+//! The answer on the first screen: a headline of two or three sentences over all the
+//! verdicts, then for each verdict one sentence in plain words and a compact picture
+//! placing every model, all read from the verdict's own decision and the same pairwise
+//! rule, so a sentence never claims an order the verdict does not.
 
 use crate::render::document::Answer;
+use crate::render::format::fmt_ratio;
 use crate::render::html::escape;
 use crate::stats::Comparison;
 use crate::verdict::{fmt_ratio_interval, oriented, pair_differs, Decision, Verdict};
@@ -18,8 +20,129 @@ pub fn answers(verdicts: &[Verdict]) -> Vec<Answer> {
         .collect()
 }
 
+/// The headline above the figures: two or three plain sentences read from the verdicts
+/// alone. The model or models named best on the most decided figures, with the margin
+/// over the next model on each; other figures' leaders; and the figures this load did
+/// not separate, with why (fixed by an open loop, or within the noise or the measurement
+/// step). A figure no test decided is never said to have a best model.
+pub fn headline(verdicts: &[Verdict]) -> String {
+    let ranked = verdicts.iter().filter(|v| v.ranking.len() > 1);
+    let (decided, undecided): (Vec<&Verdict>, Vec<&Verdict>) =
+        ranked.partition(|v| !v.winners().is_empty());
+    if decided.is_empty() && undecided.is_empty() {
+        let models: Vec<&str> = verdicts
+            .iter()
+            .flat_map(|v| v.ranking.iter().map(|(m, _)| m.as_str()))
+            .take(1)
+            .collect();
+        return match models.as_slice() {
+            [one] => format!("Only {one} was measured: there is nothing to compare."),
+            _ => "No figure was measured: there is nothing to compare.".into(),
+        };
+    }
+    // The decided figures grouped by who leads them, the group leading most first.
+    let mut groups: Vec<(Vec<&str>, Vec<&Verdict>)> = Vec::new();
+    for v in &decided {
+        let who = v.winners();
+        match groups.iter_mut().find(|(w, _)| *w == who) {
+            Some((_, figures)) => figures.push(v),
+            None => groups.push((who, vec![v])),
+        }
+    }
+    groups.sort_by_key(|(_, figures)| std::cmp::Reverse(figures.len()));
+    let mut sentences = Vec::new();
+    if let Some(((who, figures), others)) = groups.split_first() {
+        let verb = if who.len() == 1 { "is" } else { "are" };
+        let of = match (figures.len(), decided.len()) {
+            (1, 1) => "the one figure this load decided".to_string(),
+            (k, n) if k == n => format!("all {n} figures this load decided"),
+            (k, n) => format!("{k} of the {n} figures this load decided"),
+        };
+        sentences.push(format!(
+            "{} {verb} best on {of}: {}.",
+            join_and(who),
+            join_and(&figures.iter().map(|v| lead(v)).collect::<Vec<_>>())
+        ));
+        let rest: Vec<String> = others
+            .iter()
+            .map(|(who, figures)| {
+                let verb = if who.len() == 1 { "leads" } else { "lead" };
+                let what: Vec<String> = figures.iter().map(|v| lead(v)).collect();
+                format!("{} {verb} {}", join_and(who), join_and(&what))
+            })
+            .collect();
+        if !rest.is_empty() {
+            sentences.push(format!("Elsewhere {}.", rest.join("; ")));
+        }
+    }
+    if !undecided.is_empty() {
+        let lead_in = if decided.is_empty() {
+            "This load named no model best on any figure"
+        } else {
+            "Not separated by this load"
+        };
+        sentences.push(format!("{lead_in}: {}.", not_separated(&undecided)));
+    }
+    sentences.join(" ")
+}
+
+/// "Server CPU per request (×1.42 over tokio)": a decided figure and its margin.
+fn lead(v: &Verdict) -> String {
+    match (v.margin(), v.runner_up()) {
+        (Some(margin), Some((next, _))) => {
+            format!("{} ({} over {next})", v.figure, fmt_ratio(margin.ratio))
+        }
+        _ => v.figure.clone(),
+    }
+}
+
+/// The figures no model leads, in groups by why (a clause for each): an open loop fixed them, or the best
+/// models were within the measurement step or the noise of each other.
+fn not_separated(undecided: &[&Verdict]) -> String {
+    let mut fixed: Vec<&str> = Vec::new();
+    let mut offered = Vec::new();
+    let mut by_step: Vec<&str> = Vec::new();
+    let mut by_noise: Vec<&str> = Vec::new();
+    for v in undecided {
+        if let Some(rate) = v.fixed_by_load {
+            fixed.push(&v.figure);
+            let said = (v.format)(rate);
+            if !offered.contains(&said) {
+                offered.push(said);
+            }
+        } else if v.tied_by_step {
+            by_step.push(&v.figure);
+        } else {
+            by_noise.push(&v.figure);
+        }
+    }
+    let mut why = Vec::new();
+    if !fixed.is_empty() {
+        why.push(format!(
+            "{}, fixed by the load, not tied (every model served the {} offered, so \
+             capacity was not measured)",
+            join_and(&fixed),
+            offered.join(" and ")
+        ));
+    }
+    if !by_noise.is_empty() {
+        why.push(format!(
+            "{}, where the best models are within the noise of each other",
+            join_and(&by_noise)
+        ));
+    }
+    if !by_step.is_empty() {
+        why.push(format!(
+            "{}, where they differ by less than the measurement step",
+            join_and(&by_step)
+        ));
+    }
+    why.join("; ")
+}
+
 /// "a", "a and b", "a, b and c".
-fn join_and(names: &[&str]) -> String {
+fn join_and<S: AsRef<str>>(names: &[S]) -> String {
+    let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
     match names.split_last() {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         _ => names.join(""),
@@ -65,6 +188,13 @@ fn names<'a>(v: &'a Verdict, group: &[usize]) -> Vec<&'a str> {
 /// CPU/req; threads ×1.15 (1.05–1.52) of epoll's; select and poll tie at ×2.90–3.02."
 pub fn sentence(v: &Verdict) -> String {
     let head = format!("{} at {}: ", v.figure, v.compared_at);
+    if let Some(rate) = v.fixed_by_load {
+        return format!(
+            "{head}fixed by the load, not tied: every model served the {} the open loop \
+             offered, so this step did not measure capacity.",
+            (v.format)(rate)
+        );
+    }
     let n = v.ranking.len();
     let (lead, behind): (String, Vec<usize>) = match v.decision {
         Decision::Alone if n == 1 => {
@@ -159,11 +289,15 @@ fn behind_in_groups(v: &Verdict, behind: &[usize]) -> Vec<String> {
 }
 
 /// A compact dot plot: one row per model, its repetitions' range as a line, its value
-/// as a dot, filled for the winner or the leaders.
+/// as a dot, filled for the winner or the leaders. Drawn at its size on the page (one
+/// unit a CSS pixel), its labels at the size of the sentence beside it.
 fn picture(v: &Verdict) -> String {
-    const W: f64 = 300.0;
-    const LABEL: f64 = 56.0;
-    const ROW: f64 = 9.0;
+    const W: f64 = 228.0;
+    const FONT: f64 = 13.0;
+    const ROW: f64 = 15.0;
+    // An average sans-serif glyph is about 0.6 em wide.
+    let longest = v.ranking.iter().map(|(m, _)| m.chars().count()).max();
+    let label = (longest.unwrap_or(0) as f64 * FONT * 0.6).clamp(40.0, 110.0);
     let leaders = v.winners().len();
     let range = |i: usize| {
         let s = &v.samples[i];
@@ -175,44 +309,43 @@ fn picture(v: &Verdict) -> String {
         .map(|i| range(i).1)
         .fold(0.0, f64::max)
         .max(f64::MIN_POSITIVE);
-    let x = |value: f64| LABEL + 4.0 + (value / top).clamp(0.0, 1.0) * (W - LABEL - 12.0);
-    let height = ROW * v.ranking.len() as f64 + 14.0;
+    let x = |value: f64| label + 8.0 + (value / top).clamp(0.0, 1.0) * (W - label - 16.0);
+    let height = ROW * v.ranking.len() as f64 + FONT + 6.0;
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {height}\" \
-         role=\"img\" aria-label=\"{}\" font-family=\"sans-serif\" font-size=\"8\">",
+         width=\"{W}\" height=\"{height}\" role=\"img\" aria-label=\"{}\" \
+         font-family=\"sans-serif\" font-size=\"{FONT}\">",
         escape(&v.figure)
     );
     for (i, (model, value)) in v.ranking.iter().enumerate() {
-        let y = ROW * i as f64 + 6.0;
+        let y = ROW * i as f64 + ROW / 2.0;
         let (lo, hi) = range(i);
         let lead = i < leaders;
         let (color, weight) = if lead {
             ("#1b6ac9", "bold")
         } else {
-            ("#777", "normal")
+            ("#555", "normal")
         };
         svg.push_str(&format!(
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" font-weight=\"{weight}\">{}</text>\
-             <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\"/>\
-             <circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" stroke=\"{color}\" fill=\"{}\"/>",
-            LABEL,
-            y + 3.0,
+            "<text x=\"{label}\" y=\"{:.1}\" text-anchor=\"end\" font-weight=\"{weight}\">{}</text>\
+             <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"{color}\" \
+             stroke-width=\"2\"/>\
+             <circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"4\" stroke=\"{color}\" stroke-width=\"1.5\" \
+             fill=\"{}\"/>",
+            y + FONT * 0.35,
             escape(model),
             x(lo),
             x(hi).max(x(lo) + 0.5),
-            y,
-            y,
             x(*value),
-            y,
             if lead { color } else { "#fff" }
         ));
     }
     let axis = height - 4.0;
     svg.push_str(&format!(
-        "<text x=\"{}\" y=\"{axis}\" fill=\"#555\">0</text>\
-         <text x=\"{}\" y=\"{axis}\" text-anchor=\"end\" fill=\"#555\">{}</text></svg>",
-        LABEL + 4.0,
-        W - 8.0,
+        "<text x=\"{}\" y=\"{axis}\" fill=\"#444\">0</text>\
+         <text x=\"{}\" y=\"{axis}\" text-anchor=\"end\" fill=\"#444\">{}</text></svg>",
+        label + 8.0,
+        W - 2.0,
         escape(&(v.format)(top))
     ));
     svg
@@ -230,7 +363,7 @@ fn possessive(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::{decide_robustly, fmt_count, fmt_cpu_per_request};
+    use crate::verdict::{decide_robustly, fmt_count, fmt_cpu_per_request, fmt_rate};
 
     /// A verdict on lower-is-better figures of these models, ranked as given.
     fn verdict(models: &[(&str, Vec<f64>)], step: f64, format: fn(f64) -> String) -> Verdict {
@@ -254,6 +387,7 @@ mod tests {
                 && std::mem::discriminant(&decision) != std::mem::discriminant(&exact),
             decision,
             step,
+            fixed_by_load: None,
         }
     }
 
@@ -287,6 +421,80 @@ mod tests {
         assert!(
             s.contains("; select and poll tie at ×3.00–3.03 of epoll's; a ×6.45 ("),
             "{s}"
+        );
+    }
+
+    /// `v` named `figure`.
+    fn named(mut v: Verdict, figure: &str) -> Verdict {
+        v.figure = figure.into();
+        v
+    }
+
+    #[test]
+    fn the_headline_names_the_best_on_decided_figures_and_why_others_are_not() {
+        let cpu = named(
+            verdict(
+                &[("epoll", around(10.0)), ("select", around(30.0))],
+                0.0,
+                fmt_count,
+            ),
+            "Server CPU",
+        );
+        let p50 = named(
+            verdict(
+                &[("epoll", around(10.0)), ("select", around(10.1))],
+                0.0,
+                fmt_count,
+            ),
+            "Response time p50",
+        );
+        let mut throughput = named(
+            verdict(
+                &[("select", around(10_000.0)), ("epoll", around(10_000.0))],
+                0.0,
+                fmt_rate,
+            ),
+            "Throughput",
+        );
+        throughput.fixed_by_load = Some(10_000.0);
+        assert_eq!(
+            headline(&[throughput, cpu, p50]),
+            "epoll is best on the one figure this load decided: Server CPU (×3.00 over \
+             select). Not separated by this load: Throughput, fixed by the load, not tied \
+             (every model served the 10,000 req/s offered, so capacity was not measured); \
+             Response time p50, where the best models are within the noise of each other."
+        );
+    }
+
+    #[test]
+    fn the_headline_groups_figures_by_who_leads_them() {
+        let v = |figure: &str, models: &[(&str, Vec<f64>)]| {
+            named(verdict(models, 0.0, fmt_count), figure)
+        };
+        let verdicts = [
+            v("A", &[("epoll", around(10.0)), ("select", around(20.0))]),
+            v("B", &[("epoll", around(10.0)), ("select", around(15.0))]),
+            v("C", &[("select", around(10.0)), ("epoll", around(12.0))]),
+        ];
+        assert_eq!(
+            headline(&verdicts),
+            "epoll is best on 2 of the 3 figures this load decided: A (×2.00 over select) \
+             and B (×1.50 over select). Elsewhere select leads C (×1.20 over epoll)."
+        );
+    }
+
+    #[test]
+    fn a_figure_the_open_loop_fixed_is_said_so_not_tied() {
+        let mut v = verdict(
+            &[("epoll", around(10_000.0)), ("tokio", around(9_990.0))],
+            0.0,
+            fmt_rate,
+        );
+        v.fixed_by_load = Some(10_000.0);
+        assert_eq!(
+            sentence(&v),
+            "Figure at connections=1000: fixed by the load, not tied: every model served the \
+             10,000 req/s the open loop offered, so this step did not measure capacity."
         );
     }
 

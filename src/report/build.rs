@@ -12,7 +12,10 @@ use crate::results::Manifest;
 use crate::verdict::sweep::{self, Sweep};
 use crate::verdict::{self, fmt_count, fmt_ratio_interval, BASELINE};
 
-pub fn document(results: &mut Results) -> anyhow::Result<Document> {
+pub fn document(
+    results: &mut Results,
+    partial: Option<super::Partial>,
+) -> anyhow::Result<Document> {
     let sweeps = sweep::sweeps(results);
     // Step files are read first so that problems with them become alerts.
     let mut heavy = Vec::new();
@@ -45,9 +48,10 @@ pub fn document(results: &mut Results) -> anyhow::Result<Document> {
     Ok(Document {
         title: format!("echolab report: {scenario}"),
         status: document::RUN_STATUS,
-        alerts: alerts(results),
+        alerts: alerts(results, partial.is_some()),
         notes: [notes(results), missing_folders].concat(),
         caveat: caveat(results),
+        partial: partial.map(|p| partial_line(results, p)),
         sections,
     })
 }
@@ -127,8 +131,42 @@ pub(super) fn notes(results: &Results) -> Vec<String> {
     notes
 }
 
-pub(super) fn alerts(results: &Results) -> Vec<String> {
-    let mut alerts = whole_run_alerts(results);
+/// What a report written while the run goes on says first: how far it has got and what
+/// has not run yet.
+fn partial_line(results: &Results, partial: super::Partial) -> String {
+    let unrecorded = unrecorded_models(results);
+    let not_yet = match unrecorded.as_slice() {
+        [] => String::new(),
+        models => format!(" Not run yet: {}.", models.join(", ")),
+    };
+    format!(
+        "Partial report: the run goes on, {} of {} steps (each repetition counted) done.{not_yet} \
+         The figures and verdicts cover only the steps done; the final report replaces this one \
+         when the run ends.",
+        partial.done, partial.total
+    )
+}
+
+/// The scenario's models that left no row (a run stopped before them, or one that goes
+/// on and has not reached them).
+fn unrecorded_models(results: &Results) -> Vec<&str> {
+    results
+        .manifest
+        .models
+        .iter()
+        .filter(|m| !results.rows.iter().any(|r| &r.model == *m))
+        .map(String::as_str)
+        .collect()
+}
+
+/// The alerts at the top; `running`: the run goes on, so what it has not done yet is no
+/// failure (the partial line says it).
+pub(super) fn alerts(results: &Results, running: bool) -> Vec<String> {
+    let mut alerts = if running {
+        Vec::new()
+    } else {
+        whole_run_alerts(results)
+    };
     for status in [
         Status::Interrupted,
         Status::Failed,
@@ -158,13 +196,7 @@ fn whole_run_alerts(results: &Results) -> Vec<String> {
     }
     // The scenario's models that left no row (a run stopped before them): said, not
     // silently dropped from every table.
-    let unrecorded: Vec<&str> = results
-        .manifest
-        .models
-        .iter()
-        .filter(|m| !results.rows.iter().any(|r| &r.model == *m))
-        .map(String::as_str)
-        .collect();
+    let unrecorded = unrecorded_models(results);
     if !unrecorded.is_empty() {
         alerts.push(format!(
             "{}: not run (models of the manifest without a row in results.csv).",
@@ -286,6 +318,7 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
             verdict_blocks.push(Block::Paragraph(s.title()));
         }
         let verdicts = verdict::verdicts(results, s);
+        verdict_blocks.push(Block::Headline(super::answer::headline(&verdicts)));
         verdict_blocks.push(Block::Answers(super::answer::answers(&verdicts)));
         let details: Vec<Block> = method
             .take()

@@ -96,7 +96,7 @@ pub fn document(results: &Results) -> Document {
             Block::List(part_lines),
         ],
     });
-    let mut alerts: Vec<String> = build::alerts(results)
+    let mut alerts: Vec<String> = build::alerts(results, false)
         .into_iter()
         .filter(|a| !a.starts_with("results.csv has no rows"))
         .collect();
@@ -119,6 +119,7 @@ pub fn document(results: &Results) -> Document {
         alerts,
         notes: build::notes(results),
         caveat: build::caveat(results),
+        partial: None,
         sections,
     }
 }

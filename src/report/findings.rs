@@ -124,7 +124,14 @@ fn throughput_findings(verdicts: &[Verdict]) -> Vec<String> {
             .left_out_note()
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
-        if let Some((winner, value)) = v.winner() {
+        if let Some(rate) = v.fixed_by_load {
+            out.push(format!(
+                "At {}, the open loop fixed throughput at the {} it offered, which every model \
+                 served: this step did not measure capacity, and no model served more{note}.",
+                v.compared_at,
+                fmt_rate(rate)
+            ));
+        } else if let Some((winner, value)) = v.winner() {
             let mut text = format!(
                 "At {}, {winner} served the most: {} ({}{note})",
                 v.compared_at,
@@ -324,4 +331,38 @@ fn spread_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &s
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::verdict::decide_robustly;
+
+    #[test]
+    fn throughput_an_open_loop_fixed_is_said_to_measure_no_capacity() {
+        let samples = vec![vec![9_990.0, 9_995.0, 10_000.0]; 2];
+        let flagged = vec![vec![false; 3]; 2];
+        let v = Verdict {
+            figure: "Throughput".into(),
+            compared_at: "connections=1000".into(),
+            ranking: vec![("epoll".into(), 9_995.0), ("tokio".into(), 9_995.0)],
+            decision: decide_robustly(&samples, &flagged, true, 0.0),
+            samples,
+            flagged,
+            format: fmt_rate,
+            higher_is_better: true,
+            left_out: (0, 0),
+            step: 0.0,
+            tied_by_step: false,
+            fixed_by_load: Some(10_000.0),
+        };
+        assert_eq!(
+            throughput_findings(&[v]),
+            [
+                "At connections=1000, the open loop fixed throughput at the 10,000 req/s it \
+              offered, which every model served: this step did not measure capacity, and no \
+              model served more."
+            ]
+        );
+    }
 }

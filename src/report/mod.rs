@@ -39,8 +39,16 @@ pub struct ReportArgs {
 
 pub use models_table::models_table;
 
+/// How far a run that goes on has got: the rows written of all it will write (each a
+/// repetition of a step, or a stair).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Partial {
+    pub done: u64,
+    pub total: u64,
+}
+
 pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let written = write_all(&mut reader::load(&args.results_dir)?)?;
+    let written = write_all(&mut reader::load(&args.results_dir)?, None)?;
     for path in written {
         crate::outln!("{}", path.display());
     }
@@ -55,7 +63,14 @@ pub fn write_report(results_dir: &Path) -> anyhow::Result<PathBuf> {
 
 /// [`write_report`] of results already read (into their directory, `results.dir`).
 pub fn write_report_of(results: &mut reader::Results) -> anyhow::Result<PathBuf> {
-    Ok(write_all(results)?.remove(0))
+    Ok(write_all(results, None)?.remove(0))
+}
+
+/// The report of a run that goes on, from the rows written so far: marked partial, what
+/// is not done yet said so, reloading itself in the browser until the final report
+/// replaces it.
+pub fn write_partial_report(results_dir: &Path, partial: Partial) -> anyhow::Result<PathBuf> {
+    Ok(write_all(&mut reader::load(results_dir)?, Some(partial))?.remove(0))
 }
 
 /// The verdict of every sweep as lines of plain text, for the end of `echolab run`:
@@ -93,9 +108,12 @@ pub fn verdict_lines(results: &reader::Results) -> Vec<String> {
 }
 
 /// Every file written into the results' directory, report.html first.
-fn write_all(results: &mut reader::Results) -> anyhow::Result<Vec<PathBuf>> {
+fn write_all(
+    results: &mut reader::Results,
+    partial: Option<Partial>,
+) -> anyhow::Result<Vec<PathBuf>> {
     let doc = if results.manifest.parts.is_empty() {
-        build::document(results)?
+        build::document(results, partial)?
     } else {
         composite::document(results)
     };
@@ -110,15 +128,29 @@ fn write_all(results: &mut reader::Results) -> anyhow::Result<Vec<PathBuf>> {
         for block in &section.blocks {
             if let document::Block::Chart(chart) = block {
                 let path = charts_dir.join(format!("{}.svg", chart.file));
-                fs::write(&path, &chart.svg)
-                    .with_context(|| format!("cannot write {}", path.display()))?;
+                write_whole(&path, &chart.svg)?;
                 written.push(path);
             }
         }
     }
-    fs::write(&html_path, html::render(&doc))
-        .with_context(|| format!("cannot write {}", html_path.display()))?;
-    fs::write(&md_path, markdown::render(&doc))
-        .with_context(|| format!("cannot write {}", md_path.display()))?;
+    write_whole(&html_path, &html::render(&doc))?;
+    write_whole(&md_path, &markdown::render(&doc))?;
     Ok(written)
+}
+
+/// Writes `path` through a temporary file renamed over it: a browser (or a reader of a
+/// run that goes on) sees the old file or the new one, never half of one.
+fn write_whole(path: &Path, text: &str) -> anyhow::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let written = fs::write(&tmp, text)
+        .with_context(|| format!("cannot write {}", tmp.display()))
+        .and_then(|()| {
+            fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
+        });
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
 }

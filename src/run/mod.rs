@@ -418,7 +418,10 @@ fn run_into(
     out: &Path,
     args: &RunArgs,
 ) -> anyhow::Result<(RunOutcome, anyhow::Result<Results>)> {
-    let outcome = experiment::run_into(scenario, out, args.quiet)?;
+    let mut partial = PartialReports::new(out, !args.no_report);
+    let outcome = experiment::run_into(scenario, out, args.quiet, &mut |done, total| {
+        partial.written(done, total)
+    })?;
     if let Some(baseline) = &args.baseline {
         let mut manifest = crate::results::Manifest::read(out)?;
         // Absolute, so that a report written later from elsewhere still finds it.
@@ -431,6 +434,51 @@ fn run_into(
         write_report_or_warn(out, &mut results);
     }
     Ok((outcome, results))
+}
+
+/// The report while a run goes on: rewritten after a row is written, as often as keeps
+/// its cost to a tenth of the run (a report of a large run takes a second or more;
+/// steps of quick last about one), so a long run's report follows it step by step.
+struct PartialReports<'a> {
+    out: &'a Path,
+    enabled: bool,
+    /// When the last one was written and how long it took.
+    last: Option<(std::time::Instant, std::time::Duration)>,
+    /// A failure is said once; the run goes on whatever the report does.
+    warned: bool,
+}
+
+impl<'a> PartialReports<'a> {
+    /// The run's time per unit of report time.
+    const RATIO: u32 = 10;
+
+    fn new(out: &'a Path, enabled: bool) -> Self {
+        PartialReports {
+            out,
+            enabled,
+            last: None,
+            warned: false,
+        }
+    }
+
+    fn written(&mut self, done: u64, total: u64) {
+        let due = self
+            .last
+            .is_none_or(|(at, took)| at.elapsed() >= took * Self::RATIO);
+        // The last row's report is the final one, written after the run.
+        if !self.enabled || done >= total || !due {
+            return;
+        }
+        let start = std::time::Instant::now();
+        let partial = crate::report::Partial { done, total };
+        let written = crate::report::write_partial_report(self.out, partial);
+        self.last = Some((std::time::Instant::now(), start.elapsed()));
+        if let Err(e) = written {
+            if !std::mem::replace(&mut self.warned, true) {
+                crate::errln!("warning: the partial report could not be written ({e:#})");
+            }
+        }
+    }
 }
 
 /// Writes the report of the run in `dir` with the comparison's sections (its thresholds,

@@ -193,6 +193,9 @@ pub struct Verdict {
     pub step: f64,
     /// The step alone made this decision weaker than the test would have.
     pub tied_by_step: bool,
+    /// The offered rate, when an open loop fixed this figure: every repetition of every
+    /// model served the rate it offered ([`fixed_by_load`]). No model is named best.
+    pub fixed_by_load: Option<f64>,
 }
 
 impl Verdict {
@@ -278,6 +281,10 @@ impl Verdict {
                 "leaders tie ({}); each ahead of every other model, {}",
                 stats::p_equals(tie.p),
                 ahead.describe_p()
+            ),
+            Decision::NoDifference { .. } if self.fixed_by_load.is_some() => format!(
+                "fixed by the load: every model served the offered {}",
+                (self.format)(self.fixed_by_load.unwrap_or_default())
             ),
             Decision::NoDifference { comparison } if self.tied_by_step => format!(
                 "no difference beyond the measurement step of {}: x{:.2}, {}",
@@ -472,6 +479,31 @@ pub fn pair_differs(
     )
 }
 
+/// The rate an open loop offered, when it fixed the figure `column` in these repetitions:
+/// throughput, each repetition ok and within [`stats::MIN_EFFECT`] of its offered rate, the
+/// least difference the verdict names (an open loop sends at its rate whatever the server,
+/// so a server that keeps up shows that rate and no more: the step did not measure its
+/// capacity). None in a closed loop, for any other
+/// figure, or when a repetition fell behind.
+pub fn fixed_by_load(column: &str, rows: &[&Record]) -> Option<f64> {
+    if column != column::THROUGHPUT_RPS || rows.is_empty() {
+        return None;
+    }
+    let mut offered = None;
+    for row in rows {
+        let rate = row.num(column::RATE).filter(|r| *r > 0.0)?;
+        let served = row.num(column::THROUGHPUT_RPS)?;
+        if row.status != Status::Ok
+            || served * stats::MIN_EFFECT <= rate
+            || offered.is_some_and(|o| o != rate)
+        {
+            return None;
+        }
+        offered = Some(rate);
+    }
+    offered
+}
+
 /// Whether a repetition is flagged: generator-bound, or disturbed (not both counted).
 pub fn flag(row: &Record) -> (bool, bool) {
     let bound = row.raw(column::GENERATOR_BOUND) == "true";
@@ -539,10 +571,12 @@ fn figure_verdict(
     let mut flagged = Vec::new();
     let mut left_out = (0, 0);
     let mut step: f64 = 0.0;
+    let mut compared: Vec<&Record> = Vec::new();
     for (m, groups) in by_x {
         let Some((_, rows)) = groups.iter().find(|(gx, rows)| *gx == x && has(rows)) else {
             continue;
         };
+        compared.extend(rows.iter().copied());
         let ok: Vec<&Record> = rows
             .iter()
             .copied()
@@ -570,7 +604,7 @@ fn figure_verdict(
         samples.push(sample);
         flagged.push(flags);
     }
-    Some(ranked(
+    let mut verdict = ranked(
         at(&sweep.axis, x),
         names,
         values,
@@ -579,7 +613,15 @@ fn figure_verdict(
         figure,
         left_out,
         step,
-    ))
+    );
+    verdict.fixed_by_load = fixed_by_load(figure.column, &compared);
+    if verdict.fixed_by_load.is_some() {
+        // The load set every model's value: no order among them is the servers'.
+        if let Some(comparison) = verdict.margin() {
+            verdict.decision = Decision::NoDifference { comparison };
+        }
+    }
+    Some(verdict)
 }
 
 /// Capacity: per repetition, the most connections its server held at once in any
@@ -654,6 +696,7 @@ fn ranked(
         decision,
         step,
         tied_by_step,
+        fixed_by_load: None,
         ranking,
         samples,
         flagged,

@@ -276,3 +276,50 @@ fn a_gap_smaller_than_the_measurement_step_is_a_tie() {
     assert_eq!(Resolution::PagePerConnection.step(&r), 4.096);
     assert_eq!(Resolution::Exact.step(&r), 0.0);
 }
+
+/// These rows, each an open loop offering `rate`.
+fn offered(mut rows: Vec<Record>, rate: f64) -> Vec<Record> {
+    for r in &mut rows {
+        r.numbers.insert(column::RATE.into(), rate);
+        r.raw.insert(column::RATE.into(), rate.to_string());
+    }
+    rows
+}
+
+#[test]
+fn an_open_loop_every_model_kept_up_with_fixes_throughput() {
+    // tokio 4 % below the offered rate, consistently: within the least difference named.
+    let rows = (1..=5)
+        .flat_map(|rep| {
+            [
+                row("epoll", rep, 10_000.0 - f64::from(rep), false),
+                row("tokio", rep, 9_600.0 - f64::from(rep), false),
+            ]
+        })
+        .collect();
+    let v = first_verdict(offered(rows, 10_000.0));
+    assert_eq!(v.fixed_by_load, Some(10_000.0));
+    assert!(v.winners().is_empty());
+    assert_eq!(
+        v.significance(),
+        "fixed by the load: every model served the offered 10,000 req/s"
+    );
+}
+
+#[test]
+fn a_model_behind_the_offered_rate_measured_capacity() {
+    // tokio 6 % below: it did not keep up, so the step measured it.
+    let rows: Vec<Record> = (1..=5)
+        .flat_map(|rep| {
+            [
+                row("epoll", rep, 10_000.0 - f64::from(rep), false),
+                row("tokio", rep, 9_400.0 - f64::from(rep), false),
+            ]
+        })
+        .collect();
+    let v = first_verdict(offered(rows.clone(), 10_000.0));
+    assert_eq!(v.fixed_by_load, None);
+    assert_eq!(v.winners(), ["epoll"]);
+    // A closed loop offers no rate: nothing is fixed.
+    assert_eq!(first_verdict(rows).fixed_by_load, None);
+}

@@ -142,6 +142,7 @@ fn every_format_says_the_same_and_the_json_follows_its_schema() {
             "change_pct",
             "column",
             "figure",
+            "fixed_by_load",
             "higher_is_better",
             "interval_pct",
             "new",

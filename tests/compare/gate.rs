@@ -272,3 +272,57 @@ fn scenario_thresholds_are_judged_and_enforced_only_when_asked() {
         assert!(!tmp.path().join("bad").exists());
     }
 }
+
+/// Throughput an open loop fixed on both sides (every repetition served the rate it
+/// offered) is no change: "fixed by the load", as the report's verdict names no model
+/// there. A side that fell behind its rate measured the server, and its change is named.
+#[test]
+fn throughput_an_open_loop_fixed_is_no_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let offered = |tp: f64| {
+        step("epoll", 10, five(10.0))
+            .with(column::THROUGHPUT_RPS, five(tp))
+            .with(column::RATE, vec![1000.0; 5])
+    };
+    let old = fixture(
+        &tmp.path().join("old"),
+        no_manifest_change(),
+        &[offered(1000.0)],
+    );
+    // 3 % below the rate, consistently: still within the least difference named.
+    let kept_up = fixture(
+        &tmp.path().join("kept"),
+        no_manifest_change(),
+        &[offered(970.0)],
+    );
+    let behind = fixture(
+        &tmp.path().join("behind"),
+        no_manifest_change(),
+        &[offered(800.0)],
+    );
+
+    let (doc, out) = json(&[path(&old), path(&kept_up)]);
+    expect_code(&out, 0);
+    let t = figure(&doc, 10, "throughput");
+    assert_eq!(t["fixed_by_load"], 1000.0, "{t}");
+    assert_eq!(t["significant"], false, "{t}");
+    // No gate crosses on it.
+    let table = compare(&[path(&old), path(&kept_up), "--fail-if", "throughput < -1%"]);
+    expect_code(&table, 0);
+    let row = text(&table.stdout)
+        .lines()
+        .find(|l| l.contains("throughput"))
+        .map(String::from)
+        .unwrap_or_else(|| panic!("{}", text(&table.stdout)));
+    assert!(row.contains("fixed by the load"), "{row}");
+
+    let (doc, out) = json(&[path(&old), path(&behind)]);
+    expect_code(&out, 0);
+    let t = figure(&doc, 10, "throughput");
+    assert_eq!(t["fixed_by_load"], serde_json::Value::Null, "{t}");
+    assert_eq!(t["significant"], true, "{t}");
+    expect_code(
+        &compare(&[path(&old), path(&behind), "--fail-if", "throughput < -1%"]),
+        1,
+    );
+}

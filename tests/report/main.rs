@@ -16,6 +16,7 @@ use common::copy_dir;
 
 mod charts;
 mod damaged;
+mod during_run;
 mod missing;
 mod page;
 
@@ -67,11 +68,23 @@ const STEP_COLUMNS: [&str; 18] = [
 ];
 
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-small")
+    fixture_named("results-small")
+}
+
+/// A stored results directory under tests/fixtures.
+fn fixture_named(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 /// A fresh copy of the fixture: the report writes into the results directory.
 fn fixture_copy(name: &str) -> PathBuf {
+    fixture_copy_of("results-small", name)
+}
+
+/// A fresh copy of the stored results `fixture` (a folder of tests/fixtures).
+fn fixture_copy_of(fixture: &str, name: &str) -> PathBuf {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
         "echolab-report-{name}-{}-{}",
@@ -79,7 +92,7 @@ fn fixture_copy(name: &str) -> PathBuf {
         COUNTER.fetch_add(1, Ordering::SeqCst)
     ));
     let _ = fs::remove_dir_all(&dir);
-    copy_dir(&fixture(), &dir);
+    copy_dir(&fixture_named(fixture), &dir);
     dir
 }
 

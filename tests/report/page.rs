@@ -290,16 +290,136 @@ fn the_answer_comes_first_in_sentences_and_pictures() {
     // Every tally here is zero: not shown.
     assert!(!html.contains("Overall tally") && !md.contains("Overall tally"));
     assert!(!md.contains("| tokio | 0 |"));
-    // report.md: the same sentences first under the heading.
+    // The headline above them: two models at most in two repetitions tell nothing apart,
+    // and it says so rather than naming a best model.
+    let headline = "This load named no model best on any figure: Throughput, Response time \
+                    p50, Response time p99, Tail latency p99.9, Server CPU, Server memory per \
+                    connection and Max connections held, where the best models are within the \
+                    noise of each other.";
+    assert!(
+        verdict.contains(&format!(
+            "<p class=\"headline\" id=\"headline\">{headline}</p>\n<div class=\"answers\">"
+        )),
+        "{verdict:.2000}"
+    );
+    // report.md: the same headline and sentences first under the heading.
     let md_verdict = &md[md.find("## Verdict and findings\n\n").unwrap()..];
-    assert!(md_verdict["## Verdict and findings\n\n".len()..]
-        .starts_with("- Throughput at connections=4000: no model leads: epoll, tokio"));
-    // Tables scroll inside their box; the answers fold to one column on a phone.
+    assert!(
+        md_verdict["## Verdict and findings\n\n".len()..].starts_with(&format!(
+            "**{headline}**\n\n- Throughput at connections=4000: no model leads: epoll, tokio"
+        ))
+    );
+    // Tables scroll inside their box; the answers fill as many columns as fit, one on a
+    // phone.
     assert!(html.contains(".table-wrap { overflow-x: auto;"));
-    assert!(html.contains(".answer { grid-template-columns: minmax(0, 1fr); }"));
+    assert!(html.contains("grid-template-columns: repeat(auto-fill, minmax(228px, 1fr));"));
     assert_eq!(
         html.matches("<table>").count(),
         html.matches("<div class=\"table-wrap\"><table>").count()
+    );
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// quick's report in a 1280x800 window, as a newcomer first sees it: the headline and every
+/// figure's sentence and picture inside the first screen, none of them cut at its edge,
+/// and the pictures' labels drawn at least as large as 12 px and 90 % of the sentences'
+/// type. Measured by a script added to a copy of the page (the report itself has none).
+#[test]
+fn quick_answers_on_the_first_screen_at_1280_by_800() {
+    let Some(chromium) = find_chromium() else {
+        common::skip(
+            "report::quick_answers_on_the_first_screen_at_1280_by_800",
+            "chromium is not installed (apt-get install -y chromium)",
+        );
+        return;
+    };
+    let dir = fixture_copy_of("results-quick", "first-screen");
+    let html = read(&write_report(&dir).unwrap());
+    let figures = html.matches("<div class=\"answer\">").count();
+    // Every figure of results.csv and the connections held (the mean response time is
+    // read from the step folders' histograms, not stored with the fixture).
+    assert_eq!(figures, 9);
+    let probe = dir.join("probe.html");
+    fs::write(
+        &probe,
+        html.replace(
+            "</body>",
+            r#"<script>
+const inside = e => { const r = e.getBoundingClientRect();
+  return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; };
+const shown = [document.getElementById('headline'),
+  ...document.querySelectorAll('.answer p'), ...document.querySelectorAll('.answer svg')];
+const px = e => parseFloat(getComputedStyle(e).fontSize);
+const sentence = Math.min(...[...document.querySelectorAll('.answer p')].map(px));
+const labels = Math.min(...[...document.querySelectorAll('.answer svg')].flatMap(svg => {
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  return [...svg.querySelectorAll('text')].map(t => px(t) * scale); }));
+parent.document.title = 'shown=' + shown.length + ' inside=' + shown.filter(inside).length
+  + ' sentence=' + Math.round(sentence * 10) + ' labels=' + Math.round(labels * 10)
+  + ' viewport=' + innerWidth + 'x' + innerHeight;
+</script></body>"#,
+        ),
+    )
+    .unwrap();
+    // The window's own viewport is shorter than the window (a headless window keeps room
+    // for its chrome): the page goes in a frame of exactly 1280x800, whose viewport it sees.
+    let frame = dir.join("frame.html");
+    fs::write(
+        &frame,
+        "<!DOCTYPE html><title>-</title><body style=\"margin:0\"><iframe src=\"probe.html\" \
+         width=\"1280\" height=\"800\" style=\"border:0\"></iframe>",
+    )
+    .unwrap();
+    let work = dir.join("browser");
+    fs::create_dir_all(&work).unwrap();
+    let out = common::output_within(
+        Command::new(&chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--hide-scrollbars",
+                "--window-size=1400,1100",
+                "--allow-file-access-from-files",
+                "--virtual-time-budget=5000",
+                "--dump-dom",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                work.join("profile").display()
+            ))
+            .arg(format!("file://{}", frame.display())),
+        CHROMIUM_LIMIT,
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let title = dom
+        .split_once("<title>")
+        .and_then(|(_, rest)| rest.split_once("</title>"))
+        .map(|(t, _)| t)
+        .unwrap_or_else(|| panic!("no title in the dumped DOM: {dom:.300}"));
+    let value = |key: &str| -> String {
+        title
+            .split_whitespace()
+            .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+            .unwrap_or_else(|| panic!("no {key} in {title}"))
+            .to_string()
+    };
+    assert_eq!(value("viewport"), "1280x800", "{title}");
+    let number = |key: &str| -> usize { value(key).parse().unwrap() };
+    assert_eq!(number("shown"), 1 + 2 * figures, "{title}");
+    assert_eq!(
+        number("inside"),
+        number("shown"),
+        "cut or below the fold: {title}"
+    );
+    // Tenths of a CSS pixel.
+    assert!(number("sentence") >= 120, "{title}");
+    assert!(
+        number("labels") >= 120 && number("labels") * 10 >= number("sentence") * 9,
+        "{title}"
     );
     fs::remove_dir_all(&dir).unwrap();
 }

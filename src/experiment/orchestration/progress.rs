@@ -9,7 +9,8 @@ use crate::units::trim_float;
 /// Progress over the whole experiment: an indicatif bar on a terminal, plain lines otherwise.
 pub struct Progress {
     bar: Option<indicatif::ProgressBar>,
-    total: u64,
+    /// The rows the run will write.
+    pub total: u64,
     /// The rows finished so far.
     pub done: u64,
     started: Instant,

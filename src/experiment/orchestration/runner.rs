@@ -57,8 +57,13 @@ pub fn missing_program(entry: &ModelEntry) -> Option<String> {
     (!found).then(|| format!("`{}` is not installed here (not found on PATH)", argv[0]))
 }
 
-/// Runs every model over every step and repetition, writing into `config.out`.
-pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome> {
+/// Runs every model over every step and repetition, writing into `config.out`;
+/// `written(done, total)` is told each time a row (or a stair's) is in results.csv.
+pub fn run(
+    scenario: &Scenario,
+    config: &RunConfig,
+    written: &mut dyn FnMut(u64, u64),
+) -> anyhow::Result<RunOutcome> {
     let csv = ResultsCsv::create(&config.out.join(RESULTS))?;
     // One set of emulated hosts for the whole run; dropping it (on every way out of
     // this function, an interrupt included) deletes the namespaces.
@@ -97,6 +102,7 @@ pub fn run(scenario: &Scenario, config: &RunConfig) -> anyhow::Result<RunOutcome
         hosts: lab,
         csv,
         progress: Progress::new(total_rows(scenario), config.progress_bar, config.quiet),
+        written,
         rows: Vec::new(),
         fault: None,
         profiling: false,
@@ -180,6 +186,8 @@ struct Running<'a> {
     hosts: Option<&'a dyn Lab>,
     csv: ResultsCsv,
     progress: Progress,
+    /// Told (rows done, rows in all) after each row written.
+    written: &'a mut dyn FnMut(u64, u64),
     rows: Vec<Row>,
     /// A fault of the machine that stopped the sweep.
     fault: Option<String>,
@@ -196,6 +204,7 @@ impl Running<'_> {
         self.csv.append(&row)?;
         self.progress.finished(what, &row);
         self.rows.push(row);
+        (self.written)(self.progress.done, self.progress.total);
         Ok(())
     }
 
@@ -223,6 +232,7 @@ impl Running<'_> {
                     let mut watch = Climbing {
                         progress: &self.progress,
                         csv: &mut self.csv,
+                        written: &mut *self.written,
                         stair: 0,
                         unwritten: None,
                     };
@@ -459,6 +469,7 @@ impl Running<'_> {
 struct Climbing<'r> {
     progress: &'r Progress,
     csv: &'r mut ResultsCsv,
+    written: &'r mut dyn FnMut(u64, u64),
     /// The stairs started so far.
     stair: u64,
     unwritten: Option<anyhow::Error>,
@@ -475,6 +486,9 @@ impl Watch for Climbing<'_> {
     fn judged(&mut self, row: Row) {
         if self.unwritten.is_none() {
             self.unwritten = self.csv.append(&row).err();
+            if self.unwritten.is_none() {
+                (self.written)(self.progress.done + self.stair, self.progress.total);
+            }
         }
     }
 }
@@ -589,7 +603,7 @@ esac
             progress_bar: false,
             quiet: true,
         };
-        let outcome = run(&s, &config).unwrap();
+        let outcome = run(&s, &config, &mut |_, _| {}).unwrap();
         (dir, out, outcome)
     }
 

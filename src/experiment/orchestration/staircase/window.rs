@@ -298,7 +298,7 @@ mod tests {
         std::fs::create_dir_all(&late).unwrap();
         let roots = vec![early.clone(), late.clone()];
         // Stair 2's load has not begun (frozen, or slow to start): no folder of its own yet.
-        assert_eq!(live_dirs_of(&roots), [early.clone()]);
+        assert_eq!(live_dirs_of(&roots), std::slice::from_ref(&early));
         // It begins inside the window and connects its batch: read at the window's end,
         // both loads count.
         live_load(&late, 1005.0, 4, 10, 100, 20);
