@@ -1,16 +1,18 @@
 //! The schema of a results directory, below both its writer ([`crate::experiment`])
 //! and its reader ([`crate::report`]): results.csv's columns and [`Row`] (each column
 //! declared once, in `row.rs`), manifest.json's [`Manifest`] (read and written here),
-//! the thresholds a run or a comparison judges its figures by ([`threshold`]), and the
-//! name of a step's [`LOAD_HOSTS`] file.
+//! the thresholds a run or a comparison judges its figures by ([`threshold`]), how a
+//! file in it is written whole ([`replace`]), and the name of a step's [`LOAD_HOSTS`] file.
 
 mod columns;
 mod manifest;
+mod replace;
 mod row;
 pub mod threshold;
 
 pub use columns::{neutralise, restore, Column};
 pub use manifest::{axis_column, Conditions, Limits, Manifest, Shaping};
+pub use replace::replace;
 pub use row::{
     column, generator_bound, Row, Status, COLUMNS, DISTURBED_PCT, GENERATOR_BOUND_SHARE,
     RESULTS_HEADER,
