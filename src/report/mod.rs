@@ -54,7 +54,19 @@ pub type Contributions = fn(&data::Results) -> Vec<document::Section>;
 pub use models_table::models_table;
 
 pub fn main(args: ReportArgs, contributions: Contributions) -> anyhow::Result<ExitCode> {
-    let written = write_all(&mut data::load(&args.results_dir)?, contributions)?;
+    // A directory that cannot be read is the caller's to fix, as compare says it: exit 2.
+    let mut results = match data::load(&args.results_dir) {
+        Ok(results) => results,
+        Err(e) => {
+            crate::errln!("echolab report: {e:#}");
+            return Ok(ExitCode::from(crate::console::EXIT_USAGE));
+        }
+    };
+    let written = write_all(&mut results, contributions);
+    for warning in &results.warnings {
+        crate::errln!("echolab report: warning: {warning}");
+    }
+    let written = written?;
     for path in written {
         crate::outln!("{}", path.display());
     }
@@ -114,6 +126,7 @@ fn write_all(
     results: &mut data::Results,
     contributions: Contributions,
 ) -> anyhow::Result<Vec<PathBuf>> {
+    results.warnings.extend(latency::unreadable(results));
     let doc = if results.manifest.parts.is_empty() {
         build::document(results, contributions)?
     } else {
@@ -121,6 +134,11 @@ fn write_all(
     };
     let results_dir = results.dir.as_path();
     let charts_dir = results_dir.join("charts");
+    if fs::symlink_metadata(&charts_dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        // A link planted in place of the folder is removed, never written through.
+        fs::remove_file(&charts_dir)
+            .with_context(|| format!("cannot remove the link {}", charts_dir.display()))?;
+    }
     fs::create_dir_all(&charts_dir)
         .with_context(|| format!("cannot create {}", charts_dir.display()))?;
     let html_path = results_dir.join("report.html");
@@ -130,15 +148,15 @@ fn write_all(
         for block in &section.blocks {
             if let document::Block::Chart(chart) = block {
                 let path = charts_dir.join(format!("{}.svg", chart.file));
-                fs::write(&path, &chart.svg)
+                crate::results::replace(&path, chart.svg.as_bytes())
                     .with_context(|| format!("cannot write {}", path.display()))?;
                 written.push(path);
             }
         }
     }
-    fs::write(&html_path, html::render(&doc))
+    crate::results::replace(&html_path, html::render(&doc).as_bytes())
         .with_context(|| format!("cannot write {}", html_path.display()))?;
-    fs::write(&md_path, markdown::render(&doc))
+    crate::results::replace(&md_path, markdown::render(&doc).as_bytes())
         .with_context(|| format!("cannot write {}", md_path.display()))?;
     Ok(written)
 }
