@@ -185,12 +185,15 @@ fn overhead(profiled: f64, measured: &[f64]) -> f64 {
 }
 
 /// The server's CPU per request of a profiled repetition split by layer: each layer's
-/// share of the samples times the repetition's CPU per request. None without samples.
-pub fn by_layer(results: &Results, record: &Record) -> Option<[(f64, f64); 7]> {
+/// share of the samples times the repetition's CPU per request (None when it has none:
+/// a repetition that failed). None without samples.
+pub fn by_layer(results: &Results, record: &Record) -> Option<[(Option<f64>, f64); 7]> {
     let folded = profile::folded_path(&record.step_dir(&results.dir), SERVER);
     let (shares, _) = layers::shares(&fs::read_to_string(folded).ok()?)?;
-    let per_request = record.num(column::SERVER_CPU_US_PER_REQUEST).unwrap_or(0.0);
-    Some(shares.map(|s| (s * per_request, s)))
+    let per_request = record
+        .num(column::SERVER_CPU_US_PER_REQUEST)
+        .filter(|_| record.status == Status::Ok);
+    Some(shares.map(|s| (per_request.map(|p| s * p), s)))
 }
 
 fn layer_table(results: &Results) -> Table {
@@ -202,11 +205,10 @@ fn layer_table(results: &Results) -> Table {
         .map(|record| {
             let mut row = vec![record.model.clone(), record.step.clone()];
             match by_layer(results, record) {
-                Some(split) => row.extend(
-                    split
-                        .iter()
-                        .map(|(us, share)| format!("{us:.1} ({:.0} %)", share * 100.0)),
-                ),
+                Some(split) => row.extend(split.iter().map(|(us, share)| match us {
+                    Some(us) => format!("{us:.1} ({:.0} %)", share * 100.0),
+                    None => format!("— ({:.0} %)", share * 100.0),
+                })),
                 None => row.extend(Layer::ALL.iter().map(|_| "no samples".to_string())),
             }
             row
