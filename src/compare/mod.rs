@@ -99,9 +99,16 @@ fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let old = data::load(&args.old).context("OLD")?;
-    let new = data::load(&new_dir).context("NEW")?;
+    // Two models of one directory: read once, not held twice.
+    let read_new;
+    let new = if new_dir == args.old {
+        &old
+    } else {
+        read_new = data::load(&new_dir).context("NEW")?;
+        &read_new
+    };
     let figures = changes::figures(&gate::columns(&thresholds));
-    let changes = changes::compare(&old, &new, models, figures)?;
+    let changes = changes::compare(&old, new, models, figures)?;
     let crossed = gate::judge(&thresholds, &changes);
     if matches!(args.format, Format::Json | Format::Csv) {
         for warning in &changes.warnings {

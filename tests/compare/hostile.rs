@@ -328,3 +328,22 @@ fn a_directory_a_live_run_holds_is_not_reported() {
     drop(lock);
     common::report_md(&dir);
 }
+
+/// A warning compare prints comes as compare's, never as the report's.
+#[test]
+fn compare_speaks_as_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old = plain(tmp.path(), "old");
+    let cut = plain(tmp.path(), "cut");
+    let csv = cut.join("results.csv");
+    let whole = fs::read_to_string(&csv).unwrap();
+    fs::write(&csv, &whole[..whole.len() - 5]).unwrap();
+    let (_, out) = json(&[path(&old), path(&cut)]);
+    expect_code(&out, 0);
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("echolab report"), "{stderr}");
+    assert!(
+        stderr.contains("echolab compare: warning: NEW: ") && stderr.contains("is cut short"),
+        "{stderr}"
+    );
+}

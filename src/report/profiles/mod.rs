@@ -266,3 +266,51 @@ fn difference(results: &Results) -> Option<Block> {
         ),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Manifest;
+
+    #[test]
+    fn a_failed_repetitions_layers_have_shares_and_no_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = |status: Status, cpu: Option<f64>| Record {
+            model: "epoll".into(),
+            step: "c10-s64".into(),
+            repetition: 6,
+            status,
+            failure_reason: String::new(),
+            bytes_match: None,
+            numbers: cpu
+                .map(|c| (column::SERVER_CPU_US_PER_REQUEST.to_string(), c))
+                .into_iter()
+                .collect(),
+            raw: Default::default(),
+        };
+        let failed = record(Status::Failed, None);
+        let step = failed.step_dir(dir.path());
+        fs::create_dir_all(&step).unwrap();
+        fs::write(
+            profile::folded_path(&step, SERVER),
+            "main;echo 30\nmain;echo;write 10\n",
+        )
+        .unwrap();
+        let results = Results {
+            dir: dir.path().to_path_buf(),
+            manifest: Manifest::default(),
+            rows: Vec::new(),
+            profiled: vec![failed.clone()],
+            columns: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let split = by_layer(&results, &failed).unwrap();
+        assert!(split.iter().all(|(us, _)| us.is_none()), "{split:?}");
+        assert!((split.iter().map(|(_, share)| share).sum::<f64>() - 1.0).abs() < 1e-9);
+        // An ok one with its CPU per request: each layer's time is its share of it.
+        let ok = record(Status::Ok, Some(8.0));
+        let split = by_layer(&results, &ok).unwrap();
+        let time: f64 = split.iter().filter_map(|(us, _)| *us).sum();
+        assert!((time - 8.0).abs() < 1e-9, "{split:?}");
+    }
+}
