@@ -561,7 +561,14 @@ fn what_a_run_would_ignore_is_refused_or_said() {
         assert_refused(&output, &["has other characters", "letters, digits"], name);
     }
     assert!(!out.exists());
-    // The work per read is bounded.
+    // The work per read is bounded, in a scenario and on the command line.
+    let text = format!("{SHORT}[server]\nwork_us = 2000000\n");
+    let output = run_scenario(&write_scenario(tmp.path(), &text), &out, QUIET_NO_REPORT);
+    assert_refused(
+        &output,
+        &["work_us = 2000000 is more than 1000000"],
+        "work_us",
+    );
     let output = echolab(&[
         "serve",
         "--model",

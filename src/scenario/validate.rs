@@ -118,6 +118,17 @@ fn builtin_entry(
             ));
         }
     }
+    if let Some(work) = options.work_us.filter(|w| w.0 > crate::server::MAX_WORK_US) {
+        // `serve --work-us` would refuse it at every step: refused here, where it is written.
+        return Err(err(
+            value_span(source, &["server", "work_us"]).or(own.map(|o| o.span())),
+            format!(
+                "model '{label}': work_us = {} is more than {} (1 s of CPU per read)",
+                work.0,
+                crate::server::MAX_WORK_US
+            ),
+        ));
+    }
     Ok(ModelEntry {
         label: label.to_string(),
         kind: ModelKind::Builtin(model),
