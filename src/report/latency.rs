@@ -25,7 +25,8 @@ enum Log {
 }
 
 /// `row`'s latency log: its latency intervals added; damaged when it cannot be decoded
-/// or holds fewer requests than results.csv counts for it (cut short).
+/// or holds fewer requests than results.csv counts for it (cut short; a load's log and
+/// its summary count the same measured requests, as `echolab merge` checks).
 fn read(results: &Results, row: &Record) -> Log {
     let path = row.step_dir(&results.dir).join(HLOG);
     if !path.exists() {
@@ -35,7 +36,12 @@ fn read(results: &Results, row: &Record) -> Log {
         Ok(sum) => sum,
         Err(e) => return Log::Damaged(format!("{e:#}")),
     };
-    match row.num(column::REQUESTS) {
+    // A stair counts the requests of every batch in its window; its log holds its own
+    // batch's only, so it is never "cut short" by that count.
+    let requests = row
+        .num(column::REQUESTS)
+        .filter(|_| row.raw(column::STAIR).is_empty());
+    match requests {
         Some(requests) if (sum.len() as f64) < requests => Log::Damaged(format!(
             "{} holds {} of the {requests} requests results.csv counts: cut short",
             path.display(),
@@ -73,6 +79,8 @@ pub fn unreadable(results: &Results) -> Option<String> {
                 any = true;
                 continue;
             }
+            // A staircase's hold has no load of its own: its figures are its window's.
+            Log::Missing if !row.raw(column::STAIR).is_empty() => continue,
             Log::Missing => "missing".to_string(),
             Log::Damaged(why) => {
                 any = true;
