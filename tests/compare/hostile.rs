@@ -347,3 +347,20 @@ fn compare_speaks_as_itself() {
         "{stderr}"
     );
 }
+
+/// A staircase's stairs count their window's requests, and its hold has no load of its
+/// own: neither is a latency log missing or cut short.
+#[test]
+fn a_staircases_latency_logs_are_not_called_unreadable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = common::write_scenario(
+        tmp.path(),
+        "models = [\"epoll\"]\n[server]\nworkers = 1\n[load]\nsize = 16\ndelay = \"100ms\"\n\
+         connect_timeout = \"5s\"\n[staircase]\nbatch = 5\nevery = \"1s\"\nto = 10\nhold = \"1s\"\n",
+    );
+    let run = tmp.path().join("run");
+    let rows = common::run_scenario_ok(&scenario, &run, QUIET_NO_REPORT);
+    assert_eq!(rows.len(), 3, "two stairs and the hold");
+    let md = common::report_md(&run);
+    assert!(!md.contains("latency log"), "{md}");
+}
