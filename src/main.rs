@@ -86,7 +86,7 @@ fn main() -> ExitCode {
         Command::Serve(config) => echolab::server::main(config),
         Command::Load(args) => echolab::load::main(*args),
         Command::Run(args) => echolab::run::main(args),
-        Command::Report(args) => echolab::report::main(args),
+        Command::Report(args) => echolab::run::report_main(args),
         Command::Compare(args) => echolab::compare::main(args),
         Command::Merge(args) => echolab::load::merge_main(args),
         Command::Remote(args) => echolab::experiment::placement::remote::main(args),

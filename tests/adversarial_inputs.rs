@@ -418,3 +418,178 @@ fn sweep_values_equal_once_parsed_are_refused() {
     }
     assert!(!out.exists());
 }
+
+/// `--baseline` equal to `--out`, or inside it, however spelled (`..`, a link): refused
+/// before anything is removed, so a run is never compared with itself.
+#[test]
+fn a_baseline_inside_the_output_is_refused_before_anything_is_removed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parent = tmp.path().join("parent");
+    let base = parent.join("base");
+    copy_dir(Path::new("tests/fixtures/results-small"), &base);
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&base, &link).unwrap();
+    let scenario = write_scenario(tmp.path(), SHORT);
+    let base_s = base.to_str().unwrap();
+    let dotted = format!("{}/../base", base_s);
+    for (baseline, out) in [
+        (base.clone(), base.clone()),
+        (base.clone(), Path::new(&dotted).to_path_buf()),
+        (base.clone(), link.clone()),
+        (link.clone(), parent.clone()),
+        (base.join("epoll").join(".."), parent.clone()),
+    ] {
+        let output = run_scenario(
+            &scenario,
+            &out,
+            &[
+                "--quiet",
+                "--no-report",
+                "--force",
+                "--baseline",
+                baseline.to_str().unwrap(),
+            ],
+        );
+        assert_refused(
+            &output,
+            &["is inside --out", "compared with itself"],
+            &format!("{out:?}"),
+        );
+        assert!(
+            base.join("results.csv").is_file(),
+            "{out:?} removed the baseline"
+        );
+        assert!(!base.join(".lock").exists(), "{out:?} was locked");
+    }
+}
+
+/// A threshold that cannot be judged (every step failed: no value) is not met, and
+/// `--enforce-thresholds` with no `[thresholds]` says there is nothing to enforce.
+#[test]
+fn thresholds_without_a_value_are_not_met() {
+    let tmp = tempfile::tempdir().unwrap();
+    let failing = "models = [\"bad\"]\n[model.bad]\ncommand = [\"sh\", \"-c\", \"exit 3\", \
+                   \"{port}\"]\n[load]\nconnections = 1\nrequests = 3\n";
+    let scenario = write_scenario(
+        tmp.path(),
+        &format!("{failing}[thresholds]\np99 = \"< 100ms\"\n"),
+    );
+    let out = tmp.path().join("out");
+    let output = run_scenario(&scenario, &out, &["--quiet", "--enforce-thresholds"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{stdout}{}", stderr(&output));
+    assert!(
+        stdout.contains(
+            "'p99 < 100ms' not met at bad c1-s64: no value (the step failed, or the column is \
+             empty): it cannot be judged"
+        ),
+        "{stdout}"
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Not met (1):"), "{md}");
+    let none = write_scenario(tmp.path(), failing);
+    let output = run_scenario(
+        &none,
+        &tmp.path().join("none"),
+        &["--quiet", "--no-report", "--enforce-thresholds"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("has no [thresholds], so there is nothing to enforce"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// What a run would accept and then ignore or never match is refused, or said.
+#[test]
+fn what_a_run_would_ignore_is_refused_or_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    // A composite's own [thresholds] would never be judged.
+    std::fs::write(tmp.path().join("part.toml"), SHORT).unwrap();
+    let composite = tmp.path().join("composite.toml");
+    std::fs::write(
+        &composite,
+        "parts = [\"part.toml\"]\n[thresholds]\np99 = \"< 1ms\"\n",
+    )
+    .unwrap();
+    let output = run_scenario(&composite, &out, QUIET_NO_REPORT);
+    assert_refused(
+        &output,
+        &["cannot have [thresholds] of its own"],
+        "composite thresholds",
+    );
+    // --profile on a composite is said to be ignored (here before a usage error).
+    std::fs::write(&composite, "parts = [\"part.toml\"]\n").unwrap();
+    let output = run_scenario(&composite, &out, &["--profile", "--models", "nosuch"]);
+    assert_refused(
+        &output,
+        &["--profile is ignored", "'nosuch'"],
+        "composite --profile",
+    );
+    // --profile on a staircase is said to be ignored (here before a usage error).
+    let staircase = "models = [\"poll\"]\n[load]\nsize = 16\n[staircase]\nbatch = 2\n\
+                     every = \"1s\"\nto = 4\nhold = \"1s\"\n";
+    let missing = tmp.path().join("no-baseline");
+    let output = run_scenario(
+        &write_scenario(tmp.path(), staircase),
+        &out,
+        &["--profile", "--baseline", missing.to_str().unwrap()],
+    );
+    assert_refused(
+        &output,
+        &["--profile is ignored", "--baseline"],
+        "staircase --profile",
+    );
+    // A label with a comma could never be selected by --models.
+    let output = run_scenario(
+        &write_scenario(tmp.path(), SHORT),
+        &out,
+        &[
+            "--server-cmd",
+            "python3 srv.py {port}",
+            "--server-name",
+            "a,b",
+        ],
+    );
+    assert_refused(&output, &["\"a,b\" contains a comma"], "--server-name a,b");
+    // A scenario name is letters, digits, `-`, `_` and `.`, as its error says.
+    for name in ["my run", "rocket🚀"] {
+        let text = format!("name = {name:?}\n{SHORT}");
+        let output = run_scenario(&write_scenario(tmp.path(), &text), &out, QUIET_NO_REPORT);
+        assert_refused(&output, &["has other characters", "letters, digits"], name);
+    }
+    assert!(!out.exists());
+    // The work per read is bounded, in a scenario and on the command line.
+    let text = format!("{SHORT}[server]\nwork_us = 2000000\n");
+    let output = run_scenario(&write_scenario(tmp.path(), &text), &out, QUIET_NO_REPORT);
+    assert_refused(
+        &output,
+        &["work_us = 2000000 is more than 1000000"],
+        "work_us",
+    );
+    let output = echolab(&[
+        "serve",
+        "--model",
+        "epoll",
+        "--work-us",
+        "18446744073709551615",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("--work-us"), "{}", stderr(&output));
+}
+
+/// A `.lock` planted as a link to a file outside: refused, the file untouched.
+#[test]
+fn a_planted_lock_link_is_refused_not_written_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside.txt");
+    std::fs::write(&outside, "not echolab's").unwrap();
+    let out = tmp.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink(&outside, out.join(".lock")).unwrap();
+    let output = run_scenario(&write_scenario(tmp.path(), SHORT), &out, QUIET_NO_REPORT);
+    assert_refused(&output, &["cannot open", ".lock"], ".lock link");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "not echolab's");
+}

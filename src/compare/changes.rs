@@ -105,7 +105,12 @@ impl Measure {
             .filter_map(|r| r.num(figure.figure.column))
             .collect();
         let value = if figure.total {
-            (!samples.is_empty()).then(|| samples.iter().sum())
+            // Every repetition's: the errors of one that failed are errors all the same.
+            let all: Vec<f64> = rows
+                .iter()
+                .filter_map(|r| r.num(figure.figure.column))
+                .collect();
+            (!all.is_empty()).then(|| all.iter().sum())
         } else {
             latency::merged(results, &ok, figure.figure.column).or_else(|| stats::median(&samples))
         };
@@ -157,11 +162,20 @@ pub struct Change {
 }
 
 impl Change {
-    /// NEW against OLD in percent (median of repetitions; None when OLD's is zero).
+    /// NEW's value against OLD's, in percent: the two values shown, so the change always
+    /// has the sign of their difference. From 0, any increase is +inf % (it crosses every
+    /// relative threshold above) and none is 0 %; None when a side has no value.
     pub fn pct(&self) -> Option<f64> {
-        self.test
-            .map(|t| (t.ratio - 1.0) * 100.0)
-            .filter(|p| p.is_finite())
+        let (old, new) = (self.old.value?, self.new.value?);
+        Some(if old == 0.0 {
+            if new == 0.0 {
+                0.0
+            } else {
+                f64::INFINITY.copysign(new)
+            }
+        } else {
+            (new / old - 1.0) * 100.0
+        })
     }
 
     /// The bootstrap interval of the change, in percent.
@@ -238,8 +252,12 @@ pub fn compare(
 ) -> anyhow::Result<Changes> {
     let pairs = matching::pair(old, new, models)?;
     let mut warnings = matching::warnings(&old.manifest, &new.manifest);
+    warnings.extend(pairs.warnings.iter().cloned());
     for (side, r) in [("OLD", old), ("NEW", new)] {
         warnings.extend(r.warnings.iter().map(|w| format!("{side}: {w}")));
+        if side == "OLD" || old.dir != new.dir {
+            warnings.extend(latency::unreadable(r).map(|w| format!("{side}: {w}")));
+        }
     }
     if old.dir != new.dir {
         let old_rows = pairs
@@ -404,6 +422,40 @@ mod tests {
             numbers: [(column::INTERFERENCE_PCT.to_string(), interference)].into(),
             raw,
         }
+    }
+
+    #[test]
+    fn a_change_has_the_sign_of_the_values_shown() {
+        // Latency from the histograms added (the values) can fall while the repetitions'
+        // medians rise: the change is the values', as the table shows them.
+        let measure = |value: f64, samples: Vec<f64>| Measure {
+            value: Some(value),
+            flagged: vec![false; samples.len()],
+            samples,
+            broke: false,
+        };
+        let old = measure(100.0, vec![90.0, 91.0, 92.0, 93.0, 94.0]);
+        let new = measure(95.0, vec![96.0, 97.0, 98.0, 99.0, 99.5]);
+        let change = Change {
+            test: stats::compare(&old.samples, &new.samples),
+            old,
+            new,
+            significant: true,
+            fixed_by_load: None,
+        };
+        assert!(change.test.unwrap().ratio > 1.0);
+        let pct = change.pct().unwrap();
+        assert!((pct + 5.0).abs() < 1e-9, "{pct}");
+        // From 0: any increase is +inf %, none is 0 %.
+        let from_zero = |new: f64| Change {
+            test: None,
+            old: measure(0.0, vec![0.0]),
+            new: measure(new, vec![new]),
+            significant: true,
+            fixed_by_load: None,
+        };
+        assert_eq!(from_zero(5.0).pct(), Some(f64::INFINITY));
+        assert_eq!(from_zero(0.0).pct(), Some(0.0));
     }
 
     #[test]

@@ -7,13 +7,47 @@
 use super::changes::{Change, Changes};
 pub use crate::results::threshold::{columns, requirement, Limit, Threshold};
 
-/// Whether `change` crosses `t`, and what it was.
-fn crossed_by(t: &Threshold, change: &Change) -> Option<f64> {
+/// Why a threshold is crossed (or not met) at one step.
+enum Crossed {
+    /// By this value or change.
+    By(f64),
+    /// It cannot be judged there (NEW failed, or has no value): a gate never passes
+    /// what it could not read.
+    Unjudged(String),
+}
+
+/// Why NEW's side of `change` cannot be judged, if it cannot: a repetition that failed
+/// or was interrupted (`broke`, when that counts), or no value at all.
+fn unjudged(change: &Change, broke_counts: bool) -> Option<Crossed> {
+    let why = if broke_counts && change.new.broke {
+        "a repetition of NEW failed or was interrupted there"
+    } else if change.new.value.is_none() {
+        "no value (the step failed, or the column is empty)"
+    } else {
+        return None;
+    };
+    Some(Crossed::Unjudged(format!("{why}: it cannot be judged")))
+}
+
+/// Whether `change` crosses `t`, and what it was: a value over its limit first, else a
+/// step NEW could not be judged at (a repetition failed, no value). A relative threshold
+/// from a value of 0 is crossed by any named increase (+inf %, [`Change::pct`]).
+fn crossed_by(t: &Threshold, change: &Change) -> Option<Crossed> {
     match t.limit {
-        Limit::Change(limit) => change
-            .pct()
-            .filter(|pct| change.significant && t.op.crosses(*pct, limit)),
-        Limit::Value(limit) => change.new.value.filter(|v| t.op.crosses(*v, limit)),
+        Limit::Value(limit) => change
+            .new
+            .value
+            .filter(|v| t.op.crosses(*v, limit))
+            .map(Crossed::By)
+            .or_else(|| unjudged(change, true)),
+        Limit::Change(limit) => unjudged(change, true).or_else(|| match change.pct() {
+            Some(pct) => {
+                (change.significant && t.op.crosses(pct, limit)).then_some(Crossed::By(pct))
+            }
+            None => Some(Crossed::Unjudged(
+                "OLD has no value there, so there is no change: it cannot be judged".into(),
+            )),
+        }),
     }
 }
 
@@ -39,20 +73,27 @@ pub fn judge(thresholds: &[Threshold], changes: &Changes) -> Vec<Crossing> {
     judge_by(thresholds, changes, crossed_by)
 }
 
-/// Every requirement ([`requirement`]) not met by NEW's value, at every step.
+/// Every requirement ([`requirement`]) not met by NEW's value, at every step; one
+/// that cannot be judged there (no value) is not met.
 pub fn unmet(requirements: &[Threshold], changes: &Changes) -> Vec<Crossing> {
     judge_by(requirements, changes, |t, change| {
         let Limit::Value(limit) = t.limit else {
             return None;
         };
-        change.new.value.filter(|v| !t.op.crosses(*v, limit))
+        unjudged(change, false).or_else(|| {
+            change
+                .new
+                .value
+                .filter(|v| !t.op.crosses(*v, limit))
+                .map(Crossed::By)
+        })
     })
 }
 
 fn judge_by(
     thresholds: &[Threshold],
     changes: &Changes,
-    crossed_by: impl Fn(&Threshold, &Change) -> Option<f64>,
+    crossed_by: impl Fn(&Threshold, &Change) -> Option<Crossed>,
 ) -> Vec<Crossing> {
     let mut out = Vec::new();
     for t in thresholds {
@@ -69,11 +110,14 @@ fn judge_by(
             let Some(crossed) = crossed_by(t, change) else {
                 continue;
             };
-            let what = match (t.limit, change.test) {
-                (Limit::Change(_), Some(test)) => {
-                    format!("{crossed:+.1}% ({})", test.describe_p())
+            let what = match (crossed, t.limit, change.test) {
+                (Crossed::Unjudged(why), ..) => why,
+                (Crossed::By(pct), Limit::Change(_), Some(test)) => {
+                    format!("{pct:+.1}% ({})", test.describe_p())
                 }
-                _ => format!("{} is {}", figure.short, (figure.figure.format)(crossed)),
+                (Crossed::By(value), ..) => {
+                    format!("{} is {}", figure.short, (figure.figure.format)(value))
+                }
             };
             out.push(Crossing {
                 threshold: t.text.clone(),

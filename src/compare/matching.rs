@@ -2,12 +2,12 @@
 //! (connections, size, delay, rate, ... : the report's axes), never by position; and
 //! whether the two runs are comparable at all (their manifests side by side).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use anyhow::bail;
 
 use crate::results::reader::{Record, Results, AXES};
-use crate::results::Manifest;
+use crate::results::{column, Manifest};
 use crate::units::fmt_bytes;
 
 /// One step of one model: its repetitions, and the parameters that identify it.
@@ -42,6 +42,78 @@ pub struct Pairs<'a> {
     pub matched: Vec<(ModelStep<'a>, ModelStep<'a>)>,
     pub only_old: Vec<String>,
     pub only_new: Vec<String>,
+    /// Matched steps whose servers chose differently (their worker count).
+    pub warnings: Vec<String>,
+}
+
+/// The parameters a step is matched by: what the scenario set. The worker count is the
+/// server's own choice (epoll takes 2 by default, select 1, a command server says none)
+/// unless the scenario sweeps it, so it counts only when both sides' model varies it.
+fn key(step: &ModelStep, workers_swept: bool) -> Vec<(&'static str, String)> {
+    step.params
+        .iter()
+        .filter(|(c, _)| workers_swept || *c != column::WORKERS)
+        .cloned()
+        .collect()
+}
+
+/// Whether a model's steps vary their worker count: a sweep axis of the scenario's.
+fn sweeps_workers(steps: &[ModelStep]) -> bool {
+    let workers = |s: &ModelStep| {
+        s.params
+            .iter()
+            .find(|(c, _)| *c == column::WORKERS)
+            .cloned()
+    };
+    steps.iter().any(|s| workers(s) != workers(&steps[0]))
+}
+
+/// What a matched pair's servers chose differently, as a warning.
+fn chose_differently(a: &ModelStep, b: &ModelStep) -> Option<String> {
+    let workers = |s: &ModelStep| {
+        s.params
+            .iter()
+            .find(|(c, _)| *c == column::WORKERS)
+            .map_or("none said".to_string(), |(_, v)| v.clone())
+    };
+    let (x, y) = (workers(a), workers(b));
+    (x != y).then(|| {
+        format!(
+            "{} {} → {} {}: workers differ (OLD {x}, NEW {y}): the servers chose them, not \
+             the scenario; the figures may show it",
+            a.model, a.name, b.model, b.name
+        )
+    })
+}
+
+/// Why nothing of `old` matches `new` (two models' steps): the parameters that differ
+/// between the closest pair, each with both values.
+fn closest_difference(old: &[ModelStep], new: &[ModelStep], workers_swept: bool) -> Option<String> {
+    let differing = |a: &ModelStep, b: &ModelStep| -> Vec<String> {
+        let (ka, kb) = (key(a, workers_swept), key(b, workers_swept));
+        let value = |k: &[(&str, String)], c: &str| {
+            k.iter()
+                .find(|(x, _)| *x == c)
+                .map_or("none".to_string(), |(_, v)| v.clone())
+        };
+        AXES.iter()
+            .filter(|c| value(&ka, c) != value(&kb, c))
+            .map(|c| format!("{c} (OLD {}, NEW {})", value(&ka, c), value(&kb, c)))
+            .collect()
+    };
+    let (a, b, diff) = old
+        .iter()
+        .flat_map(|a| new.iter().map(move |b| (a, b)))
+        .map(|(a, b)| (a, b, differing(a, b)))
+        .min_by_key(|(_, _, d)| d.len())?;
+    Some(format!(
+        "OLD {} {} and NEW {} {} differ in {}",
+        a.model,
+        a.name,
+        b.model,
+        b.name,
+        diff.join(", ")
+    ))
 }
 
 /// The models in `results` in the order their first row comes.
@@ -58,19 +130,23 @@ fn models(results: &Results) -> Vec<String> {
 /// `model`'s steps in `results`, in the order their first row comes.
 fn steps<'a>(results: &'a Results, model: &str) -> Vec<ModelStep<'a>> {
     let mut steps: Vec<ModelStep<'a>> = Vec::new();
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
     for row in results.rows.iter().filter(|r| r.model == model) {
-        match steps.iter_mut().find(|s| s.name == row.step) {
-            Some(step) => step.rows.push(row),
-            None => steps.push(ModelStep {
-                model: model.to_string(),
-                name: row.step.clone(),
-                params: AXES
-                    .iter()
-                    .filter(|&&c| !row.raw(c).is_empty())
-                    .map(|&c| (c, row.raw(c).to_string()))
-                    .collect(),
-                rows: vec![row],
-            }),
+        match by_name.get(row.step.as_str()) {
+            Some(&i) => steps[i].rows.push(row),
+            None => {
+                by_name.insert(&row.step, steps.len());
+                steps.push(ModelStep {
+                    model: model.to_string(),
+                    name: row.step.clone(),
+                    params: AXES
+                        .iter()
+                        .filter(|&&c| !row.raw(c).is_empty())
+                        .map(|&c| (c, row.raw(c).to_string()))
+                        .collect(),
+                    rows: vec![row],
+                })
+            }
         }
     }
     steps
@@ -89,6 +165,7 @@ pub fn pair<'a>(
         matched: Vec::new(),
         only_old: Vec::new(),
         only_new: Vec::new(),
+        warnings: Vec::new(),
     };
     let model_pairs: Vec<(String, String)> = match models_given {
         Some((a, b)) => {
@@ -116,43 +193,72 @@ pub fn pair<'a>(
                 .collect()
         }
     };
+    let mut why_none = Vec::new();
     for (a, b) in &model_pairs {
-        let mut unmatched_new = steps(new, b);
-        for old_step in steps(old, a) {
-            match unmatched_new
-                .iter()
-                .position(|s| s.params == old_step.params)
-            {
-                Some(i) => pairs.matched.push((old_step, unmatched_new.remove(i))),
-                None => pairs.only_old.push(old_step.describe()),
+        let (old_steps, new_steps) = (steps(old, a), steps(new, b));
+        let swept = sweeps_workers(&old_steps) && sweeps_workers(&new_steps);
+        // NEW's steps by their key, each key's in the order they come.
+        let mut by_key: HashMap<Vec<(&'static str, String)>, VecDeque<usize>> = HashMap::new();
+        for (i, s) in new_steps.iter().enumerate() {
+            by_key.entry(key(s, swept)).or_default().push_back(i);
+        }
+        let mut new_steps: Vec<Option<ModelStep>> = new_steps.into_iter().map(Some).collect();
+        let mut unmatched_old = Vec::new();
+        for old_step in old_steps {
+            let found = by_key
+                .get_mut(&key(&old_step, swept))
+                .and_then(VecDeque::pop_front)
+                .and_then(|i| new_steps[i].take());
+            match found {
+                Some(new_step) => {
+                    pairs
+                        .warnings
+                        .extend(chose_differently(&old_step, &new_step));
+                    pairs.matched.push((old_step, new_step));
+                }
+                None => {
+                    pairs.only_old.push(old_step.describe());
+                    unmatched_old.push(old_step);
+                }
             }
         }
+        let unmatched_new: Vec<ModelStep> = new_steps.into_iter().flatten().collect();
         pairs
             .only_new
             .extend(unmatched_new.iter().map(ModelStep::describe));
+        // Said only when nothing matches; a few steps of each side are enough to say it.
+        let few = |steps: &[ModelStep<'a>]| steps.len().min(CLOSEST);
+        why_none.extend(closest_difference(
+            &unmatched_old[..few(&unmatched_old)],
+            &unmatched_new[..few(&unmatched_new)],
+            swept,
+        ));
     }
     if pairs.matched.is_empty() {
-        let list = |r: &Results| {
-            let mut names: Vec<String> = r
-                .rows
-                .iter()
-                .map(|row| format!("{} {}", row.model, row.step))
-                .collect();
-            names.dedup();
-            if names.is_empty() {
-                "no steps".to_string()
-            } else {
-                names.join(", ")
-            }
+        let why = match why_none.first() {
+            Some(why) => format!("{why}; steps are matched by what the scenario set"),
+            None => format!(
+                "they have no model in common (OLD: {}; NEW: {}); name one of each with \
+                 --models OLD_MODEL,NEW_MODEL",
+                list(&old_models),
+                list(&new_models)
+            ),
         };
-        bail!(
-            "no step of OLD ({}) matches a step of NEW ({}) by model and parameters: \
-             these runs cannot be compared",
-            list(old),
-            list(new)
-        );
+        bail!("no step of OLD matches a step of NEW: {why}; these runs cannot be compared");
     }
     Ok(pairs)
+}
+
+/// The steps of each side searched for the closest pair when nothing matches.
+const CLOSEST: usize = 32;
+
+/// "a, b", or "none".
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
 }
 
 /// What differs between the two runs' manifests in what they ran on and how: each a

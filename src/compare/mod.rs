@@ -99,9 +99,16 @@ fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let old = reader::load(&args.old).context("OLD")?;
-    let new = reader::load(&new_dir).context("NEW")?;
+    // Two models of one directory: read once, not held twice.
+    let read_new;
+    let new = if new_dir == args.old {
+        &old
+    } else {
+        read_new = reader::load(&new_dir).context("NEW")?;
+        &read_new
+    };
     let figures = changes::figures(&gate::columns(&thresholds));
-    let changes = changes::compare(&old, &new, models, figures)?;
+    let changes = changes::compare(&old, new, models, figures)?;
     let crossed = gate::judge(&thresholds, &changes);
     if matches!(args.format, Format::Json | Format::Csv) {
         for warning in &changes.warnings {
@@ -117,18 +124,24 @@ fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             Format::Csv => render::csv(&changes)?,
         }
     );
-    if let Some(dir) = &args.out {
-        let path = write_page(dir, &changes, &crossed)?;
-        crate::errln!("{}", path.display());
-    }
+    // The gate's answer first: a page that cannot be written never hides a crossing.
     for crossing in &crossed {
         crate::errln!("echolab compare: {}", crossing.describe());
     }
-    Ok(if crossed.is_empty() {
+    let gate = if crossed.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(EXIT_CROSSED)
-    })
+    };
+    if let Some(dir) = &args.out {
+        match write_page(dir, &changes, &crossed) {
+            Ok(path) => crate::errln!("{}", path.display()),
+            // A crossed threshold keeps its exit 1; otherwise the page not written is 2.
+            Err(e) if !crossed.is_empty() => crate::errln!("echolab compare: {e:#}"),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(gate)
 }
 
 /// `echolab run --enforce-thresholds` exits with this when a scenario threshold is not met.
@@ -154,7 +167,7 @@ pub fn scenario_thresholds(
         })?;
         requirements.push(gate::requirement(figure, condition)?);
     }
-    if requirements.is_empty() || results.rows.is_empty() {
+    if requirements.is_empty() {
         return Ok(None);
     }
     let figures = changes::figures(&gate::columns(&requirements));
@@ -261,7 +274,7 @@ fn write_page(
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let path = dir.join("compare.html");
     let doc = render::document(changes, crossed, true);
-    std::fs::write(&path, crate::render::html::render(&doc))
+    crate::results::replace(&path, crate::render::html::render(&doc).as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
 }

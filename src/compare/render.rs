@@ -41,6 +41,7 @@ fn fmt_change(c: &Change) -> String {
         return "~".into();
     }
     match (c.pct(), c.interval_pct()) {
+        (Some(pct), _) if pct.is_infinite() => "from 0".into(),
         (Some(pct), Some((lo, hi))) => format!("{pct:+.1}% ({lo:+.1}% to {hi:+.1}%)"),
         (Some(pct), None) => format!("{pct:+.1}%"),
         (None, _) => "from 0".into(),

@@ -301,12 +301,17 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
          difference, with the largest p and the repetitions n); a winner or a group must \
          stay one with each generator-bound or disturbed repetition left out in turn. A ratio is the ratio of the \
          repetitions' medians, how many times better the winner is, with its 95 % bootstrap \
-         interval; latency values are percentiles of the repetitions' histograms added. The \
-         baseline is {BASELINE}.",
+         interval; latency values are percentiles of the repetitions' histograms added.{}",
         models.join(", "),
         repetitions(results),
         crate::stats::ALPHA,
-        crate::stats::MIN_EFFECT
+        crate::stats::MIN_EFFECT,
+        // Named only when it ran: a baseline absent from the run is none.
+        if models.iter().any(|m| m == BASELINE) {
+            format!(" The baseline is {BASELINE}.")
+        } else {
+            String::new()
+        }
     ));
     // The answer first, a sentence and a picture per figure; the method and the full
     // table one click away under it.

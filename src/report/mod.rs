@@ -48,7 +48,19 @@ pub struct Partial {
 }
 
 pub fn main(args: ReportArgs) -> anyhow::Result<ExitCode> {
-    let written = write_all(&mut reader::load(&args.results_dir)?, None)?;
+    // A directory that cannot be read is the caller's to fix, as compare says it: exit 2.
+    let mut results = match reader::load(&args.results_dir) {
+        Ok(results) => results,
+        Err(e) => {
+            crate::errln!("echolab report: {e:#}");
+            return Ok(ExitCode::from(crate::console::EXIT_USAGE));
+        }
+    };
+    let written = write_all(&mut results, None);
+    for warning in &results.warnings {
+        crate::errln!("echolab report: warning: {warning}");
+    }
+    let written = written?;
     for path in written {
         crate::outln!("{}", path.display());
     }
@@ -112,6 +124,9 @@ fn write_all(
     results: &mut reader::Results,
     partial: Option<Partial>,
 ) -> anyhow::Result<Vec<PathBuf>> {
+    results
+        .warnings
+        .extend(crate::results::latency::unreadable(results));
     let doc = if results.manifest.parts.is_empty() {
         build::document(results, partial)?
     } else {
@@ -119,6 +134,11 @@ fn write_all(
     };
     let results_dir = results.dir.as_path();
     let charts_dir = results_dir.join("charts");
+    if fs::symlink_metadata(&charts_dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        // A link planted in place of the folder is removed, never written through.
+        fs::remove_file(&charts_dir)
+            .with_context(|| format!("cannot remove the link {}", charts_dir.display()))?;
+    }
     fs::create_dir_all(&charts_dir)
         .with_context(|| format!("cannot create {}", charts_dir.display()))?;
     let html_path = results_dir.join("report.html");
@@ -128,29 +148,15 @@ fn write_all(
         for block in &section.blocks {
             if let document::Block::Chart(chart) = block {
                 let path = charts_dir.join(format!("{}.svg", chart.file));
-                write_whole(&path, &chart.svg)?;
+                crate::results::replace(&path, chart.svg.as_bytes())
+                    .with_context(|| format!("cannot write {}", path.display()))?;
                 written.push(path);
             }
         }
     }
-    write_whole(&html_path, &html::render(&doc))?;
-    write_whole(&md_path, &markdown::render(&doc))?;
+    crate::results::replace(&html_path, html::render(&doc).as_bytes())
+        .with_context(|| format!("cannot write {}", html_path.display()))?;
+    crate::results::replace(&md_path, markdown::render(&doc).as_bytes())
+        .with_context(|| format!("cannot write {}", md_path.display()))?;
     Ok(written)
-}
-
-/// Writes `path` through a temporary file renamed over it: a browser (or a reader of a
-/// run that goes on) sees the old file or the new one, never half of one.
-fn write_whole(path: &Path, text: &str) -> anyhow::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let written = fs::write(&tmp, text)
-        .with_context(|| format!("cannot write {}", tmp.display()))
-        .and_then(|()| {
-            fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))
-        });
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
 }

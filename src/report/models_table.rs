@@ -96,6 +96,8 @@ fn model_line(
         .iter()
         .find(|r| !matches!(r.status, Status::Ok | Status::Skipped))
     {
+        // Nothing failed, but nothing completed either (a staircase that climbed no stair).
+        None if !mine.iter().any(|r| r.status == Status::Ok) => "no step completed".to_string(),
         None => "ok".to_string(),
         Some(r) if r.status == Status::NotRun => format!("not run: {}", r.failure_reason),
         Some(r) => format!("{} at {}: {}", r.status, r.step, r.failure_reason),
@@ -220,5 +222,21 @@ mod tests {
                 "epoll    1100           1234 us       1100     88   2.0 KiB  ok",
             ]
         );
+    }
+
+    #[test]
+    fn a_model_that_completed_no_step_is_not_shown_ok() {
+        let results = results(vec![
+            record("select", 500, Status::Skipped, 0.0),
+            record("select", 1100, Status::Skipped, 0.0),
+            record("epoll", 500, Status::Ok, 1000.0),
+        ]);
+        let table = models_table(&results);
+        let status = |model: &str| {
+            let line = table.lines().find(|l| l.starts_with(model)).unwrap();
+            line.trim_end().rsplit("  ").next().unwrap().to_string()
+        };
+        assert_eq!(status("select"), "no step completed", "{table}");
+        assert_eq!(status("epoll"), "ok", "{table}");
     }
 }

@@ -62,26 +62,18 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    /// Writes manifest.json atomically (temp file, then rename), so it is never half-written;
-    /// a write that fails (a full disk) removes its temp file and names the file.
+    /// Writes manifest.json atomically ([`super::replace`]), so it is never half-written
+    /// nor written through a planted link; a write that fails (a full disk) names the file.
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {
-        let tmp = dir.join("manifest.json.tmp");
         let path = dir.join(MANIFEST);
         let text = serde_json::to_string_pretty(self)? + "\n";
-        let written = fs::write(&tmp, &text)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", tmp.display()))
-            .and_then(|()| {
-                fs::rename(&tmp, &path)
-                    .map_err(|e| anyhow::anyhow!("cannot replace {}: {e}", path.display()))
-            });
-        if written.is_err() {
-            let _ = fs::remove_file(&tmp);
+        let written = super::replace(&path, text.as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot replace {}: {e}", path.display()));
+        if written.is_err() && rewrite_in_place(&path, &text).is_ok() {
             // A full disk has no room for a second copy, but the blocks of the first are
             // still this file's: rewritten in place, the manifest never keeps saying
             // `running` about a run that stopped.
-            if path.exists() && fs::write(&path, &text).is_ok() {
-                return Ok(());
-            }
+            return Ok(());
         }
         written
     }
@@ -101,6 +93,19 @@ impl Manifest {
             )
         })
     }
+}
+
+/// Rewrites an existing manifest.json in its own blocks; a link at its name is refused
+/// (O_NOFOLLOW), never written through.
+fn rewrite_in_place(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    file.write_all(text.as_bytes())
 }
 
 /// The results.csv column of a sweep axis named as the scenario's `[sweep]` names it.

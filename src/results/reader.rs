@@ -110,8 +110,6 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
             "{} line {line} is cut short (the run was stopped while writing it): skipped that row",
             csv_path.display()
         );
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "echolab report: {warning}");
         warnings.push(warning);
     }
     Ok(Results {
@@ -240,13 +238,42 @@ fn read_results_csv(
     }
     let mut rows = Vec::new();
     let mut impossible_cells = Impossible::default();
+    let mut seen = std::collections::HashMap::new();
     for record in reader.records() {
         let (record, line) = record_with_line(record, path)?;
         let at = CellAt { path, line };
         let (raw, numbers) = read_cells(&header, &record, at, &mut impossible_cells)?;
-        rows.push(record_of(raw, numbers, at)?);
+        let row = record_of(raw, numbers, at)?;
+        once(&mut seen, &row, at)?;
+        rows.push(row);
     }
     Ok((header, rows, impossible_cells))
+}
+
+/// An error when `row`'s repetition (model, step, repetition; a profiled one apart) came
+/// before, naming both lines: read twice, it would count as two repetitions.
+fn once(
+    seen: &mut std::collections::HashMap<(String, String, u32, bool), u64>,
+    row: &Record,
+    at: CellAt,
+) -> anyhow::Result<()> {
+    let profiled = row.raw(column::PROFILED) == "true";
+    let id = (
+        row.model.clone(),
+        row.step.clone(),
+        row.repetition,
+        profiled,
+    );
+    match seen.insert(id, at.line) {
+        None => Ok(()),
+        Some(first) => Err(at.error(
+            column::REPETITION,
+            format!(
+                "repetition {} of {} {} is already on line {first}: each repetition is one row",
+                row.repetition, row.model, row.step
+            ),
+        )),
+    }
 }
 
 /// Where a cell of results.csv is, for its error.
@@ -284,6 +311,11 @@ fn read_cells(
         } else {
             value
         };
+        // An empty cell is not kept ([`Record::raw`] reads it as ""): memory goes to
+        // what the rows hold, most of a large file's cells being empty.
+        if value.is_empty() && !REQUIRED.contains(&column.as_str()) {
+            continue;
+        }
         // Escaped: a results.csv from an older echolab may quote a server's raw stderr.
         raw.insert(
             column.clone(),
@@ -297,7 +329,7 @@ fn read_cells(
             .map_err(|_| at.error(column, format!("'{value}' is not a number")))?;
         if let Some(why) = impossible(column, number) {
             impossible_cells.add(at.line, column, value, why);
-            raw.insert(column.clone(), String::new());
+            raw.remove(column);
             continue;
         }
         numbers.insert(column.clone(), number);

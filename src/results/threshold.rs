@@ -131,6 +131,11 @@ fn parse_limit(column: &str, text: &str) -> Result<Limit, String> {
                 .trim()
                 .parse()
                 .map_err(|_| format!("'{text}' is not a change in percent"))?;
+            // NaN never crosses and an infinite change is not a limit: a gate that can
+            // never fail is refused, as a non-finite value is.
+            if !pct.is_finite() {
+                return Err(format!("'{text}' is not a finite change in percent"));
+            }
             return Ok(Limit::Change(pct));
         }
     }
@@ -151,9 +156,7 @@ fn parse_limit(column: &str, text: &str) -> Result<Limit, String> {
         }
         "bytes" => parse_size(text)? as f64,
         _ => {
-            let end = text
-                .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
-                .unwrap_or(text.len());
+            let end = number_end(text);
             let (number, rest) = text.split_at(end);
             let rest = rest.trim();
             let known = rest.is_empty()
@@ -175,6 +178,34 @@ fn parse_limit(column: &str, text: &str) -> Result<Limit, String> {
         return Err(format!("'{text}' is not a finite value"));
     }
     Ok(Limit::Value(value))
+}
+
+/// Where the number at the start of `text` ends: digits, a point, a sign, and an
+/// exponent (`1e9`, `2.5E-3`) when digits follow its `e`.
+fn number_end(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut end = 0;
+    while end < bytes.len() {
+        let c = bytes[end];
+        let exponent = matches!(c, b'e' | b'E')
+            && end > 0
+            && bytes[end + 1..]
+                .iter()
+                .find(|b| !matches!(b, b'+' | b'-'))
+                .is_some_and(u8::is_ascii_digit);
+        let sign_of_exponent =
+            matches!(c, b'+' | b'-') && end > 0 && matches!(bytes[end - 1], b'e' | b'E');
+        if !(c.is_ascii_digit()
+            || c == b'.'
+            || (c == b'-' && end == 0)
+            || exponent
+            || sign_of_exponent)
+        {
+            break;
+        }
+        end += 1;
+    }
+    end
 }
 
 /// A scenario's `[thresholds]` entry (`p99 = "< 1ms"`): the condition every step's
@@ -254,5 +285,20 @@ mod tests {
         assert!(err("model > 1").contains("'model' is not a figure"));
         assert!(err("> 1").contains("no figure"));
         assert!(err("p99 >").contains("no limit"));
+        for never in ["+NaN%", "+inf%", "+1e400%", "-inf%"] {
+            let text = format!("p99 > {never}");
+            assert!(err(&text).contains("not a finite change"), "{}", err(&text));
+        }
+    }
+
+    #[test]
+    fn a_number_may_be_written_with_an_exponent() {
+        let value = |t: &str| Threshold::parse(t).unwrap().limit;
+        assert_eq!(value("throughput < 1e9"), Limit::Value(1e9));
+        assert_eq!(value("throughput < 1000000000"), Limit::Value(1e9));
+        assert_eq!(value("throughput < 2.5E3 req/s"), Limit::Value(2500.0));
+        assert_eq!(value("errors > 1e-3"), Limit::Value(0.001));
+        assert!(Threshold::parse("throughput < 1e").is_err());
+        assert!(Threshold::parse("throughput < 1e400").is_err());
     }
 }

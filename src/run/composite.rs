@@ -112,6 +112,13 @@ fn check_overrides(args: &RunArgs, composite: &Scenario) -> Result<(), String> {
         ));
     }
     super::repetitions(args)?;
+    if args.profile {
+        crate::errln!(
+            "warning: --profile is ignored by '{}', which is made of parts: profile a part \
+             on its own (echolab run PART --profile)",
+            composite.name
+        );
+    }
     // A label no part has would leave every part without models: refused here, not
     // found out part by part.
     let mut known = Vec::new();

@@ -6,6 +6,7 @@ use crate::results::files::{MANIFEST, RESULTS};
 use std::fs::{self, File};
 use std::io::{Read as _, Seek as _, Write as _};
 use std::os::fd::AsRawFd as _;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
 /// The lock file inside a results directory.
@@ -29,28 +30,22 @@ pub fn lock(out: &Path, force: bool) -> Result<Lock, String> {
         .write(true)
         .create(true)
         .truncate(false)
+        // A link planted at the name is refused (ELOOP), never written through.
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&path)
-        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        .map_err(|e| {
+            format!(
+                "cannot open {} (a regular file of its own): {e}",
+                path.display()
+            )
+        })?;
     // SAFETY: flock takes an fd this function owns and changes nothing else.
     if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let error = std::io::Error::last_os_error();
         if error.raw_os_error() != Some(libc::EWOULDBLOCK) {
             return Err(format!("cannot lock {}: {error}", path.display()));
         }
-        // The holder records its pid just after taking the lock: a moment to read it.
-        let mut pid = String::new();
-        for _ in 0..50 {
-            pid.clear();
-            let _ = lock.rewind().and_then(|()| lock.read_to_string(&mut pid));
-            if !pid.trim().is_empty() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        let pid = match pid.trim() {
-            "" => "not yet recorded".to_string(),
-            pid => pid.chars().take(20).collect(),
-        };
+        let pid = holder(&mut lock);
         return Err(format!(
             "--out {shown} belongs to a live run (pid {pid}): wait for it to end or choose \
              another directory (--force never removes a live run's results)"
@@ -63,6 +58,39 @@ pub fn lock(out: &Path, force: bool) -> Result<Lock, String> {
     recorded.map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     clear_old_run(out, force)?;
     Ok(Lock { _lock: lock })
+}
+
+/// The pid a live run recorded in its lock file (it does so just after taking the
+/// lock: a moment is given to read it).
+fn holder(lock: &mut File) -> String {
+    let mut pid = String::new();
+    for _ in 0..50 {
+        pid.clear();
+        let _ = lock.rewind().and_then(|()| lock.read_to_string(&mut pid));
+        if !pid.trim().is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    match pid.trim() {
+        "" => "not yet recorded".to_string(),
+        pid => pid.chars().take(20).collect(),
+    }
+}
+
+/// The pid of the live run that holds `dir`'s lock, if one does: its results are still
+/// being written. A shared lock taken and dropped at once never keeps a run out for
+/// longer than this call.
+pub fn live_run(dir: &Path) -> Option<String> {
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(dir.join(LOCK_FILE))
+        .ok()?;
+    // SAFETY: flock takes an fd this function owns and changes nothing else.
+    let held = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } != 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK);
+    held.then(|| holder(&mut file))
 }
 
 /// Refuses a results directory an earlier run wrote (it has a manifest.json or a

@@ -144,7 +144,7 @@ fn add_server_cmd(
         "--server-cmd must contain {{port}}, where the runner puts the port it picked: {line:?}"
     );
     let label = name.map_or_else(|| command_label(&argv), str::to_string);
-    if let Some(why) = scenario::not_one_folder(&label) {
+    if let Some(why) = scenario::not_a_label(&label) {
         anyhow::bail!(
             "--server-cmd's label {label:?} {why}: it becomes one folder name inside the \
              results directory; give a plain one with --server-name"
@@ -268,7 +268,15 @@ fn print_thresholds(
             }
             unmet.len()
         }
-        Ok(None) => 0,
+        Ok(None) => {
+            if enforced {
+                crate::errln!(
+                    "warning: --enforce-thresholds: the scenario{of} has no [thresholds], so \
+                     there is nothing to enforce"
+                );
+            }
+            0
+        }
         Err(e) => {
             crate::errln!("warning: the thresholds{of} could not be judged: {e:#}");
             usize::from(enforced)
@@ -336,6 +344,12 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Err(message) = apply_overrides(&mut scenario, &args) {
         return Ok(crate::console::usage_error(USAGE, &message));
     }
+    if args.profile && scenario.staircase.is_some() {
+        crate::errln!(
+            "warning: --profile is ignored: a staircase has no measured repetitions to \
+             profile after (one live server climbs its stairs)"
+        );
+    }
     if args.profile && scenario.profiled.is_none() {
         scenario.profiled = Some(scenario::Profiled::Heaviest);
     }
@@ -354,6 +368,17 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
                 &format!("--baseline: {e:#}"),
             ));
         }
+    }
+    if let Some(baseline) = args.baseline.as_deref().filter(|b| is_within(b, &out)) {
+        return Ok(crate::console::usage_error(
+            USAGE,
+            &format!(
+                "--baseline {} is inside --out {} (or is it): the run would replace it and \
+                 then be compared with itself; give the baseline a directory of its own",
+                baseline.display(),
+                out.display()
+            ),
+        ));
     }
     let _lock = match lock::lock(&out, args.force) {
         Ok(lock) => lock,
@@ -390,6 +415,55 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(crate::compare::EXIT_THRESHOLDS));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `inner` is `outer` or inside it, however either is spelled (relative, `..`,
+/// symbolic links), `outer` perhaps not made yet.
+fn is_within(inner: &Path, outer: &Path) -> bool {
+    match (resolved(inner), resolved(outer)) {
+        (Some(inner), Some(outer)) => inner.starts_with(outer),
+        _ => false,
+    }
+}
+
+/// `path` made absolute, each link and `..` resolved as far as it exists, the rest of it
+/// (not made yet) taken as written.
+fn resolved(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let absolute = std::env::current_dir().ok()?.join(path);
+    let mut out = PathBuf::from("/");
+    for component in absolute.components() {
+        match component {
+            Component::Normal(name) => {
+                out.push(name);
+                if let Ok(real) = std::fs::canonicalize(&out) {
+                    out = real;
+                }
+            }
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+        }
+    }
+    Some(out)
+}
+
+/// `echolab report DIR`, composed with the comparison's sections ([`write_report`]):
+/// refused (a usage error) while a live run still holds DIR, whose report that run
+/// writes itself when it ends.
+pub fn report_main(args: crate::report::ReportArgs) -> anyhow::Result<ExitCode> {
+    if let Some(pid) = lock::live_run(&args.results_dir) {
+        return Ok(crate::console::usage_error(
+            "report <RESULTS_DIR>",
+            &format!(
+                "{} belongs to a live run (pid {pid}) that is still writing it: report it \
+                 once that run has ended",
+                args.results_dir.display()
+            ),
+        ));
+    }
+    crate::report::main(args)
 }
 
 /// Prints the verdict with its significance: a winner only where the test names one.

@@ -174,7 +174,7 @@ pub struct Scenario {
     pub profiled: Option<Profiled>,
 }
 
-pub use validate::{not_one_folder, MAX_CLIENTS, MAX_REPETITIONS, MAX_ROWS};
+pub use validate::{not_a_label, not_one_folder, MAX_CLIENTS, MAX_REPETITIONS, MAX_ROWS};
 
 /// Builds an error pointing at a place in the scenario being parsed.
 type ErrAt<'a> = &'a dyn Fn(Option<Range<usize>>, String) -> anyhow::Error;

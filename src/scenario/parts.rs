@@ -33,6 +33,15 @@ pub(super) fn composite(
                 .into(),
         ));
     }
+    if !file.thresholds.is_empty() {
+        // Never judged otherwise: each part's run judges its own scenario's.
+        return Err(err(
+            Some(parts.span()),
+            "a scenario with `parts` cannot have [thresholds] of its own: each part is \
+             judged by its own scenario's [thresholds]; put them there"
+                .into(),
+        ));
+    }
     if parts.get_ref().is_empty() {
         return Err(err(Some(parts.span()), "`parts` is empty".into()));
     }

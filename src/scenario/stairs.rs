@@ -194,16 +194,16 @@ fn keep_available_checked(keep: u64, span: Option<Range<usize>>, err: ErrAt) -> 
     if keep < LEAST_KEEP_AVAILABLE || total.is_some_and(|t| keep > t) {
         let most = total.map_or(String::new(), |t| {
             format!(
-                " and at most this machine's memory ({} MiB, MemTotal)",
-                t >> 20
+                " and at most this machine's memory ({}, MemTotal)",
+                crate::units::format_size(t)
             )
         });
         return Err(err(
             span,
             format!(
-                "[staircase] keep_available = {} MiB: the margin must be at least {} MiB{most}",
-                keep >> 20,
-                LEAST_KEEP_AVAILABLE >> 20
+                "[staircase] keep_available = {}: the margin must be at least {}{most}",
+                crate::units::format_size(keep),
+                crate::units::format_size(LEAST_KEEP_AVAILABLE)
             ),
         ));
     }
@@ -254,7 +254,14 @@ mod tests {
             "[staircase]\nbatch = 5\nevery = \"1s\"\nto = 10\nkeep_available = \"100000GiB\"\n",
         );
         assert!(
-            e.contains("keep_available = 102400000 MiB: the margin must be"),
+            e.contains("keep_available = 100000 GiB: the margin must be"),
+            "{e}"
+        );
+        // Below a MiB, the bytes as given: never "0 MiB".
+        let e =
+            error_of("[staircase]\nbatch = 5\nevery = \"1s\"\nto = 10\nkeep_available = \"1\"\n");
+        assert!(
+            e.contains("keep_available = 1 B: the margin must be at least 256 MiB"),
             "{e}"
         );
         let e = error_of("[staircase]\nhold = \"5s\"\n");

@@ -33,7 +33,7 @@ pub(super) fn models(
         if models.iter().any(|m: &ModelEntry| m.label == label) {
             return Err(err(span, format!("model '{label}' is listed twice")));
         }
-        if let Some(why) = not_one_folder(label) {
+        if let Some(why) = not_a_label(label) {
             return Err(err(
                 span,
                 format!(
@@ -117,6 +117,17 @@ fn builtin_entry(
                 ),
             ));
         }
+    }
+    if let Some(work) = options.work_us.filter(|w| w.0 > crate::server::MAX_WORK_US) {
+        // `serve --work-us` would refuse it at every step: refused here, where it is written.
+        return Err(err(
+            value_span(source, &["server", "work_us"]).or(own.map(|o| o.span())),
+            format!(
+                "model '{label}': work_us = {} is more than {} (1 s of CPU per read)",
+                work.0,
+                crate::server::MAX_WORK_US
+            ),
+        ));
     }
     Ok(ModelEntry {
         label: label.to_string(),
@@ -589,7 +600,11 @@ pub(super) fn name(file: &ScenarioFile, source: &str, err: ErrAt) -> anyhow::Res
     let Some(name) = &file.name else {
         return Ok(());
     };
-    match not_one_folder(name) {
+    let plain = name
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let why = not_one_folder(name).or((!plain).then_some("has other characters"));
+    match why {
         Some(why) => Err(err(
             value_span(source, &["name"]),
             format!(
@@ -605,6 +620,14 @@ pub(super) fn name(file: &ScenarioFile, source: &str, err: ErrAt) -> anyhow::Res
 /// would not be one plain folder inside its parent: a path separator, a leading dot
 /// (`.`, `..`, hidden files), a control character, empty or over 100 bytes. None
 /// when it is one.
+/// Why `label` cannot name a model, if it cannot: not one plain folder
+/// ([`not_one_folder`]), or a comma, which `--models` splits on (no list could select it).
+pub fn not_a_label(label: &str) -> Option<&'static str> {
+    not_one_folder(label).or(label
+        .contains(',')
+        .then_some("contains a comma, which --models splits a list on"))
+}
+
 pub fn not_one_folder(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         Some("is empty")

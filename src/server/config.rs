@@ -166,8 +166,9 @@ pub struct ServerConfig {
     pub sqpoll: bool,
 
     /// CPU time to spend on every read that returned data, in µs (a request's own work;
-    /// 0: none): every model, the same code
-    #[arg(long, default_value_t = 0, value_name = "US")]
+    /// 0: none, at most 1 s): every model, the same code
+    #[arg(long, default_value_t = 0, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(0..=crate::server::work::MAX_WORK_US))]
     pub work_us: u64,
 
     /// Internal: this is a `--processes` child, sharing a port its parent already holds.

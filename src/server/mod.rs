@@ -46,6 +46,7 @@ pub use config::{AcceptMode, Model, ServerConfig, Trigger};
 use counters::{ServerSummary, Stats};
 pub use listening::Listening;
 pub use stop::{install_stop_handler, request_stop, stop_fd, stop_requested};
+pub use work::MAX_WORK_US;
 
 /// What a model's `serve` function is given: the bound listener and the shared counters.
 pub struct Setup {

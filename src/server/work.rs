@@ -11,20 +11,25 @@ use crate::sys::thread_cpu_ns;
 /// The CPU time to spend per read, in ns; 0 (the default) spends none.
 static WORK_NS: AtomicU64 = AtomicU64::new(0);
 
+/// The most work per read, in µs (1 s): a request's work, not a server that spins a core
+/// for hours.
+pub const MAX_WORK_US: u64 = 1_000_000;
+
 /// Sets the work per read for this process.
 pub fn set(work_us: u64) {
     WORK_NS.store(work_us.saturating_mul(1000), Ordering::Relaxed);
 }
 
 /// Spins until this thread has used the set CPU time: its own CPU clock, so time the
-/// scheduler gives other threads does not count.
+/// scheduler gives other threads does not count. A stop (SIGTERM) ends the work at once:
+/// the server is going away, and its loop closes the connection.
 pub fn per_read() {
     let ns = WORK_NS.load(Ordering::Relaxed);
     if ns == 0 {
         return;
     }
     let start = thread_cpu_ns();
-    while thread_cpu_ns().saturating_sub(start) < ns {
+    while thread_cpu_ns().saturating_sub(start) < ns && !super::stop::stop_requested() {
         std::hint::spin_loop();
     }
 }

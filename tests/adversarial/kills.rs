@@ -107,7 +107,7 @@ fn run_sigterm_at_random_moments_leaves_a_truthful_manifest() {
         let manifest = parsed_json(&out.join("manifest.json"), &what);
         assert_eq!(manifest["interrupted"], true, "{what}: {manifest}");
         assert_eq!(manifest["status"], "interrupted", "{what}: {manifest}");
-        assert!(!out.join("manifest.json.tmp").exists(), "{what}");
+        assert!(!out.join(".manifest.json.tmp").exists(), "{what}");
         let rows = whole_rows(&out.join("results.csv"), &what);
         assert!(rows <= 1, "{what}: {rows} rows for one step");
         if rows == 1 {

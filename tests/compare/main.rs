@@ -15,6 +15,7 @@ use echolab::results::{column, RESULTS_HEADER};
 
 mod formats;
 mod gate;
+mod hostile;
 mod matching;
 mod runs;
 

@@ -188,12 +188,15 @@ fn overhead(profiled: f64, measured: &[f64]) -> f64 {
 }
 
 /// The server's CPU per request of a profiled repetition split by layer: each layer's
-/// share of the samples times the repetition's CPU per request. None without samples.
-pub fn by_layer(results: &Results, record: &Record) -> Option<[(f64, f64); 7]> {
+/// share of the samples times the repetition's CPU per request (None when it has none:
+/// a repetition that failed). None without samples.
+pub fn by_layer(results: &Results, record: &Record) -> Option<[(Option<f64>, f64); 7]> {
     let folded = folded_path(&record.step_dir(&results.dir), PROFILED_SERVER);
     let (shares, _) = layers::shares(&fs::read_to_string(folded).ok()?)?;
-    let per_request = record.num(column::SERVER_CPU_US_PER_REQUEST).unwrap_or(0.0);
-    Some(shares.map(|s| (s * per_request, s)))
+    let per_request = record
+        .num(column::SERVER_CPU_US_PER_REQUEST)
+        .filter(|_| record.status == Status::Ok);
+    Some(shares.map(|s| (per_request.map(|p| s * p), s)))
 }
 
 fn layer_table(results: &Results) -> Table {
@@ -205,11 +208,10 @@ fn layer_table(results: &Results) -> Table {
         .map(|record| {
             let mut row = vec![record.model.clone(), record.step.clone()];
             match by_layer(results, record) {
-                Some(split) => row.extend(
-                    split
-                        .iter()
-                        .map(|(us, share)| format!("{us:.1} ({:.0} %)", share * 100.0)),
-                ),
+                Some(split) => row.extend(split.iter().map(|(us, share)| match us {
+                    Some(us) => format!("{us:.1} ({:.0} %)", share * 100.0),
+                    None => format!("— ({:.0} %)", share * 100.0),
+                })),
                 None => row.extend(Layer::ALL.iter().map(|_| "no samples".to_string())),
             }
             row
@@ -266,4 +268,52 @@ fn difference(results: &Results) -> Option<Block> {
             after.model, after.model, before.model
         ),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Manifest;
+
+    #[test]
+    fn a_failed_repetitions_layers_have_shares_and_no_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = |status: Status, cpu: Option<f64>| Record {
+            model: "epoll".into(),
+            step: "c10-s64".into(),
+            repetition: 6,
+            status,
+            failure_reason: String::new(),
+            bytes_match: None,
+            numbers: cpu
+                .map(|c| (column::SERVER_CPU_US_PER_REQUEST.to_string(), c))
+                .into_iter()
+                .collect(),
+            raw: Default::default(),
+        };
+        let failed = record(Status::Failed, None);
+        let step = failed.step_dir(dir.path());
+        fs::create_dir_all(&step).unwrap();
+        fs::write(
+            folded_path(&step, PROFILED_SERVER),
+            "main;echo 30\nmain;echo;write 10\n",
+        )
+        .unwrap();
+        let results = Results {
+            dir: dir.path().to_path_buf(),
+            manifest: Manifest::default(),
+            rows: Vec::new(),
+            profiled: vec![failed.clone()],
+            columns: Vec::new(),
+            warnings: Vec::new(),
+        };
+        let split = by_layer(&results, &failed).unwrap();
+        assert!(split.iter().all(|(us, _)| us.is_none()), "{split:?}");
+        assert!((split.iter().map(|(_, share)| share).sum::<f64>() - 1.0).abs() < 1e-9);
+        // An ok one with its CPU per request: each layer's time is its share of it.
+        let ok = record(Status::Ok, Some(8.0));
+        let split = by_layer(&results, &ok).unwrap();
+        let time: f64 = split.iter().filter_map(|(us, _)| *us).sum();
+        assert!((time - 8.0).abs() < 1e-9, "{split:?}");
+    }
 }
