@@ -156,17 +156,8 @@ pub fn scenario_thresholds(
     let Some(toml_text) = results.manifest.scenario_toml.as_deref() else {
         return Ok(None);
     };
-    let file: toml::Table = toml::from_str(toml_text).context("the manifest's scenario")?;
-    let Some(table) = file.get("thresholds").and_then(toml::Value::as_table) else {
-        return Ok(None);
-    };
-    let mut requirements = Vec::new();
-    for (figure, condition) in table {
-        let condition = condition.as_str().with_context(|| {
-            format!("[thresholds] {figure}: a condition is a string (\"< 1ms\")")
-        })?;
-        requirements.push(gate::requirement(figure, condition)?);
-    }
+    let requirements =
+        crate::scenario::thresholds_of(toml_text).context("the manifest's scenario")?;
     if requirements.is_empty() {
         return Ok(None);
     }

@@ -4,6 +4,10 @@
 //! numeric column. Parsed here, below the scenario that declares them and the
 //! comparison that judges them.
 
+use std::collections::BTreeMap;
+
+use anyhow::Context as _;
+
 use super::{column, COLUMNS};
 use crate::units::{parse_duration, parse_size};
 
@@ -223,6 +227,17 @@ pub fn requirement(figure: &str, condition: &str) -> anyhow::Result<Threshold> {
         );
     }
     Ok(t)
+}
+
+/// A scenario's `[thresholds]` table (figure -> condition), each entry a
+/// [`requirement`], in figure order.
+pub fn requirements(table: &BTreeMap<String, String>) -> anyhow::Result<Vec<Threshold>> {
+    table
+        .iter()
+        .map(|(figure, condition)| {
+            requirement(figure, condition).with_context(|| format!("[thresholds] {figure}"))
+        })
+        .collect()
 }
 
 /// The columns the thresholds name.

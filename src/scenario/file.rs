@@ -10,6 +10,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::results::threshold::{self, Threshold};
 use crate::server::{AcceptMode, Model, Trigger};
 
 /// A byte count written as an integer (`1024`) or a string with a unit (`"1KiB"`).
@@ -200,6 +201,19 @@ pub struct ScenarioFile {
     /// the run (docs/compare.md).
     #[serde(default)]
     pub thresholds: BTreeMap<String, String>,
+}
+
+/// The `[thresholds]` of a scenario's text, read alone: a results directory keeps only
+/// its scenario's text, and one written by an older echolab (whose other keys today's
+/// [`ScenarioFile`] may refuse) is still judged, by the one rule a scenario is parsed with.
+pub fn thresholds_of(source: &str) -> anyhow::Result<Vec<Threshold>> {
+    #[derive(Deserialize)]
+    struct ThresholdsOnly {
+        #[serde(default)]
+        thresholds: BTreeMap<String, String>,
+    }
+    let file: ThresholdsOnly = toml::from_str(source)?;
+    threshold::requirements(&file.thresholds)
 }
 
 /// `[network]`: shaping of the client hosts' links (needs `[hosts]`), and where a

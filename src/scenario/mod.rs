@@ -33,8 +33,8 @@ use crate::server::{Model, ServerConfig};
 
 pub use configs::{load_args, load_config, processes_for, ramp_time, server_args, server_config};
 pub use file::{
-    Axis, AxisRange, BitRate, Bytes, Cores, Count, Dur, FailureRule, Fraction, HostsFile,
-    LoadOptions, NetworkFile, Profiled, Rate, ScenarioFile, ServerOptions, SweepFile,
+    thresholds_of, Axis, AxisRange, BitRate, Bytes, Cores, Count, Dur, FailureRule, Fraction,
+    HostsFile, LoadOptions, NetworkFile, Profiled, Rate, ScenarioFile, ServerOptions, SweepFile,
 };
 pub use lab_sysctls::LabSysctls;
 pub use ssh_hosts::{SshHosts, SshUrl};
@@ -172,6 +172,9 @@ pub struct Scenario {
     pub parts: Vec<Part>,
     /// `profiled` (or `run --profile`): the steps with a profiled repetition.
     pub profiled: Option<Profiled>,
+    /// `[thresholds]`: the condition each step's figure must meet, in figure order
+    /// (none for a composite: each part has its own).
+    pub thresholds: Vec<crate::results::threshold::Threshold>,
 }
 
 pub use validate::{not_a_label, not_one_folder, MAX_CLIENTS, MAX_REPETITIONS, MAX_ROWS};
@@ -261,10 +264,8 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         toml::from_str(source).map_err(|e| located(origin, source, e.span(), e.message()))?;
     let err = |span: Option<Range<usize>>, message: String| located(origin, source, span, &message);
     validate::name(&file, source, &err)?;
-    for (figure, condition) in &file.thresholds {
-        crate::results::threshold::requirement(figure, condition)
-            .map_err(|e| err(None, format!("[thresholds] {figure}: {e:#}")))?;
-    }
+    let thresholds = crate::results::threshold::requirements(&file.thresholds)
+        .map_err(|e| err(None, format!("{e:#}")))?;
     if let Some(parts) = &file.parts {
         return parts::composite(origin, &file, parts, default_name, source, &err);
     }
@@ -290,6 +291,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         lab_sysctls,
         network,
         staircase,
+        thresholds,
         ..Scenario::of_file(&file, default_name, source)
     })
 }
@@ -328,6 +330,7 @@ impl Scenario {
             staircase: None,
             parts: Vec::new(),
             profiled: file.profiled,
+            thresholds: Vec::new(),
         }
     }
 

@@ -495,3 +495,30 @@ fn heaviness() {
     assert!(!step(100, Some(100)).at_least_as_heavy_as(&step(100, Some(10))));
     assert!(step(100, None).at_least_as_heavy_as(&step(100, Some(10))));
 }
+
+/// `[thresholds]` by one rule: the scenario keeps them parsed, and a results directory's
+/// scenario text (here with a key today's format refuses, as an older echolab's may
+/// have) yields the same, in figure order.
+#[test]
+fn thresholds_are_parsed_once_by_one_rule() {
+    let table = "[thresholds]\np99 = \"< 1ms\"\nerror_rate = \"< 0.001\"\n";
+    let scenario = parse_str(&format!(
+        "models = [\"epoll\"]\n[load]\nrequests = 1\n{table}"
+    ))
+    .unwrap();
+    let texts: Vec<&str> = scenario
+        .thresholds
+        .iter()
+        .map(|t| t.text.as_str())
+        .collect();
+    assert_eq!(texts, ["error_rate < 0.001", "p99 < 1ms"]);
+    let older = format!("models = [\"epoll\"]\nretired_key = 3\n{table}");
+    assert!(parse_str(&older).is_err());
+    assert_eq!(thresholds_of(&older).unwrap(), scenario.thresholds);
+    assert_eq!(thresholds_of("models = [\"epoll\"]\n").unwrap(), []);
+    let e = format!(
+        "{:#}",
+        thresholds_of("[thresholds]\nheld = \"> +5%\"\n").unwrap_err()
+    );
+    assert!(e.starts_with("[thresholds] held: "), "{e}");
+}
