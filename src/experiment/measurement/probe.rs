@@ -437,7 +437,13 @@ mod tests {
             Path::new("/dev/full"),
         )
         .unwrap();
-        std::thread::sleep(Duration::from_millis(100));
+        // The lines are buffered and fail at the flush when it stops; the samples taken
+        // until then are kept in memory, so it stops once there is one.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while probe.samples.lock().unwrap().is_empty() {
+            assert!(Instant::now() < deadline, "no sample taken");
+            std::thread::sleep(Duration::from_millis(1));
+        }
         let (samples, error) = probe.finish_checked();
         assert!(!samples.is_empty());
         let error = error.expect("the full disk is reported");
