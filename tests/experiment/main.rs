@@ -289,3 +289,54 @@ connections = [1, 2]
         "two steps with pause = 3s took {wall:?}"
     );
 }
+
+/// `rerun_disturbed = 2`: a repetition that shared the machine (here with a thread of
+/// this test spinning on a core all through the run) is run again twice, each time
+/// said, and the last attempt's row is the one kept, still flagged disturbed.
+#[test]
+fn a_disturbed_repetition_is_run_again_as_often_as_allowed() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(
+        tmp.path(),
+        r#"
+models = ["epoll"]
+[server]
+workers = 1
+[load]
+size = 16
+duration = "0.5s"
+rate = 200
+connect_timeout = "5s"
+[sweep]
+connections = [2]
+[failure]
+rerun_disturbed = 2
+"#,
+    );
+    let out = tmp.path().join("out");
+    let spinning = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let spinner = {
+        let spinning = spinning.clone();
+        std::thread::spawn(move || {
+            while spinning.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        })
+    };
+    let output = common::run_scenario(&scenario, &out, &["--no-report"]);
+    spinning.store(false, std::sync::atomic::Ordering::Relaxed);
+    spinner.join().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let again: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.split_once(": run again ").map(|(_, n)| n))
+        .collect();
+    assert_eq!(again, ["(1 of 2)", "(2 of 2)"], "{stderr}");
+    let rows = common::results_rows(&out);
+    assert_eq!(
+        common::cells(&rows, ["step", "repetition", "status", "disturbed"]),
+        [["c2-s16-r200", "1", "ok", "true"]]
+    );
+}
