@@ -184,6 +184,24 @@ impl SshLab {
             .collect()
     }
 
+    /// How many TCP connections host `name` has established (sshd speaks over the
+    /// ProxyCommand's pipes, so these are the load's).
+    fn established(&self, name: &str) -> usize {
+        must(Command::new("ip").args([
+            "netns",
+            "exec",
+            &self.ns(name),
+            "ss",
+            "-H",
+            "-t",
+            "-n",
+            "state",
+            "established",
+        ]))
+        .lines()
+        .count()
+    }
+
     /// Every echolab process left on any host.
     fn echolab_left(&self) -> Vec<(String, u32)> {
         self.names
@@ -354,13 +372,13 @@ fn a_host_lost_mid_step_fails_the_step_and_leaves_nothing_behind() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let run = command.spawn().unwrap();
-    // The load is running on c2 when its sshd and every session of it are killed.
+    // The load is running on c2 (its two connections of the four open) when its sshd
+    // and every session of it are killed.
     let deadline = Instant::now() + Duration::from_secs(60);
-    while lab.pids("c2", "echolab").len() < 2 {
-        assert!(Instant::now() < deadline, "no agent started on c2");
+    while lab.pids("c2", "echolab").len() < 2 || lab.established("c2") < 2 {
+        assert!(Instant::now() < deadline, "no load running on c2");
         std::thread::sleep(Duration::from_millis(50));
     }
-    std::thread::sleep(Duration::from_millis(1500));
     lab.stop_sshd("c2");
     let killed = Instant::now();
     let output = common::finish_within(run, "the run that lost a host", common::RUN_LIMIT);
