@@ -5,7 +5,7 @@
 //! [`crate::results::threshold`].
 
 use super::changes::{Change, Changes};
-pub use crate::results::threshold::{columns, requirement, Limit, Threshold};
+pub use crate::results::threshold::{columns, Limit, Threshold};
 
 /// Why a threshold is crossed (or not met) at one step.
 enum Crossed {
