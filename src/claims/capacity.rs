@@ -3,13 +3,13 @@
 
 use super::{
     column, models, num_or_zero, ok_repetitions, outcome, over_repetitions, ran, values_of,
-    ClaimVerdict, Judged, MachineLimits, Record,
+    ClaimVerdict, Judged, MachineLimits, Row,
 };
 use crate::units::format_size;
 use crate::verdict::fmt_count;
 
-fn held_line(rows: &[Record], model: &str, c: f64) -> String {
-    let at = |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
+fn held_line(rows: &[Row], model: &str, c: f64) -> String {
+    let at = |r: &Row| num_or_zero(r, column::CONNECTIONS) == c;
     let (ok, failed, reason) = outcome(rows, model, at);
     let mut line = format!(
         "{model} at {} connections: held in {ok} of {} repetitions",
@@ -26,9 +26,9 @@ fn held_line(rows: &[Record], model: &str, c: f64) -> String {
 }
 
 /// Claim 1: select holds every step up to FD_SETSIZE and none above it.
-pub(super) fn claim_1(rows: &[Record]) -> Judged {
+pub(super) fn claim_1(rows: &[Row]) -> Judged {
     const FD_SETSIZE: f64 = 1024.0;
-    let select = |r: &Record| r.model == "select" && ran(r);
+    let select = |r: &Row| r.model == "select" && ran(r);
     let steps = values_of(rows.iter().filter(|r| select(r)), column::CONNECTIONS);
     let mut numbers: Vec<String> = steps
         .iter()
@@ -100,7 +100,7 @@ pub(super) fn claim_1(rows: &[Record]) -> Judged {
 const TENS_OF_THOUSANDS: f64 = 10_000.0;
 
 /// Claim 2: where the threads model failed, against the thread and fd limits.
-pub(super) fn claim_2(rows: &[Record], limits: MachineLimits) -> Judged {
+pub(super) fn claim_2(rows: &[Row], limits: MachineLimits) -> Judged {
     let steps = values_of(
         rows.iter().filter(|r| r.model == "threads" && ran(r)),
         column::CONNECTIONS,
@@ -122,7 +122,7 @@ pub(super) fn claim_2(rows: &[Record], limits: MachineLimits) -> Judged {
         let (verdict, why) = threads_held_every_step(held, limit);
         return (verdict, why, numbers);
     };
-    let at_failed = |r: &Record| num_or_zero(r, column::CONNECTIONS) == failed;
+    let at_failed = |r: &Row| num_or_zero(r, column::CONNECTIONS) == failed;
     let (_, _, reason) = outcome(rows, "threads", at_failed);
     // The server says why it refused connections: thread_spawn when no thread could start.
     if reason.contains("thread") {
@@ -164,7 +164,7 @@ pub(super) fn claim_2(rows: &[Record], limits: MachineLimits) -> Judged {
 }
 
 /// Claim 2's numbers: each threads step, the most server threads, the machine's limits.
-fn threads_numbers(rows: &[Record], steps: &[f64], limits: MachineLimits) -> Vec<String> {
+fn threads_numbers(rows: &[Row], steps: &[f64], limits: MachineLimits) -> Vec<String> {
     let mut numbers: Vec<String> = steps
         .iter()
         .map(|&c| held_line(rows, "threads", c))
@@ -210,7 +210,7 @@ fn threads_held_every_step(held: f64, limit: Option<f64>) -> (ClaimVerdict, Stri
 /// Claim 2 when the failed step's reason says no thread could start: confirmed when
 /// the server had reached tens of thousands of threads by then.
 fn kernel_refused_a_thread(
-    rows: &[Record],
+    rows: &[Row],
     reason: &str,
     held: f64,
     failed: f64,
@@ -265,9 +265,9 @@ fn fd_limit_came_first(limits: MachineLimits, failed: f64) -> bool {
 }
 
 /// Claim 3: epoll holds 100 000 connections in every repetition.
-pub(super) fn claim_3(rows: &[Record]) -> Judged {
+pub(super) fn claim_3(rows: &[Row]) -> Judged {
     const CLIENTS: f64 = 100_000.0;
-    let at = |r: &Record| num_or_zero(r, column::CONNECTIONS) >= CLIENTS;
+    let at = |r: &Row| num_or_zero(r, column::CONNECTIONS) >= CLIENTS;
     let (ok, failed, reason) = outcome(rows, "epoll", at);
     let mut numbers = vec![format!(
         "epoll at 100 000 connections: held in {ok} of {} repetitions",
@@ -324,20 +324,19 @@ fn failed_note(reason: &str) -> String {
 /// terminated by the system, select cannot complete, and epoll cannot support the
 /// test either (it terminates connections). Each part is judged from the 1 MiB
 /// steps; the smaller sizes are listed beside them, as the report had them.
-pub(super) fn claim_7(rows: &[Record]) -> Judged {
+pub(super) fn claim_7(rows: &[Row]) -> Judged {
     const MIB: f64 = 1_048_576.0;
-    let big = |r: &Record| num_or_zero(r, column::SIZE) >= MIB;
+    let big = |r: &Row| num_or_zero(r, column::SIZE) >= MIB;
     let numbers = size_numbers(rows);
-    let all = |_: &Record| true;
-    let part =
-        |model: &str, at: &dyn Fn(&Record) -> bool, holds: &dyn Fn(&str) -> bool| match outcome(
-            rows, model, at,
-        ) {
-            (0, 0, _) => None,
-            (0, _, reason) if holds(&reason) => Some(true),
-            (0, _, _) => None,
-            _ => Some(false),
-        };
+    let all = |_: &Row| true;
+    let part = |model: &str, at: &dyn Fn(&Row) -> bool, holds: &dyn Fn(&str) -> bool| match outcome(
+        rows, model, at,
+    ) {
+        (0, 0, _) => None,
+        (0, _, reason) if holds(&reason) => Some(true),
+        (0, _, _) => None,
+        _ => Some(false),
+    };
     // select "Could not complete tests" at any size; the others at 1 MiB.
     let threads = part("threads", &big, &terminated_by_the_system);
     let select = part("select", &all, &|_| true);
@@ -380,7 +379,7 @@ pub(super) fn claim_7(rows: &[Record]) -> Judged {
 }
 
 /// Claim 7's numbers: each model's repetitions at each message size.
-fn size_numbers(rows: &[Record]) -> Vec<String> {
+fn size_numbers(rows: &[Row]) -> Vec<String> {
     let mut numbers = Vec::new();
     for model in ["threads", "select", "epoll"] {
         for size in values_of(
@@ -418,25 +417,25 @@ fn terminated_by_the_system(reason: &str) -> bool {
 
 /// Claim 16 (002, Test Cases 10 and 11): epoll finishes 40 000 and 45 000 clients of
 /// 100 messages each without an error.
-pub(super) fn claim_16(rows: &[Record]) -> Judged {
+pub(super) fn claim_16(rows: &[Row]) -> Judged {
     held_every_step(rows)
 }
 
 /// Claim 19 (004, Case 1-5): epoll keeps 2 500 to 20 000 clients of 60 requests
 /// connected in one session.
-pub(super) fn claim_19(rows: &[Record]) -> Judged {
+pub(super) fn claim_19(rows: &[Row]) -> Judged {
     held_every_step(rows)
 }
 
 /// Confirmed when every repetition of every epoll step held, refuted when a step
 /// failed in every repetition, inconclusive when a step held in some only.
-fn held_every_step(rows: &[Record]) -> Judged {
+fn held_every_step(rows: &[Row]) -> Judged {
     let steps = values_of(
         rows.iter().filter(|r| r.model == "epoll" && ran(r)),
         column::CONNECTIONS,
     );
     let numbers: Vec<String> = steps.iter().map(|&c| held_line(rows, "epoll", c)).collect();
-    let at = |c: f64| move |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
+    let at = |c: f64| move |r: &Row| num_or_zero(r, column::CONNECTIONS) == c;
     let failed_all = steps.iter().copied().find(|&c| {
         let (ok, failed, _) = outcome(rows, "epoll", at(c));
         ok == 0 && failed > 0

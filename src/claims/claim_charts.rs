@@ -5,7 +5,7 @@
 //! over the ok repetitions, with their range.
 
 use super::compared::retransmissions_per_1000;
-use super::{column, num_or_zero, values_of, Record, Status};
+use super::{column, num_or_zero, values_of, Row, Status};
 use crate::render::charts::{self, model_color, Pt, Series, XFormat, XySpec};
 use crate::render::document::{Block, Chart};
 use crate::verdict::fmt_count;
@@ -46,7 +46,7 @@ struct Plot {
 }
 
 /// What a chart plots of one row.
-type Value = fn(&Record) -> Option<f64>;
+type Value = fn(&Row) -> Option<f64>;
 
 /// An axis a chart draws one line per value of: its column and how a line's label
 /// names a value.
@@ -130,11 +130,11 @@ const PLOTS: [(usize, Plot); 4] = [
 /// The median and range of `value` over the ok repetitions of `model` at x = `x` where
 /// `at` holds.
 fn point(
-    rows: &[Record],
+    rows: &[Row],
     model: &str,
     x_column: &str,
     x: f64,
-    at: &dyn Fn(&Record) -> bool,
+    at: &dyn Fn(&Row) -> bool,
     value: Value,
 ) -> Option<Pt> {
     let mut v: Vec<f64> = rows
@@ -156,7 +156,7 @@ fn point(
 
 /// The lines of `plot` for `model`: one per line of the plot, for each value of its
 /// `per` axis when that axis takes more than one (the later values' lines faint).
-fn series_of(plot: &Plot, rows: &[Record], model: &str) -> Vec<Series> {
+fn series_of(plot: &Plot, rows: &[Row], model: &str) -> Vec<Series> {
     let mine = || rows.iter().filter(|r| r.model == model);
     let groups: Vec<Option<(f64, String)>> = match plot.per {
         Some((c, name)) => {
@@ -171,7 +171,7 @@ fn series_of(plot: &Plot, rows: &[Record], model: &str) -> Vec<Series> {
     };
     let mut series = Vec::new();
     for (g, group) in groups.iter().enumerate() {
-        let at = |r: &Record| match (plot.per, group) {
+        let at = |r: &Row| match (plot.per, group) {
             (Some((c, _)), Some((v, _))) => num_or_zero(r, c) == *v,
             _ => true,
         };
@@ -198,7 +198,7 @@ fn series_of(plot: &Plot, rows: &[Record], model: &str) -> Vec<Series> {
 
 /// The charts of claim `number` from `rows` (none for a claim without figures or rows
 /// without them).
-pub(super) fn blocks(number: usize, rows: &[Record]) -> Vec<ClaimChart> {
+pub(super) fn blocks(number: usize, rows: &[Row]) -> Vec<ClaimChart> {
     let mut models: Vec<String> = rows.iter().map(|r| r.model.clone()).collect();
     models.sort();
     models.dedup();
@@ -242,32 +242,25 @@ mod tests {
 
     /// Repetition `rep` of epoll with `clients` at `delay` ms, retransmitting `retrans`
     /// segments over 1 000 requests.
-    fn row(rep: u32, clients: f64, delay: f64, retrans: f64) -> Record {
-        let numbers: std::collections::BTreeMap<String, f64> = [
-            (column::CONNECTIONS.to_string(), clients),
-            (column::DELAY_MS.to_string(), delay),
-            (column::NET_RETRANS_SEGS.to_string(), retrans),
-            (column::REQUESTS.to_string(), 1000.0),
-        ]
-        .into();
-        Record {
+    fn row(rep: u32, clients: f64, delay: f64, retrans: f64) -> Row {
+        Row {
             model: "epoll".into(),
             step: format!("c{clients}-d{delay}"),
             repetition: rep,
             status: Status::Ok,
             failure_reason: String::new(),
             bytes_match: Some(true),
-            raw: numbers
-                .iter()
-                .map(|(c, v)| (c.clone(), v.to_string()))
-                .collect(),
-            numbers,
+            ..Row::default()
         }
+        .with(column::CONNECTIONS, clients)
+        .with(column::DELAY_MS, delay)
+        .with(column::NET_RETRANS_SEGS, retrans)
+        .with(column::REQUESTS, 1000.0)
     }
 
     #[test]
     fn claim_18_charts_retransmissions_per_delay() {
-        let rows: Vec<Record> = [(1, 1.0, 4.0), (2, 1.0, 8.0), (3, 1.0, 6.0), (1, 250.0, 0.0)]
+        let rows: Vec<Row> = [(1, 1.0, 4.0), (2, 1.0, 8.0), (3, 1.0, 6.0), (1, 250.0, 0.0)]
             .iter()
             .map(|&(rep, d, r)| row(rep, 2500.0, d, r))
             .collect();
@@ -294,7 +287,7 @@ mod tests {
 
     #[test]
     fn claims_18_and_24_draw_a_line_for_each_value_of_the_other_axis() {
-        let rows: Vec<Record> = [
+        let rows: Vec<Row> = [
             (2500.0, 250.0, 1.0),
             (2500.0, 125.0, 30.0),
             (5000.0, 250.0, 40.0),

@@ -9,12 +9,12 @@ use super::contest::{
     claim_figure, contest, level_shown, verdict_of, Figure, Outcome, Side, CPU, MEAN, MEMORY,
     THROUGHPUT,
 };
-use super::{column, num_or_zero, ran, samples, values_of, ClaimVerdict, Judged, Record, Status};
+use super::{column, num_or_zero, ran, samples, values_of, ClaimVerdict, Judged, Row, Status};
 use crate::stats;
 use crate::verdict::{fmt_count, fmt_latency};
 
 /// Judges claims of the form "`better` beats `worse` on `figure`" over every row.
-pub(super) fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> Judged {
+pub(super) fn beats(rows: &[Row], claims: &[(&str, &str, Figure, &str)]) -> Judged {
     let mut numbers = Vec::new();
     let parts: Vec<(String, Outcome, String)> = claims
         .iter()
@@ -40,7 +40,7 @@ pub(super) fn beats(rows: &[Record], claims: &[(&str, &str, Figure, &str)]) -> J
 
 /// Claim 9 (000, Background): epoll the most scalable, select second, threads the
 /// least. Each repetition's scale is the most connections it held (its highest ok step).
-pub(super) fn claim_9(rows: &[Record]) -> Judged {
+pub(super) fn claim_9(rows: &[Row]) -> Judged {
     let most_held = |model: &str| most_per_repetition(rows, model, column::CONNECTIONS);
     const HELD: Figure = claim_figure("connections held", true, fmt_count);
     let side = |m: &str| Side::new(m, most_held(m));
@@ -82,7 +82,7 @@ pub(super) fn claim_9(rows: &[Record]) -> Judged {
 }
 
 /// Claim 10 (000, Figure 6): epoll takes longer per request than threads (and select).
-pub(super) fn claim_10(rows: &[Record]) -> Judged {
+pub(super) fn claim_10(rows: &[Row]) -> Judged {
     let slower = claim_figure("mean response time", true, fmt_latency);
     beats(
         rows,
@@ -94,7 +94,7 @@ pub(super) fn claim_10(rows: &[Record]) -> Judged {
 }
 
 /// Claim 11 (000, Figure 7): threads takes more CPU than epoll and select.
-pub(super) fn claim_11(rows: &[Record]) -> Judged {
+pub(super) fn claim_11(rows: &[Row]) -> Judged {
     beats(
         rows,
         &[
@@ -105,7 +105,7 @@ pub(super) fn claim_11(rows: &[Record]) -> Judged {
 }
 
 /// Claim 12 (000, Figure 8): select takes less memory than threads and epoll.
-pub(super) fn claim_12(rows: &[Record]) -> Judged {
+pub(super) fn claim_12(rows: &[Row]) -> Judged {
     beats(
         rows,
         &[
@@ -116,13 +116,13 @@ pub(super) fn claim_12(rows: &[Record]) -> Judged {
 }
 
 /// Claim 13 (001, Case 4): select answers faster than epoll (300 clients, 1000 requests).
-pub(super) fn claim_13(rows: &[Record]) -> Judged {
+pub(super) fn claim_13(rows: &[Row]) -> Judged {
     beats(rows, &[("select", "epoll", MEAN, column::MEAN_US)])
 }
 
 /// Claim 14 (001, Conclusion): an epoll server scaled out over worker threads beats
 /// select "on all aspects": throughput and mean response time.
-pub(super) fn claim_14(rows: &[Record]) -> Judged {
+pub(super) fn claim_14(rows: &[Row]) -> Judged {
     let (verdict, why, mut numbers) = beats(
         rows,
         &[
@@ -148,7 +148,7 @@ pub(super) fn claim_14(rows: &[Record]) -> Judged {
 
 /// Claim 15 (002, Conclusion): more epoll worker threads on more cores give more
 /// throughput (2 workers against 1 on this machine's 2 cores).
-pub(super) fn claim_15(rows: &[Record]) -> Judged {
+pub(super) fn claim_15(rows: &[Row]) -> Judged {
     beats(
         rows,
         &[("epoll-2w", "epoll", THROUGHPUT, column::THROUGHPUT_RPS)],
@@ -159,7 +159,7 @@ pub(super) fn claim_15(rows: &[Record]) -> Judged {
 /// speed. The stairs of the upper half of the staircase against those of the lower
 /// half: confirmed when the upper half is not significantly faster, refuted when it
 /// is (throughput kept growing with the connections).
-pub(super) fn claim_17(rows: &[Record]) -> Judged {
+pub(super) fn claim_17(rows: &[Row]) -> Judged {
     const MIB_S: Figure = claim_figure("echo throughput", true, |v| format!("{v:.2} MiB/s"));
     let (model, stairs) = sweep_of(rows, column::CONNECTIONS);
     let mut numbers: Vec<String> = stairs
@@ -257,13 +257,13 @@ const RETRANSMISSIONS: Figure =
     });
 
 /// One row's retransmitted segments per 1 000 requests completed (None without requests).
-pub(super) fn retransmissions_per_1000(r: &Record) -> Option<f64> {
+pub(super) fn retransmissions_per_1000(r: &Row) -> Option<f64> {
     let requests = r.num(column::REQUESTS).filter(|&n| n > 0.0)?;
     Some(r.num(column::NET_RETRANS_SEGS)? * 1000.0 / requests)
 }
 
 /// The ok repetitions' retransmissions per 1 000 requests of `model` where `at` holds.
-fn retransmission_samples(rows: &[Record], model: &str, at: impl Fn(&Record) -> bool) -> Vec<f64> {
+fn retransmission_samples(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool) -> Vec<f64> {
     rows.iter()
         .filter(|r| r.model == model && r.status == Status::Ok && at(r))
         .filter_map(retransmissions_per_1000)
@@ -272,16 +272,16 @@ fn retransmission_samples(rows: &[Record], model: &str, at: impl Fn(&Record) -> 
 
 /// One line per step of `model` (clients, then the pause from the longest): its
 /// retransmissions per 1 000 requests and the segments it received per second.
-fn retransmission_steps(rows: &[Record], model: &str) -> Vec<String> {
+fn retransmission_steps(rows: &[Row], model: &str) -> Vec<String> {
     let mine = || rows.iter().filter(|r| r.model == model && ran(r));
     let mut lines = Vec::new();
     for c in values_of(mine(), column::CONNECTIONS) {
-        let at_c = |r: &&Record| num_or_zero(r, column::CONNECTIONS) == c;
+        let at_c = |r: &&Row| num_or_zero(r, column::CONNECTIONS) == c;
         for d in values_of(mine().filter(at_c), column::DELAY_MS)
             .into_iter()
             .rev()
         {
-            let at = |r: &Record| {
+            let at = |r: &Row| {
                 num_or_zero(r, column::CONNECTIONS) == c && num_or_zero(r, column::DELAY_MS) == d
             };
             let per_1000 = retransmission_samples(rows, model, at);
@@ -301,13 +301,13 @@ fn retransmission_steps(rows: &[Record], model: &str) -> Vec<String> {
 
 /// Claim 18 (004, Case 6-11): more retransmissions at a request delay of 125 ms and
 /// below than above it, for the fewest clients that ran (004's 2 500), per request.
-pub(super) fn claim_18(rows: &[Record]) -> Judged {
+pub(super) fn claim_18(rows: &[Row]) -> Judged {
     const THRESHOLD_MS: f64 = 125.0;
     let (model, clients) = sweep_of(rows, column::CONNECTIONS);
     let mut numbers = retransmission_steps(rows, &model);
     let fewest = clients.first().copied().unwrap_or(0.0);
     let side = |short: bool, name: String| {
-        let at = |r: &Record| {
+        let at = |r: &Row| {
             num_or_zero(r, column::CONNECTIONS) == fewest
                 && (num_or_zero(r, column::DELAY_MS) <= THRESHOLD_MS) == short
         };
@@ -334,13 +334,13 @@ pub(super) fn claim_18(rows: &[Record]) -> Judged {
 /// ran, the last tenth to join is compared with the tenth before it over the
 /// repetitions: linear growth makes the last at most about x1.12 the ninth, so the
 /// claim holds when the last tenth is significantly slower by x1.5 or more.
-pub(super) fn claim_20(rows: &[Record]) -> Judged {
+pub(super) fn claim_20(rows: &[Row]) -> Judged {
     const JUMP: f64 = 1.5;
     const BY_JOIN_ORDER: Figure =
         claim_figure("mean response time by join order", true, fmt_latency);
     let (model, steps) = sweep_of(rows, column::CONNECTIONS);
     let tenths = |c: f64| {
-        let at = |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
+        let at = |r: &Row| num_or_zero(r, column::CONNECTIONS) == c;
         (
             Side::new(
                 "the last tenth to join",
@@ -403,7 +403,7 @@ pub(super) fn claim_20(rows: &[Record]) -> Judged {
 /// Claim 21 (001, Analysis, Case2): the requests coming in to select are more
 /// consistent than to epoll: select's spread of the per-second request rate
 /// (`requests_per_s_cv`) is significantly below epoll's over the repetitions.
-pub(super) fn claim_21(rows: &[Record]) -> Judged {
+pub(super) fn claim_21(rows: &[Row]) -> Judged {
     const SPREAD: Figure = claim_figure(
         "spread of the requests per second (sd / mean)",
         false,
@@ -421,7 +421,7 @@ pub(super) fn claim_21(rows: &[Record]) -> Judged {
 /// capture at the server does) at the most clients that ran against those at 5 000:
 /// refuted when significantly higher by x1.05 or more, confirmed when lower or the
 /// ratio's whole interval lies within x1.05, "no difference" otherwise.
-pub(super) fn claim_23(rows: &[Record]) -> Judged {
+pub(super) fn claim_23(rows: &[Row]) -> Judged {
     const RATE: Figure = claim_figure("segments received per second", true, fmt_count);
     let (model, clients) = sweep_of(rows, column::CONNECTIONS);
     let at = |c: f64| {
@@ -475,7 +475,7 @@ pub(super) fn claim_23(rows: &[Record]) -> Judged {
 
 /// Each repetition of `model` that ran: the most `c` of its steps that passed (0 when
 /// none passed), the repetitions in order.
-pub(super) fn most_per_repetition(rows: &[Record], model: &str, c: &str) -> Vec<f64> {
+pub(super) fn most_per_repetition(rows: &[Row], model: &str, c: &str) -> Vec<f64> {
     let mut reps: Vec<u32> = rows
         .iter()
         .filter(|r| r.model == model && ran(r))
@@ -498,12 +498,12 @@ pub(super) fn most_per_repetition(rows: &[Record], model: &str, c: &str) -> Vec<
 /// clients.
 /// At the longest pause that ran, the retransmissions per 1 000 requests of the most
 /// clients against those of the fewest.
-pub(super) fn claim_32(rows: &[Record]) -> Judged {
+pub(super) fn claim_32(rows: &[Row]) -> Judged {
     let (model, delays) = sweep_of(rows, column::DELAY_MS);
     let mut numbers = retransmission_steps(rows, &model);
     let pause = delays.last().copied().unwrap_or(0.0);
     let at_pause =
-        |r: &&Record| r.model == model && ran(r) && num_or_zero(r, column::DELAY_MS) == pause;
+        |r: &&Row| r.model == model && ran(r) && num_or_zero(r, column::DELAY_MS) == pause;
     let clients = values_of(rows.iter().filter(at_pause), column::CONNECTIONS);
     let (Some(&fewest), Some(&most)) = (clients.first(), clients.last()) else {
         return (ClaimVerdict::Inconclusive, "no step ran".into(), numbers);
@@ -519,7 +519,7 @@ pub(super) fn claim_32(rows: &[Record]) -> Judged {
         );
     }
     let side = |c: f64| {
-        let at = |r: &Record| {
+        let at = |r: &Row| {
             num_or_zero(r, column::CONNECTIONS) == c && num_or_zero(r, column::DELAY_MS) == pause
         };
         Side::derived(
@@ -542,7 +542,7 @@ pub(super) fn claim_32(rows: &[Record]) -> Judged {
 }
 
 /// A note when a row's TCP counters are the whole machine's, not the step's own.
-pub(super) fn host_scope(rows: &[Record]) -> Option<String> {
+pub(super) fn host_scope(rows: &[Row]) -> Option<String> {
     rows.iter()
         .any(|r| ran(r) && r.raw(column::NET_SCOPE) == "host")
         .then(|| {
@@ -552,7 +552,7 @@ pub(super) fn host_scope(rows: &[Record]) -> Option<String> {
 
 /// The first model that ran and the distinct values of `c` among its rows that ran,
 /// ascending: the sweep of a claim on one model.
-pub(super) fn sweep_of(rows: &[Record], c: &str) -> (String, Vec<f64>) {
+pub(super) fn sweep_of(rows: &[Row], c: &str) -> (String, Vec<f64>) {
     let model = rows
         .iter()
         .find(|r| ran(r))

@@ -3,7 +3,7 @@
 //! x1.05 effect threshold, each generator-bound or disturbed repetition left out in
 //! turn, and a claim made of several such comparisons turned into its verdict.
 
-use super::{ClaimVerdict, Record, Status};
+use super::{ClaimVerdict, Row, Status};
 use crate::render::format::ratio_interval;
 use crate::stats::{self, Comparison};
 use crate::units::fmt_bytes;
@@ -33,9 +33,9 @@ impl Side {
     /// `c` over the ok repetitions of `model` where `at` holds, each with its flag.
     pub fn of(
         name: impl Into<String>,
-        rows: &[Record],
+        rows: &[Row],
         model: &str,
-        at: impl Fn(&Record) -> bool,
+        at: impl Fn(&Row) -> bool,
         c: &str,
     ) -> Side {
         Side::derived(name, rows, model, at, |r| r.num(c))
@@ -44,10 +44,10 @@ impl Side {
     /// `value` of each ok repetition of `model` where `at` holds, each with its flag.
     pub fn derived(
         name: impl Into<String>,
-        rows: &[Record],
+        rows: &[Row],
         model: &str,
-        at: impl Fn(&Record) -> bool,
-        value: impl Fn(&Record) -> Option<f64>,
+        at: impl Fn(&Row) -> bool,
+        value: impl Fn(&Row) -> Option<f64>,
     ) -> Side {
         let (samples, flagged): (Vec<f64>, Vec<bool>) = rows
             .iter()

@@ -5,7 +5,7 @@
 
 use crate::render::document::{Block, Section, Table};
 use crate::results::column;
-use crate::results::reader::{Record, Status};
+use crate::results::reader::{Row, Status};
 
 mod capacity;
 mod claim_charts;
@@ -120,7 +120,7 @@ pub fn claims_of(scenario: &str) -> Vec<usize> {
 
 /// Judges claim `number` from its scenario's rows: its rule's verdict, unless the claim
 /// is a demonstration or cannot be tested here (its numbers listed all the same).
-pub fn judge(number: usize, rows: &[Record], limits: MachineLimits) -> Claim {
+pub fn judge(number: usize, rows: &[Row], limits: MachineLimits) -> Claim {
     let mut claim = by_rule(number, rows, limits);
     if claim.verdict == ClaimVerdict::NotRun {
         return claim;
@@ -140,9 +140,9 @@ pub fn judge(number: usize, rows: &[Record], limits: MachineLimits) -> Claim {
 }
 
 /// Claim `number` judged by its rule alone.
-fn by_rule(number: usize, rows: &[Record], limits: MachineLimits) -> Claim {
+fn by_rule(number: usize, rows: &[Row], limits: MachineLimits) -> Claim {
     // A repetition stopped by this machine's own limits says nothing of the claim.
-    let (stopped, rows): (Vec<Record>, Vec<Record>) = rows
+    let (stopped, rows): (Vec<Row>, Vec<Row>) = rows
         .iter()
         .cloned()
         .partition(|r| r.status == Status::Failed && machine_limit(&r.failure_reason));
@@ -207,7 +207,7 @@ fn machine_limit(reason: &str) -> bool {
 type Judged = (ClaimVerdict, String, Vec<String>);
 
 /// Why no row of a claim ran (no rows, or every one not run or interrupted).
-fn nothing_ran(rows: &[Record]) -> Option<String> {
+fn nothing_ran(rows: &[Row]) -> Option<String> {
     if rows
         .iter()
         .any(|r| matches!(r.status, Status::Ok | Status::Failed))
@@ -259,18 +259,18 @@ impl Repetitions {
     }
 }
 
-fn ran(r: &Record) -> bool {
+fn ran(r: &Row) -> bool {
     matches!(r.status, Status::Ok | Status::Failed)
 }
 
 /// `c` of `r`, 0 when it has no value (the claims sweep axes that every row has);
-/// [`Record::num`] says None instead.
-fn num_or_zero(r: &Record, c: &str) -> f64 {
+/// [`Row::num`] says None instead.
+fn num_or_zero(r: &Row, c: &str) -> f64 {
     r.num(c).unwrap_or(0.0)
 }
 
 /// The distinct values of `c` among `rows`, ascending.
-fn values_of<'a>(rows: impl Iterator<Item = &'a Record>, c: &str) -> Vec<f64> {
+fn values_of<'a>(rows: impl Iterator<Item = &'a Row>, c: &str) -> Vec<f64> {
     let mut v: Vec<f64> = rows.map(|r| num_or_zero(r, c)).collect();
     v.sort_by(f64::total_cmp);
     v.dedup();
@@ -278,7 +278,7 @@ fn values_of<'a>(rows: impl Iterator<Item = &'a Record>, c: &str) -> Vec<f64> {
 }
 
 /// The ok values of `c` for `model` where `at` holds, one per repetition.
-fn samples(rows: &[Record], model: &str, at: impl Fn(&Record) -> bool, c: &str) -> Vec<f64> {
+fn samples(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool, c: &str) -> Vec<f64> {
     rows.iter()
         .filter(|r| r.model == model && r.status == Status::Ok && at(r))
         .filter_map(|r| r.num(c))
@@ -287,17 +287,17 @@ fn samples(rows: &[Record], model: &str, at: impl Fn(&Record) -> bool, c: &str) 
 
 /// `column` over the ok repetitions of `model` where `at` holds.
 fn ok_repetitions(
-    rows: &[Record],
+    rows: &[Row],
     model: &str,
-    at: impl Fn(&Record) -> bool,
+    at: impl Fn(&Row) -> bool,
     c: &str,
 ) -> Option<Repetitions> {
     over_repetitions(samples(rows, model, at, c))
 }
 
 /// How `model` did at the steps where `at` holds: (ok reps, failed reps, a failure reason).
-fn outcome(rows: &[Record], model: &str, at: impl Fn(&Record) -> bool) -> (usize, usize, String) {
-    let mine: Vec<&Record> = rows
+fn outcome(rows: &[Row], model: &str, at: impl Fn(&Row) -> bool) -> (usize, usize, String) {
+    let mine: Vec<&Row> = rows
         .iter()
         .filter(|r| r.model == model && ran(r) && at(r))
         .collect();
@@ -310,7 +310,7 @@ fn outcome(rows: &[Record], model: &str, at: impl Fn(&Record) -> bool) -> (usize
 }
 
 /// The models of `rows` in order of appearance.
-fn models(rows: &[Record]) -> Vec<&str> {
+fn models(rows: &[Row]) -> Vec<&str> {
     let mut models: Vec<&str> = Vec::new();
     for r in rows {
         if !models.contains(&r.model.as_str()) {

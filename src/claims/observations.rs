@@ -8,9 +8,7 @@ use super::compared::{beats, most_per_repetition, sweep_of};
 use super::contest::{
     claim_figure, contest, level_shown, verdict_of, Figure, Outcome, Side, THROUGHPUT,
 };
-use super::{
-    column, num_or_zero, ok_repetitions, outcome, values_of, ClaimVerdict, Judged, Record,
-};
+use super::{column, num_or_zero, ok_repetitions, outcome, values_of, ClaimVerdict, Judged, Row};
 use crate::stats;
 use crate::verdict::{fmt_count, fmt_cpu_per_request, fmt_latency};
 
@@ -62,9 +60,9 @@ const fn higher(name: &'static str, format: fn(f64) -> String) -> Figure {
 /// "median 1.20 ms (1.10 ms–1.30 ms, 4 reps)" of `c` for `model` where `at` holds, or
 /// "no repetition passed".
 fn median_range(
-    rows: &[Record],
+    rows: &[Row],
     model: &str,
-    at: impl Fn(&Record) -> bool,
+    at: impl Fn(&Row) -> bool,
     c: &str,
     fmt: fn(f64) -> String,
 ) -> String {
@@ -84,7 +82,7 @@ fn ends(values: &[f64], show: impl Fn(f64) -> String) -> Result<(f64, f64), Stri
 /// Claim 24 (000, Figure 2): the most requests answered before a failure, epoll the
 /// most, then threads, then select. A repetition's figure is the requests of its
 /// heaviest step that passed.
-pub(super) fn claim_24(rows: &[Record]) -> Judged {
+pub(super) fn claim_24(rows: &[Row]) -> Judged {
     const ANSWERED: Figure = higher("requests answered at the most connections held", fmt_count);
     let side = |m: &str| Side::new(m, most_per_repetition(rows, m, column::REQUESTS));
     let mut numbers = Vec::new();
@@ -113,10 +111,10 @@ pub(super) fn claim_24(rows: &[Record]) -> Judged {
 /// client hosts, each with its clients, are added. The fewest hosts at the fewest
 /// connections against the most hosts at the most connections (the same connections
 /// a host); the other steps are listed, to tell the hosts from the load.
-pub(super) fn claim_25(rows: &[Record]) -> Judged {
+pub(super) fn claim_25(rows: &[Row]) -> Judged {
     let (model, hosts) = sweep_of(rows, column::CLIENT_HOSTS);
     let at = |h: f64, c: f64| {
-        move |r: &Record| {
+        move |r: &Row| {
             num_or_zero(r, column::CLIENT_HOSTS) == h && num_or_zero(r, column::CONNECTIONS) == c
         }
     };
@@ -185,9 +183,9 @@ pub(super) fn claim_25(rows: &[Record]) -> Judged {
 
 /// Claim 26 (001, Case 1): epoll's packet rate drops near 20 000 connections. The
 /// requests answered per second at the most connections against the fewest.
-pub(super) fn claim_26(rows: &[Record]) -> Judged {
+pub(super) fn claim_26(rows: &[Row]) -> Judged {
     let (model, steps) = sweep_of(rows, column::CONNECTIONS);
-    let at = |c: f64| move |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
+    let at = |c: f64| move |r: &Row| num_or_zero(r, column::CONNECTIONS) == c;
     let mut numbers = Vec::new();
     for &c in &steps {
         let mut line = format!(
@@ -236,7 +234,7 @@ fn pct(v: f64) -> String {
 /// Claim 27 (002, Conclusion): thousands of threads doing I/O pin the cores. The
 /// threads server's CPU against 90 % of the one core it is pinned to, in every
 /// repetition (the flagged ones left out when others remain).
-pub(super) fn claim_27(rows: &[Record]) -> Judged {
+pub(super) fn claim_27(rows: &[Row]) -> Judged {
     let mut numbers: Vec<String> = ["threads", "select", "epoll"]
         .iter()
         .map(|m| {
@@ -294,7 +292,7 @@ pub(super) fn claim_27(rows: &[Record]) -> Judged {
 /// Claim 28 (002, Conclusion): epoll saves CPU time, switching threads less. The
 /// server's CPU time per request, epoll against threads; each one's context switches
 /// per request listed beside it.
-pub(super) fn claim_28(rows: &[Record]) -> Judged {
+pub(super) fn claim_28(rows: &[Row]) -> Judged {
     const CPU_PER_REQUEST: Figure =
         claim_figure("server CPU time per request", false, fmt_cpu_per_request);
     let (verdict, why, mut numbers) = beats(
@@ -320,12 +318,12 @@ pub(super) fn claim_28(rows: &[Record]) -> Judged {
 /// Claim 29 (004, Case 1-5): the variability of the IO rises with the clients. The
 /// spread of the requests answered each second at the most clients measured against
 /// the fewest.
-pub(super) fn claim_29(rows: &[Record]) -> Judged {
+pub(super) fn claim_29(rows: &[Row]) -> Judged {
     const SPREAD: Figure = higher("spread of the requests per second (sd / mean)", |v| {
         format!("{v:.3}")
     });
     let (model, clients) = sweep_of(rows, column::CONNECTIONS);
-    let at = |c: f64| move |r: &Record| num_or_zero(r, column::CONNECTIONS) == c;
+    let at = |c: f64| move |r: &Row| num_or_zero(r, column::CONNECTIONS) == c;
     let side = |c: f64| {
         Side::of(
             format!("{} clients", fmt_count(c)),
@@ -375,12 +373,12 @@ const REQUESTS_A_CLIENT: f64 = 60.0;
 /// Claim 30 (004, Case 11-14): the whole test finishes sooner at 1 ms than at 1000 ms.
 /// A step's total test time is the time 60 requests a client take at the rate it
 /// measured; the shortest delay against the longest.
-pub(super) fn claim_30(rows: &[Record]) -> Judged {
+pub(super) fn claim_30(rows: &[Row]) -> Judged {
     const TOTAL: Figure = claim_figure("total test time of 60 requests a client", false, |v| {
         format!("{v:.1} s")
     });
     let (model, delays) = sweep_of(rows, column::DELAY_MS);
-    let total = |r: &Record| {
+    let total = |r: &Row| {
         let rate = r.num(column::THROUGHPUT_RPS).filter(|v| *v > 0.0)?;
         Some(num_or_zero(r, column::CONNECTIONS) * REQUESTS_A_CLIENT / rate)
     };
@@ -429,9 +427,9 @@ pub(super) fn claim_30(rows: &[Record]) -> Judged {
 
 /// Claim 31 (004, Case 11-14): the mean response time is higher at a 1 ms request
 /// delay than at 1000 ms. The shortest delay against the longest.
-pub(super) fn claim_31(rows: &[Record]) -> Judged {
+pub(super) fn claim_31(rows: &[Row]) -> Judged {
     let (model, delays) = sweep_of(rows, column::DELAY_MS);
-    let at = |d: f64| move |r: &Record| num_or_zero(r, column::DELAY_MS) == d;
+    let at = |d: f64| move |r: &Row| num_or_zero(r, column::DELAY_MS) == d;
     let mut numbers: Vec<String> = delays
         .iter()
         .rev()

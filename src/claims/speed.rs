@@ -9,7 +9,7 @@
 use super::contest::{robustly, Robust, Side};
 use super::{
     column, models, num_or_zero, ok_repetitions, over_repetitions, ran, values_of, ClaimVerdict,
-    Judged, Record, Repetitions, Status,
+    Judged, Repetitions, Row, Status,
 };
 use crate::render::format::ratio_interval;
 use crate::stats::{self, Comparison};
@@ -33,7 +33,7 @@ impl Paired {
 }
 
 /// Each step where both `a` and `b` have ok values of `c`, in `a`'s order.
-fn paired(rows: &[Record], a: &str, b: &str, c: &str) -> Vec<Paired> {
+fn paired(rows: &[Row], a: &str, b: &str, c: &str) -> Vec<Paired> {
     let mut steps: Vec<&str> = Vec::new();
     for r in rows.iter().filter(|r| r.model == a) {
         if !steps.contains(&r.step.as_str()) {
@@ -43,7 +43,7 @@ fn paired(rows: &[Record], a: &str, b: &str, c: &str) -> Vec<Paired> {
     steps
         .into_iter()
         .filter_map(|step| {
-            let at = |r: &Record| r.step == step;
+            let at = |r: &Row| r.step == step;
             let (sa, sb) = (Side::of(a, rows, a, at, c), Side::of(b, rows, b, at, c));
             stats::compare(&sa.samples, &sb.samples)?;
             Some(Paired {
@@ -64,7 +64,7 @@ const AS_FAST: f64 = 1.1;
 /// interval of epoll's time over select's stays above 1 / 1.1 (select at most 10 %
 /// slower), and epoll is faster when significantly so. Confirmed when select is as fast or faster at every
 /// step, refuted when epoll is faster at most of them.
-pub(super) fn claim_4(rows: &[Record]) -> Judged {
+pub(super) fn claim_4(rows: &[Row]) -> Judged {
     let pairs = paired(rows, "select", "epoll", column::MEAN_US);
     let mut numbers = Vec::new();
     let (mut as_good, mut epoll_faster, mut undecided) = (0, 0, Vec::new());
@@ -130,7 +130,7 @@ pub(super) fn claim_4(rows: &[Record]) -> Judged {
 /// confirmed when epoll is significantly faster (p < 0.05) at a step and select at none.
 /// The time to complete the workload is listed beside it: the connections open at a
 /// fixed rate, so it is the same for both unless a server falls behind.
-pub(super) fn claim_5(rows: &[Record]) -> Judged {
+pub(super) fn claim_5(rows: &[Row]) -> Judged {
     let pairs = paired(rows, "epoll", "select", column::MEAN_US);
     let mut numbers = Vec::new();
     let (mut epoll_faster, mut select_faster, mut undecided) = (0, 0, Vec::new());
@@ -164,7 +164,7 @@ pub(super) fn claim_5(rows: &[Record]) -> Judged {
             shown(&robust.c),
             robust.note()
         ));
-        let at = |r: &Record| r.step == *step;
+        let at = |r: &Row| r.step == *step;
         if let (Some(ec), Some(sc)) = (
             ok_repetitions(rows, "epoll", at, column::COMPLETION_S),
             ok_repetitions(rows, "select", at, column::COMPLETION_S),
@@ -207,17 +207,17 @@ fn shown(c: &Comparison) -> String {
 
 /// Claim 6 (004, cases 1-5): each doubling of the clients at one delay, does the mean
 /// response time double (x1.5–2.6, the difference significant)?
-pub(super) fn claim_6(rows: &[Record]) -> Judged {
+pub(super) fn claim_6(rows: &[Row]) -> Judged {
     let model = models(rows)
         .first()
         .map_or(String::new(), |m| m.to_string());
-    let mine: Vec<&Record> = rows.iter().filter(|r| r.model == model).collect();
+    let mine: Vec<&Row> = rows.iter().filter(|r| r.model == model).collect();
     let mut numbers = Vec::new();
     let (mut doubled, mut not_doubled, mut undecided, mut pairs) = (0, 0, 0, 0);
     let mut undecided_p = Vec::new();
     for delay in values_of(mine.iter().copied(), column::DELAY_MS) {
         let at = |c: f64| {
-            move |r: &Record| {
+            move |r: &Row| {
                 num_or_zero(r, column::DELAY_MS) == delay
                     && num_or_zero(r, column::CONNECTIONS) == c
             }
@@ -301,7 +301,7 @@ pub(super) fn claim_6(rows: &[Record]) -> Judged {
 /// The report puts it between 250 ms (fast, ~30 ms) and 125 ms (about 10x slower).
 /// Going from long delays to short, the knee is the first step where the mean
 /// response time at least doubles, significantly.
-pub(super) fn claim_8(rows: &[Record]) -> Judged {
+pub(super) fn claim_8(rows: &[Row]) -> Judged {
     const REPORT_KNEE: (f64, f64) = (250.0, 125.0);
     const CLIMB: f64 = 2.0;
     let model = models(rows)
@@ -312,7 +312,7 @@ pub(super) fn claim_8(rows: &[Record]) -> Judged {
         column::DELAY_MS,
     );
     delays.reverse();
-    let at = |d: f64| move |r: &Record| num_or_zero(r, column::DELAY_MS) == d;
+    let at = |d: f64| move |r: &Row| num_or_zero(r, column::DELAY_MS) == d;
     let means = |d: f64| Side::of(&model, rows, &model, at(d), column::MEAN_US);
     let mut numbers = Vec::new();
     for &d in &delays {
@@ -408,12 +408,12 @@ pub(super) fn claim_8(rows: &[Record]) -> Judged {
 /// more (five points of the ratio), widened when it grew so. Confirmed when it closed at
 /// a client count and widened at none, refuted when it widened at one and closed at
 /// none; "no difference" when it did neither anywhere.
-pub(super) fn claim_22(rows: &[Record]) -> Judged {
+pub(super) fn claim_22(rows: &[Row]) -> Judged {
     let ok = |model: &'static str| {
         rows.iter()
             .filter(move |r| r.model == model && r.status == Status::Ok)
     };
-    let flagged = |r: &Record| {
+    let flagged = |r: &Row| {
         let (bound, disturbed) = flag(r);
         bound || disturbed
     };

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use super::matching::{self, ModelStep};
 use crate::results::column;
 use crate::results::latency;
-use crate::results::reader::{Record, Results, Status};
+use crate::results::reader::{Results, Row, Status};
 use crate::results::threshold::{unit, SHORT_NAMES};
 use crate::stats::{self, Comparison};
 use crate::verdict::{self, fmt_count};
@@ -93,8 +93,8 @@ pub struct Measure {
 }
 
 impl Measure {
-    fn of(results: &Results, rows: &[&Record], figure: &ComparedFigure) -> Measure {
-        let ok: Vec<&Record> = rows
+    fn of(results: &Results, rows: &[&Row], figure: &ComparedFigure) -> Measure {
+        let ok: Vec<&Row> = rows
             .iter()
             .copied()
             .filter(|r| r.status == Status::Ok)
@@ -295,9 +295,9 @@ pub fn compare(
 /// worth a warning above a quarter. Within one run the models are interleaved and the
 /// machine's other work (another tenant's steal included) falls on both sides alike;
 /// between two runs it does not, and the test cannot tell it from a change.
-fn disturbance<'a>(side: &str, rows: impl Iterator<Item = &'a Record>) -> Option<String> {
-    let rows: Vec<&Record> = rows.collect();
-    let disturbed: Vec<&&Record> = rows
+fn disturbance<'a>(side: &str, rows: impl Iterator<Item = &'a Row>) -> Option<String> {
+    let rows: Vec<&Row> = rows.collect();
+    let disturbed: Vec<&&Row> = rows
         .iter()
         .filter(|r| r.raw(column::DISTURBED) == "true")
         .collect();
@@ -402,26 +402,18 @@ fn geomean<'a>(changes: impl Iterator<Item = &'a Change>) -> Option<Geomean> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
-    fn rep(disturbed: bool, interference: f64) -> Record {
-        let raw: BTreeMap<String, String> = [
-            (column::DISTURBED, disturbed.to_string()),
-            (column::INTERFERENCE_PCT, interference.to_string()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        Record {
+    fn rep(disturbed: bool, interference: f64) -> Row {
+        Row {
             model: "epoll".into(),
             step: "c100-s64".into(),
             repetition: 1,
             status: Status::Ok,
-            failure_reason: String::new(),
             bytes_match: Some(true),
-            numbers: [(column::INTERFERENCE_PCT.to_string(), interference)].into(),
-            raw,
+            disturbed: Some(disturbed),
+            ..Row::default()
         }
+        .with(column::INTERFERENCE_PCT, interference)
     }
 
     #[test]
@@ -462,7 +454,7 @@ mod tests {
     fn a_run_that_shared_the_machine_is_said_to_have() {
         // Three of eight shared it (above a quarter): the median interference of those
         // three is named.
-        let mut rows: Vec<Record> = (0..5).map(|i| rep(false, i as f64)).collect();
+        let mut rows: Vec<Row> = (0..5).map(|i| rep(false, i as f64)).collect();
         rows.extend([rep(true, 19.2), rep(true, 30.0), rep(true, 12.5)]);
         let warning = disturbance("NEW", rows.iter()).unwrap();
         assert!(
@@ -471,7 +463,7 @@ mod tests {
         );
         assert!(warning.contains("a median 19.2 % of a core"), "{warning}");
         // Two of eight is a quarter: no warning; none at all: none either.
-        let quarter: Vec<Record> = rows[..7].iter().cloned().chain([rep(false, 0.0)]).collect();
+        let quarter: Vec<Row> = rows[..7].iter().cloned().chain([rep(false, 0.0)]).collect();
         assert_eq!(disturbance("OLD", quarter.iter()), None);
         assert_eq!(disturbance("OLD", rows[..5].iter()), None);
         assert_eq!(disturbance("OLD", [].iter()), None);

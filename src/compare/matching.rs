@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use anyhow::bail;
 
-use crate::results::reader::{Record, Results, AXES};
+use crate::results::reader::{Results, Row, AXES};
 use crate::results::{column, Manifest};
 use crate::units::fmt_bytes;
 
@@ -16,7 +16,7 @@ pub struct ModelStep<'a> {
     pub name: String,
     /// (results.csv column, value as written) for every axis the step has a value for.
     pub params: Vec<(&'static str, String)>,
-    pub rows: Vec<&'a Record>,
+    pub rows: Vec<&'a Row>,
 }
 
 impl ModelStep<'_> {

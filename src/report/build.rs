@@ -62,7 +62,7 @@ fn repetitions(results: &Results) -> u32 {
 }
 
 /// The repetitions that finished ok but measured their load generator (generator_bound).
-fn generator_bound(results: &Results) -> impl Iterator<Item = &crate::results::reader::Record> {
+fn generator_bound(results: &Results) -> impl Iterator<Item = &crate::results::reader::Row> {
     results
         .rows
         .iter()
@@ -86,7 +86,10 @@ pub(super) fn notes(results: &Results) -> Vec<String> {
     let mut notes = Vec::new();
     let bound: Vec<String> = generator_bound(results)
         .map(|r| {
-            let why = match (r.failure_reason.as_str(), r.raw(column::LOAD_CPU_PCT)) {
+            let why = match (
+                r.failure_reason.as_str(),
+                r.raw(column::LOAD_CPU_PCT).as_str(),
+            ) {
                 ("", "") => String::new(),
                 ("", cpu) => format!(" (load generator CPU {cpu} % of one core)"),
                 (reason, _) => format!(" ({reason})"),
@@ -612,7 +615,7 @@ fn steps_section(results: &Results) -> Section {
         .map(|r| {
             columns
                 .iter()
-                .map(|&c| match (c, r.raw(c)) {
+                .map(|&c| match (c, r.raw(c).as_str()) {
                     (column::GENERATOR_BOUND, "true") => "generator-bound".to_string(),
                     (column::GENERATOR_BOUND, _) => String::new(),
                     (_, raw) => raw.to_string(),

@@ -8,7 +8,7 @@ use crate::render::charts::{
 };
 use crate::render::document::{Block, Chart, Section, Table};
 use crate::results::column;
-use crate::results::reader::{Record, Results, Status};
+use crate::results::reader::{Results, Row, Status};
 use crate::units::fmt_bytes;
 use crate::verdict::sweep::{self, aggregate, at, axis_desc, problems, Agg, Sweep};
 use crate::verdict::{fmt_count, fmt_latency};
@@ -289,14 +289,14 @@ fn series_of(
     let merged = |x: f64| {
         let i = groups.binary_search_by(|(gx, _)| gx.total_cmp(&x)).ok()?;
         let rows = &groups[i].1;
-        let ok: Vec<&Record> = rows
+        let ok: Vec<&Row> = rows
             .iter()
             .copied()
             .filter(|r| r.status == crate::results::reader::Status::Ok)
             .collect();
         crate::results::latency::merged(results, &ok, column)
     };
-    let points = aggregate(results, s, model, &|r: &Record| r.num(column))
+    let points = aggregate(results, s, model, &|r: &Row| r.num(column))
         .into_iter()
         .map(|a| Pt {
             x: a.x,
@@ -558,7 +558,7 @@ fn summary_table(results: &Results, s: &Sweep) -> Table {
         // rows however many steps the sweep has.
         let aggs: Vec<Vec<Agg>> = columns
             .iter()
-            .map(|c| aggregate(results, s, m, &|r: &Record| r.num(c.column)))
+            .map(|c| aggregate(results, s, m, &|r: &Row| r.num(c.column)))
             .collect();
         for (x, at_x) in s.by_x(results, m) {
             let ok = at_x.iter().filter(|r| r.status == Status::Ok).count();

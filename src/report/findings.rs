@@ -3,7 +3,7 @@
 //! derived from the rows of results.csv.
 
 use crate::results::column;
-use crate::results::reader::{Record, Results, Status};
+use crate::results::reader::{Results, Row, Status};
 use crate::verdict::sweep::{self, aggregate, at, problems, Sweep};
 use crate::verdict::{
     fmt_count, fmt_latency, fmt_rate, fmt_ratio, fmt_ratio_interval, Decision, Verdict, BASELINE,
@@ -88,7 +88,7 @@ fn memory_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &s
     let mut memory: Vec<(String, f64, f64)> = models
         .iter()
         .filter_map(|m| {
-            aggregate(results, sweep, m, &|r: &Record| {
+            aggregate(results, sweep, m, &|r: &Row| {
                 r.num(column::SERVER_RSS_PER_CONN_BYTES)
             })
             .last()
@@ -180,7 +180,7 @@ fn p99_growth_findings(
     let mut growth: Vec<(String, sweep::Agg, sweep::Agg)> = models
         .iter()
         .filter_map(|m| {
-            let aggs = aggregate(results, sweep, m, &|r: &Record| r.num(column::P99_US));
+            let aggs = aggregate(results, sweep, m, &|r: &Row| r.num(column::P99_US));
             let (first, last) = (*aggs.first()?, *aggs.last()?);
             (aggs.len() >= 2 && first.mean > 0.0).then(|| (m.clone(), first, last))
         })
@@ -207,7 +207,7 @@ fn p99_growth_findings(
 /// Byte accounting and errors in the steps that counted.
 fn byte_accounting_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
     let mut out = Vec::new();
-    let completed: Vec<&Record> = sweep
+    let completed: Vec<&Row> = sweep
         .rows(results)
         .filter(|r| r.status == Status::Ok)
         .collect();
@@ -299,7 +299,7 @@ fn flagged(
     results: &Results,
     sweep: &Sweep,
     flag: &str,
-    detail: impl Fn(&Record) -> String,
+    detail: impl Fn(&Row) -> String,
 ) -> Vec<String> {
     sweep
         .rows(results)
@@ -313,7 +313,7 @@ fn spread_findings(results: &Results, sweep: &Sweep, models: &[String], axis: &s
     let mut out = Vec::new();
     let mut widest: Option<(String, f64, f64)> = None;
     for model in models {
-        for a in aggregate(results, sweep, model, &|r: &Record| {
+        for a in aggregate(results, sweep, model, &|r: &Row| {
             r.num(column::THROUGHPUT_RPS)
         }) {
             if a.n >= 2 && a.mean > 0.0 {

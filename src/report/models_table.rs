@@ -4,7 +4,7 @@
 //! the verdict's to say.
 
 use crate::results::column;
-use crate::results::reader::{Record, Results, Status};
+use crate::results::reader::{Results, Row, Status};
 use crate::units::{fmt_bytes, trim_float};
 use crate::verdict::sweep::{self, at, Sweep};
 use crate::verdict::{compared_x, completed};
@@ -68,8 +68,8 @@ fn model_line(
     groups: &sweep::Points,
     x: Option<f64>,
 ) -> [String; 7] {
-    let mine: Vec<&Record> = sweep.rows(results).filter(|r| r.model == model).collect();
-    let at_x: Vec<&Record> = groups
+    let mine: Vec<&Row> = sweep.rows(results).filter(|r| r.model == model).collect();
+    let at_x: Vec<&Row> = groups
         .iter()
         .find(|(gx, rows)| Some(*gx) == x && completed(rows, column::THROUGHPUT_RPS))
         .map(|(_, rows)| {
@@ -145,24 +145,10 @@ fn aligned(table: &[[String; 7]]) -> String {
 mod tests {
     use super::*;
     use crate::results::Manifest;
-    use std::collections::BTreeMap;
 
     /// One repetition of `model` at `conns` connections.
-    fn record(model: &str, conns: u64, status: Status, rps: f64) -> Record {
-        let mut numbers = BTreeMap::new();
-        numbers.insert(column::CONNECTIONS.to_string(), conns as f64);
-        if status == Status::Ok {
-            numbers.insert(column::THROUGHPUT_RPS.to_string(), rps);
-            numbers.insert(column::CONNECTIONS_ESTABLISHED.to_string(), conns as f64);
-        }
-        numbers.insert(column::P99_US.to_string(), 1234.4);
-        numbers.insert(column::SERVER_CPU_PCT.to_string(), 87.6);
-        numbers.insert(column::SERVER_RSS_PER_CONN_BYTES.to_string(), 2048.0);
-        let raw = numbers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_string()))
-            .collect();
-        Record {
+    fn record(model: &str, conns: u64, status: Status, rps: f64) -> Row {
+        let row = Row {
             model: model.into(),
             step: format!("c{conns}"),
             repetition: 1,
@@ -172,13 +158,21 @@ mod tests {
             } else {
                 String::new()
             },
-            bytes_match: None,
-            numbers,
-            raw,
+            connections: conns,
+            p99_us: Some(1234.4),
+            server_cpu_pct: Some(87.6),
+            server_rss_per_conn_bytes: Some(2048),
+            ..Row::default()
+        };
+        if status == Status::Ok {
+            row.with(column::THROUGHPUT_RPS, rps)
+                .with(column::CONNECTIONS_ESTABLISHED, conns as f64)
+        } else {
+            row
         }
     }
 
-    fn results(rows: Vec<Record>) -> Results {
+    fn results(rows: Vec<Row>) -> Results {
         Results {
             dir: std::env::temp_dir().join("echolab-no-such-dir"),
             manifest: Manifest {

@@ -10,20 +10,20 @@ use crate::render::document::{Block, Section, Table};
 use crate::results::column;
 use crate::results::files::LOAD_HOSTS;
 use crate::results::files::{LOAD_DIR, LOAD_SUMMARY, SERVER_SUMMARY};
-use crate::results::reader::{Record, Results, Status};
+use crate::results::reader::{Results, Row, Status};
 use crate::server::counters::ServerSummary;
 use crate::verdict::{fmt_count, fmt_latency};
 
 /// The heaviest ok repetition of each model whose load was split over two or more
 /// client hosts (most connections, then most requests per connection).
-fn heaviest_split_rows(results: &Results) -> Vec<&Record> {
-    let mut chosen: Vec<&Record> = Vec::new();
+fn heaviest_split_rows(results: &Results) -> Vec<&Row> {
+    let mut chosen: Vec<&Row> = Vec::new();
     for row in results
         .rows
         .iter()
         .filter(|r| r.status == Status::Ok && r.num(column::CLIENT_HOSTS).is_some_and(|h| h > 1.0))
     {
-        let weight = |r: &Record| {
+        let weight = |r: &Row| {
             (
                 r.num(column::CONNECTIONS).unwrap_or(0.0),
                 r.num(column::REQUESTS_PER_CONN).unwrap_or(0.0),

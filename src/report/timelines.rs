@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::render::charts::{chart, model_color, time_unit, Pt, Series, XFormat, XySpec};
 use crate::render::document::Block;
 use crate::results::files::{LOAD_DIR, NET_TIMELINE, PERCENTILES, PROBE, TIMELINE};
-use crate::results::reader::{self, NumberTable, Record, Results, Status};
+use crate::results::reader::{self, NumberTable, Results, Row, Status};
 use crate::verdict::sweep::{self, at, Sweep};
 
 /// The step files of one model's heaviest step in a sweep.
@@ -50,13 +50,13 @@ pub(super) fn heaviest_steps(
 ) -> Vec<HeavyStep> {
     let mut out = Vec::new();
     for model in sweep::models(results) {
-        let mut candidates: Vec<Record> = s
+        let mut candidates: Vec<Row> = s
             .rows(results)
             .filter(|r| r.model == model && r.status != Status::Skipped)
             .cloned()
             .collect();
         candidates.sort_by(|a, b| {
-            let ok = |r: &Record| r.status == Status::Ok;
+            let ok = |r: &Row| r.status == Status::Ok;
             ok(b)
                 .cmp(&ok(a))
                 .then(
@@ -88,7 +88,7 @@ pub(super) fn heaviest_steps(
             }
             continue;
         };
-        let same_step: Vec<Record> = candidates
+        let same_step: Vec<Row> = candidates
             .iter()
             .filter(|r| r.step == first.step)
             .cloned()

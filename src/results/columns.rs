@@ -27,6 +27,11 @@ impl Column {
         matches!(inner, "u32" | "u64" | "f64")
     }
 
+    /// Whether its cells are whole numbers (an integer type, or an option of one).
+    pub fn is_whole(&self) -> bool {
+        self.is_number() && !self.kind.contains("f64")
+    }
+
     /// The doc comment as one line.
     pub fn doc(&self) -> String {
         let lines: Vec<&str> = self.doc.iter().map(|l| l.trim()).collect();
@@ -69,6 +74,31 @@ macro_rules! results_columns {
                 $( super::columns::Cell::neutralise(&mut row.$field); )*
                 row
             }
+
+            /// The value of a numeric column (None: empty, not a number, or no such column).
+            pub fn num(&self, name: &str) -> Option<f64> {
+                match name {
+                    $( column::$konst => super::columns::Cell::number(&self.$field), )*
+                    _ => None,
+                }
+            }
+
+            /// A cell as results.csv holds it (before neutralising): "" when empty.
+            pub fn raw(&self, name: &str) -> String {
+                match name {
+                    $( column::$konst => super::columns::Cell::text(&self.$field), )*
+                    _ => String::new(),
+                }
+            }
+
+            /// Sets a column from its cell's text (trimmed and restored); an error says
+            /// why the text is not a value of the column.
+            pub fn set(&mut self, name: &str, text: &str) -> Result<(), String> {
+                match name {
+                    $( column::$konst => super::columns::Cell::read(&mut self.$field, text), )*
+                    _ => Err(format!("'{name}' is not a results.csv column")),
+                }
+            }
         }
     };
 }
@@ -97,27 +127,103 @@ pub fn restore(cell: &str) -> &str {
     }
 }
 
-/// A results.csv cell's value: text is neutralised, numbers and flags stay as they are.
+/// A results.csv cell's value: text is neutralised, numbers and flags stay as they are;
+/// its text is what the csv writer writes, so a read row renders the file's cells.
 pub trait Cell {
     fn neutralise(&mut self) {}
+    /// The cell as written ("" for an empty one).
+    fn text(&self) -> String;
+    /// Its number, for a numeric column.
+    fn number(&self) -> Option<f64> {
+        None
+    }
+    /// Reads a cell's text into the value.
+    fn read(&mut self, text: &str) -> Result<(), String>;
 }
 
 impl Cell for String {
     fn neutralise(&mut self) {
         *self = neutralise(self);
     }
+    fn text(&self) -> String {
+        self.clone()
+    }
+    fn read(&mut self, text: &str) -> Result<(), String> {
+        *self = text.to_string();
+        Ok(())
+    }
 }
 
-impl<T: Cell> Cell for Option<T> {
+impl<T: Cell + Default> Cell for Option<T> {
     fn neutralise(&mut self) {
         if let Some(value) = self {
             value.neutralise();
         }
     }
+    fn text(&self) -> String {
+        self.as_ref().map(T::text).unwrap_or_default()
+    }
+    fn number(&self) -> Option<f64> {
+        self.as_ref().and_then(T::number)
+    }
+    /// An empty cell is None.
+    fn read(&mut self, text: &str) -> Result<(), String> {
+        if text.is_empty() {
+            *self = None;
+            return Ok(());
+        }
+        let mut value = T::default();
+        value.read(text)?;
+        *self = Some(value);
+        Ok(())
+    }
 }
 
-impl Cell for u32 {}
-impl Cell for u64 {}
-impl Cell for f64 {}
-impl Cell for bool {}
-impl Cell for super::Status {}
+/// A number's cell: written as the csv writer writes it (ryu for floats).
+macro_rules! number_cell {
+    ($($ty:ty => $format:expr),*) => {$(
+        impl Cell for $ty {
+            fn text(&self) -> String {
+                $format(*self)
+            }
+            fn number(&self) -> Option<f64> {
+                Some(*self as f64)
+            }
+            fn read(&mut self, text: &str) -> Result<(), String> {
+                *self = text.parse().map_err(|_| format!("'{text}' is not a number"))?;
+                Ok(())
+            }
+        }
+    )*};
+}
+
+number_cell! {
+    u32 => |v: u32| v.to_string(),
+    u64 => |v: u64| v.to_string(),
+    f64 => |v: f64| ryu::Buffer::new().format(v).to_string()
+}
+
+impl Cell for bool {
+    fn text(&self) -> String {
+        self.to_string()
+    }
+    /// `1` and `0` too, as older files may hold.
+    fn read(&mut self, text: &str) -> Result<(), String> {
+        *self = match text {
+            "true" | "1" => true,
+            "false" | "0" => false,
+            _ => return Err(format!("'{text}' is not true or false")),
+        };
+        Ok(())
+    }
+}
+
+impl Cell for super::Status {
+    fn text(&self) -> String {
+        self.name().to_string()
+    }
+    fn read(&mut self, text: &str) -> Result<(), String> {
+        *self = text.parse()?;
+        Ok(())
+    }
+}

@@ -11,7 +11,7 @@ use crate::load::measurements::new_histogram;
 use crate::load::merge::read_hlog;
 use crate::results::column;
 use crate::results::files::{LATENCY_LOG, LOAD_DIR};
-use crate::results::reader::{Record, Results, Status};
+use crate::results::reader::{Results, Row, Status};
 
 /// One repetition's latency log as read.
 enum Log {
@@ -25,7 +25,7 @@ enum Log {
 /// `row`'s latency log: its latency intervals added; damaged when it cannot be decoded
 /// or holds fewer requests than results.csv counts for it (cut short; a load's log and
 /// its summary count the same measured requests, as `echolab merge` checks).
-fn read(results: &Results, row: &Record) -> Log {
+fn read(results: &Results, row: &Row) -> Log {
     let path = row.step_dir(&results.dir).join(LOAD_DIR).join(LATENCY_LOG);
     if !path.exists() {
         return Log::Missing;
@@ -52,7 +52,7 @@ fn read(results: &Results, row: &Record) -> Log {
 /// The histogram of every request of `rows` whose latency log can be read (latency, not
 /// the raw tag of an open loop); None when none can. The others are left out, and named
 /// by [`unreadable`].
-pub fn histogram(results: &Results, rows: &[&Record]) -> Option<Histogram<u64>> {
+pub fn histogram(results: &Results, rows: &[&Row]) -> Option<Histogram<u64>> {
     let mut sum = new_histogram();
     for row in rows {
         if let Log::Read(h) = read(results, row) {
@@ -126,7 +126,7 @@ fn added(hlogs: impl Iterator<Item = PathBuf>) -> anyhow::Result<Histogram<u64>>
 
 /// The value of a latency column (p50, p90, p99, p99.9, max, mean in µs) over `rows`'
 /// readable histograms added; None for any other column, or when none can be read.
-pub fn merged(results: &Results, rows: &[&Record], column: &str) -> Option<f64> {
+pub fn merged(results: &Results, rows: &[&Row], column: &str) -> Option<f64> {
     let quantile = match column {
         column::P50_US => Some(0.5),
         column::P90_US => Some(0.9),

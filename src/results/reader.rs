@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 
 use crate::results::files::RESULTS;
-pub use crate::results::Status;
 use crate::results::{column, Manifest, COLUMNS};
+pub use crate::results::{Row, Status};
 
 /// The columns a sweep can vary, in the order results.csv lists them.
 pub const AXES: [&str; 7] = [
@@ -30,55 +30,21 @@ const REQUIRED: [&str; 4] = [
     column::STATUS,
 ];
 
-/// Whether a results.csv column holds free text or booleans rather than numbers: one
-/// that places the row (even `repetition`), or one declared so; an unknown column (a
-/// newer or older results.csv) is read as numbers.
+/// Whether a results.csv column holds free text or flags (text is neutralised when
+/// written, so it is restored when read).
 fn is_text(column: &str) -> bool {
-    REQUIRED.contains(&column) || COLUMNS.iter().any(|c| c.name == column && !c.is_number())
-}
-
-/// One line of results.csv: one repetition of one step of one model.
-#[derive(Debug, Clone)]
-pub struct Record {
-    pub model: String,
-    pub step: String,
-    pub repetition: u32,
-    pub status: Status,
-    pub failure_reason: String,
-    pub bytes_match: Option<bool>,
-    /// Every numeric column that had a value.
-    pub numbers: BTreeMap<String, f64>,
-    /// Every column as written, so tables can show exactly what results.csv says.
-    pub raw: BTreeMap<String, String>,
-}
-
-impl Record {
-    pub fn num(&self, column: &str) -> Option<f64> {
-        self.numbers.get(column).copied()
-    }
-
-    pub fn raw(&self, column: &str) -> &str {
-        self.raw.get(column).map(String::as_str).unwrap_or("")
-    }
-
-    /// The folder holding this repetition's probe and load files.
-    pub fn step_dir(&self, results_dir: &Path) -> PathBuf {
-        results_dir
-            .join(&self.model)
-            .join(&self.step)
-            .join(format!("rep-{}", self.repetition))
-    }
+    COLUMNS.iter().any(|c| c.name == column && !c.is_number())
 }
 
 pub struct Results {
     pub dir: PathBuf,
     pub manifest: Manifest,
     /// The measured repetitions: everything the report judges and charts.
-    pub rows: Vec<Record>,
+    pub rows: Vec<Row>,
     /// The profiled repetitions (`profiled` = true): only the profiles section reads
     /// them, so sampling never reaches a verdict, claim, compare or threshold.
-    pub profiled: Vec<Record>,
-    /// results.csv columns in file order (for the all-steps table).
+    pub profiled: Vec<Row>,
+    /// results.csv's columns of the schema, in file order (for the all-steps table).
     pub columns: Vec<String>,
     /// Problems that did not stop the report (an unreadable step file), shown at the top.
     pub warnings: Vec<String>,
@@ -94,13 +60,22 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
     let manifest = Manifest::read(dir)?;
     let csv_path = dir.join(RESULTS);
     let (text, cut) = whole_rows(&csv_path)?;
-    let (columns, all, impossible) = read_results_csv(&csv_path, &text)?;
-    let (profiled, rows) = all
-        .into_iter()
-        .partition(|r| r.raw(column::PROFILED) == "true");
+    let (header, all, impossible) = read_results_csv(&csv_path, &text)?;
+    let (profiled, rows) = all.into_iter().partition(|r| r.profiled == Some(true));
     let mut warnings = Vec::new();
-    if let Some(alert) = missing_columns(&columns, &csv_path) {
+    if let Some(alert) = missing_columns(&header, &csv_path) {
         warnings.push(alert);
+    }
+    let (columns, unknown): (Vec<String>, Vec<String>) =
+        header.into_iter().partition(|h| is_column(h));
+    if !unknown.is_empty() {
+        warnings.push(format!(
+            "{} has {} column(s) outside the results schema (a newer or edited file), \
+             not read: {}",
+            csv_path.display(),
+            unknown.len(),
+            unknown.join(", ")
+        ));
     }
     if let Some(note) = impossible.note(&csv_path) {
         warnings.push(note);
@@ -222,7 +197,7 @@ impl Impossible {
 fn read_results_csv(
     path: &Path,
     text: &str,
-) -> anyhow::Result<(Vec<String>, Vec<Record>, Impossible)> {
+) -> anyhow::Result<(Vec<String>, Vec<Row>, Impossible)> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(false)
         .from_reader(text.as_bytes());
@@ -242,27 +217,35 @@ fn read_results_csv(
     for record in reader.records() {
         let (record, line) = record_with_line(record, path)?;
         let at = CellAt { path, line };
-        let (raw, numbers) = read_cells(&header, &record, at, &mut impossible_cells)?;
-        let row = record_of(raw, numbers, at)?;
+        let row = read_row(&header, &record, at, &mut impossible_cells)?;
         once(&mut seen, &row, at)?;
         rows.push(row);
     }
     Ok((header, rows, impossible_cells))
 }
 
+/// Whether a results.csv column holds whole numbers.
+fn is_whole(column: &str) -> bool {
+    COLUMNS.iter().any(|c| c.name == column && c.is_whole())
+}
+
+/// Whether results.csv's schema has this column.
+fn is_column(name: &str) -> bool {
+    COLUMNS.iter().any(|c| c.name == name)
+}
+
 /// An error when `row`'s repetition (model, step, repetition; a profiled one apart) came
 /// before, naming both lines: read twice, it would count as two repetitions.
 fn once(
     seen: &mut std::collections::HashMap<(String, String, u32, bool), u64>,
-    row: &Record,
+    row: &Row,
     at: CellAt,
 ) -> anyhow::Result<()> {
-    let profiled = row.raw(column::PROFILED) == "true";
     let id = (
         row.model.clone(),
         row.step.clone(),
         row.repetition,
-        profiled,
+        row.profiled == Some(true),
     );
     match seen.insert(id, at.line) {
         None => Ok(()),
@@ -293,90 +276,54 @@ impl CellAt<'_> {
     }
 }
 
-/// One row's cells: every cell as text (escaped), and the numeric ones as numbers; an
-/// impossible number is counted and blanked.
-fn read_cells(
+/// One line of results.csv as its [`Row`]: a column outside the schema is not read, an
+/// empty cell is the field's default (None), and an impossible number is counted and
+/// left empty.
+fn read_row(
     header: &[String],
     record: &csv::StringRecord,
     at: CellAt,
     impossible_cells: &mut Impossible,
-) -> anyhow::Result<(BTreeMap<String, String>, BTreeMap<String, f64>)> {
-    let mut raw = BTreeMap::new();
-    let mut numbers = BTreeMap::new();
+) -> anyhow::Result<Row> {
+    let mut row = Row::default();
     for (column, value) in header.iter().zip(record.iter()) {
-        let value = value.trim();
-        // Text as the runner gave it: a label `-x` must still name model `-x`.
-        let value = if is_text(column) {
-            crate::results::restore(value)
-        } else {
-            value
-        };
-        // An empty cell is not kept ([`Record::raw`] reads it as ""): memory goes to
-        // what the rows hold, most of a large file's cells being empty.
-        if value.is_empty() && !REQUIRED.contains(&column.as_str()) {
+        let column = column.as_str();
+        if !is_column(column) {
             continue;
         }
-        // Escaped: a results.csv from an older echolab may quote a server's raw stderr.
-        raw.insert(
-            column.clone(),
-            crate::units::escape_controls(value, usize::MAX),
-        );
-        if is_text(column) || value.is_empty() {
+        let value = value.trim();
+        let required = REQUIRED.contains(&column);
+        if value.is_empty() && !required {
+            continue;
+        }
+        if is_text(column) {
+            // As the runner gave it (a label `-x` must still name model `-x`), escaped: a
+            // results.csv from an older echolab may quote a server's raw stderr.
+            let text = crate::units::escape_controls(crate::results::restore(value), usize::MAX);
+            row.set(column, &text).map_err(|e| at.error(column, e))?;
             continue;
         }
         let number: f64 = value
             .parse()
             .map_err(|_| at.error(column, format!("'{value}' is not a number")))?;
-        if let Some(why) = impossible(column, number) {
+        if let Some(why) = impossible(column, number).filter(|_| !required) {
             impossible_cells.add(at.line, column, value, why);
-            raw.remove(column);
             continue;
         }
-        numbers.insert(column.clone(), number);
+        // An older echolab wrote some counts (`server_rss_per_conn_bytes`) as fractions.
+        let rounded;
+        let value = if is_whole(column) && !required && value.parse::<u64>().is_err() {
+            rounded = number.round().to_string();
+            &rounded
+        } else {
+            value
+        };
+        row.set(column, value).map_err(|e| at.error(column, e))?;
     }
-    Ok((raw, numbers))
-}
-
-/// The row's identity and status read from its cells.
-fn record_of(
-    raw: BTreeMap<String, String>,
-    numbers: BTreeMap<String, f64>,
-    at: CellAt,
-) -> anyhow::Result<Record> {
-    let model = raw[column::MODEL].clone();
-    if model.is_empty() {
+    if row.model.is_empty() {
         return Err(at.error(column::MODEL, "empty model name".into()));
     }
-    let repetition: u32 = raw[column::REPETITION].parse().map_err(|_| {
-        at.error(
-            column::REPETITION,
-            format!("'{}' is not a repetition number", raw[column::REPETITION]),
-        )
-    })?;
-    let status: Status = raw[column::STATUS]
-        .parse()
-        .map_err(|e| at.error(column::STATUS, e))?;
-    let bytes_match = match raw.get(column::BYTES_MATCH).map(String::as_str) {
-        None | Some("") => None,
-        Some("true" | "1") => Some(true),
-        Some("false" | "0") => Some(false),
-        Some(other) => {
-            return Err(at.error(
-                column::BYTES_MATCH,
-                format!("'{other}' is not true or false"),
-            ))
-        }
-    };
-    Ok(Record {
-        step: raw[column::STEP].clone(),
-        failure_reason: raw.get(column::FAILURE_REASON).cloned().unwrap_or_default(),
-        model,
-        repetition,
-        status,
-        bytes_match,
-        numbers,
-        raw,
-    })
+    Ok(row)
 }
 
 /// At most this many rows of a step file are kept for its charts, evenly spread over the
@@ -517,7 +464,7 @@ mod tests {
     }
 
     #[test]
-    fn text_columns_are_the_identity_and_the_declared_text_and_flags() {
+    fn text_columns_are_the_declared_text_and_flags() {
         let text: Vec<&str> = COLUMNS
             .iter()
             .map(|c| c.name)
@@ -528,7 +475,6 @@ mod tests {
             [
                 column::MODEL,
                 column::STEP,
-                column::REPETITION,
                 column::STATUS,
                 column::FAILURE_REASON,
                 column::BYTES_MATCH,
@@ -538,6 +484,98 @@ mod tests {
                 column::PROFILED,
             ]
         );
-        assert!(!is_text("a_newer_column"));
+    }
+
+    /// results.csv's text holding `rows` as the runner writes them.
+    fn written(rows: &[Row]) -> String {
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        for row in rows {
+            writer.serialize(row.neutralised()).unwrap();
+        }
+        String::from_utf8(writer.into_inner().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_row_reads_back_as_written_and_renders_each_cell_as_the_file_holds_it() {
+        let row = Row {
+            model: "-x".into(),
+            step: "c10-s64".into(),
+            repetition: 2,
+            connections: 10,
+            delay_ms: 0.0,
+            rate: Some(10000.0),
+            status: Status::Failed,
+            failure_reason: "=1+2, \"quoted\"".into(),
+            throughput_mib_s: Some(0.7227433567047119),
+            p99_us: Some(1e-7),
+            bytes_match: Some(false),
+            net_scope: Some("host".into()),
+            ..Row::default()
+        };
+        let text = written(std::slice::from_ref(&row));
+        let path = Path::new("results.csv");
+        let (header, rows, impossible) = read_results_csv(path, &text).unwrap();
+        assert_eq!(header, crate::results::RESULTS_HEADER);
+        assert_eq!(rows, std::slice::from_ref(&row));
+        assert_eq!(impossible.count, 0);
+        // Every cell renders as the file holds it (a text cell before neutralising).
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let cells = reader.records().next().unwrap().unwrap();
+        for (name, cell) in header.iter().zip(cells.iter()) {
+            assert_eq!(rows[0].raw(name), crate::results::restore(cell), "{name}");
+        }
+        assert_eq!(rows[0].raw(column::DELAY_MS), "0.0");
+        assert_eq!(rows[0].raw(column::THROUGHPUT_MIB_S), "0.7227433567047119");
+        assert_eq!(rows[0].num(column::CONNECTIONS), Some(10.0));
+        assert_eq!(rows[0].num(column::P50_US), None);
+        assert_eq!(rows[0].num(column::STATUS), None);
+        assert_eq!(rows[0].raw(column::STATUS), "failed");
+    }
+
+    #[test]
+    fn a_column_outside_the_schema_is_not_read_and_named_in_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = Row {
+            model: "epoll".into(),
+            step: "c10".into(),
+            repetition: 1,
+            connections: 10,
+            throughput_rps: Some(5.5),
+            ..Row::default()
+        };
+        let text = written(std::slice::from_ref(&row));
+        // A hand-edited file: a column of notes after p99_us, another after the last.
+        let after = COLUMNS
+            .iter()
+            .position(|c| c.name == column::P99_US)
+            .unwrap()
+            + 1;
+        let edited: String = text
+            .lines()
+            .zip([["note", "extra"], ["fast", "7"]])
+            .map(|(line, [note, extra])| {
+                let mut cells: Vec<&str> = line.split(',').collect();
+                cells.insert(after, note);
+                cells.push(extra);
+                cells.join(",") + "\n"
+            })
+            .collect();
+        assert!(edited.starts_with("model,"), "{edited}");
+        fs::write(dir.path().join(RESULTS), &edited).unwrap();
+        Manifest::default().write(dir.path()).unwrap();
+        let results = load(dir.path()).unwrap();
+        assert_eq!(results.rows, [row]);
+        assert_eq!(results.columns, crate::results::RESULTS_HEADER);
+        let path = dir.path().join(RESULTS);
+        assert_eq!(
+            results.warnings,
+            [format!(
+                "{} has 2 column(s) outside the results schema (a newer or edited file), \
+                 not read: note, extra",
+                path.display()
+            )]
+        );
+        assert_eq!(results.rows[0].raw("note"), "");
+        assert_eq!(results.rows[0].num("extra"), None);
     }
 }

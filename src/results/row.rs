@@ -3,6 +3,7 @@
 //! behind its flags.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
@@ -178,6 +179,28 @@ results_columns! {
     /// perf); the report shows its profiles and never judges it (no verdict, claim,
     /// compare or threshold); empty otherwise.
     PROFILED profiled: Option<bool>, "true/false";
+}
+
+impl Row {
+    /// The folder holding this repetition's probe and load files.
+    pub fn step_dir(&self, results_dir: &Path) -> PathBuf {
+        results_dir
+            .join(&self.model)
+            .join(&self.step)
+            .join(format!("rep-{}", self.repetition))
+    }
+
+    /// The row with a numeric column set (rounded where the column holds whole numbers),
+    /// for tests that build rows by hand.
+    #[cfg(test)]
+    pub(crate) fn with(mut self, name: &str, value: f64) -> Row {
+        let whole = COLUMNS.iter().any(|c| c.name == name && c.is_whole());
+        let value = if whole { value.round() } else { value };
+        if let Err(e) = self.set(name, &value.to_string()) {
+            panic!("{name}: {e}");
+        }
+        self
+    }
 }
 
 /// How a repetition of a step ended; results.csv holds the lowercase name.

@@ -2,7 +2,7 @@
 //! is written and how finely it is measured.
 
 use crate::results::column;
-use crate::results::reader::Record;
+use crate::results::reader::Row;
 use crate::units::fmt_bytes;
 
 use super::{fmt_count, fmt_cpu, fmt_cpu_per_request, fmt_latency, fmt_rate, fmt_seconds};
@@ -41,7 +41,7 @@ pub enum Resolution {
 
 impl Resolution {
     /// The step of one repetition's value (0 when exact).
-    pub fn step(self, row: &Record) -> f64 {
+    pub fn step(self, row: &Row) -> f64 {
         match self {
             Resolution::Exact => 0.0,
             Resolution::PagePerConnection => row

@@ -7,7 +7,7 @@ pub mod sweep;
 
 use crate::results::column;
 use crate::results::latency;
-use crate::results::reader::{Record, Results, Status};
+use crate::results::reader::{Results, Row, Status};
 use crate::stats::{self, Comparison};
 use sweep::{at, Sweep};
 
@@ -367,7 +367,7 @@ pub fn pair_differs(
 /// so a server that keeps up shows that rate and no more: the step did not measure its
 /// capacity). None in a closed loop, for any other
 /// figure, or when a repetition fell behind.
-pub fn fixed_by_load(column: &str, rows: &[&Record]) -> Option<f64> {
+pub fn fixed_by_load(column: &str, rows: &[&Row]) -> Option<f64> {
     if column != column::THROUGHPUT_RPS || rows.is_empty() {
         return None;
     }
@@ -387,7 +387,7 @@ pub fn fixed_by_load(column: &str, rows: &[&Record]) -> Option<f64> {
 }
 
 /// Whether a repetition is flagged: generator-bound, or disturbed (not both counted).
-pub fn flag(row: &Record) -> (bool, bool) {
+pub fn flag(row: &Row) -> (bool, bool) {
     let bound = row.raw(column::GENERATOR_BOUND) == "true";
     (bound, !bound && row.raw(column::DISTURBED) == "true")
 }
@@ -412,7 +412,7 @@ pub fn verdicts(results: &Results, sweep: &Sweep) -> Vec<Verdict> {
 /// Whether a model's repetitions at one point completed it for `column`: one ok there
 /// with a value, and none that failed or was interrupted (that says it broke there, and
 /// its one lucky repetition is no sample).
-pub fn completed(rows: &[&Record], column: &str) -> bool {
+pub fn completed(rows: &[&Row], column: &str) -> bool {
     rows.iter()
         .any(|r| r.status == Status::Ok && r.num(column).is_some())
         && !rows
@@ -445,7 +445,7 @@ fn figure_verdict(
     by_x: &[(String, sweep::Points)],
     figure: &Figure,
 ) -> Option<Verdict> {
-    let has = |rows: &[&Record]| completed(rows, figure.column);
+    let has = |rows: &[&Row]| completed(rows, figure.column);
     let x = compared_x(sweep, by_x, figure.column)?;
     let mut names = Vec::new();
     let mut values = Vec::new();
@@ -453,13 +453,13 @@ fn figure_verdict(
     let mut flagged = Vec::new();
     let mut left_out = (0, 0);
     let mut step: f64 = 0.0;
-    let mut compared: Vec<&Record> = Vec::new();
+    let mut compared: Vec<&Row> = Vec::new();
     for (m, groups) in by_x {
         let Some((_, rows)) = groups.iter().find(|(gx, rows)| *gx == x && has(rows)) else {
             continue;
         };
         compared.extend(rows.iter().copied());
-        let ok: Vec<&Record> = rows
+        let ok: Vec<&Row> = rows
             .iter()
             .copied()
             .filter(|r| r.status == Status::Ok)

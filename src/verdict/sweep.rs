@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::results::reader::{Record, Results, Status, AXES};
+use crate::results::reader::{Results, Row, Status, AXES};
 
 /// The other swept columns and their values: what one sweep holds constant.
 type Fixed = Vec<(String, String)>;
@@ -45,19 +45,18 @@ impl Sweep {
         slug
     }
 
-    pub fn rows<'a>(&'a self, results: &'a Results) -> impl Iterator<Item = &'a Record> + 'a {
+    pub fn rows<'a>(&'a self, results: &'a Results) -> impl Iterator<Item = &'a Row> + 'a {
         self.rows.iter().map(move |&i| &results.rows[i])
     }
 
-    pub fn x_of(&self, row: &Record) -> Option<f64> {
+    pub fn x_of(&self, row: &Row) -> Option<f64> {
         row.num(&self.axis)
     }
 
     /// One model's rows grouped by x, ascending, in one pass over the sweep (a sweep of
     /// thousands of steps is read once per model, not once per step).
     pub fn by_x<'a>(&'a self, results: &'a Results, model: &str) -> Points<'a> {
-        let mut groups: Vec<(f64, Vec<&Record>)> =
-            self.xs.iter().map(|&x| (x, Vec::new())).collect();
+        let mut groups: Vec<(f64, Vec<&Row>)> = self.xs.iter().map(|&x| (x, Vec::new())).collect();
         for row in self.rows(results).filter(|r| r.model == model) {
             let Some(x) = self.x_of(row) else { continue };
             if let Ok(i) = self.xs.binary_search_by(|probe| probe.total_cmp(&x)) {
@@ -70,7 +69,7 @@ impl Sweep {
 }
 
 /// One model's rows at each x of a sweep, ascending.
-pub type Points<'a> = Vec<(f64, Vec<&'a Record>)>;
+pub type Points<'a> = Vec<(f64, Vec<&'a Row>)>;
 
 /// Plain name of a sweep axis, as used in headings and sentences.
 pub fn axis_name(axis: &str) -> &str {
@@ -148,7 +147,7 @@ pub fn swept_axes(results: &Results) -> Vec<String> {
     let mut varying = Vec::new();
     for axis in AXES {
         let varies = models(results).iter().any(|m| {
-            let values: BTreeSet<&str> = results
+            let values: BTreeSet<String> = results
                 .rows
                 .iter()
                 .filter(|r| &r.model == m)
@@ -223,7 +222,7 @@ pub fn aggregate(
     results: &Results,
     sweep: &Sweep,
     model: &str,
-    value: &dyn Fn(&Record) -> Option<f64>,
+    value: &dyn Fn(&Row) -> Option<f64>,
 ) -> Vec<Agg> {
     sweep
         .by_x(results, model)
@@ -254,7 +253,7 @@ pub fn aggregate(
 pub struct Problem<'a> {
     pub x: f64,
     pub status: Status,
-    pub rows: Vec<&'a Record>,
+    pub rows: Vec<&'a Row>,
     /// Repetitions at this point, whatever their status.
     pub total: usize,
 }
@@ -287,7 +286,7 @@ pub fn problems<'a>(
     let mut out = Vec::new();
     for (x, at_x) in sweep.by_x(results, model) {
         for &status in statuses {
-            let rows: Vec<&Record> = at_x
+            let rows: Vec<&Row> = at_x
                 .iter()
                 .copied()
                 .filter(|r| r.status == status)

@@ -3,27 +3,19 @@
 use super::*;
 use crate::results::reader::Results;
 use crate::results::Manifest;
-use std::collections::BTreeMap;
 
 /// One ok repetition of `model` at 100 connections with this throughput.
-fn row(model: &str, rep: u32, rps: f64, disturbed: bool) -> Record {
-    let mut numbers = BTreeMap::new();
-    numbers.insert(column::CONNECTIONS.to_string(), 100.0);
-    numbers.insert(column::THROUGHPUT_RPS.to_string(), rps);
-    let mut raw: BTreeMap<String, String> = numbers
-        .iter()
-        .map(|(k, v)| (k.clone(), v.to_string()))
-        .collect();
-    raw.insert(column::DISTURBED.into(), disturbed.to_string());
-    Record {
+fn row(model: &str, rep: u32, rps: f64, disturbed: bool) -> Row {
+    Row {
         model: model.into(),
         step: "c100".into(),
         repetition: rep,
         status: Status::Ok,
-        failure_reason: String::new(),
         bytes_match: Some(true),
-        numbers,
-        raw,
+        connections: 100,
+        throughput_rps: Some(rps),
+        disturbed: Some(disturbed),
+        ..Row::default()
     }
 }
 
@@ -38,7 +30,7 @@ fn throughput(a: &[f64], b: &[f64], disturbed_b: &[u32]) -> Verdict {
 }
 
 /// The first verdict (throughput) of these rows.
-fn first_verdict(rows: Vec<Record>) -> Verdict {
+fn first_verdict(rows: Vec<Row>) -> Verdict {
     let results = Results {
         dir: std::env::temp_dir().join("echolab-no-such-dir"),
         manifest: Manifest::default(),
@@ -272,16 +264,15 @@ fn a_gap_smaller_than_the_measurement_step_is_a_tie() {
     ));
     // The step of one repetition: a page over its connections; exact figures have none.
     let mut r = row("epoll", 1, 1.0, false);
-    r.numbers.insert(column::CONNECTIONS.into(), 1000.0);
+    r.connections = 1000;
     assert_eq!(Resolution::PagePerConnection.step(&r), 4.096);
     assert_eq!(Resolution::Exact.step(&r), 0.0);
 }
 
 /// These rows, each an open loop offering `rate`.
-fn offered(mut rows: Vec<Record>, rate: f64) -> Vec<Record> {
+fn offered(mut rows: Vec<Row>, rate: f64) -> Vec<Row> {
     for r in &mut rows {
-        r.numbers.insert(column::RATE.into(), rate);
-        r.raw.insert(column::RATE.into(), rate.to_string());
+        r.rate = Some(rate);
     }
     rows
 }
@@ -309,7 +300,7 @@ fn an_open_loop_every_model_kept_up_with_fixes_throughput() {
 #[test]
 fn a_model_behind_the_offered_rate_measured_capacity() {
     // tokio 6 % below: it did not keep up, so the step measured it.
-    let rows: Vec<Record> = (1..=5)
+    let rows: Vec<Row> = (1..=5)
         .flat_map(|rep| {
             [
                 row("epoll", rep, 10_000.0 - f64::from(rep), false),

@@ -90,6 +90,7 @@ fn fixture(dir: &Path, manifest: serde_json::Value, steps: &[Step]) -> PathBuf {
             cells.insert(column::REPETITION, (rep + 1).to_string());
             cells.insert(column::CONNECTIONS, s.connections.to_string());
             cells.insert(column::SIZE, "64".into());
+            cells.insert(column::DELAY_MS, "0.0".into());
             cells.insert(column::STATUS, "ok".into());
             for (c, values) in &s.columns {
                 cells.insert(c, values[rep].to_string());

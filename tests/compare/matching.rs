@@ -45,19 +45,19 @@ fn steps_match_by_parameters_and_what_is_on_one_side_is_listed() {
         doc["only_old"],
         serde_json::json!([
             "model poll (every step)",
-            "epoll c10-s64 (connections 10, size 64)"
+            "epoll c10-s64 (connections 10, size 64, delay_ms 0.0)"
         ])
     );
     assert_eq!(
         doc["only_new"],
         serde_json::json!([
             "model tokio (every step)",
-            "epoll c40-s64 (connections 40, size 64)"
+            "epoll c40-s64 (connections 40, size 64, delay_ms 0.0)"
         ])
     );
     let table = text(&compare(&[path(&old), path(&new)]).stdout);
     assert!(
-        table.contains("only in OLD: epoll c10-s64 (connections 10, size 64)")
+        table.contains("only in OLD: epoll c10-s64 (connections 10, size 64, delay_ms 0.0)")
             && table.contains("only in NEW: model tokio (every step)"),
         "{table}"
     );
@@ -80,7 +80,7 @@ fn steps_match_by_parameters_and_what_is_on_one_side_is_listed() {
     assert_eq!(pairs, [("poll", "epoll", "c10-s64")]);
     assert_eq!(
         doc["only_new"],
-        serde_json::json!(["epoll c20-s64 (connections 20, size 64)"])
+        serde_json::json!(["epoll c20-s64 (connections 20, size 64, delay_ms 0.0)"])
     );
     assert_eq!(doc["warnings"], serde_json::json!([]));
 

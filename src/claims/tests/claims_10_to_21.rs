@@ -3,7 +3,7 @@
 use super::*;
 
 /// Five repetitions of each (model, value) on column `c`.
-fn five(c: &'static str, values: &[(&str, f64)]) -> Vec<Record> {
+fn five(c: &'static str, values: &[(&str, f64)]) -> Vec<Row> {
     values
         .iter()
         .flat_map(|&(m, v)| reps5(m, "c1000", &[(column::CONNECTIONS, 1000.0), (c, v)]))
@@ -78,7 +78,7 @@ fn claim_12_select_takes_the_least_memory() {
     );
     // Select 3 % below epoll in every repetition is significant but within x1.05: no
     // difference, not a confirmation.
-    let close: Vec<Record> = [("threads", 30e6), ("select", 3.88e6), ("epoll", 4e6)]
+    let close: Vec<Row> = [("threads", 30e6), ("select", 3.88e6), ("epoll", 4e6)]
         .iter()
         .flat_map(|&(m, v)| {
             scaled_reps(
@@ -119,7 +119,7 @@ fn claim_13_select_faster_for_300_busy_clients() {
 
 #[test]
 fn claim_14_epoll_scaled_out_beats_select_on_all_aspects() {
-    let both = |select: (f64, f64), one: (f64, f64), two: (f64, f64)| -> Vec<Record> {
+    let both = |select: (f64, f64), one: (f64, f64), two: (f64, f64)| -> Vec<Row> {
         [("select", select), ("epoll", one), ("epoll-2w", two)]
             .iter()
             .flat_map(|&(m, (tput, mean))| {
@@ -195,7 +195,7 @@ fn claim_16_epoll_at_40_000_and_45_000_clients() {
 }
 
 /// A staircase of `stairs` stairs of 1 000, three repetitions, with the MiB/s of each.
-fn staircase(mib_s: impl Fn(f64) -> f64) -> Vec<Record> {
+fn staircase(mib_s: impl Fn(f64) -> f64) -> Vec<Row> {
     (1..=3)
         .flat_map(|rep| {
             let mib_s = &mib_s;
@@ -256,7 +256,7 @@ fn claim_17_more_connections_no_more_speed() {
 
 /// Five repetitions at each (clients, delay ms, retransmitted segments per 1 000
 /// requests), the retransmissions spread 0.9 to 1.1 over the repetitions.
-pub(super) fn retransmissions(points: &[(f64, f64, f64)]) -> Vec<Record> {
+pub(super) fn retransmissions(points: &[(f64, f64, f64)]) -> Vec<Row> {
     points
         .iter()
         .flat_map(|&(clients, delay, per_1000)| {
@@ -321,7 +321,7 @@ fn claim_18_retransmissions_at_short_delays() {
     // Without a namespace of its own the counters are the machine's, and it says so.
     let mut host = none.clone();
     for r in &mut host {
-        r.raw.insert(column::NET_SCOPE.into(), "host".into());
+        r.net_scope = Some("host".into());
     }
     let c = judge(18, &host, MachineLimits::default());
     assert_eq!(
@@ -338,8 +338,8 @@ fn claim_18_retransmissions_at_short_delays() {
         .filter(|r| r.num(column::DELAY_MS) == Some(125.0))
     {
         for c in [column::REQUESTS, column::NET_RETRANS_SEGS] {
-            let v = r.numbers[c] * 2.0;
-            r.numbers.insert(c.into(), v);
+            let v = r.num(c).unwrap() * 2.0;
+            *r = r.clone().with(c, v);
         }
     }
     assert_eq!(verdict(18, &doubled), ClaimVerdict::NoDifference);
@@ -351,7 +351,7 @@ fn claim_18_retransmissions_at_short_delays() {
 #[test]
 fn claim_19_epoll_keeps_20_000_clients_connected() {
     let counts = [2500.0, 5000.0, 7500.0, 10_000.0, 20_000.0];
-    let all: Vec<Record> = counts.iter().flat_map(|&c| held("epoll", c)).collect();
+    let all: Vec<Row> = counts.iter().flat_map(|&c| held("epoll", c)).collect();
     let c = judge(19, &all, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
     assert_eq!(
@@ -359,13 +359,13 @@ fn claim_19_epoll_keeps_20_000_clients_connected() {
         "epoll finished every client without an error up to 20,000 (3 repetitions at the top)"
     );
     assert_eq!(c.numbers.len(), 5);
-    let mut short: Vec<Record> = counts[..4].iter().flat_map(|&c| held("epoll", c)).collect();
+    let mut short: Vec<Row> = counts[..4].iter().flat_map(|&c| held("epoll", c)).collect();
     short.push(failed("epoll", 20_000.0));
     assert_eq!(verdict(19, &short), ClaimVerdict::Refuted);
 }
 /// Five repetitions of epoll at `clients` whose last tenth to join took `last` µs on
 /// average and the tenth before `ninth`.
-fn by_join_order(clients: f64, last: f64, ninth: f64) -> Vec<Record> {
+fn by_join_order(clients: f64, last: f64, ninth: f64) -> Vec<Row> {
     reps5(
         "epoll",
         &format!("c{clients}"),

@@ -50,9 +50,7 @@ fn claim_2_threads_against_the_thread_and_fd_limits() {
                                 thread_spawn: the kernel returned EAGAIN (Resource \
                                 temporarily unavailable)"
         .into();
-    no_thread
-        .numbers
-        .insert(column::SERVER_THREADS_MAX.into(), 16_118.0);
+    no_thread.server_threads_max = Some(16_118);
     spawn.push(no_thread.clone());
     let c = judge(2, &spawn, fd_first);
     assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
@@ -68,9 +66,7 @@ fn claim_2_threads_against_the_thread_and_fd_limits() {
         "{}",
         c.why
     );
-    no_thread
-        .numbers
-        .insert(column::SERVER_THREADS_MAX.into(), 3_000.0);
+    no_thread.server_threads_max = Some(3_000);
     spawn.pop();
     spawn.push(no_thread);
     assert_eq!(verdict_with(2, &spawn, fd_first), ClaimVerdict::Refuted);
@@ -98,7 +94,7 @@ fn claim_3_epoll_at_100_000() {
 
 /// `scales` of `model` at `step` with a mean response time (and a completion time) of
 /// `mean_us` times each scale.
-fn timed_with(scales: &[f64], model: &str, step: &str, mean_us: f64) -> Vec<Record> {
+fn timed_with(scales: &[f64], model: &str, step: &str, mean_us: f64) -> Vec<Row> {
     scaled_reps(
         scales,
         model,
@@ -113,7 +109,7 @@ fn timed_with(scales: &[f64], model: &str, step: &str, mean_us: f64) -> Vec<Reco
 #[test]
 fn claim_4_select_as_fast_as_epoll() {
     let steps = ["c250-d1ms", "c1000-d1ms"];
-    let both = |scales: &[f64], select: f64, epoll: f64| -> Vec<Record> {
+    let both = |scales: &[f64], select: f64, epoll: f64| -> Vec<Row> {
         steps
             .iter()
             .flat_map(|s| {
@@ -155,7 +151,7 @@ fn claim_4_select_as_fast_as_epoll() {
 #[test]
 fn claim_5_epoll_faster_on_short_connections() {
     let five = [0.9, 0.95, 1.0, 1.05, 1.1];
-    let both = |epoll: f64, select: f64| -> Vec<Record> {
+    let both = |epoll: f64, select: f64| -> Vec<Row> {
         [
             timed_with(&five, "epoll", "c1000", epoll),
             timed_with(&five, "select", "c1000", select),
@@ -212,7 +208,7 @@ fn claim_5_a_flagged_repetition_never_decides_alone() {
 }
 
 /// Steps of claim 6 at 10 ms: (clients, mean µs, throughput).
-fn doublings(points: &[(f64, f64, f64)]) -> Vec<Record> {
+fn doublings(points: &[(f64, f64, f64)]) -> Vec<Row> {
     points
         .iter()
         .flat_map(|&(c, mean, tput)| {
@@ -245,7 +241,7 @@ fn claim_6_doubling_the_clients() {
     ]);
     assert_eq!(verdict(6, &flat), ClaimVerdict::Refuted);
     // Three repetitions can never be significant: a doubling is undecided, with p and n.
-    let three: Vec<Record> = [(500.0, 100.0), (1000.0, 200.0)]
+    let three: Vec<Row> = [(500.0, 100.0), (1000.0, 200.0)]
         .iter()
         .flat_map(|&(c, mean)| {
             reps(
@@ -272,7 +268,7 @@ fn claim_6_doubling_the_clients() {
     );
 }
 
-fn sized(model: &str, size: f64, ok: bool) -> Vec<Record> {
+fn sized(model: &str, size: f64, ok: bool) -> Vec<Row> {
     let values = [(column::SIZE, size), (column::CONNECTIONS, 10_000.0)];
     if ok {
         reps(model, &format!("s{size}"), &values)
@@ -357,7 +353,7 @@ fn claim_7_message_sizes() {
     assert_eq!(c.verdict.name(), "demonstration, not a test");
 }
 
-fn by_delay(points: &[(f64, f64)]) -> Vec<Record> {
+fn by_delay(points: &[(f64, f64)]) -> Vec<Row> {
     points
         .iter()
         .flat_map(|&(d, mean)| {
@@ -400,7 +396,7 @@ fn claim_8_the_knee_over_the_delay_sweep() {
     let flat = by_delay(&[(1000.0, 100.0), (125.0, 110.0), (1.0, 130.0)]);
     assert_eq!(verdict(8, &flat), ClaimVerdict::Refuted);
     // Three repetitions cannot locate anything.
-    let three: Vec<Record> = [(250.0, 100.0), (125.0, 1000.0)]
+    let three: Vec<Row> = [(250.0, 100.0), (125.0, 1000.0)]
         .iter()
         .flat_map(|&(d, m)| {
             reps(
@@ -416,7 +412,7 @@ fn claim_8_the_knee_over_the_delay_sweep() {
 }
 /// Repetitions 1..=`reps` of `model` holding every step up to `held` of `steps`; the
 /// first repetition fails at the next step (the runner skips the rest), as a sweep does.
-fn held_up_to(model: &str, held: f64, steps: &[f64], reps: u32) -> Vec<Record> {
+fn held_up_to(model: &str, held: f64, steps: &[f64], reps: u32) -> Vec<Row> {
     let mut rows = Vec::new();
     for &c in steps.iter().filter(|&&c| c <= held) {
         for rep in 1..=reps {
@@ -438,7 +434,7 @@ fn held_up_to(model: &str, held: f64, steps: &[f64], reps: u32) -> Vec<Record> {
 #[test]
 fn claim_9_the_ranking_by_connections_held() {
     const STEPS: [f64; 3] = [1000.0, 5000.0, 19_000.0];
-    let ranked = |epoll: f64, select: f64, threads: f64, reps: u32| -> Vec<Record> {
+    let ranked = |epoll: f64, select: f64, threads: f64, reps: u32| -> Vec<Row> {
         [
             held_up_to("threads", threads, &STEPS, reps),
             held_up_to("select", select, &STEPS, reps),

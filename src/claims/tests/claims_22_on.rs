@@ -49,7 +49,7 @@ fn claim_32_more_clients_more_retransmissions_at_the_longest_pause() {
 
 /// Five repetitions of select and epoll at `clients`, a pause of `delay` ms, epoll's
 /// mean response time `epoll_over_select` times select's in every repetition.
-fn gap(clients: f64, delay: f64, epoll_over_select: f64) -> Vec<Record> {
+fn gap(clients: f64, delay: f64, epoll_over_select: f64) -> Vec<Row> {
     let step = format!("c{clients}-d{delay}");
     let at = |mean: f64| {
         [
@@ -103,7 +103,7 @@ fn claim_22_the_gap_closes_as_requests_come_more_often() {
 }
 
 /// Four repetitions of epoll at `clients` receiving `segments` per second.
-fn rate(clients: f64, segments: f64) -> Vec<Record> {
+fn rate(clients: f64, segments: f64) -> Vec<Row> {
     scaled_reps(
         &[0.99, 1.0, 1.0, 1.01],
         "epoll",

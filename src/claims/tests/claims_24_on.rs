@@ -11,18 +11,18 @@ const FOUR_TIGHT: [f64; 4] = [0.99, 0.995, 1.005, 1.01];
 const SCATTERED: [f64; 4] = [0.7, 0.9, 1.1, 1.4];
 
 /// Repetitions of `model` at `step` scaled by `scales`, with `values`.
-fn at(scales: &[f64], model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Record> {
+fn at(scales: &[f64], model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Row> {
     scaled_reps(scales, model, step, values)
 }
 
-fn judged(number: usize, rows: &[Record]) -> Claim {
+fn judged(number: usize, rows: &[Row]) -> Claim {
     let c = judge(number, rows, MachineLimits::default());
     assert!(!c.why.is_empty(), "claim {number} says why");
     c
 }
 
 /// Claim 24's rows: each model's requests answered at its one step, four repetitions.
-fn answered(epoll: f64, threads: f64, select: f64) -> Vec<Record> {
+fn answered(epoll: f64, threads: f64, select: f64) -> Vec<Row> {
     [("epoll", epoll), ("threads", threads), ("select", select)]
         .iter()
         .flat_map(|&(m, v)| at(&FOUR, m, "c1000", &[(column::REQUESTS, v)]))
@@ -52,7 +52,7 @@ fn claim_24_epoll_answers_the_most_requests_then_threads_then_select() {
     assert_eq!(c.verdict, ClaimVerdict::NoDifference, "{}", c.why);
     // A repetition with no step passed counts 0 requests; a model with no row at all
     // is not measured.
-    let no_select: Vec<Record> = report
+    let no_select: Vec<Row> = report
         .iter()
         .filter(|r| r.model != "select")
         .cloned()
@@ -61,7 +61,7 @@ fn claim_24_epoll_answers_the_most_requests_then_threads_then_select() {
 }
 
 /// Claim 25's rows: epoll at `hosts` client hosts and `connections`, mean `mean`.
-fn hosts(scales: &[f64], hosts: f64, connections: f64, mean: f64) -> Vec<Record> {
+fn hosts(scales: &[f64], hosts: f64, connections: f64, mean: f64) -> Vec<Row> {
     at(
         scales,
         "epoll",
@@ -143,7 +143,7 @@ fn claim_25_the_time_rises_as_client_hosts_are_added() {
 }
 
 /// Claim 26's rows: epoll at `connections` answering `rps` requests per second.
-fn rate(scales: &[f64], connections: f64, rps: f64) -> Vec<Record> {
+fn rate(scales: &[f64], connections: f64, rps: f64) -> Vec<Row> {
     at(
         scales,
         "epoll",
@@ -207,7 +207,7 @@ fn claim_26_the_rate_drops_at_20000_connections() {
 }
 
 /// Claim 27's rows: five repetitions of threads at `threads` % of a core, epoll at 15 %.
-fn cpu(scales: &[f64], threads: f64) -> Vec<Record> {
+fn cpu(scales: &[f64], threads: f64) -> Vec<Row> {
     let mut rows = scaled_reps(
         scales,
         "threads",
@@ -259,7 +259,7 @@ fn claim_27_threads_pin_their_core() {
 }
 
 /// Claim 28's rows: five repetitions each of threads and epoll at their CPU per request.
-fn per_request(threads: f64, epoll: f64) -> Vec<Record> {
+fn per_request(threads: f64, epoll: f64) -> Vec<Row> {
     let mut rows = Vec::new();
     for (m, v, switches) in [("threads", threads, 2.0), ("epoll", epoll, 0.1)] {
         rows.extend(reps5(
@@ -297,7 +297,7 @@ fn claim_28_epoll_saves_cpu_time_per_request() {
         judged(28, &per_request(5.0, 5.0)).verdict,
         ClaimVerdict::NoDifference
     );
-    let threads_only: Vec<Record> = per_request(18.1, 2.6)
+    let threads_only: Vec<Row> = per_request(18.1, 2.6)
         .into_iter()
         .filter(|r| r.model == "threads")
         .collect();
@@ -308,7 +308,7 @@ fn claim_28_epoll_saves_cpu_time_per_request() {
 }
 
 /// Claim 29's rows: epoll at `clients` with the spread `cv` of its requests per second.
-fn spread_at(scales: &[f64], clients: f64, cv: f64) -> Vec<Record> {
+fn spread_at(scales: &[f64], clients: f64, cv: f64) -> Vec<Row> {
     at(
         scales,
         "epoll",
@@ -368,7 +368,7 @@ fn claim_29_the_variability_of_the_io_rises_with_the_clients() {
 
 /// Claims 30's and 31's rows: five repetitions of epoll with 2 500 clients at `delay`
 /// ms, answering `rps` requests per second at a mean of `mean` µs.
-fn delay(delay: f64, rps: f64, mean: f64) -> Vec<Record> {
+fn delay(delay: f64, rps: f64, mean: f64) -> Vec<Row> {
     reps5(
         "epoll",
         &format!("d{delay}"),

@@ -6,14 +6,11 @@ mod claims_1_to_9;
 mod claims_22_on;
 mod claims_24_on;
 
-use std::collections::BTreeMap;
-
 use super::*;
 
 /// A row of `model` at `step`, repetition `rep`, with the given numeric columns.
-fn row(model: &str, step: &str, rep: u32, status: Status, values: &[(&str, f64)]) -> Record {
-    let numbers: BTreeMap<String, f64> = values.iter().map(|(c, v)| (c.to_string(), *v)).collect();
-    Record {
+fn row(model: &str, step: &str, rep: u32, status: Status, values: &[(&str, f64)]) -> Row {
+    let row = Row {
         model: model.into(),
         step: step.into(),
         repetition: rep,
@@ -24,25 +21,22 @@ fn row(model: &str, step: &str, rep: u32, status: Status, values: &[(&str, f64)]
             _ => String::new(),
         },
         bytes_match: Some(true),
-        raw: numbers
-            .iter()
-            .map(|(c, v)| (c.clone(), v.to_string()))
-            .collect(),
-        numbers,
-    }
+        ..Row::default()
+    };
+    values.iter().fold(row, |row, (c, v)| row.with(c, *v))
 }
 
 /// Three ok repetitions of `model` at `step` with `values`, each scaled by 0.9, 1, 1.1.
-fn reps(model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Record> {
+fn reps(model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Row> {
     scaled_reps(&[0.9, 1.0, 1.1], model, step, values)
 }
 
 /// Five ok repetitions (0.9 to 1.1): enough for a comparison to be significant.
-fn reps5(model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Record> {
+fn reps5(model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Row> {
     scaled_reps(&[0.9, 0.95, 1.0, 1.05, 1.1], model, step, values)
 }
 
-fn scaled_reps(scales: &[f64], model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Record> {
+fn scaled_reps(scales: &[f64], model: &str, step: &str, values: &[(&str, f64)]) -> Vec<Row> {
     scales
         .iter()
         .enumerate()
@@ -63,36 +57,35 @@ fn scaled_reps(scales: &[f64], model: &str, step: &str, values: &[(&str, f64)]) 
 }
 
 /// The same rows with repetition `rep` of `model` marked generator-bound.
-fn bound(mut rows: Vec<Record>, model: &str, rep: u32) -> Vec<Record> {
+fn bound(mut rows: Vec<Row>, model: &str, rep: u32) -> Vec<Row> {
     for r in rows
         .iter_mut()
         .filter(|r| r.model == model && r.repetition == rep)
     {
-        r.raw
-            .insert(column::GENERATOR_BOUND.to_string(), "true".to_string());
+        r.generator_bound = Some(true);
     }
     rows
 }
 
-fn verdict(number: usize, rows: &[Record]) -> ClaimVerdict {
+fn verdict(number: usize, rows: &[Row]) -> ClaimVerdict {
     verdict_with(number, rows, MachineLimits::default())
 }
 
 /// The verdict of claim `number`'s rule alone (a demonstration's or an untestable
 /// claim's rule still decides what its numbers say).
-fn rule(number: usize, rows: &[Record]) -> ClaimVerdict {
+fn rule(number: usize, rows: &[Row]) -> ClaimVerdict {
     let claim = by_rule(number, rows, MachineLimits::default());
     assert!(!claim.why.is_empty(), "claim {number} says why");
     claim.verdict
 }
 
-fn verdict_with(number: usize, rows: &[Record], limits: MachineLimits) -> ClaimVerdict {
+fn verdict_with(number: usize, rows: &[Row], limits: MachineLimits) -> ClaimVerdict {
     let claim = judge(number, rows, limits);
     assert!(!claim.why.is_empty(), "claim {number} says why");
     claim.verdict
 }
 
-fn held(model: &str, c: f64) -> Vec<Record> {
+fn held(model: &str, c: f64) -> Vec<Row> {
     reps(
         model,
         &format!("c{c}"),
@@ -100,7 +93,7 @@ fn held(model: &str, c: f64) -> Vec<Record> {
     )
 }
 
-fn failed(model: &str, c: f64) -> Record {
+fn failed(model: &str, c: f64) -> Row {
     row(
         model,
         &format!("c{c}"),

@@ -14,7 +14,7 @@ use crate::results::column;
 use crate::results::files::{
     flame_path, folded_path, PROFILED_LOAD, PROFILED_SERVER, PROFILE_NOTES,
 };
-use crate::results::reader::{Record, Results, Status};
+use crate::results::reader::{Results, Row, Status};
 use layers::Layer;
 
 /// How far the profiled repetition's CPU per request may sit outside the measured
@@ -127,7 +127,7 @@ fn missing(results: &Results) -> Vec<String> {
 }
 
 /// The measured repetitions of `record`'s model and step with a CPU per request.
-fn measured(results: &Results, record: &Record) -> Vec<f64> {
+fn measured(results: &Results, record: &Row) -> Vec<f64> {
     results
         .rows
         .iter()
@@ -190,7 +190,7 @@ fn overhead(profiled: f64, measured: &[f64]) -> f64 {
 /// The server's CPU per request of a profiled repetition split by layer: each layer's
 /// share of the samples times the repetition's CPU per request (None when it has none:
 /// a repetition that failed). None without samples.
-pub fn by_layer(results: &Results, record: &Record) -> Option<[(Option<f64>, f64); 7]> {
+pub fn by_layer(results: &Results, record: &Row) -> Option<[(Option<f64>, f64); 7]> {
     let folded = folded_path(&record.step_dir(&results.dir), PROFILED_SERVER);
     let (shares, _) = layers::shares(&fs::read_to_string(folded).ok()?)?;
     let per_request = record
@@ -228,7 +228,7 @@ fn layer_table(results: &Results) -> Table {
 /// One differential flame graph: select against epoll at the heaviest step both were
 /// profiled at, else the first two models profiled at one step.
 fn difference(results: &Results) -> Option<Block> {
-    let with_samples: Vec<&Record> = results
+    let with_samples: Vec<&Row> = results
         .profiled
         .iter()
         .filter(|r| folded_path(&r.step_dir(&results.dir), PROFILED_SERVER).is_file())
@@ -252,7 +252,7 @@ fn difference(results: &Results) -> Option<Block> {
         })
     })?;
     let (before, after) = pair;
-    let folded = |r: &Record| folded_path(&r.step_dir(&results.dir), PROFILED_SERVER);
+    let folded = |r: &Row| folded_path(&r.step_dir(&results.dir), PROFILED_SERVER);
     let title = format!(
         "{} against {} at {}: red where {} spends more of its CPU",
         after.model, before.model, after.step, after.model
@@ -278,18 +278,13 @@ mod tests {
     #[test]
     fn a_failed_repetitions_layers_have_shares_and_no_time() {
         let dir = tempfile::tempdir().unwrap();
-        let record = |status: Status, cpu: Option<f64>| Record {
+        let record = |status: Status, cpu: Option<f64>| Row {
             model: "epoll".into(),
             step: "c10-s64".into(),
             repetition: 6,
             status,
-            failure_reason: String::new(),
-            bytes_match: None,
-            numbers: cpu
-                .map(|c| (column::SERVER_CPU_US_PER_REQUEST.to_string(), c))
-                .into_iter()
-                .collect(),
-            raw: Default::default(),
+            server_cpu_us_per_request: cpu,
+            ..Row::default()
         };
         let failed = record(Status::Failed, None);
         let step = failed.step_dir(dir.path());
