@@ -104,6 +104,39 @@ fn console_lines(stderr: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The title a page in `frame` gave its parent (the probe's answer), from the DOM that
+/// headless Chromium dumps of `frame` in a window of `size`.
+fn frame_title(chromium: &Path, frame: &Path, work: &Path, size: (u32, u32)) -> String {
+    fs::create_dir_all(work).unwrap();
+    let out = common::output_within(
+        Command::new(chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--hide-scrollbars",
+                "--allow-file-access-from-files",
+                "--virtual-time-budget=5000",
+                "--dump-dom",
+            ])
+            .arg(format!("--window-size={},{}", size.0, size.1))
+            .arg(format!(
+                "--user-data-dir={}",
+                work.join("profile").display()
+            ))
+            .arg(format!("file://{}", frame.display())),
+        CHROMIUM_LIMIT,
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    dom.split_once("<title>")
+        .and_then(|(_, rest)| rest.split_once("</title>"))
+        .map(|(t, _)| t.to_string())
+        .unwrap_or_else(|| panic!("no title in the dumped DOM: {dom:.300}"))
+}
+
 #[test]
 fn the_page_renders_in_headless_chromium() {
     let Some(chromium) = find_chromium() else {
@@ -211,36 +244,7 @@ fn the_page_fits_a_420_px_window() {
          height=\"900\" style=\"border:0\"></iframe>",
     )
     .unwrap();
-    let work = dir.join("browser");
-    fs::create_dir_all(&work).unwrap();
-    let out = common::output_within(
-        Command::new(&chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--hide-scrollbars",
-                "--window-size=800,900",
-                "--allow-file-access-from-files",
-                "--virtual-time-budget=5000",
-                "--dump-dom",
-            ])
-            .arg(format!(
-                "--user-data-dir={}",
-                work.join("profile").display()
-            ))
-            .arg(format!("file://{}", frame.display())),
-        CHROMIUM_LIMIT,
-    );
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let title = dom
-        .split_once("<title>")
-        .and_then(|(_, rest)| rest.split_once("</title>"))
-        .map(|(t, _)| t)
-        .unwrap_or_else(|| panic!("no title in the dumped DOM: {dom:.300}"));
+    let title = frame_title(&chromium, &frame, &dir.join("browser"), (800, 900));
     let numbers: Vec<u32> = title
         .split_whitespace()
         .filter_map(|kv| kv.split_once('=')?.1.parse().ok())
@@ -370,36 +374,7 @@ parent.document.title = 'shown=' + shown.length + ' inside=' + shown.filter(insi
          width=\"1280\" height=\"800\" style=\"border:0\"></iframe>",
     )
     .unwrap();
-    let work = dir.join("browser");
-    fs::create_dir_all(&work).unwrap();
-    let out = common::output_within(
-        Command::new(&chromium)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--hide-scrollbars",
-                "--window-size=1400,1100",
-                "--allow-file-access-from-files",
-                "--virtual-time-budget=5000",
-                "--dump-dom",
-            ])
-            .arg(format!(
-                "--user-data-dir={}",
-                work.join("profile").display()
-            ))
-            .arg(format!("file://{}", frame.display())),
-        CHROMIUM_LIMIT,
-    );
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let title = dom
-        .split_once("<title>")
-        .and_then(|(_, rest)| rest.split_once("</title>"))
-        .map(|(t, _)| t)
-        .unwrap_or_else(|| panic!("no title in the dumped DOM: {dom:.300}"));
+    let title = frame_title(&chromium, &frame, &dir.join("browser"), (1400, 1100));
     let value = |key: &str| -> String {
         title
             .split_whitespace()
