@@ -160,7 +160,12 @@ mod tests {
             .write(dir.path())
             .unwrap_err();
         assert!(e.to_string().contains("manifest.json"), "{e}");
-        assert!(!dir.path().join("manifest.json.tmp").exists());
+        // Nothing is left beside it: no temporary file, whatever its name.
+        let left: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["manifest.json"]);
     }
 
     #[test]
