@@ -98,10 +98,23 @@ fn compare(args: &CompareArgs) -> anyhow::Result<ExitCode> {
             )
         }
     };
+    // However spelled (a link, `..`), one directory is one run: compared with itself, as
+    // a whole or one model with itself, it can find no change and no gate could fire.
+    let same_dir = match (args.old.canonicalize(), new_dir.canonicalize()) {
+        (Ok(old), Ok(new)) => old == new,
+        _ => new_dir == args.old,
+    };
+    if same_dir && models.is_none_or(|(old, new)| old == new) {
+        bail!(
+            "OLD and NEW are the same run ({}): a run compared with itself has no change to \
+             find; give another run, or two of its models with --models OLD_MODEL,NEW_MODEL",
+            args.old.display()
+        );
+    }
     let old = reader::load(&args.old).context("OLD")?;
     // Two models of one directory: read once, not held twice.
     let read_new;
-    let new = if new_dir == args.old {
+    let new = if same_dir {
         &old
     } else {
         read_new = reader::load(&new_dir).context("NEW")?;

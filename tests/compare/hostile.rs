@@ -64,10 +64,11 @@ fn a_failed_repetitions_errors_count_and_a_failed_step_fails_every_gate() {
     );
     let out = compare(&[path(&old), path(&all), "--fail-if", "throughput < -5%"]);
     expect_code(&out, 1);
-    // The same NEW with every repetition ok passes both.
+    // The same NEW with every repetition ok (a run of its own) passes both.
+    let ok = plain(tmp.path(), "ok");
     let out = compare(&[
         path(&old),
-        path(&old),
+        path(&ok),
         "--fail-if",
         "errors > 0",
         "--fail-if",
@@ -98,7 +99,29 @@ fn a_relative_gate_from_zero_is_crossed_by_any_named_increase() {
         text(&out.stdout)
     );
     // From zero to zero is no change.
-    let out = compare(&[path(&old), path(&old), "--fail-if", "errors > +10%"]);
+    let again = plain(tmp.path(), "again");
+    let out = compare(&[path(&old), path(&again), "--fail-if", "errors > +10%"]);
+    expect_code(&out, 0);
+}
+
+#[test]
+fn a_run_compared_with_itself_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old = plain(tmp.path(), "old");
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&old, &link).unwrap();
+    let spelled = tmp.path().join("old").join("..").join("old");
+    // However spelled, one directory is one run: no gate can pass it against itself.
+    for new in [&old, &link, &spelled] {
+        let out = compare(&[path(&old), path(new), "--fail-if", "p99 > +10%"]);
+        fails_saying(&out, "OLD and NEW are the same run");
+    }
+    // One model against itself is the same run too.
+    let out = compare(&[path(&old), "--models", "epoll,epoll"]);
+    fails_saying(&out, "OLD and NEW are the same run");
+    // Two identical runs in two directories are two runs: compared, no change.
+    let again = plain(tmp.path(), "again");
+    let out = compare(&[path(&old), path(&again), "--fail-if", "p99 > +10%"]);
     expect_code(&out, 0);
 }
 
@@ -106,17 +129,18 @@ fn a_relative_gate_from_zero_is_crossed_by_any_named_increase() {
 fn percentages_that_are_not_finite_are_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let old = plain(tmp.path(), "old");
+    let again = plain(tmp.path(), "again");
     for limit in [
         "p99 > +NaN%",
         "p99 > +inf%",
         "p99 > +1e400%",
         "throughput < -inf%",
     ] {
-        let out = compare(&[path(&old), path(&old), "--fail-if", limit]);
+        let out = compare(&[path(&old), path(&again), "--fail-if", limit]);
         fails_saying(&out, "is not a finite change in percent");
     }
     // A number with an exponent is a number.
-    let out = compare(&[path(&old), path(&old), "--fail-if", "throughput < 1e9"]);
+    let out = compare(&[path(&old), path(&again), "--fail-if", "throughput < 1e9"]);
     expect_code(&out, 1);
 }
 
@@ -143,8 +167,8 @@ fn the_gates_answer_comes_before_a_page_that_cannot_be_written() {
         .unwrap();
     let cannot = stderr.find("cannot create").unwrap();
     assert!(crossed < cannot, "{stderr}");
-    // Not crossed: the page not written is the only failure, exit 2.
-    let out = compare(&[path(&old), path(&old), "--out", path(&unwritable)]);
+    // No threshold to cross: the page not written is the only failure, exit 2.
+    let out = compare(&[path(&old), path(&new), "--out", path(&unwritable)]);
     fails_saying(&out, "cannot create");
 }
 
@@ -218,8 +242,10 @@ fn a_latency_log_that_cannot_be_read_is_named_and_left_out() {
     let scenario = tiny_scenario(tmp.path(), "models = [\"epoll\"]\nrepetitions = 4", "");
     let run = tmp.path().join("run");
     common::run_scenario_ok(&scenario, &run, QUIET_NO_REPORT);
-    // The run as written: no latency log is said to be unreadable.
-    let (doc, out) = json(&[path(&run), path(&run), "--models", "epoll,epoll"]);
+    // The run as written (beside a copy of itself): no latency log is said to be unreadable.
+    let twin = tmp.path().join("twin");
+    common::copy_dir(&run, &twin);
+    let (doc, out) = json(&[path(&run), path(&twin)]);
     expect_code(&out, 0);
     let said = |doc: &serde_json::Value| -> Vec<String> {
         doc["warnings"]
@@ -285,6 +311,7 @@ fn a_latency_log_that_cannot_be_read_is_named_and_left_out() {
 fn planted_links_are_replaced_never_written_through() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = plain(tmp.path(), "planted");
+    let other = plain(tmp.path(), "other");
     let outside = tmp.path().join("outside.txt");
     fs::write(&outside, "not echolab's").unwrap();
     for name in ["report.html", "report.md", ".report.html.tmp"] {
@@ -299,7 +326,7 @@ fn planted_links_are_replaced_never_written_through() {
     let out_dir = tmp.path().join("page");
     fs::create_dir(&out_dir).unwrap();
     std::os::unix::fs::symlink(&outside, out_dir.join("compare.html")).unwrap();
-    let out = compare(&[path(&dir), path(&dir), "--out", path(&out_dir)]);
+    let out = compare(&[path(&dir), path(&other), "--out", path(&out_dir)]);
     expect_code(&out, 0);
     assert_eq!(fs::read_to_string(&outside).unwrap(), "not echolab's");
     for written in [dir.join("report.html"), out_dir.join("compare.html")] {
