@@ -93,26 +93,27 @@ pub struct Measure {
 }
 
 impl Measure {
-    fn of(results: &Results, rows: &[&Row], figure: &ComparedFigure) -> Measure {
+    fn of(results: &Results, rows: &[&Row], compared: &ComparedFigure) -> Measure {
         let ok: Vec<&Row> = rows
             .iter()
             .copied()
             .filter(|r| r.status == Status::Ok)
-            .filter(|r| r.num(figure.figure.column).is_some_and(f64::is_finite))
+            .filter(|r| r.num(compared.figure.column).is_some_and(f64::is_finite))
             .collect();
         let samples: Vec<f64> = ok
             .iter()
-            .filter_map(|r| r.num(figure.figure.column))
+            .filter_map(|r| r.num(compared.figure.column))
             .collect();
-        let value = if figure.total {
+        let value = if compared.total {
             // Every repetition's: the errors of one that failed are errors all the same.
             let all: Vec<f64> = rows
                 .iter()
-                .filter_map(|r| r.num(figure.figure.column))
+                .filter_map(|r| r.num(compared.figure.column))
                 .collect();
             (!all.is_empty()).then(|| all.iter().sum())
         } else {
-            latency::merged(results, &ok, figure.figure.column).or_else(|| stats::median(&samples))
+            latency::merged(results, &ok, compared.figure.column)
+                .or_else(|| stats::median(&samples))
         };
         Measure {
             value,
@@ -329,12 +330,12 @@ fn step_change(
 ) -> StepChange {
     let changes: Vec<Change> = figures
         .iter()
-        .map(|figure| {
-            let old_m = Measure::of(old, &a.rows, figure);
-            let new_m = Measure::of(new, &b.rows, figure);
+        .map(|compared| {
+            let old_m = Measure::of(old, &a.rows, compared);
+            let new_m = Measure::of(new, &b.rows, compared);
             let fixed_by_load =
-                verdict::fixed_by_load(figure.figure.column, &a.rows).filter(|&rate| {
-                    verdict::fixed_by_load(figure.figure.column, &b.rows) == Some(rate)
+                verdict::fixed_by_load(compared.figure.column, &a.rows).filter(|&rate| {
+                    verdict::fixed_by_load(compared.figure.column, &b.rows) == Some(rate)
                 });
             let significant = match (old_m.value, new_m.value) {
                 _ if fixed_by_load.is_some() => false,
@@ -342,12 +343,12 @@ fn step_change(
                     [x, y],
                     [&old_m.samples, &new_m.samples],
                     [&old_m.flagged, &new_m.flagged],
-                    figure.figure.higher_is_better,
+                    compared.figure.higher_is_better,
                     // No change smaller than the figure's measurement step is named.
                     a.rows
                         .iter()
                         .chain(&b.rows)
-                        .map(|r| figure.figure.resolution.step(r))
+                        .map(|r| compared.figure.resolution.step(r))
                         .fold(0.0, f64::max),
                 ),
                 _ => false,

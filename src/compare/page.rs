@@ -22,13 +22,13 @@ pub fn charts_section(changes: &Changes) -> Section {
         .map(|(i, s)| format!("{}: {}", i + 1, s.label()))
         .collect();
     let mut blocks = Vec::new();
-    for (f, figure) in changes.figures.iter().enumerate() {
+    for (f, compared) in changes.figures.iter().enumerate() {
         let spec = XySpec {
-            title: figure.figure.name.to_string(),
+            title: compared.figure.name.to_string(),
             x_desc: "matched step (numbered as in the caption)".into(),
-            y_desc: match figure.unit() {
-                "" => figure.short.clone(),
-                unit => format!("{} ({unit})", figure.short),
+            y_desc: match compared.unit() {
+                "" => compared.short.clone(),
+                unit => format!("{} ({unit})", compared.short),
             },
             series: vec![
                 series(changes, f, "OLD", OLD_COLOR, false),
@@ -48,19 +48,19 @@ pub fn charts_section(changes: &Changes) -> Section {
             Err(e) => {
                 blocks.push(Block::Paragraph(format!(
                     "{}: the chart could not be drawn: {e:#}",
-                    figure.figure.name
+                    compared.figure.name
                 )));
                 continue;
             }
         };
         blocks.push(Block::Chart(Chart {
-            file: format!("compare-{}", figure.short),
-            title: figure.figure.name.to_string(),
+            file: format!("compare-{}", compared.short),
+            title: compared.figure.name.to_string(),
             svg,
             caption: format!(
                 "{}: OLD (grey, dashed) and NEW (blue) at each matched step, the bars \
                  spanning the repetitions. Steps: {}.",
-                figure.figure.name,
+                compared.figure.name,
                 steps.join("; ")
             ),
         }));
