@@ -1,6 +1,6 @@
 //! The claims of report 002 (002_87dc33d9ed75de88.txt), each as claim N of [`super::CLAIMS`].
 
-use super::Kind::Test;
+use super::Kind::{Demonstration, Test};
 use super::Source;
 
 pub const CLAIM_1: Source = Source {
@@ -23,7 +23,7 @@ pub const CLAIM_1: Source = Source {
             s so the count is of connections open at once; one machine on loopback \
             (002 used a server and two client PCs).",
     judged_from: None,
-    kind: Test,
+    kind: Demonstration("the setup fixes the outcome: echolab's select server closes every connection whose fd is FD_SETSIZE (1 024) or more, since an fd_set has 1 024 bits, so it holds 900 and 1 000 connections and fails at 1 100 and 2 000 by construction whatever the machine; the run shows the limit the report hit (and epoll holding the same steps), it does not test it"),
 };
 
 pub const CLAIM_2: Source = Source {

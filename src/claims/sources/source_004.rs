@@ -95,7 +95,7 @@ pub const CLAIM_18: Source = Source {
             delays either side of 004's threshold, not 004's seven; 2 s after a 1 s \
             warm-up, not 60 requests a client; 64-byte messages.",
     judged_from: None,
-    kind: Test,
+    kind: Demonstration("the setup fixes the outcome: the link's rate, 9 Mbit/s (about 5 700 requests a second), was chosen so that 1 250 clients ask for less than it at a 250 ms pause (about 5 000 requests a second) and nearly twice it at 125 ms (about 10 000): at 125 ms tbf's queue overflows and drops segments, which TCP resends, and at 250 ms it does not, so more retransmissions at 125 ms follow from the choice of rate; the run shows how many"),
 };
 
 pub const CLAIM_19: Source = Source {
@@ -207,7 +207,7 @@ pub const CLAIM_29: Source = Source {
             processes (20 000 fds a process here). In classic this claim is judged from \
             claim-6's rows (the same load).",
     judged_from: Some(6),
-    kind: Test,
+    kind: Demonstration("the setup fixes the outcome: at 2 500 clients a 1000 ms pause offers about 2 500 requests a second, a small part of what one core answers here, so the requests answered each second follow the clients' pacing and their spread is near zero (sd/mean about 0.01), while 20 000 clients ask for about 20 000 a second, more than one core answers here (about 11 000), so the server saturates and its rate can only vary more; the run shows by how much"),
 };
 
 pub const CLAIM_30: Source = Source {
@@ -263,7 +263,7 @@ pub const CLAIM_31: Source = Source {
             for 004's two hosts. In classic this claim is judged from claim-8's rows \
             (the same load).",
     judged_from: Some(8),
-    kind: Test,
+    kind: Demonstration("the setup fixes the outcome: in a closed loop each of 2 500 clients waits its response time and then the pause, so a server answering R requests a second at a 1 ms pause gives a mean of 2 500 / R - 1 ms; to be no slower than at 1000 ms (about 3 ms here) it would have to answer about 650 000 requests a second on one core, many times what any model answers on one core here (the rates are listed)"),
 };
 
 pub const CLAIM_32: Source = Source {
@@ -297,5 +297,5 @@ pub const CLAIM_32: Source = Source {
             requests; 64-byte messages. In classic this claim is judged from \
             claim-18's rows (the same load).",
     judged_from: Some(18),
-    kind: Test,
+    kind: Demonstration("the setup fixes the outcome: on claim 18's 9 Mbit/s link (about 5 700 requests a second) 1 250 clients at a 250 ms pause ask for about 5 000 requests a second and 2 500 for about 10 000, so the larger count overflows tbf's queue (whose drops TCP resends) and the smaller does not, by the choice of the link's rate; the run shows how many"),
 };

@@ -6,20 +6,17 @@ use super::*;
 fn claim_1_select_and_fd_setsize() {
     let mut rows = [held("select", 900.0), held("select", 1000.0)].concat();
     rows.push(failed("select", 1100.0));
-    assert_eq!(verdict(1, &rows), ClaimVerdict::Confirmed);
-    let c = judge(1, &rows, MachineLimits::default());
+    assert_eq!(rule(1, &rows), ClaimVerdict::Confirmed);
+    let c = by_rule(1, &rows, MachineLimits::default());
     assert_eq!(c.why, "select held 1,000 connections and failed at 1,100");
     assert!(c.numbers[0].contains("held in 3 of 3"), "{:?}", c.numbers);
     // A control that failed at the same step makes the machine the suspect.
     let mut with_control = rows.clone();
     with_control.push(failed("epoll", 1100.0));
-    assert_eq!(verdict(1, &with_control), ClaimVerdict::Inconclusive);
+    assert_eq!(rule(1, &with_control), ClaimVerdict::Inconclusive);
     let served = [held("select", 900.0), held("select", 2000.0)].concat();
-    assert_eq!(verdict(1, &served), ClaimVerdict::Refuted);
-    assert_eq!(
-        verdict(1, &held("select", 900.0)),
-        ClaimVerdict::Inconclusive
-    );
+    assert_eq!(rule(1, &served), ClaimVerdict::Refuted);
+    assert_eq!(rule(1, &held("select", 900.0)), ClaimVerdict::Inconclusive);
 }
 
 #[test]
@@ -442,14 +439,14 @@ fn claim_9_the_ranking_by_connections_held() {
         ]
         .concat()
     };
-    let c = judge(
+    let c = by_rule(
         9,
         &ranked(19_000.0, 5000.0, 1000.0, 4),
         MachineLimits::default(),
     );
     assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
     // This machine: select stops at 1 024 descriptors, threads and epoll at 19 000.
-    let c = judge(
+    let c = by_rule(
         9,
         &ranked(19_000.0, 1000.0, 19_000.0, 4),
         MachineLimits::default(),
@@ -468,7 +465,7 @@ fn claim_9_the_ranking_by_connections_held() {
         c.numbers[3],
         "select failed at 5,000 connections: server refused 86 connections"
     );
-    let c = judge(
+    let c = by_rule(
         9,
         &ranked(19_000.0, 5000.0, 5000.0, 4),
         MachineLimits::default(),
@@ -481,7 +478,7 @@ fn claim_9_the_ranking_by_connections_held() {
         c.why
     );
     // Two repetitions can never reach p < 0.05.
-    let c = judge(
+    let c = by_rule(
         9,
         &ranked(19_000.0, 5000.0, 1000.0, 2),
         MachineLimits::default(),

@@ -19,7 +19,7 @@ fn claim_32_more_clients_more_retransmissions_at_the_longest_pause() {
         (5000.0, 250.0, 40.0),
         (5000.0, 125.0, 50.0),
     ]);
-    let c = judge(n, &rows, MachineLimits::default());
+    let c = by_rule(n, &rows, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
     assert_eq!(
         c.numbers[4],
@@ -27,13 +27,13 @@ fn claim_32_more_clients_more_retransmissions_at_the_longest_pause() {
          segments per 1 000 requests): x40.00 (34.55–46.32), p = 0.012, n = 5"
     );
     let fewer = retransmissions(&[(2500.0, 250.0, 40.0), (5000.0, 250.0, 1.0)]);
-    assert_eq!(verdict(n, &fewer), ClaimVerdict::Refuted);
+    assert_eq!(rule(n, &fewer), ClaimVerdict::Refuted);
     // As many with twice the clients: no difference, never a confirmation.
     let same = retransmissions(&[(2500.0, 250.0, 5.0), (5000.0, 250.0, 5.0)]);
-    assert_eq!(verdict(n, &same), ClaimVerdict::NoDifference);
+    assert_eq!(rule(n, &same), ClaimVerdict::NoDifference);
     // One client count at the longest pause: nothing to compare, and it says so.
     let one = retransmissions(&[(2500.0, 250.0, 1.0), (5000.0, 125.0, 40.0)]);
-    let c = judge(n, &one, MachineLimits::default());
+    let c = by_rule(n, &one, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::Inconclusive);
     assert_eq!(
         c.why,

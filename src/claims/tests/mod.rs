@@ -152,6 +152,42 @@ fn spreads_and_tests() {
     assert_eq!(sections[1].heading, "Claim 3: not run");
 }
 
+/// The claims whose setup fixes their outcome: each judged "demonstration, not a
+/// test", its reason first and then what its rule made of the run.
+const DEMONSTRATIONS: [usize; 9] = [1, 7, 9, 17, 18, 29, 30, 31, 32];
+
+#[test]
+fn a_demonstration_is_labelled_with_its_reason_whatever_its_rows_show() {
+    for (i, c) in CLAIMS.iter().enumerate() {
+        let n = i + 1;
+        let declared = matches!(c.kind, Kind::Demonstration(_));
+        assert_eq!(declared, DEMONSTRATIONS.contains(&n), "claim {n}");
+    }
+    // Rows its rule confirms and rows it refutes: the label and the reason either way.
+    for n in DEMONSTRATIONS {
+        let Kind::Demonstration(reason) = CLAIMS[n - 1].kind else {
+            unreachable!()
+        };
+        assert!(reason.starts_with("the setup fixes the outcome: "), "{n}");
+        let rows = [held("select", 900.0), held("select", 2000.0)].concat();
+        let c = judge(n, &rows, MachineLimits::default());
+        assert_eq!(c.verdict, ClaimVerdict::Demonstration, "claim {n}");
+        assert!(
+            c.why
+                .starts_with(&format!("{reason}; what the run showed: ")),
+            "{}",
+            c.why
+        );
+    }
+    let refuted = [held("select", 900.0), held("select", 2000.0)].concat();
+    assert_eq!(rule(1, &refuted), ClaimVerdict::Refuted);
+    let c = judge(1, &refuted, MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Demonstration);
+    assert!(c
+        .why
+        .ends_with("select held 2,000 connections, above FD_SETSIZE"));
+}
+
 /// Where the five sources are: `ECHOLAB_SEEDS`, else shared/seeds beside the checkout.
 /// None when that folder is absent, after a visible SKIPPED line; under CI (which has
 /// the sources beside its checkout) an absent folder fails instead (`sys::skip_test`).
