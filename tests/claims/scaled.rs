@@ -16,7 +16,7 @@ fn run_list_names_every_claim_and_classic() {
         assert!(names.contains(&format!("claim-{n}").as_str()), "{list}");
     }
     assert!(!names.contains(&"claim-33"), "{list}");
-    assert!(list.contains("classic            19 parts"), "{list}");
+    assert!(list.contains("classic            20 parts"), "{list}");
 }
 
 /// Claim 1 scaled down: select at 900 and 1100 connections, two repetitions.

@@ -101,15 +101,24 @@ pub const CLAIM_14: Source = Source {
     test: "select, epoll with one worker and epoll-2w (two worker threads, each with \
             its own epoll queue: this machine has 2 cores) with 256 connections opened \
             at 50 per second, each sending 13 bytes and pausing 0.1 ms after each \
-            echo, for 10 s, 5 repetitions. Throughput and the mean response time are \
+            echo, for 10 s, 5 repetitions; each read costs the server 200 µs of CPU \
+            (work_us), so the server, not the load, needs the cores: the claim's \
+            condition, epoll's reads scaled out over workers that each have a core. \
+            Throughput and the mean response time are \
             compared over the repetitions (Mann-Whitney U, p < 0.05): confirmed when \
             epoll-2w has both the higher throughput and the lower mean than select, \
             refuted when select is significantly better on either, \"no difference\" \
             otherwise; the second worker's gain (epoll-2w against epoll) is listed \
             beside it. A repetition fails above 10 % errors (a busy machine times a \
             few requests out).",
-    differs: "Rust servers; the load generator shares the two cores with the server \
-            (001 used other machines), so two workers compete with it.",
+    differs: "Rust servers spending 200 µs of CPU on each read, which 001's echo \
+            servers did not (a choice, for the condition: on two cores shared with the \
+            load generator an echo costs the server about what it costs the load, so a \
+            second worker would compete with the load for its core; with the work the \
+            load needs a few per cent of a core, and the second worker has most of \
+            the second), so the rates are a CPU-bound server's, not 001's case 3 \
+            packets; the load generator on the same machine (001 used other \
+            machines).",
     judged_from: None,
     kind: Test,
 };
