@@ -237,6 +237,40 @@ fn claim_6_doubling_the_clients() {
         (2000.0, 110.0, 4e4),
     ]);
     assert_eq!(verdict(6, &flat), ClaimVerdict::Refuted);
+    // Both held back by the server (it answered 10 000 of the 50 000 requests/s 500
+    // clients ask at 10 ms): its capacity, 40 000, meets clients / pause at 400 clients.
+    let c = judge(6, &doubling, MachineLimits::default());
+    assert!(
+        c.why.starts_with(
+            "as a mechanism: confirmed (at 10 ms predicted 500→1,000 clients from capacity \
+             40,000, measured 500→1,000 clients); as a number: confirmed: of 2 doublings"
+        ),
+        "{}",
+        c.why
+    );
+    // A server that answers all its clients ask: no rise predicted. The mean staying is
+    // the mechanism confirmed and the report's number refuted; the mean doubling
+    // regardless is the mechanism refuted.
+    let kept_up = |means: [f64; 3]| {
+        doublings(&[
+            (500.0, means[0], 5e4),
+            (1000.0, means[1], 1e5),
+            (2000.0, means[2], 2e5),
+        ])
+    };
+    let c = judge(6, &kept_up([100.0, 105.0, 110.0]), MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert!(
+        c.why.contains(
+            "predicted no rise from capacity 200,000, measured no rise); as a number: refuted"
+        ),
+        "{}",
+        c.why
+    );
+    assert_eq!(
+        verdict(6, &kept_up([100.0, 200.0, 400.0])),
+        ClaimVerdict::Refuted
+    );
     // Three repetitions can never be significant: a doubling is undecided, with p and n.
     let three: Vec<Row> = [(500.0, 100.0), (1000.0, 200.0)]
         .iter()
@@ -350,14 +384,25 @@ fn claim_7_message_sizes() {
     assert_eq!(c.verdict.name(), "demonstration, not a test");
 }
 
+/// 2 500 clients at each (pause in ms, mean response time in µs), five repetitions, each
+/// answering the requests a closed loop does: 2 500 / (pause + mean) a second.
 fn by_delay(points: &[(f64, f64)]) -> Vec<Row> {
+    const CLIENTS: f64 = 2500.0;
     points
         .iter()
         .flat_map(|&(d, mean)| {
             reps5(
                 "epoll",
                 &format!("d{d}ms"),
-                &[(column::DELAY_MS, d), (column::MEAN_US, mean)],
+                &[
+                    (column::CONNECTIONS, CLIENTS),
+                    (column::DELAY_MS, d),
+                    (column::MEAN_US, mean),
+                    (
+                        column::THROUGHPUT_RPS,
+                        CLIENTS / ((d + mean / 1000.0) / 1000.0),
+                    ),
+                ],
             )
         })
         .collect()
@@ -378,6 +423,35 @@ fn claim_8_the_knee_over_the_delay_sweep() {
     let c = judge(8, &report, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
     assert!(c.why.contains("is 250 → 125 ms: x10.00"), "{}", c.why);
+    // Its most requests/s, 8 929 at 250 ms, and 30 ms unloaded put the knee there too.
+    assert!(
+        c.why.starts_with(
+            "as a mechanism: confirmed (predicted 250 → 125 ms from capacity 8,929, \
+             measured 250 → 125 ms); as a number: confirmed: "
+        ),
+        "{}",
+        c.why
+    );
+    // A machine like this one: a knee where its own capacity puts it, not at 125 ms.
+    let here = by_delay(&[
+        (1000.0, 2000.0),
+        (500.0, 1500.0),
+        (250.0, 1200.0),
+        (125.0, 1300.0),
+        (50.0, 1600.0),
+        (10.0, 20_000.0),
+        (1.0, 29_000.0),
+    ]);
+    let c = judge(8, &here, MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert!(
+        c.why
+            .starts_with("as a mechanism: confirmed (predicted 50 → 10 ms from capacity ")
+            && c.why
+                .contains("; as a number: refuted: the first significant climb"),
+        "{}",
+        c.why
+    );
     // A knee at 10-20 ms, as echolab's request-frequency data put it: refuted, located.
     let late = by_delay(&[
         (1000.0, 100.0),
@@ -390,8 +464,16 @@ fn claim_8_the_knee_over_the_delay_sweep() {
     let c = judge(8, &late, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::Refuted, "{}", c.why);
     assert!(c.why.contains("is 50 → 10 ms"), "{}", c.why);
+    assert!(c.why.contains("predicted 10 → 1 ms"), "{}", c.why);
+    // Never saturated: no knee predicted and none found, against the report's number.
     let flat = by_delay(&[(1000.0, 100.0), (125.0, 110.0), (1.0, 130.0)]);
-    assert_eq!(verdict(8, &flat), ClaimVerdict::Refuted);
+    let c = judge(8, &flat, MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert!(
+        c.why.contains("as a number: refuted: no knee: not even x2"),
+        "{}",
+        c.why
+    );
     // Three repetitions cannot locate anything.
     let three: Vec<Row> = [(250.0, 100.0), (125.0, 1000.0)]
         .iter()
