@@ -463,13 +463,87 @@ pub(super) fn claim_23(rows: &[Row]) -> Judged {
             numbers,
         );
     }
-    let upper = Side::new(format!("{} clients", fmt_count(top)), at(top));
-    let lower = Side::new(format!("{} clients", fmt_count(from)), at(from));
+    let side = |c: f64| Side::new(format!("{} clients", fmt_count(c)), at(c));
+    let (upper, lower) = (side(top), side(from));
     let (outcome, line) = contest(&upper, &lower, RATE);
     numbers.push(line.clone());
     numbers.push("the report: about 15 000 packets/s from 5 000 clients on".into());
+    let (number, as_number) = no_growth(
+        &upper,
+        &lower,
+        "packet rate",
+        "clients",
+        outcome,
+        line.clone(),
+    );
+    // The mechanism: the rate grows with the clients until clients / pause meets the
+    // server's capacity, and levels from there.
+    let delay = values_of(
+        rows.iter().filter(|r| r.model == model && ran(r)),
+        column::DELAY_MS,
+    )
+    .first()
+    .copied()
+    .unwrap_or(0.0);
+    let (verdict, mechanism) = match super::knee::saturation(rows, &model, delay) {
+        None => (
+            ClaimVerdict::Inconclusive,
+            "no throughput or pause recorded to find the server's capacity".to_string(),
+        ),
+        Some(sat) => {
+            numbers.push(sat.line.clone());
+            let capacity = fmt_count(sat.capacity);
+            match sat.knee_clients {
+                None => {
+                    let (v, why) = match outcome {
+                        Outcome::Holds => (ClaimVerdict::Confirmed, "it grew"),
+                        Outcome::Opposite => (ClaimVerdict::Refuted, "it fell"),
+                        Outcome::NoDifference if level_shown(&upper, &lower) => {
+                            (ClaimVerdict::Refuted, "it levelled")
+                        }
+                        Outcome::NoDifference => (ClaimVerdict::NoDifference, "neither shown"),
+                        Outcome::TooFew | Outcome::Missing => {
+                            (ClaimVerdict::Inconclusive, "not decided")
+                        }
+                    };
+                    (
+                        v,
+                        format!(
+                            "the server kept up with every step (capacity at least \
+                             {capacity}), so the rate should grow to the top: {why}, {line}"
+                        ),
+                    )
+                }
+                Some(k) => match clients.iter().copied().find(|&c| c >= k) {
+                    Some(first) if first < top => {
+                        let (lower, upper) = (side(first), side(top));
+                        let (o, l) = contest(&upper, &lower, RATE);
+                        let (v, why) = no_growth(&upper, &lower, "packet rate", "clients", o, l);
+                        let level =
+                            format!("from {} clients, past {}", fmt_count(first), fmt_count(k));
+                        (
+                            v,
+                            format!("a level predicted {level} (capacity {capacity}): {why}"),
+                        )
+                    }
+                    _ => (
+                        ClaimVerdict::Inconclusive,
+                        format!(
+                            "a level predicted from {} clients (capacity {capacity}), but no \
+                             two steps lie past it to show one",
+                            fmt_count(k)
+                        ),
+                    ),
+                },
+            }
+        }
+    };
     numbers.extend(host_scope(rows));
-    let (verdict, why) = no_growth(&upper, &lower, "packet rate", "clients", outcome, line);
+    let why = format!(
+        "as a mechanism: {} ({mechanism}); as a number: {}: {as_number}",
+        verdict.name(),
+        number.name()
+    );
     (verdict, why, numbers)
 }
 

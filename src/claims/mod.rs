@@ -11,6 +11,7 @@ mod capacity;
 mod claim_charts;
 mod compared;
 mod contest;
+mod knee;
 mod observations;
 mod sources;
 mod speed;

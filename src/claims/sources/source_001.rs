@@ -101,15 +101,24 @@ pub const CLAIM_14: Source = Source {
     test: "select, epoll with one worker and epoll-2w (two worker threads, each with \
             its own epoll queue: this machine has 2 cores) with 256 connections opened \
             at 50 per second, each sending 13 bytes and pausing 0.1 ms after each \
-            echo, for 10 s, 5 repetitions. Throughput and the mean response time are \
+            echo, for 10 s, 5 repetitions; each read costs the server 200 µs of CPU \
+            (work_us), so the server, not the load, needs the cores: the claim's \
+            condition, epoll's reads scaled out over workers that each have a core. \
+            Throughput and the mean response time are \
             compared over the repetitions (Mann-Whitney U, p < 0.05): confirmed when \
             epoll-2w has both the higher throughput and the lower mean than select, \
             refuted when select is significantly better on either, \"no difference\" \
             otherwise; the second worker's gain (epoll-2w against epoll) is listed \
             beside it. A repetition fails above 10 % errors (a busy machine times a \
             few requests out).",
-    differs: "Rust servers; the load generator shares the two cores with the server \
-            (001 used other machines), so two workers compete with it.",
+    differs: "Rust servers spending 200 µs of CPU on each read, which 001's echo \
+            servers did not (a choice, for the condition: on two cores shared with the \
+            load generator an echo costs the server about what it costs the load, so a \
+            second worker would compete with the load for its core; with the work the \
+            load needs a few per cent of a core, and the second worker has most of \
+            the second), so the rates are a CPU-bound server's, not 001's case 3 \
+            packets; the load generator on the same machine (001 used other \
+            machines).",
     judged_from: None,
     kind: Test,
 };
@@ -152,22 +161,27 @@ pub const CLAIM_22: Source = Source {
     test: "claim-4's load: select and epoll, one thread each pinned to CPU 0 (the \
             load generator on CPU 1), 250 and 1 000 clients each sending 13 bytes, \
             waiting for the echo and pausing 0.1, 1 or 10 ms, for 3 s per step, 5 \
-            repetitions. A repetition's gap is how far apart the two mean response \
-            times are (|ln| of epoll's over select's, the two run interleaved). At \
-            each client count the gaps at the 0.1 ms pause are compared with those at \
-            10 ms (Mann-Whitney U, p < 0.05): the gap closed when it shrank \
-            significantly by five points of the ratio or more, widened when it grew \
-            so. Confirmed when it closed at a client count and widened at none, \
-            refuted when it widened at one and closed at none, \"no difference\" when \
-            it did neither.",
+            repetitions. 001's figure is packets per second (\"The IO graph on select \
+            server shows an average of 115000 packets/s. As for the epoll server, the \
+            IO graph shows an average of roughly 109000 packets/s.\"), so a \
+            repetition's gap is how far apart the two servers' TCP segments per second \
+            are (|ln| of epoll's over select's, the kernel's counters over the load, \
+            the two run interleaved). At each client count the gaps at the 0.1 ms \
+            pause are compared with those at 10 ms (Mann-Whitney U, p < 0.05): the gap \
+            closed when it shrank significantly by five points of the ratio or more, \
+            widened when it grew so. Confirmed when it closed at a client count and \
+            widened at none, refuted when it widened at one and closed at none, \"no \
+            difference\" when it did neither.",
     differs: "001 compares two cases that differ in clients too (1 024 at 10 ms, 256 at \
             0.1 ms); here the pause changes at a fixed client count, 250 and 1 000, so \
-            the gap follows the frequency alone; the mean response time rather than \
-            Wireshark's packets per second (as claim 4: in a closed loop with a fixed \
-            pause the rate follows from the response time); 3 s a step, not 3 minutes \
-            or 10 s; 13-byte messages as 001's; one machine on loopback, the server on \
-            one core and the load on the other. In classic this claim is judged from \
-            claim-4's rows (the same load).",
+            the gap follows the frequency alone; the kernel's TCP segment counters \
+            rather than a Wireshark capture (on loopback every segment is sent and \
+            received here, so the count takes both directions, as a capture at the \
+            server does; the counters are the whole machine's, so other traffic counts \
+            too, and the report says so); 3 s a step, not 3 minutes or 10 s; 13-byte \
+            messages as 001's; one machine on loopback, the server on one core and the \
+            load on the other. In classic this claim is judged from claim-4's rows (the \
+            same load).",
     judged_from: Some(4),
     kind: Test,
 };

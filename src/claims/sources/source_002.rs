@@ -1,6 +1,6 @@
 //! The claims of report 002 (002_87dc33d9ed75de88.txt), each as claim N of [`super::CLAIMS`].
 
-use super::Kind::Test;
+use super::Kind::{Demonstration, Test};
 use super::Source;
 
 pub const CLAIM_1: Source = Source {
@@ -23,7 +23,7 @@ pub const CLAIM_1: Source = Source {
             s so the count is of connections open at once; one machine on loopback \
             (002 used a server and two client PCs).",
     judged_from: None,
-    kind: Test,
+    kind: Demonstration("the setup fixes the outcome: echolab's select server closes every connection whose fd is FD_SETSIZE (1 024) or more, since an fd_set has 1 024 bits, so it holds 900 and 1 000 connections and fails at 1 100 and 2 000 by construction whatever the machine; the run shows the limit the report hit (and epoll holding the same steps), it does not test it"),
 };
 
 pub const CLAIM_2: Source = Source {
@@ -86,14 +86,21 @@ pub const CLAIM_15: Source = Source {
             Core i5 4670K (four cores)",
     test: "epoll with one worker against epoll-2w with two (this machine has 2 cores), \
             1 000 connections each sending 64 bytes as fast as the echoes come back, \
-            for 5 s, 5 repetitions. Throughput is compared over the repetitions \
+            for 5 s, 5 repetitions; each read costs the server 200 µs of CPU \
+            (work_us), so the server, not the load, needs the cores and the second \
+            worker has most of a core of its own: the claim's condition, a machine \
+            with a core for each worker. Throughput is compared over the repetitions \
             (Mann-Whitney U, p < 0.05): confirmed when two workers carry more than \
             one, refuted when they carry significantly less, \"no difference\" \
             otherwise. A repetition fails above 10 % errors (a busy machine times a \
             few requests out).",
-    differs: "two cores, not four, and the load generator runs on the same two cores, \
-            so the second worker competes with it: the gain here is a floor of the \
-            gain on a machine with cores to spare.",
+    differs: "two cores, not four, and the load generator runs on the same two cores; \
+            200 µs of CPU on each read, which 002's echo server did not spend (a \
+            choice, for the condition: without it an echo costs the server about what \
+            it costs the load, and the second worker would compete with the load for \
+            its core; with it the load needs a few per cent of a core), so the gain is \
+            that of a CPU-bound server given a second core, the most two workers can \
+            show here.",
     judged_from: None,
     kind: Test,
 };
@@ -133,23 +140,24 @@ pub const CLAIM_27: Source = Source {
     setup: "a Python 2.7 thread-per-client server on a Core i5 4670K (four cores) with \
             8 GB; 10 000 and 30 000 clients passed, 35 000 failed; each connection \
             sends \"Gary’s spamming\" 100 times; 002 measured no CPU",
-    test: "claim-10's load: threads (one pthread per connection), select and epoll, \
-            the server pinned to CPU 0 and the load to CPU 1, 1 000 connections each \
-            sending 50 bytes, waiting for the echo and pausing 100 ms (about 10 000 \
-            requests/s offered), for 5 s, 5 repetitions. The threads server pins its \
-            core when it takes 90 % of it or more: confirmed when it does in every \
-            repetition, refuted when it stays below in every one, inconclusive when \
-            the repetitions straddle 90 % (generator-bound or disturbed repetitions \
-            left out when others remain). select's and epoll's CPU are listed beside \
-            it.",
-    differs: "1 000 connections each asking every 100 ms, not thousands sending as \
-            fast as their echoes return: on a core of its own a closed loop without a \
-            pause keeps any server busy, so pinning would say nothing of threads; here \
-            1 000 threads doing I/O meet a fixed offered load, and \"all the cores\" is \
-            the one core the server is pinned to (the load needs the other); Rust, not \
-            Python 2.7. In classic this claim is judged from claim-10's rows (the same \
-            load).",
-    judged_from: Some(10),
+    test: "threads (one pthread per connection) and epoll (one worker), the server \
+            pinned to CPU 0 and the load to CPU 1, 1 000 connections each sending 50 \
+            bytes, waiting for the echo and pausing 30 ms (up to about 33 000 requests/s \
+            offered: the rate at which threads would pin their core, costing about 37 µs \
+            of CPU a request here, while epoll, about 20 µs, would not), for 3 s, 5 \
+            repetitions. The threads server pins its core when it takes 90 % of it or \
+            more: confirmed when it does in every repetition and epoll, at the same \
+            rate, in none (the threads pin it, not the rate), refuted when threads stays \
+            below 90 % in every repetition, inconclusive when the repetitions straddle \
+            90 % or the rate pins epoll too (generator-bound or disturbed repetitions \
+            left out when others remain). Each model's throughput is listed beside it.",
+    differs: "1 000 connections each asking every 30 ms, not thousands sending as fast \
+            as their echoes return: on a core of its own a closed loop without a pause \
+            keeps any server busy, so pinning would say nothing of threads; here 1 000 \
+            threads doing I/O meet an offered rate an event loop serves with a third of \
+            its core to spare, and \"all the cores\" is the one core the server is \
+            pinned to (the load needs the other); Rust, not Python 2.7.",
+    judged_from: None,
     kind: Test,
 };
 

@@ -16,9 +16,16 @@ pub const CLAIM_6: Source = Source {
             30 requests of 64 bytes each, 1000 ms between an echo and the next request \
             (about 30 s a run), 4 repetitions; the same rows judge claim 19 (004's 20 \
             000 clients). Each doubling compares the mean response time's repetitions \
-            (Mann-Whitney U and a bootstrap interval of the ratio of medians): doubled \
-            when the ratio is x1.5-2.6 with p < 0.05, not doubled when its interval \
-            lies outside x1.5-2.6.",
+            (Mann-Whitney U and a bootstrap interval of the ratio of medians). As the \
+            report's number: doubled when the ratio is x1.5-2.6 with p < 0.05, not \
+            doubled when its interval lies outside x1.5-2.6 (its hardware's). As the \
+            mechanism, which decides the verdict: in a closed loop the response time \
+            rises once clients / pause passes the server's capacity (the most \
+            requests/s a step answered; known when a step answered under 90 % of what \
+            its clients ask), so the first doubling past that point is where it is \
+            predicted to rise (x1.5 or more, p < 0.05), and none when no step met it: \
+            confirmed when the rise is measured there, refuted when elsewhere or not \
+            at all, inconclusive when no rise is located.",
     differs: "7 500 (not a doubling) is left out, 30 requests rather than 60 (the same \
             1000 ms delay, so the same request rate; half the session) and 4 \
             repetitions (the fewest that can reach p < 0.05) keep the 16 runs of half \
@@ -44,8 +51,15 @@ pub const CLAIM_8: Source = Source {
             waiting for the echo and pausing 1000, 500, 250, 125, 50, 10 or 1 ms, 5 \
             repetitions. Going from long delays to short, the knee is the first step \
             where the mean response time at least doubles with p < 0.05 (Mann-Whitney \
-            U over the repetitions): confirmed when it is 250 -> 125 ms, refuted when \
-            it is elsewhere or when the whole sweep does not double.",
+            U over the repetitions). As the report's number (its hardware's): 250 -> \
+            125 ms. As the mechanism, which decides the verdict: the closed loop's \
+            knee on this machine, where 2 500 / pause meets the server's measured \
+            capacity (the most requests/s of the sweep): the response time, 2 500 / \
+            capacity - pause past it, reaches twice the unloaded one (at 1000 ms) at \
+            the pause 2 500 / capacity - 2 x unloaded, so the knee is predicted at the \
+            pair whose shorter pause is the first at or below that: confirmed when the \
+            knee is measured there (or, none predicted, none found), refuted when it \
+            is elsewhere, inconclusive when none is located. Both are listed.",
     differs: "each step runs 6 s rather than 60 requests (60 s at 1000 ms), so 35 runs \
             fit in about five minutes; one machine on loopback, not a LAN, its two \
             cores standing for 004's two hosts. Each step runs in a network namespace \
@@ -95,7 +109,7 @@ pub const CLAIM_18: Source = Source {
             delays either side of 004's threshold, not 004's seven; 2 s after a 1 s \
             warm-up, not 60 requests a client; 64-byte messages.",
     judged_from: None,
-    kind: Test,
+    kind: Demonstration("the setup fixes the outcome: the link's rate, 9 Mbit/s (about 5 700 requests a second), was chosen so that 1 250 clients ask for less than it at a 250 ms pause (about 5 000 requests a second) and nearly twice it at 125 ms (about 10 000): at 125 ms tbf's queue overflows and drops segments, which TCP resends, and at 250 ms it does not, so more retransmissions at 125 ms follow from the choice of rate; the run shows how many"),
 };
 
 pub const CLAIM_19: Source = Source {
@@ -164,10 +178,18 @@ pub const CLAIM_23: Source = Source {
             TCP segments received per second over the load (the kernel's counters; \
             on loopback each segment is sent and received here, so both directions \
             count, as in a capture at the server) at the most clients that ran are \
-            compared with those at 5 000 (Mann-Whitney U, p < 0.05): refuted when \
-            significantly higher by x1.05 or more (the rate kept growing), confirmed \
-            when lower or when the whole 95 % interval of the ratio lies within \
-            x1.05 (a level shown), \"no difference\" otherwise.",
+            compared with those at 5 000 (Mann-Whitney U, p < 0.05): as the report's \
+            number (its hardware's), refuted when significantly higher by x1.05 or \
+            more (the rate kept growing), confirmed when lower or when the whole 95 % \
+            interval of the ratio lies within x1.05 (a level shown), \"no \
+            difference\" otherwise. As the mechanism, which decides the verdict: the \
+            rate grows with the clients until clients / pause meets the server's \
+            capacity (the most requests/s a step answered; met when a step answered \
+            under 90 % of what its clients ask) and levels from there: with the level \
+            predicted inside the sweep, the rate at the most clients against that at \
+            the first step past it, by the same rule; with none, the rate at the most \
+            clients against 5 000, confirmed when it grew, refuted when it fell or \
+            levelled.",
     differs: "the kernel's segment counters, not a Wireshark capture; 30 requests, not \
             60; 7 500 left out (claim-6's steps); one machine on loopback, its two \
             cores standing for 004's two hosts, the 20 000 clients split over two \
@@ -207,7 +229,7 @@ pub const CLAIM_29: Source = Source {
             processes (20 000 fds a process here). In classic this claim is judged from \
             claim-6's rows (the same load).",
     judged_from: Some(6),
-    kind: Test,
+    kind: Demonstration("the setup fixes the outcome: at 2 500 clients a 1000 ms pause offers about 2 500 requests a second, a small part of what one core answers here, so the requests answered each second follow the clients' pacing and their spread is near zero (sd/mean about 0.01), while 20 000 clients ask for about 20 000 a second, more than one core answers here (about 11 000), so the server saturates and its rate can only vary more; the run shows by how much"),
 };
 
 pub const CLAIM_30: Source = Source {
@@ -263,7 +285,7 @@ pub const CLAIM_31: Source = Source {
             for 004's two hosts. In classic this claim is judged from claim-8's rows \
             (the same load).",
     judged_from: Some(8),
-    kind: Test,
+    kind: Demonstration("the setup fixes the outcome: in a closed loop each of 2 500 clients waits its response time and then the pause, so a server answering R requests a second at a 1 ms pause gives a mean of 2 500 / R - 1 ms; to be no slower than at 1000 ms (about 3 ms here) it would have to answer about 650 000 requests a second on one core, many times what any model answers on one core here (the rates are listed)"),
 };
 
 pub const CLAIM_32: Source = Source {
@@ -297,5 +319,5 @@ pub const CLAIM_32: Source = Source {
             requests; 64-byte messages. In classic this claim is judged from \
             claim-18's rows (the same load).",
     judged_from: Some(18),
-    kind: Test,
+    kind: Demonstration("the setup fixes the outcome: on claim 18's 9 Mbit/s link (about 5 700 requests a second) 1 250 clients at a 250 ms pause ask for about 5 000 requests a second and 2 500 for about 10 000, so the larger count overflows tbf's queue (whose drops TCP resends) and the smaller does not, by the choice of the link's rate; the run shows how many"),
 };

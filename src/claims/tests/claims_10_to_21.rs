@@ -220,7 +220,7 @@ fn staircase(mib_s: impl Fn(f64) -> f64) -> Vec<Row> {
 #[test]
 fn claim_17_more_connections_no_more_speed() {
     let limited = staircase(|_| 2.86);
-    let c = judge(17, &limited, MachineLimits::default());
+    let c = by_rule(17, &limited, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
     assert!(
         c.why.starts_with(
@@ -238,7 +238,7 @@ fn claim_17_more_connections_no_more_speed() {
     assert!(c.why.ends_with("; within the x1.05 threshold"), "{}", c.why);
     // Stairs too scattered to show either growth or a level: no difference, not confirmed.
     let scattered = staircase(|c| [1.0, 2.86, 5.0][(c / 1000.0) as usize % 3]);
-    let c = judge(17, &scattered, MachineLimits::default());
+    let c = by_rule(17, &scattered, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::NoDifference, "{}", c.why);
     assert!(
         c.why.starts_with("no growth shown and no limit shown"),
@@ -247,9 +247,9 @@ fn claim_17_more_connections_no_more_speed() {
     );
     // Slower at the top: a limit shown.
     let falling = staircase(|c| 20.0 - c / 1000.0);
-    assert_eq!(verdict(17, &falling), ClaimVerdict::Confirmed);
+    assert_eq!(rule(17, &falling), ClaimVerdict::Confirmed);
     let growing = staircase(|c| c / 1000.0);
-    let c = judge(17, &growing, MachineLimits::default());
+    let c = by_rule(17, &growing, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::Refuted, "{}", c.why);
     assert!(c.why.contains("p < 0.001, n = 15"), "{}", c.why);
 }
@@ -292,7 +292,7 @@ fn claim_18_retransmissions_at_short_delays() {
         (5000.0, 250.0, 40.0),
         (5000.0, 125.0, 50.0),
     ]);
-    let c = judge(18, &report, MachineLimits::default());
+    let c = by_rule(18, &report, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
     assert_eq!(
         c.numbers[..2],
@@ -311,25 +311,25 @@ fn claim_18_retransmissions_at_short_delays() {
     // No retransmission at any delay (loopback, or a queue that never fills): no
     // difference, never a confirmation.
     let none = retransmissions(&[(2500.0, 250.0, 0.0), (2500.0, 125.0, 0.0)]);
-    let c = judge(18, &none, MachineLimits::default());
+    let c = by_rule(18, &none, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::NoDifference, "{}", c.why);
     assert!(c.why.contains("p = 1.00, n = 5"), "{}", c.why);
     assert!(!c.numbers.iter().any(|n| n.contains("whole machine")));
     // As many at both delays, within the x1.05 threshold: no difference.
     let level = retransmissions(&[(2500.0, 250.0, 20.0), (2500.0, 125.0, 20.5)]);
-    assert_eq!(verdict(18, &level), ClaimVerdict::NoDifference);
+    assert_eq!(rule(18, &level), ClaimVerdict::NoDifference);
     // Without a namespace of its own the counters are the machine's, and it says so.
     let mut host = none.clone();
     for r in &mut host {
         r.net_scope = Some("host".into());
     }
-    let c = judge(18, &host, MachineLimits::default());
+    let c = by_rule(18, &host, MachineLimits::default());
     assert_eq!(
         c.numbers.last().map(String::as_str),
         Some("the counters are the whole machine's (net_scope host): other traffic counts too")
     );
     let fewer = retransmissions(&[(2500.0, 250.0, 30.0), (2500.0, 125.0, 1.0)]);
-    assert_eq!(verdict(18, &fewer), ClaimVerdict::Refuted);
+    assert_eq!(rule(18, &fewer), ClaimVerdict::Refuted);
     // Per request: twice the requests at 125 ms with twice the retransmissions is no
     // more retransmissions.
     let mut doubled = retransmissions(&[(2500.0, 250.0, 10.0), (2500.0, 125.0, 10.0)]);
@@ -342,10 +342,10 @@ fn claim_18_retransmissions_at_short_delays() {
             *r = r.clone().with(c, v);
         }
     }
-    assert_eq!(verdict(18, &doubled), ClaimVerdict::NoDifference);
+    assert_eq!(rule(18, &doubled), ClaimVerdict::NoDifference);
     // Only the long delay ran: nothing to compare.
     let long = retransmissions(&[(2500.0, 250.0, 1.0)]);
-    assert_eq!(verdict(18, &long), ClaimVerdict::Inconclusive);
+    assert_eq!(rule(18, &long), ClaimVerdict::Inconclusive);
 }
 
 #[test]

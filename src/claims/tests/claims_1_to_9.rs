@@ -6,20 +6,17 @@ use super::*;
 fn claim_1_select_and_fd_setsize() {
     let mut rows = [held("select", 900.0), held("select", 1000.0)].concat();
     rows.push(failed("select", 1100.0));
-    assert_eq!(verdict(1, &rows), ClaimVerdict::Confirmed);
-    let c = judge(1, &rows, MachineLimits::default());
+    assert_eq!(rule(1, &rows), ClaimVerdict::Confirmed);
+    let c = by_rule(1, &rows, MachineLimits::default());
     assert_eq!(c.why, "select held 1,000 connections and failed at 1,100");
     assert!(c.numbers[0].contains("held in 3 of 3"), "{:?}", c.numbers);
     // A control that failed at the same step makes the machine the suspect.
     let mut with_control = rows.clone();
     with_control.push(failed("epoll", 1100.0));
-    assert_eq!(verdict(1, &with_control), ClaimVerdict::Inconclusive);
+    assert_eq!(rule(1, &with_control), ClaimVerdict::Inconclusive);
     let served = [held("select", 900.0), held("select", 2000.0)].concat();
-    assert_eq!(verdict(1, &served), ClaimVerdict::Refuted);
-    assert_eq!(
-        verdict(1, &held("select", 900.0)),
-        ClaimVerdict::Inconclusive
-    );
+    assert_eq!(rule(1, &served), ClaimVerdict::Refuted);
+    assert_eq!(rule(1, &held("select", 900.0)), ClaimVerdict::Inconclusive);
 }
 
 #[test]
@@ -240,6 +237,40 @@ fn claim_6_doubling_the_clients() {
         (2000.0, 110.0, 4e4),
     ]);
     assert_eq!(verdict(6, &flat), ClaimVerdict::Refuted);
+    // Both held back by the server (it answered 10 000 of the 50 000 requests/s 500
+    // clients ask at 10 ms): its capacity, 40 000, meets clients / pause at 400 clients.
+    let c = judge(6, &doubling, MachineLimits::default());
+    assert!(
+        c.why.starts_with(
+            "as a mechanism: confirmed (at 10 ms predicted 500→1,000 clients from capacity \
+             40,000, measured 500→1,000 clients); as a number: confirmed: of 2 doublings"
+        ),
+        "{}",
+        c.why
+    );
+    // A server that answers all its clients ask: no rise predicted. The mean staying is
+    // the mechanism confirmed and the report's number refuted; the mean doubling
+    // regardless is the mechanism refuted.
+    let kept_up = |means: [f64; 3]| {
+        doublings(&[
+            (500.0, means[0], 5e4),
+            (1000.0, means[1], 1e5),
+            (2000.0, means[2], 2e5),
+        ])
+    };
+    let c = judge(6, &kept_up([100.0, 105.0, 110.0]), MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert!(
+        c.why.contains(
+            "predicted no rise from capacity 200,000, measured no rise); as a number: refuted"
+        ),
+        "{}",
+        c.why
+    );
+    assert_eq!(
+        verdict(6, &kept_up([100.0, 200.0, 400.0])),
+        ClaimVerdict::Refuted
+    );
     // Three repetitions can never be significant: a doubling is undecided, with p and n.
     let three: Vec<Row> = [(500.0, 100.0), (1000.0, 200.0)]
         .iter()
@@ -353,14 +384,25 @@ fn claim_7_message_sizes() {
     assert_eq!(c.verdict.name(), "demonstration, not a test");
 }
 
+/// 2 500 clients at each (pause in ms, mean response time in µs), five repetitions, each
+/// answering the requests a closed loop does: 2 500 / (pause + mean) a second.
 fn by_delay(points: &[(f64, f64)]) -> Vec<Row> {
+    const CLIENTS: f64 = 2500.0;
     points
         .iter()
         .flat_map(|&(d, mean)| {
             reps5(
                 "epoll",
                 &format!("d{d}ms"),
-                &[(column::DELAY_MS, d), (column::MEAN_US, mean)],
+                &[
+                    (column::CONNECTIONS, CLIENTS),
+                    (column::DELAY_MS, d),
+                    (column::MEAN_US, mean),
+                    (
+                        column::THROUGHPUT_RPS,
+                        CLIENTS / ((d + mean / 1000.0) / 1000.0),
+                    ),
+                ],
             )
         })
         .collect()
@@ -381,6 +423,35 @@ fn claim_8_the_knee_over_the_delay_sweep() {
     let c = judge(8, &report, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
     assert!(c.why.contains("is 250 → 125 ms: x10.00"), "{}", c.why);
+    // Its most requests/s, 8 929 at 250 ms, and 30 ms unloaded put the knee there too.
+    assert!(
+        c.why.starts_with(
+            "as a mechanism: confirmed (predicted 250 → 125 ms from capacity 8,929, \
+             measured 250 → 125 ms); as a number: confirmed: "
+        ),
+        "{}",
+        c.why
+    );
+    // A machine like this one: a knee where its own capacity puts it, not at 125 ms.
+    let here = by_delay(&[
+        (1000.0, 2000.0),
+        (500.0, 1500.0),
+        (250.0, 1200.0),
+        (125.0, 1300.0),
+        (50.0, 1600.0),
+        (10.0, 20_000.0),
+        (1.0, 29_000.0),
+    ]);
+    let c = judge(8, &here, MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert!(
+        c.why
+            .starts_with("as a mechanism: confirmed (predicted 50 → 10 ms from capacity ")
+            && c.why
+                .contains("; as a number: refuted: the first significant climb"),
+        "{}",
+        c.why
+    );
     // A knee at 10-20 ms, as echolab's request-frequency data put it: refuted, located.
     let late = by_delay(&[
         (1000.0, 100.0),
@@ -393,8 +464,16 @@ fn claim_8_the_knee_over_the_delay_sweep() {
     let c = judge(8, &late, MachineLimits::default());
     assert_eq!(c.verdict, ClaimVerdict::Refuted, "{}", c.why);
     assert!(c.why.contains("is 50 → 10 ms"), "{}", c.why);
+    assert!(c.why.contains("predicted 10 → 1 ms"), "{}", c.why);
+    // Never saturated: no knee predicted and none found, against the report's number.
     let flat = by_delay(&[(1000.0, 100.0), (125.0, 110.0), (1.0, 130.0)]);
-    assert_eq!(verdict(8, &flat), ClaimVerdict::Refuted);
+    let c = judge(8, &flat, MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert!(
+        c.why.contains("as a number: refuted: no knee: not even x2"),
+        "{}",
+        c.why
+    );
     // Three repetitions cannot locate anything.
     let three: Vec<Row> = [(250.0, 100.0), (125.0, 1000.0)]
         .iter()
@@ -442,14 +521,14 @@ fn claim_9_the_ranking_by_connections_held() {
         ]
         .concat()
     };
-    let c = judge(
+    let c = by_rule(
         9,
         &ranked(19_000.0, 5000.0, 1000.0, 4),
         MachineLimits::default(),
     );
     assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
     // This machine: select stops at 1 024 descriptors, threads and epoll at 19 000.
-    let c = judge(
+    let c = by_rule(
         9,
         &ranked(19_000.0, 1000.0, 19_000.0, 4),
         MachineLimits::default(),
@@ -468,7 +547,7 @@ fn claim_9_the_ranking_by_connections_held() {
         c.numbers[3],
         "select failed at 5,000 connections: server refused 86 connections"
     );
-    let c = judge(
+    let c = by_rule(
         9,
         &ranked(19_000.0, 5000.0, 5000.0, 4),
         MachineLimits::default(),
@@ -481,7 +560,7 @@ fn claim_9_the_ranking_by_connections_held() {
         c.why
     );
     // Two repetitions can never reach p < 0.05.
-    let c = judge(
+    let c = by_rule(
         9,
         &ranked(19_000.0, 5000.0, 1000.0, 2),
         MachineLimits::default(),

@@ -152,6 +152,106 @@ fn spreads_and_tests() {
     assert_eq!(sections[1].heading, "Claim 3: not run");
 }
 
+/// The claims whose setup fixes their outcome: each judged "demonstration, not a
+/// test", its reason first and then what its rule made of the run.
+const DEMONSTRATIONS: [usize; 9] = [1, 7, 9, 17, 18, 29, 30, 31, 32];
+
+#[test]
+fn a_demonstration_is_labelled_with_its_reason_whatever_its_rows_show() {
+    for (i, c) in CLAIMS.iter().enumerate() {
+        let n = i + 1;
+        let declared = matches!(c.kind, Kind::Demonstration(_));
+        assert_eq!(declared, DEMONSTRATIONS.contains(&n), "claim {n}");
+    }
+    // Rows its rule confirms and rows it refutes: the label and the reason either way.
+    for n in DEMONSTRATIONS {
+        let Kind::Demonstration(reason) = CLAIMS[n - 1].kind else {
+            unreachable!()
+        };
+        assert!(reason.starts_with("the setup fixes the outcome: "), "{n}");
+        let rows = [held("select", 900.0), held("select", 2000.0)].concat();
+        let c = judge(n, &rows, MachineLimits::default());
+        assert_eq!(c.verdict, ClaimVerdict::Demonstration, "claim {n}");
+        assert!(
+            c.why
+                .starts_with(&format!("{reason}; what the run showed: ")),
+            "{}",
+            c.why
+        );
+    }
+    let refuted = [held("select", 900.0), held("select", 2000.0)].concat();
+    assert_eq!(rule(1, &refuted), ClaimVerdict::Refuted);
+    let c = judge(1, &refuted, MachineLimits::default());
+    assert_eq!(c.verdict, ClaimVerdict::Demonstration);
+    assert!(c
+        .why
+        .ends_with("select held 2,000 connections, above FD_SETSIZE"));
+}
+
+/// Each claim that is a test, and the unit test whose rows reach both its outcomes:
+/// "confirmed", and "refuted" or "no difference" (a rule that could reach only one
+/// would be a demonstration, and is declared one).
+const EITHER_WAY: [(usize, &str); 23] = [
+    (2, "claim_2_threads_against_the_thread_and_fd_limits"),
+    (3, "claim_3_epoll_at_100_000"),
+    (4, "claim_4_select_as_fast_as_epoll"),
+    (5, "claim_5_epoll_faster_on_short_connections"),
+    (6, "claim_6_doubling_the_clients"),
+    (8, "claim_8_the_knee_over_the_delay_sweep"),
+    (10, "claim_10_epoll_slower_per_request"),
+    (11, "claim_11_threads_takes_the_most_cpu"),
+    (12, "claim_12_select_takes_the_least_memory"),
+    (13, "claim_13_select_faster_for_300_busy_clients"),
+    (14, "claim_14_epoll_scaled_out_beats_select_on_all_aspects"),
+    (15, "claim_15_a_second_worker_thread"),
+    (16, "claim_16_epoll_at_40_000_and_45_000_clients"),
+    (19, "claim_19_epoll_keeps_20_000_clients_connected"),
+    (20, "claim_20_the_last_clients_to_join"),
+    (21, "claim_21_select_steadier_than_epoll"),
+    (22, "claim_22_the_gap_closes_as_requests_come_more_often"),
+    (23, "claim_23_the_packet_rate_levels_off_from_5000_clients"),
+    (
+        24,
+        "claim_24_epoll_answers_the_most_requests_then_threads_then_select",
+    ),
+    (25, "claim_25_the_time_rises_as_client_hosts_are_added"),
+    (26, "claim_26_the_rate_drops_at_20000_connections"),
+    (27, "claim_27_threads_pin_their_core"),
+    (28, "claim_28_epoll_saves_cpu_time_per_request"),
+];
+
+#[test]
+fn every_test_claim_has_a_unit_test_reaching_both_outcomes() {
+    let sources = [
+        include_str!("claims_1_to_9.rs"),
+        include_str!("claims_10_to_21.rs"),
+        include_str!("claims_22_on.rs"),
+        include_str!("claims_24_on.rs"),
+    ]
+    .concat();
+    let tests: Vec<usize> = EITHER_WAY.iter().map(|(n, _)| *n).collect();
+    let declared: Vec<usize> = (1..=CLAIMS.len())
+        .filter(|&n| CLAIMS[n - 1].kind == Kind::Test)
+        .collect();
+    assert_eq!(tests, declared);
+    for (n, name) in EITHER_WAY {
+        let start = sources
+            .find(&format!("#[test]\nfn {name}() {{"))
+            .unwrap_or_else(|| panic!("claim {n}: no test {name}"));
+        let body = &sources[start..];
+        let body = &body[..body.find("\n}\n").unwrap()];
+        assert!(body.contains(&format!("({n},")), "{name} judges claim {n}");
+        assert!(
+            body.contains("ClaimVerdict::Confirmed"),
+            "{name} reaches no confirmation"
+        );
+        assert!(
+            body.contains("ClaimVerdict::Refuted") || body.contains("ClaimVerdict::NoDifference"),
+            "{name} reaches neither a refutation nor no difference"
+        );
+    }
+}
+
 /// Where the five sources are: `ECHOLAB_SEEDS`, else shared/seeds beside the checkout.
 /// None when that folder is absent, after a visible SKIPPED line; under CI (which has
 /// the sources beside its checkout) an absent folder fails instead (`sys::skip_test`).
