@@ -33,7 +33,11 @@ enum Command {
     Compare(echolab::compare::CompareArgs),
     /// What each model would hold on a machine (this one by default), predicted from a
     /// run's measured unit costs: the most connections, the limit that binds first, the
-    /// requests/s at a connection count (docs/plan.md)
+    /// requests/s at a connection count
+    ///
+    /// Each limit allows memory / bytes a connection, fds x processes, FD_SETSIZE (select),
+    /// threads and their stacks, and cores / CPU per request (a + b x connections watched);
+    /// the least binds. The model, its assumptions and its checks: docs/plan.md.
     Plan(echolab::plan::PlanArgs),
     /// Combine the results of distributed load agents exactly (histograms added, counts summed)
     Merge(echolab::load::MergeArgs),

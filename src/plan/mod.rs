@@ -25,15 +25,9 @@ const USAGE: &str = "plan [OPTIONS] RESULTS_DIR";
 
 /// `echolab plan`'s arguments.
 #[derive(clap::Args, Debug, Clone)]
-#[command(
-    long_about = "What each model would hold on a machine: memory, fds, threads, FD_SETSIZE and \
-                  CPU per request (growing with the connections watched) from a run's measured \
-                  unit costs, each limit's connections, the one that binds first, and whether a \
-                  workload fits.\nThe model, its assumptions and its checks: docs/plan.md; \
-                  `echolab run plan` measures what it needs in a few minutes."
-)]
 pub struct PlanArgs {
     /// A results directory with the unit costs (`echolab run plan --out DIR`)
+    #[arg(value_name = "RESULTS_DIR")]
     pub results: PathBuf,
 
     /// Cores the server may use (default: this machine's; a fraction for a quota)
@@ -299,7 +293,11 @@ impl Plan {
             .to_vec(),
             numeric: vec![false, true, true, false, true, true, false],
             flagged: self.models.iter().map(|p| !p.workload.fits).collect(),
-            rows: self.models.iter().map(hold_row).collect(),
+            rows: self
+                .models
+                .iter()
+                .map(|p| hold_row(p, w.connections))
+                .collect(),
         };
         let limits = Table {
             headers: std::iter::once("model".to_string())
@@ -421,7 +419,8 @@ fn range(p: &Predicted) -> String {
     )
 }
 
-fn hold_row(p: &ModelPlan) -> Vec<String> {
+fn hold_row(p: &ModelPlan, connections: u64) -> Vec<String> {
+    let held = connections as f64 <= p.max_connections.median;
     let fit = &p.workload;
     let verdict = if fit.fits {
         format!(
@@ -441,10 +440,16 @@ fn hold_row(p: &ModelPlan) -> Vec<String> {
         count_or_unbounded(p.max_connections.median),
         range(&p.max_connections),
         p.binding.name().into(),
-        count_or_unbounded(p.max_rate.median),
-        range(&p.max_rate),
-        verdict,
     ]
+    .into_iter()
+    .chain(if held {
+        [count_or_unbounded(p.max_rate.median), range(&p.max_rate)]
+    } else {
+        // Beyond its ceiling the model serves no rate at that count.
+        ["—".into(), "—".into()]
+    })
+    .chain([verdict])
+    .collect()
 }
 
 fn limits_row(p: &ModelPlan) -> Vec<String> {
