@@ -7,13 +7,15 @@
 //! results directory, whose schema and reader are [`results`]; the [`verdict`] decides
 //! each figure with a test of significance ([`stats`]); [`claims`] judges the classic
 //! study's claims against their sources; [`compare`] sets two results directories side
-//! by side with the verdict's own test; [`render`] draws the documents they compose.
+//! by side with the verdict's own test; [`plan`] predicts what each model would hold on
+//! a machine from the unit costs a run measured; [`render`] draws the documents they compose.
 
 pub mod claims;
 pub mod compare;
 pub mod console;
 pub mod experiment;
 pub mod load;
+pub mod plan;
 pub mod render;
 pub mod report;
 pub mod results;

@@ -31,6 +31,14 @@ enum Command {
     /// Compare two results directories (or two models of one): every figure old and new,
     /// a change named only when significant; --fail-if makes it a CI gate (exit 1)
     Compare(echolab::compare::CompareArgs),
+    /// What each model would hold on a machine (this one by default), predicted from a
+    /// run's measured unit costs: the most connections, the limit that binds first, the
+    /// requests/s at a connection count
+    ///
+    /// Each limit allows memory / bytes a connection, fds x processes, FD_SETSIZE (select),
+    /// threads and their stacks, and cores / CPU per request (a + b x connections watched);
+    /// the least binds. The model, its assumptions and its checks: docs/plan.md.
+    Plan(echolab::plan::PlanArgs),
     /// Combine the results of distributed load agents exactly (histograms added, counts summed)
     Merge(echolab::load::MergeArgs),
     /// What the runner starts on a host it reaches over ssh: a process tied to the ssh
@@ -88,6 +96,7 @@ fn main() -> ExitCode {
         Command::Run(args) => echolab::run::main(args),
         Command::Report(args) => echolab::run::report_main(args),
         Command::Compare(args) => echolab::compare::main(args),
+        Command::Plan(args) => echolab::plan::main(args),
         Command::Merge(args) => echolab::load::merge_main(args),
         Command::Remote(args) => echolab::experiment::placement::remote::main(args),
         Command::Completions { shell } => completions(shell),

@@ -19,6 +19,7 @@ const ROOMS: &[&str] = &[
     "verdict",
     "claims",
     "compare",
+    "plan",
     "report",
     "run",
 ];

@@ -195,7 +195,7 @@ pub fn text(changes: &Changes) -> String {
             match block {
                 Block::Table(table) => {
                     out.push('\n');
-                    out += &aligned(table);
+                    out += &table.aligned();
                 }
                 Block::List(items) => {
                     out.push('\n');
@@ -211,37 +211,6 @@ pub fn text(changes: &Changes) -> String {
                 | Block::Details { .. } => {}
             }
         }
-    }
-    out
-}
-
-/// A table as text: each column as wide as its widest cell, numbers to the right.
-fn aligned(table: &Table) -> String {
-    let width = |j: usize| {
-        std::iter::once(&table.headers[j])
-            .chain(table.rows.iter().map(|r| &r[j]))
-            .map(|c| c.chars().count())
-            .max()
-            .unwrap_or(0)
-    };
-    let widths: Vec<usize> = (0..table.headers.len()).map(width).collect();
-    let line = |cells: &[String]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(j, c)| {
-                if table.numeric.get(j).copied().unwrap_or(false) {
-                    format!("{c:>w$}", w = widths[j])
-                } else {
-                    format!("{c:<w$}", w = widths[j])
-                }
-            })
-            .collect();
-        padded.join("  ").trim_end().to_string() + "\n"
-    };
-    let mut out = line(&table.headers);
-    for row in &table.rows {
-        out += &line(row);
     }
     out
 }

@@ -84,6 +84,39 @@ pub struct Table {
     pub flagged: Vec<bool>,
 }
 
+impl Table {
+    /// A table as text: each column as wide as its widest cell, numbers to the right.
+    pub fn aligned(&self) -> String {
+        let width = |j: usize| {
+            std::iter::once(&self.headers[j])
+                .chain(self.rows.iter().map(|r| &r[j]))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        let widths: Vec<usize> = (0..self.headers.len()).map(width).collect();
+        let line = |cells: &[String]| {
+            let padded: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(j, c)| {
+                    if self.numeric.get(j).copied().unwrap_or(false) {
+                        format!("{c:>w$}", w = widths[j])
+                    } else {
+                        format!("{c:<w$}", w = widths[j])
+                    }
+                })
+                .collect();
+            padded.join("  ").trim_end().to_string() + "\n"
+        };
+        let mut out = line(&self.headers);
+        for row in &self.rows {
+            out += &line(row);
+        }
+        out
+    }
+}
+
 pub struct Chart {
     /// File stem under charts/ (the Markdown links to charts/<file>.svg).
     pub file: String,

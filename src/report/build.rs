@@ -43,6 +43,7 @@ pub fn document(
     }
     sections.extend(per_host::section(results));
     sections.extend(crate::compare::report_sections(results));
+    sections.extend(crate::plan::report_sections(results));
     sections.extend(super::profiles::section(results));
     sections.push(steps_section(results));
     Ok(Document {

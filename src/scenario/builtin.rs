@@ -1,8 +1,9 @@
 //! The built-in scenarios: scenarios/*.toml embedded in the binary.
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 44] = [
+pub const BUILTIN: [(&str, &str); 45] = [
     ("quick", include_str!("../../scenarios/quick.toml")),
+    ("plan", include_str!("../../scenarios/plan.toml")),
     (
         "max-clients",
         include_str!("../../scenarios/max-clients.toml"),

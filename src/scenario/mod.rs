@@ -20,7 +20,7 @@ mod stairs;
 mod validate;
 
 pub use parts::Part;
-pub use profile::{machine_clock_mhz, Profile};
+pub use profile::{machine_clock_mhz, quota_for, Profile};
 
 use std::net::SocketAddr;
 use std::ops::Range;
