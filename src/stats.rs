@@ -86,12 +86,14 @@ impl Comparison {
     }
 
     /// "; a x1.05 difference would need 18 repetitions per model here (spread 5.0 %)",
-    /// for a comparison that decided nothing; "" when it decided, or the spread is unknown.
+    /// for a comparison that decided nothing with fewer; "" when it decided, when it had
+    /// as many (what it did not see was smaller than x1.05), or the spread is unknown.
     pub fn needs(&self) -> String {
         if self.decisive() {
             return String::new();
         }
-        match repetitions_needed(self.spread, self.alpha) {
+        let had = self.n_a.min(self.n_b) as u64;
+        match repetitions_needed(self.spread, self.alpha).filter(|&n| n > had) {
             Some(n) => format!(
                 "; a x{MIN_EFFECT} difference would need {n} repetitions per model here \
                  (spread {:.1} %)",
@@ -502,6 +504,11 @@ mod tests {
         );
         let far: Vec<f64> = a.iter().map(|x| x * 2.0).collect();
         assert_eq!(compare(&a, &far).unwrap().needs(), "");
+        // Enough repetitions for x1.05 and still undecided: the gap is smaller.
+        let many: Vec<f64> = (0..30).map(|i| 100.0 + f64::from(i % 3)).collect();
+        let c = compare(&many, &many).unwrap();
+        assert_eq!(repetitions_needed(c.spread, ALPHA), Some(2));
+        assert_eq!(c.needs(), "");
         assert_eq!(spread(&[3.0]), None);
         assert!(compare(&[3.0], &[4.0]).unwrap().needs().is_empty());
     }
