@@ -12,6 +12,7 @@
 
 mod answer;
 mod build;
+pub use build::judge_claim;
 mod composite;
 mod cost_findings;
 mod figures;

@@ -64,7 +64,12 @@ pub fn run(
     config: &RunConfig,
     written: &mut dyn FnMut(u64, u64),
 ) -> anyhow::Result<RunOutcome> {
-    let csv = ResultsCsv::create(&config.out.join(RESULTS))?;
+    let adding = config.first_repetition > 1;
+    let csv = if adding {
+        ResultsCsv::append_to(&config.out.join(RESULTS))?
+    } else {
+        ResultsCsv::create(&config.out.join(RESULTS))?
+    };
     // One set of emulated hosts for the whole run; dropping it (on every way out of
     // this function, an interrupt included) deletes the namespaces.
     let mut hosts = create_hosts(scenario, config.quiet)?;
@@ -101,13 +106,19 @@ pub fn run(
         config,
         hosts: lab,
         csv,
-        progress: Progress::new(total_rows(scenario), config.progress_bar, config.quiet),
+        progress: Progress::new(
+            total_rows(scenario, config.first_repetition),
+            config.progress_bar,
+            config.quiet,
+        ),
         written,
         rows: Vec::new(),
         fault: None,
         profiling: false,
     };
-    let mut interrupted = sweep.staircases()?;
+    // A round added to a run is of fresh servers only (a scenario that adds them has no
+    // staircase).
+    let mut interrupted = !adding && sweep.staircases()?;
     if !interrupted {
         interrupted = sweep.rounds()?;
     }
@@ -121,9 +132,9 @@ pub fn run(
     })
 }
 
-/// The rows a run writes: every step of every model and repetition, and a staircase's
-/// hold row.
-fn total_rows(scenario: &Scenario) -> u64 {
+/// The rows a run writes from repetition `first` on: every step of every model and
+/// repetition, and a staircase's hold row.
+fn total_rows(scenario: &Scenario, first: u32) -> u64 {
     let holds = scenario
         .staircase
         .filter(|s| s.hold.is_some())
@@ -133,7 +144,7 @@ fn total_rows(scenario: &Scenario) -> u64 {
         .iter()
         .filter(|s| scenario.profiles(s))
         .count();
-    let reps = scenario.repetitions as usize;
+    let reps = (scenario.repetitions + 1).saturating_sub(first) as usize;
     (scenario.models.len() * ((scenario.steps.len() + holds) * reps + profiled)) as u64
 }
 
@@ -274,12 +285,17 @@ impl Running<'_> {
             .collect();
         let missing: Vec<Option<String>> = stepped.iter().map(|m| missing_program(m)).collect();
         let mut failed: Vec<Option<&Step>> = vec![None; stepped.len()];
+        let first = self.config.first_repetition;
+        let order_path = self.config.out.join(ORDER_FILE);
         let mut order_csv = (!stepped.is_empty())
-            .then(|| RoundOrder::create(&self.config.out.join(ORDER_FILE)))
+            .then(|| match first {
+                1 => RoundOrder::create(&order_path),
+                _ => RoundOrder::append_to(&order_path),
+            })
             .transpose()?;
         let reps = scenario.repetitions;
         for step in &scenario.steps {
-            for rep in 1..=reps {
+            for rep in first..=reps {
                 let order = round_order(&scenario.name, &step.name, rep, stepped.len());
                 if let Some(o) = &mut order_csv {
                     o.append(
@@ -327,7 +343,10 @@ impl Running<'_> {
                     }
                 }
             }
-            if scenario.profiles(step) && self.profiled(&stepped, &missing, &failed, step)? {
+            if first == 1
+                && scenario.profiles(step)
+                && self.profiled(&stepped, &missing, &failed, step)?
+            {
                 return Ok(true);
             }
         }
@@ -602,6 +621,7 @@ esac
             out: out.clone(),
             progress_bar: false,
             quiet: true,
+            first_repetition: 1,
         };
         let outcome = run(&s, &config, &mut |_, _| {}).unwrap();
         (dir, out, outcome)
