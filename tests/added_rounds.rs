@@ -82,6 +82,30 @@ fn an_undecided_claim_runs_rounds_up_to_its_budget() {
 }
 
 #[test]
+fn a_scenario_that_judges_no_claim_adds_no_round_and_says_so() {
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = CLAIM_13
+        .replace("claim-13", "plain")
+        .replace("repetitions = 2", "repetitions = 1");
+    let scenario = common::write_scenario(tmp.path(), &plain);
+    let out = tmp.path().join("out");
+    let output = common::run_scenario(&scenario, &out, common::QUIET_NO_REPORT);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: [claims] max_repetitions = 4 adds no repetitions here: no claim is \
+             judged from this scenario's rows"
+        ),
+        "{stderr}"
+    );
+    let rows = common::results_rows(&out);
+    let repetitions: Vec<&str> = rows.iter().map(|r| r["repetition"].as_str()).collect();
+    assert_eq!(repetitions, ["1", "1"], "{rows:?}");
+}
+
+#[test]
 fn the_budget_is_checked_against_the_repetitions() {
     let parse = |text: &str| echolab::scenario::parse("t", "t", text);
     let base = "models = [\"epoll\"]\nrepetitions = 3\n[load]\nrequests = 10\n";
