@@ -79,6 +79,16 @@ fn an_undecided_claim_runs_rounds_up_to_its_budget() {
         "{}",
         claim.why
     );
+    // The report says at which level its claims were judged.
+    let written = echolab::report::write_report(&out).unwrap();
+    let md = fs::read_to_string(written.with_file_name("report.md")).unwrap();
+    assert!(
+        md.contains(
+            "The run could add repetitions while a claim was undecided, up to 4 (3 looks): \
+             its claims are judged at p < 0.017 rather than 0.05"
+        ),
+        "{md}"
+    );
 }
 
 #[test]

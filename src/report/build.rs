@@ -105,6 +105,21 @@ pub(super) fn notes(results: &Results) -> Vec<String> {
             bound.join("; ")
         ));
     }
+    let looks = results.manifest.looks();
+    if looks.count() > 1 {
+        notes.push(format!(
+            "The run could add repetitions while a claim was undecided, up to {} ({} looks): \
+             its claims are judged at p < {} rather than 0.05 (Bonferroni over the looks, so \
+             that looking again does not raise the chance of a difference called where there \
+             is none).",
+            results
+                .manifest
+                .max_repetitions
+                .unwrap_or(results.manifest.repetitions),
+            looks.count(),
+            crate::stats::fmt_p(looks.alpha())
+        ));
+    }
     let machine_wide = results
         .rows
         .iter()
