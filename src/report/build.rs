@@ -7,7 +7,7 @@ use crate::claims;
 use crate::claims::MachineLimits;
 use crate::render::document::{self, Block, Document, Section, Table};
 use crate::results::column;
-use crate::results::reader::{Results, Row, Status};
+use crate::results::reader::{Results, Status};
 use crate::results::Manifest;
 use crate::verdict::sweep::{self, Sweep};
 use crate::verdict::{self, fmt_count, fmt_ratio_interval, BASELINE};
@@ -33,7 +33,7 @@ pub fn document(
     sections.push(setup_section(results));
     let judged: Vec<claims::Claim> = claims::claims_of(&scenario)
         .into_iter()
-        .map(|number| judge_claim(number, &results.rows, &results.manifest))
+        .map(|number| super::judge_claim(number, &results.rows, &results.manifest))
         .collect();
     if !judged.is_empty() {
         sections.extend(claims::section(&judged, |_| None));
@@ -674,14 +674,6 @@ fn steps_section(results: &Results) -> Section {
             }),
         ],
     }
-}
-
-/// Claim `number` judged from a run's `rows`: at the level of the looks the run planned
-/// ([`Manifest::looks`]) and against the limits of its machine.
-pub fn judge_claim(number: usize, rows: &[Row], manifest: &Manifest) -> claims::Claim {
-    crate::stats::with_looks(manifest.looks(), || {
-        claims::judge(number, rows, limits(manifest))
-    })
 }
 
 /// The limits claim 2 is judged against, as the manifest recorded them.

@@ -12,7 +12,6 @@
 
 mod answer;
 mod build;
-pub use build::judge_claim;
 mod composite;
 mod cost_findings;
 mod figures;
@@ -84,6 +83,19 @@ pub fn write_report_of(results: &mut reader::Results) -> anyhow::Result<PathBuf>
 /// replaces it.
 pub fn write_partial_report(results_dir: &Path, partial: Partial) -> anyhow::Result<PathBuf> {
     Ok(write_all(&mut reader::load(results_dir)?, Some(partial))?.remove(0))
+}
+
+/// Claim `number` judged from a run's `rows`: at the level of the looks the run planned
+/// ([`crate::results::Manifest::looks`]) and against the limits of its machine.
+pub fn judge_claim(
+    number: usize,
+    rows: &[reader::Row],
+    manifest: &crate::results::Manifest,
+) -> crate::claims::Claim {
+    let limits = build::limits(manifest);
+    crate::stats::with_looks(manifest.looks(), || {
+        crate::claims::judge(number, rows, limits)
+    })
 }
 
 /// The verdict of every sweep as lines of plain text, for the end of `echolab run`:
