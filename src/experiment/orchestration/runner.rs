@@ -209,7 +209,7 @@ struct Running<'a> {
 /// Why a sweep stops early: a stop signal, or a fault of the machine (`Running::fault`).
 type Interrupted = bool;
 
-impl Running<'_> {
+impl<'a> Running<'a> {
     /// Writes a finished row.
     fn record(&mut self, what: &str, row: Row) -> anyhow::Result<()> {
         self.csv.append(&row)?;
@@ -284,8 +284,8 @@ impl Running<'_> {
             .filter(|m| scenario.staircase.is_none() || missing_program(m).is_some())
             .collect();
         let missing: Vec<Option<String>> = stepped.iter().map(|m| missing_program(m)).collect();
-        let mut failed: Vec<Option<&Step>> = vec![None; stepped.len()];
         let first = self.config.first_repetition;
+        let mut failed = self.failed_before(&stepped, first)?;
         let order_path = self.config.out.join(ORDER_FILE);
         let mut order_csv = (!stepped.is_empty())
             .then(|| match first {
@@ -351,6 +351,29 @@ impl Running<'_> {
             }
         }
         Ok(false)
+    }
+
+    /// The step each model failed first in the repetitions before `first` (none for a
+    /// run's first rounds): a round added to a run skips what its earlier rounds did.
+    fn failed_before(
+        &self,
+        stepped: &[&ModelEntry],
+        first: u32,
+    ) -> anyhow::Result<Vec<Option<&'a Step>>> {
+        if first == 1 {
+            return Ok(vec![None; stepped.len()]);
+        }
+        let earlier = crate::results::reader::load(&self.config.out)?.rows;
+        Ok(stepped
+            .iter()
+            .map(|entry| {
+                self.scenario.steps.iter().find(|step| {
+                    earlier.iter().any(|r| {
+                        r.model == entry.label && r.step == step.name && r.status == Status::Failed
+                    })
+                })
+            })
+            .collect())
     }
 
     /// The profiled repetition of `step`: one more per model that ran it, under perf,
@@ -625,6 +648,68 @@ esac
         };
         let outcome = run(&s, &config, &mut |_, _| {}).unwrap();
         (dir, out, outcome)
+    }
+
+    #[test]
+    fn an_added_round_is_appended_and_skips_what_failed_before() {
+        let text = "models = [\"poll\", \"select\"]\n[load]\nrequests = 1\n[sweep]\nconnections = [500, 1100, 1500]\n";
+        let (dir, out, first) = fake_run(text);
+        // The run's manifest, as experiment::run_into leaves it.
+        crate::results::Manifest::default().write(&out).unwrap();
+        let s = scenario::parse("t", "t", &format!("repetitions = 2\n{text}")).unwrap();
+        let config = RunConfig {
+            exe: dir.path().join("fake-echolab"),
+            out: out.clone(),
+            progress_bar: false,
+            quiet: true,
+            first_repetition: 2,
+        };
+        let added = run(&s, &config, &mut |_, _| {}).unwrap();
+        let summary: Vec<(&str, &str, u32, &str)> = added
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r.model.as_str(),
+                    r.step.as_str(),
+                    r.repetition,
+                    r.status.name(),
+                )
+            })
+            .collect();
+        // Round 2 of each step: select, which failed 1100 in round 1, skips it and 1500,
+        // as a run of two repetitions would have.
+        let mut sorted = summary.clone();
+        sorted.sort();
+        assert_eq!(
+            sorted,
+            [
+                ("poll", "c1100-s64", 2, "ok"),
+                ("poll", "c1500-s64", 2, "ok"),
+                ("poll", "c500-s64", 2, "ok"),
+                ("select", "c1100-s64", 2, "skipped"),
+                ("select", "c1500-s64", 2, "skipped"),
+                ("select", "c500-s64", 2, "ok"),
+            ]
+        );
+        // Appended after round 1's rows, under its one header.
+        let csv = fs::read_to_string(out.join(RESULTS)).unwrap();
+        assert_eq!(csv.lines().next().unwrap(), RESULTS_HEADER.join(","));
+        assert_eq!(csv.lines().count(), 1 + first.rows.len() + added.rows.len());
+        let order = fs::read_to_string(out.join(ORDER_FILE)).unwrap();
+        let rounds: Vec<&str> = order.lines().map(|l| &l[..l.rfind(',').unwrap()]).collect();
+        assert_eq!(
+            rounds,
+            [
+                "step,repetition",
+                "c500-s64,1",
+                "c1100-s64,1",
+                "c1500-s64,1",
+                "c500-s64,2",
+                "c1100-s64,2",
+                "c1500-s64,2"
+            ]
+        );
     }
 
     #[test]
