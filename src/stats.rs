@@ -14,9 +14,17 @@
 //! never reaches 0.05 (0.081; three equal values against three others, 0.047, through
 //! the tie correction), 4 against 4 and 5 against 5 can. [`min_p`] gives that floor, so a caller can say
 //! why a comparison with too few repetitions decides nothing.
+//!
+//! A run may look at its repetitions more than once ([`Looks`]: a claim left undecided
+//! adds a round and is judged again), so each look is judged at a stricter level that
+//! keeps the false-positive rate over all of them at [`ALPHA`]; [`repetitions_needed`]
+//! says how many repetitions an undecided comparison would have needed.
+
+use std::cell::Cell;
 
 use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng as _};
+use statrs::distribution::{ContinuousCDF as _, Normal};
 use statrs::stats_tests::mannwhitneyu::{mannwhitneyu, MannWhitneyUMethod};
 use statrs::stats_tests::Alternative;
 
@@ -39,16 +47,22 @@ pub struct Comparison {
     pub n_b: usize,
     /// Two-sided Mann–Whitney U p-value (normal approximation, continuity and ties corrected).
     pub p: f64,
+    /// The level p is judged at: [`ALPHA`], or stricter when the run looks more than once
+    /// ([`Looks::alpha`]).
+    pub alpha: f64,
     /// median(b) / median(a).
     pub ratio: f64,
     /// The 95 % percentile-bootstrap interval of that ratio.
     pub interval: (f64, f64),
+    /// The two samples' spread ([`spread`]), pooled as the root of their mean square;
+    /// NaN when neither has two values.
+    pub spread: f64,
 }
 
 impl Comparison {
-    /// The samples differ: p is below [`ALPHA`].
+    /// The samples differ: p is below the level of its look ([`ALPHA`] for one look).
     pub fn significant(&self) -> bool {
-        self.p < ALPHA
+        self.p < self.alpha
     }
 
     /// The medians differ by [`MIN_EFFECT`] or more, either way.
@@ -70,6 +84,115 @@ impl Comparison {
         };
         format!("{}, {n}", p_equals(self.p))
     }
+
+    /// "; a x1.05 difference would need 18 repetitions per model here (spread 5.0 %)",
+    /// for a comparison that decided nothing with fewer; "" when it decided, when it had
+    /// as many (what it did not see was smaller than x1.05), or the spread is unknown.
+    pub fn needs(&self) -> String {
+        if self.decisive() {
+            return String::new();
+        }
+        let had = self.n_a.min(self.n_b) as u64;
+        match repetitions_needed(self.spread, self.alpha).filter(|&n| n > had) {
+            Some(n) => format!(
+                "; a x{MIN_EFFECT} difference would need {n} repetitions per model here \
+                 (spread {:.1} %)",
+                self.spread * 100.0
+            ),
+            None => String::new(),
+        }
+    }
+}
+
+/// The sequential rule of a run that may look at its repetitions more than once:
+/// Bonferroni over the looks. A run of r repetitions with a budget of m runs at most
+/// K = 1 + m - r looks (the first after r, then one more round of every model each),
+/// and judges every look at ALPHA / K: the chance that any of the K looks calls a
+/// difference where there is none is at most the sum of theirs, ALPHA (Bonferroni's
+/// inequality; Jennison and Turnbull, "Group Sequential Methods with Applications to
+/// Clinical Trials", 2000, ch. 2, for it and the sharper Pocock and O'Brien-Fleming
+/// boundaries, which assume normal statistics a rank test of a few repetitions does
+/// not give). A run without a budget looks once, at ALPHA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Looks {
+    planned: u32,
+}
+
+impl Looks {
+    /// One look: today's rule, p < ALPHA.
+    pub const ONE: Looks = Looks { planned: 1 };
+
+    /// The looks of a run of `repetitions` that may go on, one round a look, up to
+    /// `max_repetitions` (at most `repetitions`: one look).
+    pub fn planned(repetitions: u32, max_repetitions: u32) -> Looks {
+        Looks {
+            planned: 1 + max_repetitions.saturating_sub(repetitions),
+        }
+    }
+
+    /// How many looks the run may take.
+    pub fn count(self) -> u32 {
+        self.planned
+    }
+
+    /// The level every look is judged at.
+    pub fn alpha(self) -> f64 {
+        ALPHA / f64::from(self.planned)
+    }
+}
+
+thread_local! {
+    /// The looks the comparisons being made now are judged for ([`with_looks`]).
+    static LOOKS: Cell<Looks> = const { Cell::new(Looks::ONE) };
+}
+
+/// Runs `judge` with every [`compare`] in it judged at `looks`' level. The level belongs
+/// to the run (how often it looked), not to the rule of any one judgement, so it is set
+/// around the judging of a run's rows rather than passed to each comparison they make.
+pub fn with_looks<T>(looks: Looks, judge: impl FnOnce() -> T) -> T {
+    /// Puts the level back however `judge` ends (a panic included).
+    struct Restore(Looks);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            LOOKS.with(|l| l.set(self.0));
+        }
+    }
+    let _restore = Restore(LOOKS.with(|l| l.replace(looks)));
+    judge()
+}
+
+/// Repetitions per model for a x[`MIN_EFFECT`] difference to be found 80 % of the time
+/// at level `alpha`, with the repetitions' `spread` (coefficient of variation, as a
+/// fraction). The normal approximation on the log scale, where x1.05 is a shift of
+/// ln 1.05 and the standard deviation is about the spread: n = 2 (z(1 - alpha/2) +
+/// z(0.8))^2 spread^2 / ln(1.05)^2, times pi/3, the rank test's efficiency against the
+/// t-test on normal data. None for a spread that is not a positive number.
+pub fn repetitions_needed(spread: f64, alpha: f64) -> Option<u64> {
+    if !(spread.is_finite() && spread > 0.0 && alpha > 0.0 && alpha < 1.0) {
+        return None;
+    }
+    let z = Normal::standard();
+    let zs = z.inverse_cdf(1.0 - alpha / 2.0) + z.inverse_cdf(POWER);
+    let shift = MIN_EFFECT.ln();
+    let n = 2.0 * zs * zs * spread * spread / (shift * shift) * std::f64::consts::PI / 3.0;
+    // At least 2: a rank test of one repetition a side says nothing whatever the spread.
+    Some((n.ceil() as u64).max(2))
+}
+
+/// The chance [`repetitions_needed`] asks of a x1.05 difference: 80 %, the usual.
+const POWER: f64 = 0.8;
+
+/// The coefficient of variation of finite values (sample standard deviation over the
+/// mean); None with fewer than two or a mean of zero.
+pub fn spread(values: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.len() < 2 {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean != 0.0).then(|| var.sqrt() / mean.abs())
 }
 
 /// "p = 0.40", or "p < 0.001" below what [`fmt_p`] shows.
@@ -120,6 +243,16 @@ pub fn median(values: &[f64]) -> Option<f64> {
 /// Compares `b` with `a`. None when either sample has no finite value. Non-finite
 /// values are dropped first (a repetition that measured nothing is not a sample).
 pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
+    let c = judged(a, b)?;
+    let finite = |s: &[f64]| -> Vec<f64> { s.iter().copied().filter(|x| x.is_finite()).collect() };
+    Some(Comparison {
+        interval: bootstrap_interval(&finite(a), &finite(b)),
+        ..c
+    })
+}
+
+/// [`compare`] without the interval (NaN), which judging does not read.
+fn judged(a: &[f64], b: &[f64]) -> Option<Comparison> {
     let a: Vec<f64> = a.iter().copied().filter(|x| x.is_finite()).collect();
     let b: Vec<f64> = b.iter().copied().filter(|x| x.is_finite()).collect();
     let (ma, mb) = (median(&a)?, median(&b)?);
@@ -136,12 +269,15 @@ pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
         .map(|(_, p)| p)
         .unwrap_or(1.0)
     };
+    let spreads: Vec<f64> = [spread(&a), spread(&b)].into_iter().flatten().collect();
     Some(Comparison {
         n_a: a.len(),
         n_b: b.len(),
         p: if p.is_nan() { 1.0 } else { p },
+        alpha: LOOKS.with(Cell::get).alpha(),
         ratio: ratio(ma, mb),
-        interval: bootstrap_interval(&a, &b),
+        interval: (f64::NAN, f64::NAN),
+        spread: (spreads.iter().map(|s| s * s).sum::<f64>() / spreads.len() as f64).sqrt(),
     })
 }
 
@@ -262,5 +398,118 @@ mod tests {
         assert_eq!(fmt_p(0.0079), "0.0079");
         assert_eq!(fmt_p(0.01219), "0.012");
         assert_eq!(fmt_p(0.0001), "< 0.001");
+    }
+
+    /// How many of `claims` simulated claims with no difference the sequential rule
+    /// decides: each claim's two models draw from one distribution (uniform over 50..150,
+    /// a spread of 29 %, so the x1.05 threshold hardly ever stands in for p), are
+    /// compared after `repetitions`, and go on one round a look up to `budget` until a
+    /// look is decisive, each look judged at `looks`' level.
+    fn decided_without_difference(
+        claims: usize,
+        repetitions: u32,
+        budget: u32,
+        looks: Looks,
+    ) -> usize {
+        let mut rng = StdRng::seed_from_u64(45);
+        let mut draw =
+            |n: u32| -> Vec<f64> { (0..n).map(|_| 50.0 + 100.0 * rng.random::<f64>()).collect() };
+        with_looks(looks, || {
+            (0..claims)
+                .filter(|_| {
+                    let (a, b) = (draw(budget), draw(budget));
+                    (repetitions..=budget).any(|n| {
+                        let n = n as usize;
+                        judged(&a[..n], &b[..n]).is_some_and(|c| c.decisive())
+                    })
+                })
+                .count()
+        })
+    }
+
+    #[test]
+    fn the_sequential_rule_keeps_false_positives_at_five_percent() {
+        const CLAIMS: usize = 1000;
+        // The claim scenarios' 5 repetitions, with budgets of 2, 5 and 10 more rounds.
+        let mut measured = Vec::new();
+        for budget in [7, 10, 15] {
+            let looks = Looks::planned(5, budget);
+            let rule = decided_without_difference(CLAIMS, 5, budget, looks);
+            let naive = decided_without_difference(CLAIMS, 5, budget, Looks::ONE);
+            measured.push(format!(
+                "5 to {budget} repetitions ({} looks at p < {:.4}): {:.1} % decided; \
+                 each look at p < 0.05: {:.1} %",
+                looks.count(),
+                looks.alpha(),
+                rule as f64 / 10.0,
+                naive as f64 / 10.0
+            ));
+            assert!(rule * 20 <= CLAIMS, "{}", measured.join("\n"));
+            // Looking again at 0.05 after every round is what the rule is for: it calls
+            // a difference in more than 5 % of claims that have none.
+            assert!(naive * 20 > CLAIMS, "{}", measured.join("\n"));
+        }
+        println!("{}", measured.join("\n"));
+        // One look is today's rule: the same p < 0.05 as without a budget.
+        assert_eq!(Looks::planned(5, 5), Looks::ONE);
+        assert_eq!(Looks::planned(5, 3), Looks::ONE);
+        assert_eq!(Looks::ONE.alpha(), ALPHA);
+    }
+
+    #[test]
+    fn a_comparison_is_judged_at_the_level_of_its_look() {
+        // 5 against 5 completely apart: p = 0.012, below 0.05 but not below 0.05 / 5.
+        let a = [10.0, 10.2, 9.9, 10.1, 10.05];
+        let b = [20.0, 20.4, 19.8, 20.2, 20.1];
+        assert!(compare(&a, &b).unwrap().decisive());
+        let five = Looks::planned(5, 9);
+        assert_eq!((five.count(), five.alpha()), (5, ALPHA / 5.0));
+        let c = with_looks(five, || compare(&a, &b)).unwrap();
+        assert_eq!(c.alpha, ALPHA / 5.0);
+        assert!(!c.significant() && !c.decisive(), "{c:?}");
+        // The level is put back after the judging.
+        assert_eq!(compare(&a, &b).unwrap().alpha, ALPHA);
+    }
+
+    #[test]
+    fn repetitions_needed_grow_with_the_spread_and_the_looks() {
+        // 5 % spread at 0.05: 2 (1.960 + 0.842)^2 0.05^2 / ln(1.05)^2 pi/3 = 17.3.
+        assert_eq!(repetitions_needed(0.05, ALPHA), Some(18));
+        // Twice the spread, four times the repetitions.
+        assert_eq!(repetitions_needed(0.10, ALPHA), Some(70));
+        // Three looks at 0.0167: z = 2.394, so 2 (3.236)^2 ... = 23.1.
+        assert_eq!(repetitions_needed(0.05, ALPHA / 3.0), Some(24));
+        assert_eq!(repetitions_needed(0.001, ALPHA), Some(2));
+        assert_eq!(repetitions_needed(0.0, ALPHA), None);
+        assert_eq!(repetitions_needed(f64::NAN, ALPHA), None);
+    }
+
+    #[test]
+    fn an_undecided_comparison_says_what_it_would_need() {
+        let a = [100.0, 104.0, 96.0, 102.0, 98.0];
+        let b = [101.0, 97.0, 103.0, 99.0, 100.0];
+        let c = compare(&a, &b).unwrap();
+        assert!(
+            (spread(&a).unwrap() - 0.0316).abs() < 1e-3,
+            "{:?}",
+            spread(&a)
+        );
+        assert!((c.spread - 0.0272).abs() < 1e-3, "{c:?}");
+        assert_eq!(
+            c.needs(),
+            format!(
+                "; a x1.05 difference would need {} repetitions per model here (spread 2.7 %)",
+                repetitions_needed(c.spread, ALPHA).unwrap()
+            )
+        );
+        let far: Vec<f64> = a.iter().map(|x| x * 2.0).collect();
+        assert_eq!(compare(&a, &far).unwrap().needs(), "");
+        // Enough repetitions for x1.05 and still undecided: the gap is smaller.
+        let many: Vec<f64> = (0..30).map(|i| 100.0 + f64::from(i % 3)).collect();
+        let c = compare(&many, &many).unwrap();
+        assert_eq!(repetitions_needed(c.spread, ALPHA), Some(2));
+        assert_eq!(c.needs(), "");
+        assert_eq!(spread(&[3.0]), None);
+        assert!(compare(&[3.0], &[4.0]).unwrap().needs().is_empty());
     }
 }

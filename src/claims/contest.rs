@@ -188,7 +188,7 @@ pub(super) fn contest(better: &Side, worse: &Side, figure: Figure) -> (Outcome, 
     let line = line(better, worse, figure, &robust.c);
     // Only a difference is left to stand or fall without the flagged repetitions.
     if !matches!(outcome, Outcome::Holds | Outcome::Opposite) {
-        return (outcome, line);
+        return (outcome, line + &robust.c.needs());
     }
     match robust.shaken {
         None => (outcome, line + &robust.left_out()),
@@ -209,7 +209,7 @@ fn decided(c: &Comparison, figure: Figure) -> Outcome {
         Outcome::Holds
     } else if c.decisive() {
         Outcome::Opposite
-    } else if stats::min_p(c.n_a, c.n_b) >= stats::ALPHA {
+    } else if stats::min_p(c.n_a, c.n_b) >= c.alpha {
         Outcome::TooFew
     } else {
         Outcome::NoDifference

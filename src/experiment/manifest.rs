@@ -95,6 +95,8 @@ impl Manifest {
                 .collect(),
             models: scenario.models.iter().map(|m| m.label.clone()).collect(),
             repetitions: scenario.repetitions,
+            max_repetitions: (scenario.max_repetitions > scenario.repetitions)
+                .then_some(scenario.max_repetitions),
             steps: scenario.steps.iter().map(|s| s.name.clone()).collect(),
             echolab_version: Some(env!("CARGO_PKG_VERSION").to_string()),
             git_revision: git_revision(),

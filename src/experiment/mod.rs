@@ -69,8 +69,57 @@ pub fn run_into(
         out: out.to_path_buf(),
         progress_bar: orchestration::runner::stderr_is_terminal(),
         quiet,
+        first_repetition: 1,
     };
     let outcome = orchestration::runner::run(scenario, &config, written);
+    ended(&mut manifest, &outcome);
+    manifest.write(out)?;
+    outcome
+}
+
+/// Adds round `repetition` (one more repetition of every step, every model in it) to
+/// the run of `scenario` in `out`: its rows appended to results.csv as any repetition's,
+/// its manifest running again until the round ends. The runner, not the experiment,
+/// decides whether a round is added (a claim left undecided).
+pub fn add_round(
+    scenario: &crate::scenario::Scenario,
+    out: &std::path::Path,
+    repetition: u32,
+    quiet: bool,
+    written: &mut dyn FnMut(u64, u64),
+) -> anyhow::Result<orchestration::runner::RunOutcome> {
+    anyhow::ensure!(
+        repetition > 1 && scenario.staircase.is_none() && scenario.profiled.is_none(),
+        "repetition {repetition} cannot be added: a round is added after the first, to a \
+         run of fresh servers without profiled repetitions"
+    );
+    let exe = std::env::current_exe().context("cannot find the echolab binary to start servers")?;
+    let mut manifest = crate::results::Manifest::read(out)?;
+    manifest.interrupted = true;
+    manifest.status = "running".into();
+    manifest.write(out)?;
+    let round = crate::scenario::Scenario {
+        repetitions: repetition,
+        ..scenario.clone()
+    };
+    let config = orchestration::runner::RunConfig {
+        exe,
+        out: out.to_path_buf(),
+        progress_bar: orchestration::runner::stderr_is_terminal(),
+        quiet,
+        first_repetition: repetition,
+    };
+    let outcome = orchestration::runner::run(&round, &config, written);
+    ended(&mut manifest, &outcome);
+    manifest.write(out)?;
+    outcome
+}
+
+/// The manifest of a run (or round) that ended with `outcome`.
+fn ended(
+    manifest: &mut crate::results::Manifest,
+    outcome: &anyhow::Result<orchestration::runner::RunOutcome>,
+) {
     if let Some(applied) = outcome.as_ref().ok().and_then(|o| o.network.clone()) {
         manifest.conditions.network = Some(applied);
     }
@@ -84,10 +133,6 @@ pub fn run_into(
         },
         Err(e) => manifest.stop(format!("{e:#}")),
     }
-    manifest.write(out)?;
-    let outcome = outcome?;
-
-    Ok(outcome)
 }
 
 /// What this machine must offer the scenario before anything of its run is written:

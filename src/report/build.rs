@@ -33,7 +33,7 @@ pub fn document(
     sections.push(setup_section(results));
     let judged: Vec<claims::Claim> = claims::claims_of(&scenario)
         .into_iter()
-        .map(|number| claims::judge(number, &results.rows, limits(&results.manifest)))
+        .map(|number| super::judge_claim(number, &results.rows, &results.manifest))
         .collect();
     if !judged.is_empty() {
         sections.extend(claims::section(&judged, |_| None));
@@ -104,6 +104,21 @@ pub(super) fn notes(results: &Results) -> Vec<String> {
              have set their pace; they are shown but never decide a verdict alone: {}.",
             bound.len(),
             bound.join("; ")
+        ));
+    }
+    let looks = results.manifest.looks();
+    if looks.count() > 1 {
+        notes.push(format!(
+            "The run could add repetitions while a claim was undecided, up to {} ({} looks): \
+             its claims are judged at p < {} rather than 0.05 (Bonferroni over the looks, so \
+             that looking again does not raise the chance of a difference called where there \
+             is none).",
+            results
+                .manifest
+                .max_repetitions
+                .unwrap_or(results.manifest.repetitions),
+            looks.count(),
+            crate::stats::fmt_p(looks.alpha())
         ));
     }
     let machine_wide = results

@@ -58,7 +58,7 @@ fn read_parts(results: &Results) -> Parts {
                 continue;
             }
             let claim = match &loaded {
-                Ok(r) => claims::judge(number, &r.rows, build::limits(&r.manifest)),
+                Ok(r) => super::judge_claim(number, &r.rows, &r.manifest),
                 Err(why) => Claim::not_run(number, why.clone()),
             };
             links.push((number, format!("{part}/report.html ({part}/report.md)")));

@@ -85,6 +85,19 @@ pub fn write_partial_report(results_dir: &Path, partial: Partial) -> anyhow::Res
     Ok(write_all(&mut reader::load(results_dir)?, Some(partial))?.remove(0))
 }
 
+/// Claim `number` judged from a run's `rows`: at the level of the looks the run planned
+/// ([`crate::results::Manifest::looks`]) and against the limits of its machine.
+pub fn judge_claim(
+    number: usize,
+    rows: &[reader::Row],
+    manifest: &crate::results::Manifest,
+) -> crate::claims::Claim {
+    let limits = build::limits(manifest);
+    crate::stats::with_looks(manifest.looks(), || {
+        crate::claims::judge(number, rows, limits)
+    })
+}
+
 /// The verdict of every sweep as lines of plain text, for the end of `echolab run`:
 /// a winner only where the test of significance names one.
 pub fn verdict_lines(results: &reader::Results) -> Vec<String> {

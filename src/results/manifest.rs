@@ -26,6 +26,10 @@ pub struct Manifest {
     pub sweep_axes: Vec<String>,
     pub models: Vec<String>,
     pub repetitions: u32,
+    /// `[claims] max_repetitions`, when the run may add repetitions to a claim left
+    /// undecided: its claims are judged at the level of its looks ([`Manifest::looks`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_repetitions: Option<u32>,
     pub steps: Vec<String>,
     pub echolab_version: Option<String>,
     pub git_revision: Option<String>,
@@ -62,6 +66,12 @@ pub struct Manifest {
 }
 
 impl Manifest {
+    /// The looks the run planned: one, unless it may add repetitions.
+    pub fn looks(&self) -> crate::stats::Looks {
+        let most = self.max_repetitions.unwrap_or(self.repetitions);
+        crate::stats::Looks::planned(self.repetitions, most)
+    }
+
     /// Writes manifest.json atomically ([`super::replace`]), so it is never half-written
     /// nor written through a planted link; a write that fails (a full disk) names the file.
     pub fn write(&self, dir: &Path) -> anyhow::Result<()> {

@@ -2,7 +2,9 @@
 //! its report ([`report`]); the two compose here, neither calls the other.
 //!
 //! - [`composite`]: a scenario made of parts, each run into a folder of its own.
+//! - [`added_rounds`]: a claim left undecided by its repetitions, given more.
 
+mod added_rounds;
 mod composite;
 mod lock;
 
@@ -493,9 +495,9 @@ fn run_into(
     args: &RunArgs,
 ) -> anyhow::Result<(RunOutcome, anyhow::Result<Results>)> {
     let mut partial = PartialReports::new(out, !args.no_report);
-    let outcome = experiment::run_into(scenario, out, args.quiet, &mut |done, total| {
-        partial.written(done, total)
-    })?;
+    let mut written = |done, total| partial.written(done, total);
+    let outcome = experiment::run_into(scenario, out, args.quiet, &mut written)?;
+    let outcome = added_rounds::add_rounds(scenario, out, args.quiet, outcome, &mut written)?;
     if let Some(baseline) = &args.baseline {
         let mut manifest = crate::results::Manifest::read(out)?;
         // Absolute, so that a report written later from elsewhere still finds it.

@@ -201,6 +201,17 @@ pub struct ScenarioFile {
     /// the run (docs/compare.md).
     #[serde(default)]
     pub thresholds: BTreeMap<String, String>,
+    /// `[claims]`: how a claim's scenario may go on when its claim is left undecided.
+    pub claims: Option<Spanned<ClaimsFile>>,
+}
+
+/// `[claims]`: the repetitions a claim's scenario may add, one round of every model at a
+/// time, while its claim is left undecided (docs/scenarios.md, "Repetitions added").
+#[derive(Deserialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimsFile {
+    /// The most repetitions of each step (default: `repetitions`, none added).
+    pub max_repetitions: Option<Count>,
 }
 
 /// The `[thresholds]` of a scenario's text, read alone: a results directory keeps only

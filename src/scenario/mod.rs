@@ -147,6 +147,9 @@ pub struct Scenario {
     pub toml: String,
     pub models: Vec<ModelEntry>,
     pub repetitions: u32,
+    /// `[claims] max_repetitions`: the repetitions a claim left undecided may go on to,
+    /// one round at a time (`repetitions` when none are added).
+    pub max_repetitions: u32,
     pub step_timeout: Option<Duration>,
     pub pause: Duration,
     pub load: LoadOptions,
@@ -275,6 +278,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
     validate::warmup(&file, source, &err)?;
     let (steps, axes) = expand::steps(&file, &load, staircase.as_ref(), &err)?;
     validate::rows(&file, models.len(), steps.len(), source, &err)?;
+    let max_repetitions = validate::max_repetitions(&file, staircase.is_some(), &err)?;
     let client_hosts = validate::client_hosts(&file, &load, &steps, &err)?;
     let ssh = validate::ssh_hosts(&file, &err)?;
     let lab_sysctls = validate::lab_sysctls(&file, &err)?;
@@ -292,6 +296,7 @@ pub fn parse(origin: &str, default_name: &str, source: &str) -> anyhow::Result<S
         network,
         staircase,
         thresholds,
+        max_repetitions,
         ..Scenario::of_file(&file, default_name, source)
     })
 }
@@ -310,6 +315,10 @@ impl Scenario {
             toml: source.to_string(),
             models: Vec::new(),
             repetitions: file
+                .repetitions
+                .map_or(1, |r| r.0.min(u32::MAX as u64) as u32),
+            // None added until validated ([`parse`]).
+            max_repetitions: file
                 .repetitions
                 .map_or(1, |r| r.0.min(u32::MAX as u64) as u32),
             step_timeout: file.step_timeout.map(|d| d.0),

@@ -594,6 +594,42 @@ pub(super) fn rows(
     Ok(())
 }
 
+/// `[claims] max_repetitions`: at least `repetitions` and at most [`MAX_REPETITIONS`];
+/// `repetitions` without it. A staircase's repetitions climb one live server each, so
+/// it adds none.
+pub(super) fn max_repetitions(
+    file: &ScenarioFile,
+    staircase: bool,
+    err: ErrAt,
+) -> anyhow::Result<u32> {
+    let reps = file.repetitions.map_or(1, |r| r.0);
+    let Some(claims) = &file.claims else {
+        return Ok(reps as u32);
+    };
+    let span = Some(claims.span());
+    let Some(max) = claims.get_ref().max_repetitions.map(|m| m.0) else {
+        return Ok(reps as u32);
+    };
+    if staircase && max > reps {
+        return Err(err(
+            span,
+            "[claims] max_repetitions: a [staircase] adds no repetitions (each climbs one \
+             live server); leave it out"
+                .into(),
+        ));
+    }
+    if !(reps..=MAX_REPETITIONS).contains(&max) {
+        return Err(err(
+            span,
+            format!(
+                "[claims] max_repetitions = {max}: from repetitions ({reps}) to \
+                 {MAX_REPETITIONS}"
+            ),
+        ));
+    }
+    Ok(max as u32)
+}
+
 /// A scenario `name` names the default results directory (`results/NAME-…`): one plain
 /// path component (see [`not_one_folder`]).
 pub(super) fn name(file: &ScenarioFile, source: &str, err: ErrAt) -> anyhow::Result<()> {

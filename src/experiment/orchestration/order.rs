@@ -44,6 +44,18 @@ impl RoundOrder {
         Ok(order)
     }
 
+    /// order.csv of a run that goes on: its rounds are appended after the last.
+    pub fn append_to(path: &std::path::Path) -> anyhow::Result<RoundOrder> {
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| anyhow::anyhow!("cannot open {} to append to it: {e}", path.display()))?;
+        Ok(RoundOrder {
+            writer: csv::Writer::from_writer(file),
+            path: path.to_path_buf(),
+        })
+    }
+
     pub fn append<'a>(
         &mut self,
         step: &str,

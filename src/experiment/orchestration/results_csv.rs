@@ -28,6 +28,18 @@ impl ResultsCsv {
         Ok(ResultsCsv { writer })
     }
 
+    /// results.csv of a run that goes on: rows are appended after its last.
+    pub fn append_to(path: &Path) -> anyhow::Result<ResultsCsv> {
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open {} to append to it", path.display()))?;
+        let writer = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(file);
+        Ok(ResultsCsv { writer })
+    }
+
     /// Appends `row`, its text cells neutralised against spreadsheet formulas.
     pub fn append(&mut self, row: &Row) -> anyhow::Result<()> {
         self.writer.serialize(row.neutralised())?;

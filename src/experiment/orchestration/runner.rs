@@ -64,7 +64,12 @@ pub fn run(
     config: &RunConfig,
     written: &mut dyn FnMut(u64, u64),
 ) -> anyhow::Result<RunOutcome> {
-    let csv = ResultsCsv::create(&config.out.join(RESULTS))?;
+    let adding = config.first_repetition > 1;
+    let csv = if adding {
+        ResultsCsv::append_to(&config.out.join(RESULTS))?
+    } else {
+        ResultsCsv::create(&config.out.join(RESULTS))?
+    };
     // One set of emulated hosts for the whole run; dropping it (on every way out of
     // this function, an interrupt included) deletes the namespaces.
     let mut hosts = create_hosts(scenario, config.quiet)?;
@@ -101,13 +106,19 @@ pub fn run(
         config,
         hosts: lab,
         csv,
-        progress: Progress::new(total_rows(scenario), config.progress_bar, config.quiet),
+        progress: Progress::new(
+            total_rows(scenario, config.first_repetition),
+            config.progress_bar,
+            config.quiet,
+        ),
         written,
         rows: Vec::new(),
         fault: None,
         profiling: false,
     };
-    let mut interrupted = sweep.staircases()?;
+    // A round added to a run is of fresh servers only (a scenario that adds them has no
+    // staircase).
+    let mut interrupted = !adding && sweep.staircases()?;
     if !interrupted {
         interrupted = sweep.rounds()?;
     }
@@ -121,9 +132,9 @@ pub fn run(
     })
 }
 
-/// The rows a run writes: every step of every model and repetition, and a staircase's
-/// hold row.
-fn total_rows(scenario: &Scenario) -> u64 {
+/// The rows a run writes from repetition `first` on: every step of every model and
+/// repetition, and a staircase's hold row.
+fn total_rows(scenario: &Scenario, first: u32) -> u64 {
     let holds = scenario
         .staircase
         .filter(|s| s.hold.is_some())
@@ -133,7 +144,7 @@ fn total_rows(scenario: &Scenario) -> u64 {
         .iter()
         .filter(|s| scenario.profiles(s))
         .count();
-    let reps = scenario.repetitions as usize;
+    let reps = (scenario.repetitions + 1).saturating_sub(first) as usize;
     (scenario.models.len() * ((scenario.steps.len() + holds) * reps + profiled)) as u64
 }
 
@@ -198,7 +209,7 @@ struct Running<'a> {
 /// Why a sweep stops early: a stop signal, or a fault of the machine (`Running::fault`).
 type Interrupted = bool;
 
-impl Running<'_> {
+impl<'a> Running<'a> {
     /// Writes a finished row.
     fn record(&mut self, what: &str, row: Row) -> anyhow::Result<()> {
         self.csv.append(&row)?;
@@ -273,13 +284,18 @@ impl Running<'_> {
             .filter(|m| scenario.staircase.is_none() || missing_program(m).is_some())
             .collect();
         let missing: Vec<Option<String>> = stepped.iter().map(|m| missing_program(m)).collect();
-        let mut failed: Vec<Option<&Step>> = vec![None; stepped.len()];
+        let first = self.config.first_repetition;
+        let mut failed = self.failed_before(&stepped, first)?;
+        let order_path = self.config.out.join(ORDER_FILE);
         let mut order_csv = (!stepped.is_empty())
-            .then(|| RoundOrder::create(&self.config.out.join(ORDER_FILE)))
+            .then(|| match first {
+                1 => RoundOrder::create(&order_path),
+                _ => RoundOrder::append_to(&order_path),
+            })
             .transpose()?;
         let reps = scenario.repetitions;
         for step in &scenario.steps {
-            for rep in 1..=reps {
+            for rep in first..=reps {
                 let order = round_order(&scenario.name, &step.name, rep, stepped.len());
                 if let Some(o) = &mut order_csv {
                     o.append(
@@ -327,11 +343,37 @@ impl Running<'_> {
                     }
                 }
             }
-            if scenario.profiles(step) && self.profiled(&stepped, &missing, &failed, step)? {
+            if first == 1
+                && scenario.profiles(step)
+                && self.profiled(&stepped, &missing, &failed, step)?
+            {
                 return Ok(true);
             }
         }
         Ok(false)
+    }
+
+    /// The step each model failed first in the repetitions before `first` (none for a
+    /// run's first rounds): a round added to a run skips what its earlier rounds did.
+    fn failed_before(
+        &self,
+        stepped: &[&ModelEntry],
+        first: u32,
+    ) -> anyhow::Result<Vec<Option<&'a Step>>> {
+        if first == 1 {
+            return Ok(vec![None; stepped.len()]);
+        }
+        let earlier = crate::results::reader::load(&self.config.out)?.rows;
+        Ok(stepped
+            .iter()
+            .map(|entry| {
+                self.scenario.steps.iter().find(|step| {
+                    earlier.iter().any(|r| {
+                        r.model == entry.label && r.step == step.name && r.status == Status::Failed
+                    })
+                })
+            })
+            .collect())
     }
 
     /// The profiled repetition of `step`: one more per model that ran it, under perf,
@@ -602,9 +644,72 @@ esac
             out: out.clone(),
             progress_bar: false,
             quiet: true,
+            first_repetition: 1,
         };
         let outcome = run(&s, &config, &mut |_, _| {}).unwrap();
         (dir, out, outcome)
+    }
+
+    #[test]
+    fn an_added_round_is_appended_and_skips_what_failed_before() {
+        let text = "models = [\"poll\", \"select\"]\n[load]\nrequests = 1\n[sweep]\nconnections = [500, 1100, 1500]\n";
+        let (dir, out, first) = fake_run(text);
+        // The run's manifest, as experiment::run_into leaves it.
+        crate::results::Manifest::default().write(&out).unwrap();
+        let s = scenario::parse("t", "t", &format!("repetitions = 2\n{text}")).unwrap();
+        let config = RunConfig {
+            exe: dir.path().join("fake-echolab"),
+            out: out.clone(),
+            progress_bar: false,
+            quiet: true,
+            first_repetition: 2,
+        };
+        let added = run(&s, &config, &mut |_, _| {}).unwrap();
+        let summary: Vec<(&str, &str, u32, &str)> = added
+            .rows
+            .iter()
+            .map(|r| {
+                (
+                    r.model.as_str(),
+                    r.step.as_str(),
+                    r.repetition,
+                    r.status.name(),
+                )
+            })
+            .collect();
+        // Round 2 of each step: select, which failed 1100 in round 1, skips it and 1500,
+        // as a run of two repetitions would have.
+        let mut sorted = summary.clone();
+        sorted.sort();
+        assert_eq!(
+            sorted,
+            [
+                ("poll", "c1100-s64", 2, "ok"),
+                ("poll", "c1500-s64", 2, "ok"),
+                ("poll", "c500-s64", 2, "ok"),
+                ("select", "c1100-s64", 2, "skipped"),
+                ("select", "c1500-s64", 2, "skipped"),
+                ("select", "c500-s64", 2, "ok"),
+            ]
+        );
+        // Appended after round 1's rows, under its one header.
+        let csv = fs::read_to_string(out.join(RESULTS)).unwrap();
+        assert_eq!(csv.lines().next().unwrap(), RESULTS_HEADER.join(","));
+        assert_eq!(csv.lines().count(), 1 + first.rows.len() + added.rows.len());
+        let order = fs::read_to_string(out.join(ORDER_FILE)).unwrap();
+        let rounds: Vec<&str> = order.lines().map(|l| &l[..l.rfind(',').unwrap()]).collect();
+        assert_eq!(
+            rounds,
+            [
+                "step,repetition",
+                "c500-s64,1",
+                "c1100-s64,1",
+                "c1500-s64,1",
+                "c500-s64,2",
+                "c1100-s64,2",
+                "c1500-s64,2"
+            ]
+        );
     }
 
     #[test]

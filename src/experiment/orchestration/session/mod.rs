@@ -48,6 +48,9 @@ pub struct RunConfig {
     pub progress_bar: bool,
     /// Print progress at all.
     pub quiet: bool,
+    /// The first repetition to run: 1 for a run, later for a round added to it (its
+    /// rows appended to its results.csv).
+    pub first_repetition: u32,
 }
 
 /// A summary file read into the crate's own type: None when it is absent or
