@@ -92,7 +92,11 @@ pub(super) fn claim_4(rows: &[Row]) -> Judged {
         match outcome {
             "select faster" | "select as fast" => as_good += 1,
             "epoll faster" => epoll_faster += 1,
-            _ => undecided.push(format!("{step}: {}", robust.c.describe_p())),
+            _ => undecided.push(format!(
+                "{step}: {}{}",
+                robust.c.describe_p(),
+                robust.c.needs()
+            )),
         }
         numbers.push(format!(
             "{step}: mean response time select {}, epoll {}; epoll over select {}{} ({outcome})",
@@ -156,7 +160,11 @@ pub(super) fn claim_5(rows: &[Row]) -> Judged {
         match outcome {
             "epoll faster" => epoll_faster += 1,
             "select faster" => select_faster += 1,
-            _ => undecided.push(format!("{step}: {}", robust.c.describe_p())),
+            _ => undecided.push(format!(
+                "{step}: {}{}",
+                robust.c.describe_p(),
+                robust.c.needs()
+            )),
         }
         numbers.push(format!(
             "{step}: mean response time epoll {}, select {}; select over epoll {}{} ({outcome})",
@@ -278,7 +286,7 @@ pub(super) fn claim_6(rows: &[Row]) -> Judged {
                 "did not double" => not_doubled += 1,
                 _ => {
                     undecided += 1;
-                    undecided_p.push(robust.c.describe_p());
+                    undecided_p.push(robust.c.describe_p() + &robust.c.needs());
                 }
             }
             numbers.push(format!(
@@ -440,7 +448,7 @@ pub(super) fn claim_8(rows: &[Row]) -> Judged {
         let whole = robustly(&means(longest), &means(shortest), |all, _, _| {
             if all.significant() && all.ratio >= CLIMB {
                 "climbs"
-            } else if all.interval.1 < CLIMB && stats::min_p(all.n_a, all.n_b) < stats::ALPHA {
+            } else if all.interval.1 < CLIMB && stats::min_p(all.n_a, all.n_b) < all.alpha {
                 "flat"
             } else {
                 "unsure"
