@@ -383,8 +383,9 @@ pub const CLAIM_43: Source = Source {
             500, 250, 125, 50, 10 or 1 ms, 6 s a step, 5 repetitions. The mean response \
             time at 250 ms against 500 ms (Mann-Whitney U, p < 0.05, by x1.05 or more, \
             each generator-bound or disturbed repetition left out in turn): refuted \
-            when they differ significantly either way, confirmed when they do not with \
-            repetitions enough to reach p < 0.05, inconclusive with fewer.",
+            when they differ significantly either way, confirmed when the ratio's whole \
+            95 % interval lies within x1.05 (a level shown, not only a difference \
+            missed), inconclusive otherwise.",
     differs: "the mean response time stands for \"performance\" (the figure 004's \
             analysis of cases 6-11 reads); 6 s a step, not 60 requests; one machine on \
             loopback. In classic this claim is judged from claim-8's rows (the same \

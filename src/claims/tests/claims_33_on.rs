@@ -384,10 +384,20 @@ fn claim_42_500_ms_takes_about_half_the_time_of_1000_ms_a_demonstration() {
 fn claim_43_no_significant_difference_between_500_and_250_ms() {
     let mean =
         |scales: &[f64], d: f64, us: f64| delayed(scales, 2_500.0, d, &[(column::MEAN_US, us)]);
-    let mut same = mean(&FOUR, 500.0, 1_000.0);
-    same.extend(mean(&SCATTERED, 250.0, 1_000.0));
+    let mut same = mean(&FOUR_TIGHT, 500.0, 1_000.0);
+    same.extend(mean(&FOUR_TIGHT, 250.0, 1_001.0));
     let c = judged(43, &same);
     assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    // Scattered repetitions show no difference, and no level either: not a confirmation.
+    let mut scattered = mean(&FOUR, 500.0, 1_000.0);
+    scattered.extend(mean(&SCATTERED, 250.0, 1_000.0));
+    let c = judged(43, &scattered);
+    assert_eq!(c.verdict, ClaimVerdict::Inconclusive, "{}", c.why);
+    assert!(
+        c.why.starts_with("neither a difference nor a level shown"),
+        "{}",
+        c.why
+    );
     let mut apart = mean(&FOUR, 500.0, 1_440.0);
     apart.extend(mean(&FOUR, 250.0, 720.0));
     let c = judged(43, &apart);
