@@ -197,7 +197,7 @@ pub(super) fn claim_36(rows: &[Row]) -> Judged {
     (verdict, why, numbers)
 }
 
-/// The fewest and the most connections at which `model` passed a step.
+/// The connections of the steps `model` passed, ascending.
 fn held_steps(rows: &[Row], model: &str) -> Vec<f64> {
     super::values_of(
         rows.iter()
