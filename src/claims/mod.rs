@@ -1,5 +1,5 @@
 //! The Claims section: each claim of the classic studies judged from the rows of
-//! the scenario that tests it (`claim-1` .. `claim-32`). One pure function per
+//! the scenario that tests it (`claim-1` .. `claim-46`). One pure function per
 //! claim turns rows into the claim, its numbers with their spread over the
 //! repetitions, and a verdict with its reason; section() lays them out.
 
@@ -15,6 +15,7 @@ mod knee;
 mod observations;
 mod sources;
 mod speed;
+mod statements;
 #[cfg(test)]
 mod tests;
 
@@ -28,6 +29,10 @@ use observations::{
 };
 pub use sources::{Kind, Source, CLAIMS};
 use speed::{claim_22, claim_4, claim_5, claim_6, claim_8};
+use statements::{
+    claim_33, claim_34, claim_35, claim_36, claim_37, claim_38, claim_39, claim_40, claim_41,
+    claim_42, claim_43, claim_44, claim_45, claim_46,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClaimVerdict {
@@ -186,7 +191,21 @@ fn by_rule(number: usize, rows: &[Row], limits: MachineLimits) -> Claim {
         29 => claim_29(rows),
         30 => claim_30(rows),
         31 => claim_31(rows),
-        _ => claim_32(rows),
+        32 => claim_32(rows),
+        33 => claim_33(rows),
+        34 => claim_34(rows),
+        35 => claim_35(rows),
+        36 => claim_36(rows),
+        37 => claim_37(rows),
+        38 => claim_38(rows),
+        39 => claim_39(rows),
+        40 => claim_40(rows),
+        41 => claim_41(rows),
+        42 => claim_42(rows),
+        43 => claim_43(rows),
+        44 => claim_44(rows),
+        45 => claim_45(rows),
+        _ => claim_46(rows),
     };
     Claim {
         number,

@@ -16,7 +16,7 @@ use crate::verdict::{fmt_count, fmt_cpu_per_request, fmt_latency};
 /// `line`): confirmed when significantly so, refuted when significantly the other way
 /// or when the ratio's whole 95 % interval lies within x1.05 (no change shown), "no
 /// difference" when neither is shown.
-fn exceeds(
+pub(super) fn exceeds(
     upper: &Side,
     lower: &Side,
     claimed: &str,
@@ -59,7 +59,7 @@ const fn higher(name: &'static str, format: fn(f64) -> String) -> Figure {
 
 /// "median 1.20 ms (1.10 ms–1.30 ms, 4 reps)" of `c` for `model` where `at` holds, or
 /// "no repetition passed".
-fn median_range(
+pub(super) fn median_range(
     rows: &[Row],
     model: &str,
     at: impl Fn(&Row) -> bool,
@@ -71,7 +71,7 @@ fn median_range(
 
 /// The first and the last of a sweep's `values`, or why there are not two to compare
 /// (`show` names a value).
-fn ends(values: &[f64], show: impl Fn(f64) -> String) -> Result<(f64, f64), String> {
+pub(super) fn ends(values: &[f64], show: impl Fn(f64) -> String) -> Result<(f64, f64), String> {
     match (values.first(), values.last()) {
         (Some(&first), Some(&last)) if first != last => Ok((first, last)),
         (Some(&only), _) => Err(format!("only {} ran", show(only))),

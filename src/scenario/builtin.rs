@@ -1,7 +1,7 @@
 //! The built-in scenarios: scenarios/*.toml embedded in the binary.
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 45] = [
+pub const BUILTIN: [(&str, &str); 59] = [
     ("quick", include_str!("../../scenarios/quick.toml")),
     ("plan", include_str!("../../scenarios/plan.toml")),
     (
@@ -59,4 +59,18 @@ pub const BUILTIN: [(&str, &str); 45] = [
     ("claim-30", include_str!("../../scenarios/claim-30.toml")),
     ("claim-31", include_str!("../../scenarios/claim-31.toml")),
     ("claim-32", include_str!("../../scenarios/claim-32.toml")),
+    ("claim-33", include_str!("../../scenarios/claim-33.toml")),
+    ("claim-34", include_str!("../../scenarios/claim-34.toml")),
+    ("claim-35", include_str!("../../scenarios/claim-35.toml")),
+    ("claim-36", include_str!("../../scenarios/claim-36.toml")),
+    ("claim-37", include_str!("../../scenarios/claim-37.toml")),
+    ("claim-38", include_str!("../../scenarios/claim-38.toml")),
+    ("claim-39", include_str!("../../scenarios/claim-39.toml")),
+    ("claim-40", include_str!("../../scenarios/claim-40.toml")),
+    ("claim-41", include_str!("../../scenarios/claim-41.toml")),
+    ("claim-42", include_str!("../../scenarios/claim-42.toml")),
+    ("claim-43", include_str!("../../scenarios/claim-43.toml")),
+    ("claim-44", include_str!("../../scenarios/claim-44.toml")),
+    ("claim-45", include_str!("../../scenarios/claim-45.toml")),
+    ("claim-46", include_str!("../../scenarios/claim-46.toml")),
 ];

@@ -51,8 +51,10 @@ mod source_004;
 /// 2, 6, 7 and 8 quote the source that made them; 9 to 23 are the sources' other
 /// conclusions, observations and hypotheses, in the order of the sources, 24 to 31
 /// the observations tested last, again in the order of the sources, and 32 the last
-/// tested, retransmissions against clients on claim 18's shaped link.
-pub const CLAIMS: [Source; 32] = [
+/// tested, retransmissions against clients on claim 18's shaped link. 33 to 46 are the
+/// reports' other testable statements (docs/statements.md), in the order of the sources,
+/// each judged from the rows of a scenario classic already runs.
+pub const CLAIMS: [Source; 46] = [
     source_002::CLAIM_1,
     source_002::CLAIM_2,
     source_002::CLAIM_3,
@@ -85,4 +87,18 @@ pub const CLAIMS: [Source; 32] = [
     source_004::CLAIM_30,
     source_004::CLAIM_31,
     source_004::CLAIM_32,
+    source_000::CLAIM_33,
+    source_000::CLAIM_34,
+    source_000::CLAIM_35,
+    source_000::CLAIM_36,
+    source_002::CLAIM_37,
+    source_002::CLAIM_38,
+    source_003::CLAIM_39,
+    source_004::CLAIM_40,
+    source_004::CLAIM_41,
+    source_004::CLAIM_42,
+    source_004::CLAIM_43,
+    source_004::CLAIM_44,
+    source_004::CLAIM_45,
+    source_004::CLAIM_46,
 ];

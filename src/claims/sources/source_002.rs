@@ -187,3 +187,53 @@ pub const CLAIM_28: Source = Source {
     judged_from: Some(10),
     kind: Test,
 };
+
+pub const CLAIM_37: Source = Source {
+    quote: "When assigning a thread for every client, the performance can rapidly \
+            deteriorate the more clients connect",
+    file: "002_87dc33d9ed75de88.txt",
+    section: "Conclusion",
+    setup: "a Python 2.7 thread-per-client server on a Core i5 4670K with 8 GB; 1, 10 \
+            000 and 30 000 clients passed, 35 000 failed; each connection sends \
+            \"Gary’s spamming\" 100 times; average response times per test case in a \
+            figure",
+    test: "claim-9's load: threads (one pthread per connection, 64 KiB stack) holds 1 \
+            000, 5 000 and 19 000 connections open together (3 echoes of 50 bytes each, \
+            then 5 s with all of them open), 4 repetitions. The mean response time at \
+            the most connections threads held is compared with that at the fewest \
+            (Mann-Whitney U, p < 0.05, by x1.05 or more, each generator-bound or \
+            disturbed repetition left out in turn): confirmed when higher, refuted when \
+            lower or when the ratio's whole 95 % interval lies within x1.05, \"no \
+            difference\" otherwise.",
+    differs: "the mean response time of 3 echoes a connection stands for \
+            \"performance\" (002's figure); Rust, not Python 2.7; one machine on \
+            loopback, 19 000 the most one process may be asked to hold. In classic \
+            this claim is judged from claim-9's rows (the same load).",
+    judged_from: Some(9),
+    kind: Test,
+};
+
+pub const CLAIM_38: Source = Source {
+    quote: "\"Nginx performance drops much slower as there are more concurrent \
+            connections\"; \"These findings are in line with what we have noticed \
+            through our tests\"",
+    file: "002_87dc33d9ed75de88.txt",
+    section: "Conclusion",
+    setup: "Python 2.7 thread-per-client and an epoll server run as `./server` on a \
+            Core i5 4670K with 8 GB, 1 to 100 000 clients; 002 reads Nginx \
+            (event-driven) against Apache (a thread per client) as its own threads \
+            against epoll",
+    test: "claim-9's load: threads and epoll (one worker) hold 1 000, 5 000 and 19 000 \
+            connections open together (3 echoes of 50 bytes each, then 5 s with all of \
+            them open), 4 repetitions. A repetition's growth is its mean response time \
+            at the most connections both models held over that at the fewest; threads' \
+            growth against epoll's over the repetitions (Mann-Whitney U, p < 0.05, by \
+            x1.05 or more): confirmed when threads' grew significantly more, refuted \
+            when epoll's did, \"no difference\" otherwise.",
+    differs: "the growth of the mean response time stands for the performance \
+            \"drops\"; one epoll worker, not a main thread and N workers; Rust servers \
+            on one machine over loopback. In classic this claim is judged from \
+            claim-9's rows (the same load).",
+    judged_from: Some(9),
+    kind: Test,
+};

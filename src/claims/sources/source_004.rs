@@ -321,3 +321,169 @@ pub const CLAIM_32: Source = Source {
     judged_from: Some(18),
     kind: Demonstration("the setup fixes the outcome: on claim 18's 9 Mbit/s link (about 5 700 requests a second) 1 250 clients at a 250 ms pause ask for about 5 000 requests a second and 2 500 for about 10 000, so the larger count overflows tbf's queue (whose drops TCP resends) and the smaller does not, by the choice of the link's rate; the run shows how many"),
 };
+
+pub const CLAIM_40: Source = Source {
+    quote: "The IO graph has noticeably more variation in IO rate with more TCP error \
+            flags, and averages about twice the amount of IO as test case 1.",
+    file: "004_4a07aa620c3379ed.txt",
+    section: "Case 1-5 Results, Test Case 2",
+    setup: "an edge-triggered epoll server (004 does not name its language); case 1: 2 \
+            500 clients, case 2: 5 000, 60 requests each, 1000 ms request delay; the \
+            packets per second of Wireshark IO graphs",
+    test: "claim-6's load: epoll (one worker, on one core; the load on the other) with \
+            2 500 and 5 000 clients (and 10 000 and 20 000), 30 requests of 64 bytes \
+            each, 1000 ms between an echo and the next request, 4 repetitions. The TCP \
+            segments received per second at 5 000 clients over those at 2 500: about \
+            twice when the ratio is x1.5-2.6 with p < 0.05 (claim 6's band), not when \
+            its 95 % interval lies outside x1.5-2.6, undecided otherwise.",
+    differs: "the kernel's segment counters, the whole machine's, not a Wireshark \
+            capture; 30 requests, not 60; one machine on loopback, its two cores \
+            standing for 004's two hosts. In classic this claim is judged from \
+            claim-6's rows (the same load).",
+    judged_from: Some(6),
+    kind: Demonstration("the setup fixes the outcome: each client asks once a second after its echo, so 5 000 clients offer twice the requests of 2 500, and the IO doubles unless the server falls behind at 5 000 requests a second, far below what one core answers here (claim 6 lists the response times)"),
+};
+
+pub const CLAIM_41: Source = Source {
+    quote: "maintains a similar IO rate and the complete data transfer for all clients \
+            take significantly longer",
+    file: "004_4a07aa620c3379ed.txt",
+    section: "Case 1-5 Results, Test Cases 3 and 4",
+    setup: "an edge-triggered epoll server (004 does not name its language); cases 2-4: \
+            5 000, 7 500 and 10 000 clients, 60 requests each, 1000 ms request delay; \
+            the whole test 68 s at 2 500 clients and 220 s at 10 000 (Analysis, Case \
+            11-14)",
+    test: "claim-6's load: epoll (one worker, on one core; the load on the other) with \
+            2 500, 5 000, 10 000 and 20 000 clients, 30 requests of 64 bytes each, 1000 \
+            ms between an echo and the next request, 4 repetitions. The time until the \
+            last connection finished its requests at 10 000 clients against 5 000 \
+            (Mann-Whitney U, p < 0.05, by x1.05 or more, each generator-bound or \
+            disturbed repetition left out in turn): confirmed when longer, refuted when \
+            shorter or when the ratio's whole 95 % interval lies within x1.05, \"no \
+            difference\" otherwise.",
+    differs: "30 requests, not 60; 7 500 left out (claim-6's steps), so case 4 against \
+            case 2; the load's own clock, not Wireshark's capture; one machine on \
+            loopback. 004's similar IO rate is claim 23's. In classic this claim is \
+            judged from claim-6's rows (the same load).",
+    judged_from: Some(6),
+    kind: Test,
+};
+
+pub const CLAIM_42: Source = Source {
+    quote: "However, it takes almost half the amount of time to service all requests as \
+            seen in test case 1 (60 seconds) with an IO rate of 7500 packets per second.",
+    file: "004_4a07aa620c3379ed.txt",
+    section: "Case 6-11 Results, Test Case 6",
+    setup: "an edge-triggered epoll server (004 does not name its language); 2 500 \
+            clients, 60 requests each; case 1 at a 1000 ms request delay (60 s, 7 500 \
+            packets/s), case 6 at 500 ms (about 15 000 packets/s)",
+    test: "claim-8's load: epoll (one worker, on one core; the load on the other) with \
+            2 500 clients each sending 64 bytes, waiting for the echo and pausing 1000, \
+            500, 250, 125, 50, 10 or 1 ms, 6 s a step, 5 repetitions. A step's total \
+            test time is the time 60 requests a client take at the rate it measured (2 \
+            500 x 60 / requests per second), as claim 30's; that at 1000 ms over that \
+            at 500 ms: about twice (almost half the time) when the ratio is x1.5-2.6 \
+            with p < 0.05, not when its 95 % interval lies outside x1.5-2.6, undecided \
+            otherwise.",
+    differs: "claim-8's steps run 6 s each, so the total time is derived from the rate \
+            measured, not timed; one machine on loopback. In classic this claim is \
+            judged from claim-8's rows (the same load).",
+    judged_from: Some(8),
+    kind: Demonstration("the setup fixes the outcome: 60 requests take at least 59 pauses, 59 s at 1000 ms and 29.5 s at 500 ms, so the time halves unless the server's response time grows to a sizeable part of 500 ms, which 2 500 clients asking twice a second do not bring about on one core here (the response times are claim 8's)"),
+};
+
+pub const CLAIM_43: Source = Source {
+    quote: "There is no significant performance difference between test case 6 and test \
+            case 7.",
+    file: "004_4a07aa620c3379ed.txt",
+    section: "Case 6-11 Results, Test Case 7",
+    setup: "an edge-triggered epoll server (004 does not name its language); 2 500 \
+            clients, 60 requests each; case 6 at a 500 ms request delay, case 7 at 250 \
+            ms; the fastest response times (~30 ms) above 125 ms (Analysis)",
+    test: "claim-8's load: epoll (one worker, on one core; the load on the other) with \
+            2 500 clients each sending 64 bytes, waiting for the echo and pausing 1000, \
+            500, 250, 125, 50, 10 or 1 ms, 6 s a step, 5 repetitions. The mean response \
+            time at 250 ms against 500 ms (Mann-Whitney U, p < 0.05, by x1.05 or more, \
+            each generator-bound or disturbed repetition left out in turn): refuted \
+            when they differ significantly either way, confirmed when the ratio's whole \
+            95 % interval lies within x1.05 (a level shown, not only a difference \
+            missed), inconclusive otherwise.",
+    differs: "the mean response time stands for \"performance\" (the figure 004's \
+            analysis of cases 6-11 reads); 6 s a step, not 60 requests; one machine on \
+            loopback. In classic this claim is judged from claim-8's rows (the same \
+            load).",
+    judged_from: Some(8),
+    kind: Test,
+};
+
+pub const CLAIM_44: Source = Source {
+    quote: "As with test case 8, we can see a slight observable improvement in \
+            performance which translates to an overall faster test.",
+    file: "004_4a07aa620c3379ed.txt",
+    section: "Case 6-11 Results, Test Case 9",
+    setup: "an edge-triggered epoll server (004 does not name its language); 2 500 \
+            clients, 60 requests each; case 8 at a 125 ms request delay, case 9 at 50 \
+            ms",
+    test: "claim-8's load: epoll (one worker, on one core; the load on the other) with \
+            2 500 clients each sending 64 bytes, waiting for the echo and pausing 1000, \
+            500, 250, 125, 50, 10 or 1 ms, 6 s a step, 5 repetitions. A step's total \
+            test time is the time 60 requests a client take at the rate it measured, as \
+            claim 30's; that at 50 ms against 125 ms (Mann-Whitney U, p < 0.05, by \
+            x1.05 or more, each generator-bound or disturbed repetition left out in \
+            turn): confirmed when shorter at 50 ms, refuted when longer or when the \
+            ratio's whole 95 % interval lies within x1.05, \"no difference\" otherwise.",
+    differs: "claim-8's steps run 6 s each, so the total time is derived from the rate \
+            measured, not timed; \"slight\" is not tested, only the direction; one \
+            machine on loopback. In classic this claim is judged from claim-8's rows \
+            (the same load).",
+    judged_from: Some(8),
+    kind: Test,
+};
+
+pub const CLAIM_45: Source = Source {
+    quote: "This test case shows an average of about 15000 packets being transferred per \
+            second but is the only case that completes the test within 30 seconds.",
+    file: "004_4a07aa620c3379ed.txt",
+    section: "Case 6-11 Results, Test Case 11",
+    setup: "an edge-triggered epoll server (004 does not name its language); 2 500 \
+            clients, 60 requests each, request delay 1000, 500, 250, 125, 50, 10 and 1 \
+            ms; the whole test 25 s at 1 ms and 68 s at 1000 ms (Analysis, Case 11-14)",
+    test: "claim-8's load: epoll (one worker, on one core; the load on the other) with \
+            2 500 clients each sending 64 bytes, waiting for the echo and pausing 1000, \
+            500, 250, 125, 50, 10 or 1 ms, 6 s a step, 5 repetitions. A step's total \
+            test time is the time 60 requests a client take at the rate it measured, as \
+            claim 30's. Confirmed when every repetition of the shortest delay finishes \
+            within 30 s and every repetition of each other delay does not, refuted when \
+            another delay's median finishes within 30 s or the shortest delay's does \
+            not, inconclusive when repetitions straddle 30 s.",
+    differs: "claim-8's steps run 6 s each, so the total time is derived from the rate \
+            measured, not timed; one machine on loopback. In classic this claim is \
+            judged from claim-8's rows (the same load).",
+    judged_from: Some(8),
+    kind: Test,
+};
+
+pub const CLAIM_46: Source = Source {
+    quote: "\"This implies that a greater IO number is most likely due to \
+            retransmissions\"; \"we are completing the entire test in 25 seconds rather \
+            than 68 seconds but with more retransmissions\"",
+    file: "004_4a07aa620c3379ed.txt",
+    section: "Case 6-11 Results, Test Case 11; Analysis, Case 11-14",
+    setup: "an edge-triggered epoll server (004 does not name its language); 2 500 \
+            clients, 60 requests each, case 11 at a 1 ms request delay against case 1 \
+            at 1000 ms; retransmissions read from Wireshark IO graphs",
+    test: "claim-8's load: epoll (one worker, on one core; the load on the other) with \
+            2 500 clients each sending 64 bytes, waiting for the echo and pausing 1000, \
+            500, 250, 125, 50, 10 or 1 ms, 6 s a step in a network namespace of its own \
+            (so its TCP counters are its alone), 5 repetitions. The retransmitted \
+            segments per 1 000 requests at the shortest delay against the longest \
+            (Mann-Whitney U, p < 0.05, by x1.05 or more): confirmed when more at the \
+            shortest, refuted when fewer, when none were counted at either or when the \
+            ratio's whole 95 % interval lies within x1.05, \"no difference\" otherwise.",
+    differs: "loopback inside a namespace, where a segment is lost only to a full \
+            queue, not a LAN; the kernel's retransmission counter, not Wireshark's \
+            error flags; 6 s a step, not 60 requests. In classic this claim is judged \
+            from claim-8's rows (the same load).",
+    judged_from: Some(8),
+    kind: Test,
+};

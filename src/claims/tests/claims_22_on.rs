@@ -242,7 +242,8 @@ fn each_claim_shows_its_own_test_and_whose_rows_judge_it() {
     ));
     assert_eq!(claims_of("claim-4"), [4, 22]);
     assert_eq!(claims_of("claim-10"), [10, 11, 12, 28]);
-    assert_eq!(claims_of("claim-6"), [6, 19, 20, 23, 29]);
-    assert_eq!(claims_of("claim-8"), [8, 30, 31]);
-    assert_eq!(claims_of("claim-9"), [9, 24]);
+    assert_eq!(claims_of("claim-6"), [6, 19, 20, 23, 29, 40, 41]);
+    assert_eq!(claims_of("claim-8"), [8, 30, 31, 42, 43, 44, 45, 46]);
+    assert_eq!(claims_of("claim-9"), [9, 24, 33, 34, 35, 36, 37, 38]);
+    assert_eq!(claims_of("claim-17"), [17, 39]);
 }
