@@ -1,6 +1,6 @@
 //! The claims of report 003 (003_b6672a133222eae0.txt), each as claim N of [`super::CLAIMS`].
 
-use super::Kind::Demonstration;
+use super::Kind::{Demonstration, Test};
 use super::Source;
 
 pub const CLAIM_7: Source = Source {
