@@ -59,6 +59,18 @@ impl Line {
         let b = sxy / sxx;
         Some(Line { a: my - b * mx, b })
     }
+
+    /// [`Line::fit`] for a cost that cannot fall as the connections grow (a request's CPU:
+    /// no model scans less for watching more): a fitted fall is the repetitions' noise,
+    /// so the line is flat at the points' mean, and what is shown is what predicts.
+    pub fn fit_never_falling(points: &[(f64, f64)]) -> Option<Line> {
+        let line = Line::fit(points)?;
+        if line.b >= 0.0 {
+            return Some(line);
+        }
+        let mean = points.iter().map(|p| p.1).sum::<f64>() / points.len() as f64;
+        Some(Line { a: mean, b: 0.0 })
+    }
 }
 
 /// Which side of the intervals: the median costs, or the least or the most.
@@ -129,7 +141,7 @@ impl UnitCosts {
                 0.0
             },
             cpu_us: cpu.a,
-            cpu_us_per_conn: cpu.b.max(0.0),
+            cpu_us_per_conn: cpu.b,
             fd_set: model == Some(Model::Select),
             multi_process: model.is_none_or(Model::supports_processes),
         }
@@ -290,7 +302,7 @@ fn cpu_lines(rows: &[&Row], size: u64) -> (Option<[Line; 3]>, Vec<u64>, u64) {
         .filter_map(|(c, v)| Some((*c as f64, Spread::of(v)?)))
         .collect();
     let line = |pick: fn(&Spread) -> f64| {
-        Line::fit(
+        Line::fit_never_falling(
             &spreads
                 .iter()
                 .map(|(c, s)| (*c, pick(s)))
@@ -344,6 +356,15 @@ mod tests {
             Some(Line { a: 0.0, b: 0.6 })
         );
         assert_eq!(Line::fit(&[]), None);
+        // A request's CPU that seems to fall with the connections is flat at the mean.
+        assert_eq!(
+            Line::fit_never_falling(&[(100.0, 50.0), (1000.0, 40.0), (4000.0, 45.0)]),
+            Some(Line { a: 45.0, b: 0.0 })
+        );
+        assert_eq!(
+            Line::fit_never_falling(&[(100.0, 30.0), (1000.0, 120.0)]),
+            Line::fit(&[(100.0, 30.0), (1000.0, 120.0)])
+        );
     }
 
     #[test]
