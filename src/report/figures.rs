@@ -598,7 +598,11 @@ fn summary_table(results: &Results, s: &Sweep) -> Table {
             row.push(if reasons.is_empty() {
                 statuses.join(", ")
             } else {
-                format!("{}: {}", statuses.join(", "), reasons.join("; "))
+                format!(
+                    "{}: {}",
+                    statuses.join(", "),
+                    super::first_named(&reasons, "; ")
+                )
             });
             rows.push(row);
         }
