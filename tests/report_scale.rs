@@ -229,3 +229,36 @@ fn thousands_of_disturbed_repetitions_per_step_report_bounded_and_say_what_was_l
     let html = fs::metadata(dir.join("report.html")).unwrap().len();
     assert!(html < 2_000_000, "report.html is {html} bytes");
 }
+
+/// A step of thousands of repetitions drew a percentile curve for each (a 10 MB chart,
+/// 700 MB of tables held): at most 20 per model are read and drawn, and the caption
+/// says so.
+#[test]
+fn the_percentile_chart_draws_a_bounded_number_of_repetitions_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, mut csv) = epoll_and_uring(tmp.path(), &[]);
+    for rep in 1..=30 {
+        writeln!(csv, "epoll,c100,{rep},100,ok,{}", 1000 + rep).unwrap();
+        let load = dir.join(format!("epoll/c100/rep-{rep}/load"));
+        fs::create_dir_all(&load).unwrap();
+        fs::write(
+            load.join("percentiles.csv"),
+            "percentile,latency_us\n50,100\n90,200\n99,300\n",
+        )
+        .unwrap();
+    }
+    fs::write(dir.join("results.csv"), csv).unwrap();
+    let output = common::output_within(
+        Command::new(common::BIN).arg("report").arg(&dir),
+        common::COMMAND_LIMIT,
+    );
+    assert!(output.status.success(), "{output:?}");
+    let md = fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        md.contains(
+            "the first repetition solid, the next ones faint (at most 20 repetitions per model \
+             drawn)"
+        ),
+        "{md}"
+    );
+}
