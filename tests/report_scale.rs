@@ -14,6 +14,16 @@ use echolab::results::column;
 
 mod common;
 
+/// `echolab report DIR`, within the command limit and successful: its report.md.
+fn report_md(dir: &Path) -> String {
+    let output = common::output_within(
+        Command::new(common::BIN).arg("report").arg(dir),
+        common::COMMAND_LIMIT,
+    );
+    assert!(output.status.success(), "{output:?}");
+    fs::read_to_string(dir.join("report.md")).unwrap()
+}
+
 /// A results directory of epoll and uring swept over connections, and the header of its
 /// results.csv: model, step, repetition, connections, status, throughput, then `more`.
 fn epoll_and_uring(tmp: &Path, more: &[&str]) -> (std::path::PathBuf, String) {
@@ -56,12 +66,7 @@ fn a_sweep_of_thousands_of_rows_reports_its_verdict() {
         }
     }
     fs::write(dir.join("results.csv"), csv).unwrap();
-    let output = common::output_within(
-        Command::new(common::BIN).arg("report").arg(&dir),
-        common::COMMAND_LIMIT,
-    );
-    assert!(output.status.success(), "{output:?}");
-    let md = fs::read_to_string(dir.join("report.md")).unwrap();
+    let md = report_md(&dir);
     // 500 x 2 x 5 rows: uring wins each figure at the heaviest step, 5 against 5 apart.
     for row in [
         "| Throughput | connections=500 | uring | 2,003 req/s | epoll | 1,003 req/s | ×2.00 (",
@@ -126,12 +131,7 @@ fn one_model_of_twenty_thousand_steps_reports_within_the_command_limit() {
     one_model_sweep(&dir, steps);
     // Seconds now; before the grouping was once per model, 10 000 steps took 155 s in a
     // release build and this twice as many over ten minutes (each x searched every row).
-    let output = common::output_within(
-        Command::new(common::BIN).arg("report").arg(&dir),
-        common::COMMAND_LIMIT,
-    );
-    assert!(output.status.success(), "{output:?}");
-    let md = fs::read_to_string(dir.join("report.md")).unwrap();
+    let md = report_md(&dir);
     // The all-steps table holds the first 2 000 rows, and says so.
     assert_eq!(md.matches("| epoll | c").count(), 2000);
     assert!(md.contains("The first 2,000 of its 20,000 repetitions"));
@@ -199,12 +199,7 @@ fn thousands_of_disturbed_repetitions_per_step_report_bounded_and_say_what_was_l
         }
     }
     fs::write(dir.join("results.csv"), csv).unwrap();
-    let output = common::output_within(
-        Command::new(common::BIN).arg("report").arg(&dir),
-        common::COMMAND_LIMIT,
-    );
-    assert!(output.status.success(), "{output:?}");
-    let md = fs::read_to_string(dir.join("report.md")).unwrap();
+    let md = report_md(&dir);
     assert!(
         md.contains(
             "| Throughput | connections=100 | uring | 2,003 req/s | epoll | 1,003 req/s | ×2.00 ("
@@ -248,12 +243,7 @@ fn the_percentile_chart_draws_a_bounded_number_of_repetitions_and_says_so() {
         .unwrap();
     }
     fs::write(dir.join("results.csv"), csv).unwrap();
-    let output = common::output_within(
-        Command::new(common::BIN).arg("report").arg(&dir),
-        common::COMMAND_LIMIT,
-    );
-    assert!(output.status.success(), "{output:?}");
-    let md = fs::read_to_string(dir.join("report.md")).unwrap();
+    let md = report_md(&dir);
     assert!(
         md.contains(
             "the first repetition solid, the next ones faint (at most 20 repetitions per model \
