@@ -240,21 +240,23 @@ pub fn median(values: &[f64]) -> Option<f64> {
     })
 }
 
-/// Compares `b` with `a`. None when either sample has no finite value. Non-finite
-/// values are dropped first (a repetition that measured nothing is not a sample).
-pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
-    let c = judged(a, b)?;
-    let finite = |s: &[f64]| -> Vec<f64> { s.iter().copied().filter(|x| x.is_finite()).collect() };
-    Some(Comparison {
-        interval: bootstrap_interval(&finite(a), &finite(b)),
-        ..c
-    })
+/// The rank test alone: [`compare`] without its interval. A caller that screens many
+/// pairs and shows few (the verdict's decision) tests each pair with it, and compares
+/// only the pairs it shows: the interval costs [`RESAMPLES`] medians of each sample.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Test {
+    pub n_a: usize,
+    pub n_b: usize,
+    /// Two-sided Mann–Whitney U p-value, as [`Comparison::p`].
+    pub p: f64,
+    /// median(b) / median(a).
+    pub ratio: f64,
 }
 
-/// [`compare`] without the interval (NaN), which judging does not read.
-fn judged(a: &[f64], b: &[f64]) -> Option<Comparison> {
-    let a: Vec<f64> = a.iter().copied().filter(|x| x.is_finite()).collect();
-    let b: Vec<f64> = b.iter().copied().filter(|x| x.is_finite()).collect();
+/// Tests `b` against `a`. None when either sample has no finite value. Non-finite
+/// values are dropped first (a repetition that measured nothing is not a sample).
+pub fn test(a: &[f64], b: &[f64]) -> Option<Test> {
+    let (a, b) = (finite(a), finite(b));
     let (ma, mb) = (median(&a)?, median(&b)?);
     let p = if a.iter().chain(&b).all(|&x| x == a[0]) {
         // Every value equal: the rank test's variance is zero; nothing differs.
@@ -269,16 +271,41 @@ fn judged(a: &[f64], b: &[f64]) -> Option<Comparison> {
         .map(|(_, p)| p)
         .unwrap_or(1.0)
     };
-    let spreads: Vec<f64> = [spread(&a), spread(&b)].into_iter().flatten().collect();
-    Some(Comparison {
+    Some(Test {
         n_a: a.len(),
         n_b: b.len(),
         p: if p.is_nan() { 1.0 } else { p },
-        alpha: LOOKS.with(Cell::get).alpha(),
         ratio: ratio(ma, mb),
+    })
+}
+
+/// Compares `b` with `a`: [`test`] at the level of the look being judged
+/// ([`with_looks`]), and the bootstrap interval of the ratio.
+pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
+    let c = judged(a, b)?;
+    Some(Comparison {
+        interval: bootstrap_interval(&finite(a), &finite(b)),
+        ..c
+    })
+}
+
+/// [`compare`] without the interval (NaN), which judging does not read.
+fn judged(a: &[f64], b: &[f64]) -> Option<Comparison> {
+    let Test { n_a, n_b, p, ratio } = test(a, b)?;
+    let spreads: Vec<f64> = [spread(a), spread(b)].into_iter().flatten().collect();
+    Some(Comparison {
+        n_a,
+        n_b,
+        p,
+        alpha: LOOKS.with(Cell::get).alpha(),
+        ratio,
         interval: (f64::NAN, f64::NAN),
         spread: (spreads.iter().map(|s| s * s).sum::<f64>() / spreads.len() as f64).sqrt(),
     })
+}
+
+fn finite(values: &[f64]) -> Vec<f64> {
+    values.iter().copied().filter(|x| x.is_finite()).collect()
 }
 
 fn ratio(a: f64, b: f64) -> f64 {

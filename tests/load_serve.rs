@@ -5,7 +5,7 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -594,4 +594,35 @@ fn an_idle_timeout_of_zero_is_a_usage_error() {
         stderr.contains("--idle-timeout") && stderr.contains("must be above 0"),
         "{stderr}"
     );
+}
+
+/// SIGTERM while a request's work runs (`--work-us`, 1 s of CPU at its bound) ends the work
+/// at once: the connection closes without the echo (a request whose work was cut short
+/// has no answer; before, the server finished the work, echoed, then exited) and the
+/// server exits with its normal status. Every model spends the work on the thread that
+/// read the request, so the condition waited for is the same for each: the server's CPU
+/// time grows by more than an idle server uses, so it is spinning in the work.
+#[test]
+fn sigterm_during_a_requests_work_closes_without_the_echo() {
+    for model in common::model_names() {
+        let server = Server::start(model, &["--work-us", "1000000"]);
+        let mut stream = server.connect();
+        let before = server.cpu_seconds();
+        stream.write_all(b"ping").unwrap();
+        // 50 ms of CPU (5 clock ticks): an idle server uses none; the work uses 1 s.
+        while server.cpu_seconds() < before + 0.05 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        server.sigterm();
+        common::expect_server_eof(&mut stream);
+        let stopped = server.wait_stopped();
+        assert!(stopped.status.success(), "{model}: {}", stopped.stderr);
+        assert_eq!(count(&stopped.summary, "bytes_in"), 4, "{model}");
+        assert_eq!(count(&stopped.summary, "bytes_out"), 0, "{model}");
+        assert_eq!(
+            reason_count(&stopped.summary, "closed", "shutdown"),
+            1,
+            "{model}"
+        );
+    }
 }

@@ -103,7 +103,7 @@ pub(super) fn notes(results: &Results) -> Vec<String> {
             "{} repetition(s) are generator-bound: the load generator, not the server, may \
              have set their pace; they are shown but never decide a verdict alone: {}.",
             bound.len(),
-            bound.join("; ")
+            super::first_named(&bound, "; ")
         ));
     }
     let looks = results.manifest.looks();
@@ -267,7 +267,10 @@ fn status_alert(results: &Results, status: Status) -> Option<String> {
             } else {
                 reason
             };
-            format!("{m} {s} (rep {}): {reason}", reps.join(", "))
+            format!(
+                "{m} {s} (rep {}): {reason}",
+                super::first_named(&reps, ", ")
+            )
         })
         .collect();
     let verb = match (status, total) {
@@ -282,7 +285,7 @@ fn status_alert(results: &Results, status: Status) -> Option<String> {
     Some(format!(
         "{total} repetition{} {verb}: {}.",
         if total == 1 { "" } else { "s" },
-        list.join("; ")
+        super::first_named(&list, "; ")
     ))
 }
 
@@ -318,13 +321,15 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
          and medians x{} or more apart; where none does, the smallest group of best models (at most half of them) each \
          better than every model behind them is named as tied leaders (otherwise: no \
          difference, with the largest p and the repetitions n); a winner or a group must \
-         stay one with each generator-bound or disturbed repetition left out in turn. A ratio is the ratio of the \
+         stay one with each generator-bound or disturbed repetition left out in turn (with more than {} at \
+         a point, each model's highest and lowest of them). A ratio is the ratio of the \
          repetitions' medians, how many times better the winner is, with its 95 % bootstrap \
          interval; latency values are percentiles of the repetitions' histograms added.{}",
         models.join(", "),
         repetitions(results),
         crate::stats::ALPHA,
         crate::stats::MIN_EFFECT,
+        verdict::LEFT_OUT_IN_TURN,
         // Named only when it ran: a baseline absent from the run is none.
         if models.iter().any(|m| m == BASELINE) {
             format!(" The baseline is {BASELINE}.")
@@ -619,14 +624,19 @@ pub const STEP_COLUMNS: [&str; 29] = [
     column::FAILURE_REASON,
 ];
 
+/// At most this many rows of results.csv are in the all-steps table: a page of a few
+/// thousand rows is already more than a reader scrolls, and a run of 50 000 rows made a
+/// report of tens of megabytes. The table says how many it shows.
+pub const STEP_ROWS: usize = 2000;
+
 fn steps_section(results: &Results) -> Section {
     let columns: Vec<&str> = STEP_COLUMNS
         .iter()
         .copied()
         .filter(|c| results.columns.iter().any(|h| h == c))
         .collect();
-    let rows: Vec<Vec<String>> = results
-        .rows
+    let shown = &results.rows[..results.rows.len().min(STEP_ROWS)];
+    let rows: Vec<Vec<String>> = shown
         .iter()
         .map(|r| {
             columns
@@ -639,11 +649,7 @@ fn steps_section(results: &Results) -> Section {
                 .collect()
         })
         .collect();
-    let flagged = results
-        .rows
-        .iter()
-        .map(|r| r.status != Status::Ok)
-        .collect();
+    let flagged = shown.iter().map(|r| r.status != Status::Ok).collect();
     let numeric = columns
         .iter()
         .map(|c| {
@@ -662,11 +668,19 @@ fn steps_section(results: &Results) -> Section {
         level: 2,
         id: "steps".into(),
         blocks: vec![
-            Block::Paragraph(
-                "Every repetition as results.csv records it (latencies in µs, memory in bytes, \
-                 CPU in % of one core); rows that did not finish as ok are highlighted."
-                    .into(),
-            ),
+            Block::Paragraph(format!(
+                "{} as results.csv records it (latencies in µs, memory in bytes, CPU in % of \
+                 one core); rows that did not finish as ok are highlighted.",
+                if shown.len() < results.rows.len() {
+                    format!(
+                        "The first {} of its {} repetitions (results.csv has every one)",
+                        fmt_count(shown.len() as f64),
+                        fmt_count(results.rows.len() as f64)
+                    )
+                } else {
+                    "Every repetition".to_string()
+                }
+            )),
             Block::Table(Table {
                 headers: columns.iter().map(|c| c.to_string()).collect(),
                 rows,
@@ -692,5 +706,47 @@ pub fn limits(manifest: &Manifest) -> MachineLimits {
     MachineLimits {
         threads,
         fds: manifest.fd_limit_hard.filter(|&f| f > 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::reader::Row;
+
+    #[test]
+    fn the_all_steps_table_shows_at_most_its_bound_and_says_so() {
+        let rows: Vec<Row> = (1..=STEP_ROWS as u32 + 5)
+            .map(|repetition| Row {
+                model: "epoll".into(),
+                step: "c10".into(),
+                repetition,
+                ..Row::default()
+            })
+            .collect();
+        let results = Results {
+            dir: std::env::temp_dir().join("echolab-no-such-dir"),
+            manifest: Manifest::default(),
+            rows,
+            profiled: Vec::new(),
+            columns: crate::results::RESULTS_HEADER
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
+            warnings: Vec::new(),
+        };
+        let section = steps_section(&results);
+        let [Block::Paragraph(text), Block::Table(table)] = section.blocks.as_slice() else {
+            panic!("{:?}", section.blocks.len())
+        };
+        assert_eq!(table.rows.len(), STEP_ROWS);
+        assert_eq!(table.flagged.len(), STEP_ROWS);
+        assert_eq!(table.rows[STEP_ROWS - 1][2], STEP_ROWS.to_string());
+        assert!(
+            text.starts_with(
+                "The first 2,000 of its 2,005 repetitions (results.csv has every one)"
+            ),
+            "{text}"
+        );
     }
 }

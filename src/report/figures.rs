@@ -467,6 +467,18 @@ fn percentiles_chart(s: &Sweep, heavy: &[HeavyStep]) -> anyhow::Result<Block> {
             }
         }
     }
+    let beyond = heavy
+        .iter()
+        .any(|h| h.repetitions > super::timelines::PERCENTILE_REPETITIONS);
+    let which = if beyond {
+        format!(
+            "the first repetition solid, the next ones faint (at most {} repetitions per model \
+             drawn)",
+            super::timelines::PERCENTILE_REPETITIONS
+        )
+    } else {
+        "the first repetition solid, others faint".to_string()
+    };
     chart(
         format!("{slug}-latency-percentiles"),
         &XySpec {
@@ -482,8 +494,8 @@ fn percentiles_chart(s: &Sweep, heavy: &[HeavyStep]) -> anyhow::Result<Block> {
         },
         format!(
             "HdrHistogram-style percentile plot from load/percentiles.csv at each model's heaviest \
-             step (its {name} in brackets in the legend); the first repetition solid, others \
-             faint; open-loop runs also show the uncorrected latency dashed."
+             step (its {name} in brackets in the legend); {which}; open-loop runs also show \
+             the uncorrected latency dashed."
         ),
     )
 }
@@ -598,7 +610,11 @@ fn summary_table(results: &Results, s: &Sweep) -> Table {
             row.push(if reasons.is_empty() {
                 statuses.join(", ")
             } else {
-                format!("{}: {}", statuses.join(", "), reasons.join("; "))
+                format!(
+                    "{}: {}",
+                    statuses.join(", "),
+                    super::first_named(&reasons, "; ")
+                )
             });
             rows.push(row);
         }

@@ -7,6 +7,7 @@ use crate::results::reader::{Results, Row, Status};
 use crate::verdict::sweep::{self, aggregate, at, problems, Sweep};
 use crate::verdict::{
     fmt_count, fmt_latency, fmt_rate, fmt_ratio, fmt_ratio_interval, Decision, Verdict, BASELINE,
+    LEFT_OUT_IN_TURN,
 };
 
 /// Plain-language statements, each one derived from the rows of this sweep.
@@ -234,7 +235,7 @@ fn byte_accounting_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
             out.push(format!(
                 "Byte counts disagreed or echoes mismatched in {} completed repetitions: {}.",
                 bad_bytes.len(),
-                bad_bytes.join(", ")
+                super::first_named(&bad_bytes, ", ")
             ));
         }
     }
@@ -256,7 +257,7 @@ fn byte_accounting_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
     if !errors.is_empty() {
         out.push(format!(
             "Completed repetitions with connection errors: {}.",
-            errors.join(", ")
+            super::first_named(&errors, ", ")
         ));
     }
     out
@@ -273,7 +274,7 @@ fn generator_bound_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
          cores it was given or did not offer the rate asked ({}); there the generator may \
          have set the pace, not the server.",
         bound.len(),
-        bound.join(", ")
+        super::first_named(&bound, ", ")
     )]
 }
 
@@ -285,12 +286,20 @@ fn disturbed_findings(results: &Results, sweep: &Sweep) -> Vec<String> {
     if disturbed.is_empty() {
         return Vec::new();
     }
+    let without = if disturbed.len() > LEFT_OUT_IN_TURN {
+        format!(
+            "each model's highest and lowest of them (with more than {LEFT_OUT_IN_TURN} \
+             flagged at a point, not every one)"
+        )
+    } else {
+        "each of them".to_string()
+    };
     vec![format!(
         "Disturbed: in {} repetition(s) more than {}% of a core went to other work on the \
-         machine ({}); a winner must stay one without each of them.",
+         machine ({}); a winner must stay one without {without}.",
         disturbed.len(),
         crate::results::DISTURBED_PCT,
-        disturbed.join(", ")
+        super::first_named(&disturbed, ", ")
     )]
 }
 

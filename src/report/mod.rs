@@ -39,6 +39,21 @@ pub struct ReportArgs {
 
 pub use models_table::models_table;
 
+/// At most this many items (repetitions, reasons) are named in one line of the report;
+/// the rest are counted, so a run of thousands of repetitions per step gives a line, not
+/// a page.
+const NAMED: usize = 10;
+
+/// `items` joined with `separator`, the first [`NAMED`] named and the rest counted
+/// ("a, b and 40 more").
+fn first_named<S: AsRef<str>>(items: &[S], separator: &str) -> String {
+    let named: Vec<&str> = items.iter().take(NAMED).map(AsRef::as_ref).collect();
+    match items.len().saturating_sub(NAMED) {
+        0 => named.join(separator),
+        more => format!("{} and {more} more", named.join(separator)),
+    }
+}
+
 /// How far a run that goes on has got: the rows written of all it will write (each a
 /// repetition of a step, or a stair).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -172,4 +187,20 @@ fn write_all(
     crate::results::replace(&md_path, markdown::render(&doc).as_bytes())
         .with_context(|| format!("cannot write {}", md_path.display()))?;
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_list_names_its_first_items_and_counts_the_rest() {
+        let reps: Vec<String> = (1..=NAMED + 3).map(|r| r.to_string()).collect();
+        assert_eq!(
+            first_named(&reps, ", "),
+            "1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 3 more"
+        );
+        assert_eq!(first_named(&reps[..2], "; "), "1; 2");
+        assert_eq!(first_named::<String>(&[], ", "), "");
+    }
 }

@@ -18,8 +18,11 @@ pub(super) struct HeavyStep {
     /// "4000": the x value alone, for legends.
     pub(super) x: String,
     pub(super) step: String,
-    /// (repetition, table) for each repetition that has the file.
+    /// (repetition, table) for each of the first [`PERCENTILE_REPETITIONS`] repetitions
+    /// that have the file.
     pub(super) percentiles: Vec<(u32, NumberTable)>,
+    /// The repetitions the step ran (more than `percentiles` holds when beyond the bound).
+    pub(super) repetitions: usize,
     pub(super) timeline: Option<NumberTable>,
     pub(super) probe: Option<NumberTable>,
     /// The kernel's TCP counters second by second (absent in older results).
@@ -39,6 +42,11 @@ fn read_step_file(results: &mut Results, path: &Path) -> Option<NumberTable> {
         }
     }
 }
+
+/// At most this many repetitions' percentile curves are read and drawn per model: a
+/// step of thousands of repetitions drew a curve each (a 10 MB chart, the tables held
+/// 700 MB); the chart's caption says how many it shows.
+pub(super) const PERCENTILE_REPETITIONS: usize = 20;
 
 /// For each model: the heaviest x whose step folder has load files, preferring
 /// steps that finished ok (a failed step's numbers describe a broken server). A model
@@ -94,7 +102,7 @@ pub(super) fn heaviest_steps(
             .cloned()
             .collect();
         let mut percentiles = Vec::new();
-        for r in &same_step {
+        for r in same_step.iter().take(PERCENTILE_REPETITIONS) {
             let path = r.step_dir(&dir).join(LOAD_DIR).join(PERCENTILES);
             if let Some(table) = read_step_file(results, &path) {
                 percentiles.push((r.repetition, table));
@@ -110,6 +118,7 @@ pub(super) fn heaviest_steps(
             step: first.step.clone(),
             model,
             percentiles,
+            repetitions: same_step.len(),
             timeline,
             probe,
             net,

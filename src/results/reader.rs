@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
@@ -59,8 +60,9 @@ pub fn load(dir: &Path) -> anyhow::Result<Results> {
     }
     let manifest = Manifest::read(dir)?;
     let csv_path = dir.join(RESULTS);
-    let (text, cut) = whole_rows(&csv_path)?;
-    let (header, all, impossible) = read_results_csv(&csv_path, &text)?;
+    let mut whole = WholeRows::open(&csv_path)?;
+    let (header, all, impossible) = read_results_csv(&csv_path, &mut whole)?;
+    let cut = whole.cut_line();
     let (profiled, rows) = all.into_iter().partition(|r| r.profiled == Some(true));
     let mut warnings = Vec::new();
     if let Some(alert) = missing_columns(&header, &csv_path) {
@@ -116,19 +118,60 @@ fn missing_columns(header: &[String], path: &Path) -> Option<String> {
     })
 }
 
-/// results.csv up to its last line end, and the number of the line after it when
-/// that one was cut short: the runner ends every row it writes with a line end.
-fn whole_rows(path: &Path) -> anyhow::Result<(String, Option<usize>)> {
-    let mut text =
-        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    match text.rfind('\n') {
-        Some(end) if end + 1 < text.len() => {
-            let line = text.matches('\n').count() + 1;
-            text.truncate(end + 1);
-            Ok((text, Some(line)))
-        }
-        _ => Ok((text, None)),
+/// results.csv read up to its last line end, streamed: the runner ends every row it
+/// writes with a line end, so what follows the last one is a row cut short.
+struct WholeRows {
+    file: std::io::Take<fs::File>,
+    /// Whether bytes follow the last line end.
+    cut: bool,
+    /// The line ends read so far.
+    line_ends: u64,
+}
+
+impl WholeRows {
+    fn open(path: &Path) -> anyhow::Result<WholeRows> {
+        let cannot = || format!("cannot read {}", path.display());
+        let mut file = fs::File::open(path).with_context(cannot)?;
+        let len = file.metadata().with_context(cannot)?.len();
+        let whole = last_line_end(&mut file, len).with_context(cannot)?;
+        file.rewind().with_context(cannot)?;
+        Ok(WholeRows {
+            file: file.take(whole.unwrap_or(len)),
+            cut: whole.is_some_and(|end| end < len),
+            line_ends: 0,
+        })
     }
+
+    /// The number of the line cut short, once every whole row has been read.
+    fn cut_line(&self) -> Option<u64> {
+        self.cut.then_some(self.line_ends + 1)
+    }
+}
+
+impl Read for WholeRows {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.line_ends += buf[..n].iter().filter(|b| **b == b'\n').count() as u64;
+        Ok(n)
+    }
+}
+
+/// The length of `file` up to and with its last line end (None when it has none), read
+/// backwards from its end a block at a time.
+fn last_line_end(file: &mut fs::File, len: u64) -> std::io::Result<Option<u64>> {
+    let mut block = [0u8; 8192];
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(block.len() as u64);
+        let part = &mut block[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(part)?;
+        if let Some(i) = part.iter().rposition(|b| *b == b'\n') {
+            return Ok(Some(start + i as u64 + 1));
+        }
+        end = start;
+    }
+    Ok(None)
 }
 
 /// Columns whose values may be below zero: memory gained, which can shrink.
@@ -194,13 +237,15 @@ impl Impossible {
     }
 }
 
+/// results.csv's header, rows and impossible cells, streamed from `source` (csv's reader
+/// buffers it).
 fn read_results_csv(
     path: &Path,
-    text: &str,
+    source: impl Read,
 ) -> anyhow::Result<(Vec<String>, Vec<Row>, Impossible)> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(false)
-        .from_reader(text.as_bytes());
+        .from_reader(source);
     let header = read_header(&mut reader, path)?;
     for column in REQUIRED {
         if !header.iter().any(|h| h == column) {
@@ -514,7 +559,7 @@ mod tests {
         };
         let text = written(std::slice::from_ref(&row));
         let path = Path::new("results.csv");
-        let (header, rows, impossible) = read_results_csv(path, &text).unwrap();
+        let (header, rows, impossible) = read_results_csv(path, text.as_bytes()).unwrap();
         assert_eq!(header, crate::results::RESULTS_HEADER);
         assert_eq!(rows, std::slice::from_ref(&row));
         assert_eq!(impossible.count, 0);

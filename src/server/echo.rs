@@ -176,7 +176,9 @@ impl EchoConn {
             read_total += n;
             self.record.bytes_in += n as u64;
             self.record.reads += 1;
-            crate::server::work::per_read();
+            if !crate::server::work::per_read() {
+                return Err(CloseReason::Shutdown);
+            }
             self.last_active = Instant::now();
             if self.pending_len() == 0 {
                 // Fast path: echo straight from the scratch buffer, keep only the rest.

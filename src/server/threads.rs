@@ -193,7 +193,9 @@ fn echo_until_closed(fd: &OwnedFd, record: &mut ServerConnRecord) -> CloseReason
         };
         record.bytes_in += n as u64;
         record.reads += 1;
-        crate::server::work::per_read();
+        if !crate::server::work::per_read() {
+            break CloseReason::Shutdown;
+        }
         if let Err(e) = send_all(raw, &buffer[..n], record) {
             break CloseReason::from_io_error(&e);
         }

@@ -163,7 +163,9 @@ async fn echo_loop(
         };
         record.bytes_in += n as u64;
         record.reads += 1;
-        crate::server::work::per_read();
+        if !crate::server::work::per_read() {
+            return CloseReason::Shutdown;
+        }
         // write() rather than write_all(), so bytes_out stays exact if a shutdown cuts in.
         let mut written = 0;
         while written < n {

@@ -22,16 +22,22 @@ pub fn set(work_us: u64) {
 
 /// Spins until this thread has used the set CPU time: its own CPU clock, so time the
 /// scheduler gives other threads does not count. A stop (SIGTERM) ends the work at once:
-/// the server is going away, and its loop closes the connection.
-pub fn per_read() {
+/// the server is going away. False then: a request whose work was cut short has no
+/// answer, so the caller echoes nothing and closes the connection (as `shutdown`).
+#[must_use]
+pub fn per_read() -> bool {
     let ns = WORK_NS.load(Ordering::Relaxed);
     if ns == 0 {
-        return;
+        return true;
     }
     let start = thread_cpu_ns();
-    while thread_cpu_ns().saturating_sub(start) < ns && !super::stop::stop_requested() {
+    while thread_cpu_ns().saturating_sub(start) < ns {
+        if super::stop::stop_requested() {
+            return false;
+        }
         std::hint::spin_loop();
     }
+    true
 }
 
 #[cfg(test)]
@@ -42,12 +48,12 @@ mod tests {
     fn a_read_spends_the_set_cpu_time_on_its_own_thread() {
         set(2000);
         let before = thread_cpu_ns();
-        per_read();
+        assert!(per_read());
         let spent = thread_cpu_ns() - before;
         set(0);
         assert!(spent >= 2_000_000, "{spent} ns");
         let before = thread_cpu_ns();
-        per_read();
+        assert!(per_read());
         assert!(thread_cpu_ns() - before < 2_000_000);
     }
 }

@@ -45,7 +45,7 @@ pub enum Decision {
 impl Decision {
     /// How many models the decision names best: 1 for a winner, the leaders' count,
     /// or every model (`usize::MAX`) when nothing was decided. Larger is weaker.
-    fn named(&self) -> usize {
+    pub fn named(&self) -> usize {
         match self {
             Decision::Winner(_) => 1,
             Decision::Leaders { count, .. } => *count,
@@ -187,7 +187,8 @@ impl Verdict {
         }
     }
 
-    /// Why repetitions were left out, for a note beside the verdict.
+    /// Why repetitions were left out, for a note beside the verdict: which of them
+    /// ([`left_out_in_turn`]).
     pub fn left_out_note(&self) -> Option<String> {
         let (bound, disturbed) = self.left_out;
         let mut parts = Vec::new();
@@ -197,12 +198,16 @@ impl Verdict {
         if disturbed > 0 {
             parts.push(format!("{disturbed} disturbed"));
         }
-        (!parts.is_empty()).then(|| {
+        let flagged = self.flagged.iter().flatten().filter(|f| **f).count();
+        let which = if flagged > LEFT_OUT_IN_TURN {
             format!(
-                "{} repetition(s), each left out in turn",
-                parts.join(" and ")
+                "more than {LEFT_OUT_IN_TURN}: each model's highest and lowest of them left \
+                 out in turn, not every one"
             )
-        })
+        } else {
+            "each left out in turn".to_string()
+        };
+        (!parts.is_empty()).then(|| format!("{} repetition(s), {which}", parts.join(" and ")))
     }
 }
 
@@ -215,6 +220,15 @@ pub(crate) fn oriented(best: &[f64], other: &[f64], higher_is_better: bool) -> O
     }
 }
 
+/// [`oriented`] by the rank test alone, without the interval.
+fn oriented_test(best: &[f64], other: &[f64], higher_is_better: bool) -> Option<stats::Test> {
+    if higher_is_better {
+        stats::test(other, best)
+    } else {
+        stats::test(best, other)
+    }
+}
+
 /// The rule every decision on repetitions follows: a flagged (generator-bound or
 /// disturbed) repetition never decides alone. These are the samples with each flagged
 /// repetition left out in turn (side by side, first side's first); a decision stands
@@ -223,39 +237,104 @@ pub fn each_flagged_left_out<'a>(
     samples: &'a [Vec<f64>],
     flagged: &'a [Vec<bool>],
 ) -> impl Iterator<Item = Vec<Vec<f64>>> + 'a {
-    flagged.iter().enumerate().flat_map(move |(i, flags)| {
+    flagged_repetitions(flagged).map(|(i, j)| without(samples, i, j))
+}
+
+/// Each flagged repetition as (side, repetition), first side's first.
+fn flagged_repetitions(flagged: &[Vec<bool>]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    flagged.iter().enumerate().flat_map(|(i, flags)| {
         flags
             .iter()
             .enumerate()
             .filter(|(_, f)| **f)
-            .map(move |(j, _)| {
-                let mut without = samples.to_vec();
-                without[i].remove(j);
-                without
-            })
+            .map(move |(j, _)| (i, j))
     })
 }
 
-/// [`decide`], and then again on [`each_flagged_left_out`]: a winner (or a group of
-/// leaders) stays one only when no single flagged repetition is what made it one. The
-/// weakest of those decisions (the one naming the most models) is returned.
+/// `samples` without repetition `j` of side `i`.
+fn without(samples: &[Vec<f64>], i: usize, j: usize) -> Vec<Vec<f64>> {
+    let mut without = samples.to_vec();
+    without[i].remove(j);
+    without
+}
+
+/// Beyond this many flagged repetitions at one point, a verdict leaves out in turn only
+/// each model's highest and lowest flagged repetition: every one in turn is a decision
+/// per repetition, each over every repetition, which a run of thousands of repetitions
+/// per step cannot afford. Those two are the ones a median and a rank test move most
+/// when left out (any other above or below the median moves the median as far, and
+/// moves the ranks less), so the bound keeps the rule's meaning; the verdict says it.
+pub const LEFT_OUT_IN_TURN: usize = 20;
+
+/// The flagged repetitions a verdict leaves out in turn, as (side, repetition): every one
+/// up to [`LEFT_OUT_IN_TURN`], else each side's highest and lowest flagged.
+pub fn left_out_in_turn(samples: &[Vec<f64>], flagged: &[Vec<bool>]) -> Vec<(usize, usize)> {
+    let every: Vec<(usize, usize)> = flagged_repetitions(flagged).collect();
+    if every.len() <= LEFT_OUT_IN_TURN {
+        return every;
+    }
+    let mut extremes = Vec::new();
+    for (i, sample) in samples.iter().enumerate() {
+        let of_side = every.iter().filter(|(side, _)| *side == i).map(|(_, j)| *j);
+        let by_value = |a: &usize, b: &usize| sample[*a].total_cmp(&sample[*b]);
+        let lowest = of_side.clone().min_by(by_value);
+        let highest = of_side.max_by(by_value);
+        extremes.extend(lowest.map(|j| (i, j)));
+        extremes.extend(highest.filter(|h| Some(*h) != lowest).map(|j| (i, j)));
+    }
+    extremes
+}
+
+/// [`decide`], and then again on the samples with each of [`left_out_in_turn`] left
+/// out: a winner (or a group of leaders) stays one only when no single flagged
+/// repetition is what made it one. The weakest of those decisions (the one naming the
+/// most models) is returned. Each is screened by the rank test alone; only the one
+/// returned draws its comparisons.
 pub fn decide_robustly(
     samples: &[Vec<f64>],
     flagged: &[Vec<bool>],
     higher_is_better: bool,
     step: f64,
 ) -> Decision {
-    let mut weakest = decide(samples, higher_is_better, step);
-    for without in each_flagged_left_out(samples, flagged) {
+    let (weakest, on) = screen_robustly(samples, flagged, higher_is_better, step);
+    drawn(weakest, on.as_deref().unwrap_or(samples), higher_is_better)
+}
+
+/// How many models [`decide_robustly`] names best (see [`Decision::named`]), without
+/// drawing its comparisons.
+pub fn named_robustly(
+    samples: &[Vec<f64>],
+    flagged: &[Vec<bool>],
+    higher_is_better: bool,
+    step: f64,
+) -> usize {
+    screen_robustly(samples, flagged, higher_is_better, step)
+        .0
+        .named()
+}
+
+/// [`decide_robustly`]'s weakest screen, and the samples it was made on when a flagged
+/// repetition was left out.
+fn screen_robustly(
+    samples: &[Vec<f64>],
+    flagged: &[Vec<bool>],
+    higher_is_better: bool,
+    step: f64,
+) -> (Screen, Option<Vec<Vec<f64>>>) {
+    let mut weakest = screen(samples, higher_is_better, step);
+    let mut weakest_samples = None;
+    for (i, j) in left_out_in_turn(samples, flagged) {
         if weakest.named() == usize::MAX {
             break;
         }
-        let d = decide(&without, higher_is_better, step);
-        if d.named() > weakest.named() {
-            weakest = d;
+        let without = without(samples, i, j);
+        let s = screen(&without, higher_is_better, step);
+        if s.named() > weakest.named() {
+            weakest = s;
+            weakest_samples = Some(without);
         }
     }
-    weakest
+    (weakest, weakest_samples)
 }
 
 /// The intersection-union rule: the best-ranked model wins only when it is
@@ -271,63 +350,133 @@ pub fn decide_robustly(
 /// behind the others are. A pair whose medians are less than `step` apart (the
 /// figure's [`Resolution`]) is never a lead.
 pub fn decide(samples: &[Vec<f64>], higher_is_better: bool, step: f64) -> Decision {
-    if samples.len() < 2 || samples.iter().any(|s| s.is_empty()) {
-        return Decision::Alone;
+    drawn(
+        screen(samples, higher_is_better, step),
+        samples,
+        higher_is_better,
+    )
+}
+
+/// What [`decide`] finds by the rank test alone, before it draws the comparisons it
+/// shows (each with a bootstrap interval); sides are indices into the samples.
+#[derive(Clone, Copy)]
+enum Screen {
+    Winner,
+    Leaders {
+        count: usize,
+        /// The largest p of the pairs across the group's edge.
+        across_p: f64,
+    },
+    /// The weakest pair with the best model, (0, `other`), and its p as decided (1 for
+    /// a difference the wrong way round).
+    NoDifference {
+        other: usize,
+        p: f64,
+    },
+    Alone,
+}
+
+impl Screen {
+    /// As [`Decision::named`].
+    fn named(&self) -> usize {
+        match self {
+            Screen::Winner => 1,
+            Screen::Leaders { count, .. } => *count,
+            Screen::NoDifference { .. } | Screen::Alone => usize::MAX,
+        }
     }
-    // The weakest of the pairs (leader, model behind) when the first `count` lead, and
-    // whether every pair is a lead: significant and by stats::MIN_EFFECT or more. A
-    // difference the wrong way round is no lead either (its p shown as 1); a lead
-    // smaller than MIN_EFFECT is weaker than any significant one and keeps its p.
-    let weakest_across = |count: usize| -> Option<(Comparison, bool)> {
-        let mut weakest: Option<(f64, Comparison)> = None;
-        for a in &samples[..count] {
-            for b in &samples[count..] {
-                let c = oriented(a, b, higher_is_better)?;
-                let gap = (stats::median(a)? - stats::median(b)?).abs();
-                let (key, c) = if c.ratio <= 1.0 {
-                    (2.0, Comparison { p: 1.0, ..c })
-                } else if c.ratio < stats::MIN_EFFECT || gap < step {
-                    (1.0 + c.p, c)
+}
+
+/// [`decide`]'s rule by the rank test alone.
+fn screen(samples: &[Vec<f64>], higher_is_better: bool, step: f64) -> Screen {
+    if samples.len() < 2 || samples.iter().any(|s| s.is_empty()) {
+        return Screen::Alone;
+    }
+    let Some(medians) = samples
+        .iter()
+        .map(|s| stats::median(s))
+        .collect::<Option<Vec<f64>>>()
+    else {
+        return Screen::Alone;
+    };
+    // The weakest of the pairs (leader, model behind) when the first `count` lead: the
+    // model behind, its p, and whether every pair is a lead: significant and by
+    // stats::MIN_EFFECT or more. A difference the wrong way round is no lead either (its
+    // p shown as 1); a lead smaller than MIN_EFFECT is weaker than any significant one
+    // and keeps its p.
+    let weakest_across = |count: usize| -> Option<(usize, f64, bool)> {
+        let mut weakest: Option<(f64, usize, f64)> = None;
+        for (a, median_a) in samples[..count].iter().zip(&medians) {
+            for (b, (sample_b, median_b)) in samples.iter().zip(&medians).enumerate().skip(count) {
+                let t = oriented_test(a, sample_b, higher_is_better)?;
+                let gap = (median_a - median_b).abs();
+                let (key, p) = if t.ratio <= 1.0 {
+                    (2.0, 1.0)
+                } else if t.ratio < stats::MIN_EFFECT || gap < step {
+                    (1.0 + t.p, t.p)
                 } else {
-                    (c.p, c)
+                    (t.p, t.p)
                 };
-                if weakest.as_ref().is_none_or(|(k, _)| key > *k) {
-                    weakest = Some((key, c));
+                if weakest.as_ref().is_none_or(|(k, ..)| key > *k) {
+                    weakest = Some((key, b, p));
                 }
             }
         }
-        weakest.map(|(key, c)| (c, key < stats::ALPHA))
+        weakest.map(|(key, b, p)| (b, p, key < stats::ALPHA))
     };
-    let Some((alone, alone_leads)) = weakest_across(1) else {
-        return Decision::Alone;
+    let Some((alone, alone_p, alone_leads)) = weakest_across(1) else {
+        return Screen::Alone;
     };
     if alone_leads {
-        return Decision::Winner(
-            oriented(&samples[0], &samples[1], higher_is_better).unwrap_or(alone),
-        );
+        return Screen::Winner;
     }
     for count in 2..=samples.len() / 2 {
-        let Some((across, leads)) = weakest_across(count) else {
+        let Some((_, across_p, leads)) = weakest_across(count) else {
             break;
         };
         if leads {
-            let narrowest = oriented(&samples[count - 1], &samples[count], higher_is_better);
+            return Screen::Leaders { count, across_p };
+        }
+    }
+    Screen::NoDifference {
+        other: alone,
+        p: alone_p,
+    }
+}
+
+/// The decision of a [`Screen`], with the comparisons it shows drawn in full.
+fn drawn(screen: Screen, samples: &[Vec<f64>], higher_is_better: bool) -> Decision {
+    let compare = |a: usize, b: usize| oriented(&samples[a], &samples[b], higher_is_better);
+    let decision = match screen {
+        Screen::Alone => None,
+        Screen::Winner => compare(0, 1).map(Decision::Winner),
+        Screen::Leaders { count, across_p } => {
+            // The tie: the least significant pair of the best model with another leader.
             let tie = (1..count)
-                .filter_map(|i| oriented(&samples[0], &samples[i], higher_is_better))
-                .max_by(|a, b| a.p.total_cmp(&b.p));
-            if let (Some(narrowest), Some(tie)) = (narrowest, tie) {
-                return Decision::Leaders {
+                .filter_map(|i| {
+                    oriented_test(&samples[0], &samples[i], higher_is_better).map(|t| (i, t.p))
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            match (
+                compare(count - 1, count),
+                tie.and_then(|(i, _)| compare(0, i)),
+            ) {
+                (Some(narrowest), Some(tie)) => Some(Decision::Leaders {
                     count,
                     ahead: Comparison {
-                        p: across.p,
+                        p: across_p,
                         ..narrowest
                     },
                     tie,
-                };
+                }),
+                _ => None,
             }
         }
-    }
-    Decision::NoDifference { comparison: alone }
+        Screen::NoDifference { other, p } => compare(0, other).map(|c| Decision::NoDifference {
+            comparison: Comparison { p, ..c },
+        }),
+    };
+    decision.unwrap_or(Decision::Alone)
 }
 
 fn rank_by(order: &mut [usize], values: &[f64], higher_is_better: bool) {
@@ -355,10 +504,7 @@ pub fn pair_differs(
     rank_by(&mut order, &values, higher_is_better);
     let samples: Vec<Vec<f64>> = order.iter().map(|&i| samples[i].to_vec()).collect();
     let flagged: Vec<Vec<bool>> = order.iter().map(|&i| flagged[i].to_vec()).collect();
-    matches!(
-        decide_robustly(&samples, &flagged, higher_is_better, step),
-        Decision::Winner(_)
-    )
+    named_robustly(&samples, &flagged, higher_is_better, step) == 1
 }
 
 /// The rate an open loop offered, when it fixed the figure `column` in these repetitions:
@@ -570,8 +716,7 @@ fn ranked(
     let flagged: Vec<Vec<bool>> = order.iter().map(|&i| flagged[i].clone()).collect();
     let decision = decide_robustly(&samples, &flagged, figure.higher_is_better, step);
     let tied_by_step = step > 0.0
-        && decide_robustly(&samples, &flagged, figure.higher_is_better, 0.0).named()
-            < decision.named();
+        && named_robustly(&samples, &flagged, figure.higher_is_better, 0.0) < decision.named();
     Verdict {
         figure: figure.name.to_string(),
         compared_at,

@@ -314,3 +314,41 @@ fn a_model_behind_the_offered_rate_measured_capacity() {
     // A closed loop offers no rate: nothing is fixed.
     assert_eq!(first_verdict(rows).fixed_by_load, None);
 }
+
+#[test]
+fn beyond_the_bound_each_models_highest_and_lowest_flagged_repetition_is_left_out_in_turn() {
+    // Side 0: repetitions 3, 7 and 12 flagged (values 21, 19, 24); side 1: every one of 25.
+    let side0: Vec<f64> = (0..30).map(|i| ((i * 7) % 30) as f64).collect();
+    let side1: Vec<f64> = (0..25).map(|i| 100.0 + ((i * 11) % 25) as f64).collect();
+    let mut flagged = vec![vec![false; 30], vec![true; 25]];
+    for j in [3, 7, 12] {
+        flagged[0][j] = true;
+    }
+    let samples = [side0.clone(), side1.clone()];
+    let lowest1 = side1.iter().position(|v| *v == 100.0).unwrap();
+    let highest1 = side1.iter().position(|v| *v == 124.0).unwrap();
+    assert_eq!(
+        left_out_in_turn(&samples, &flagged),
+        [(0, 7), (0, 12), (1, lowest1), (1, highest1)]
+    );
+    // Up to the bound, every flagged repetition in turn.
+    let mut few = vec![vec![false; 30], vec![false; 25]];
+    few[1][..LEFT_OUT_IN_TURN].fill(true);
+    let every: Vec<(usize, usize)> = (0..LEFT_OUT_IN_TURN).map(|j| (1, j)).collect();
+    assert_eq!(left_out_in_turn(&samples, &few), every);
+}
+
+#[test]
+fn a_verdict_over_hundreds_of_flagged_repetitions_says_which_it_left_out() {
+    let epoll: Vec<f64> = (0..300).map(|i| 10.0 + f64::from(i % 7) * 0.01).collect();
+    let tokio: Vec<f64> = epoll.iter().map(|v| v * 2.0).collect();
+    let disturbed: Vec<u32> = (1..=300).collect();
+    let v = throughput(&epoll, &tokio, &disturbed);
+    assert_eq!(v.left_out, (0, 300));
+    assert_eq!(v.winners(), ["tokio"]);
+    assert_eq!(
+        v.left_out_note().unwrap(),
+        "300 disturbed repetition(s), more than 20: each model's highest and lowest of \
+         them left out in turn, not every one"
+    );
+}

@@ -452,8 +452,14 @@ impl Worker {
             } else {
                 conn.record.bytes_in += len as u64;
                 conn.record.reads += 1;
-                crate::server::work::per_read();
+                let answered = crate::server::work::per_read();
                 self.counters.bytes_in += len as u64;
+                if !answered {
+                    // A stop cut the work short: no answer, the connection closes.
+                    self.buffers.release(piece);
+                    conn.closing = Some(CloseReason::Shutdown);
+                    return self.after_io(slot);
+                }
                 conn.last_active = Instant::now();
                 if conn.copied() == 0 {
                     // Nothing copied ahead of these bytes: echo them from the buffer they
