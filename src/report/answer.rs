@@ -24,8 +24,9 @@ pub fn answers(verdicts: &[Verdict]) -> Vec<Answer> {
 /// alone. The model or models named best on the most decided figures, with the margin
 /// over the next model on each; other figures' leaders; and the figures this load did
 /// not separate, with why (fixed by an open loop, or within the noise or the measurement
-/// step). A figure no test decided is never said to have a best model.
-pub fn headline(verdicts: &[Verdict]) -> String {
+/// step). A figure no test decided is never said to have a best model. `running`: the
+/// run goes on, so a model alone so far is not the run's only one.
+pub fn headline(verdicts: &[Verdict], running: bool) -> String {
     let ranked = verdicts.iter().filter(|v| v.ranking.len() > 1);
     let (decided, undecided): (Vec<&Verdict>, Vec<&Verdict>) =
         ranked.partition(|v| !v.winners().is_empty());
@@ -35,9 +36,13 @@ pub fn headline(verdicts: &[Verdict]) -> String {
             .flat_map(|v| v.ranking.iter().map(|(m, _)| m.as_str()))
             .take(1)
             .collect();
-        return match models.as_slice() {
-            [one] => format!("Only {one} was measured: there is nothing to compare."),
-            _ => "No figure was measured: there is nothing to compare.".into(),
+        return match (models.as_slice(), running) {
+            ([one], false) => format!("Only {one} was measured: there is nothing to compare."),
+            ([one], true) => {
+                format!("Only {one} has been measured so far: there is nothing to compare yet.")
+            }
+            (_, false) => "No figure was measured: there is nothing to compare.".into(),
+            (_, true) => "No figure has been measured yet: there is nothing to compare.".into(),
         };
     }
     // The decided figures grouped by who leads them, the group leading most first.
@@ -458,11 +463,31 @@ mod tests {
         );
         throughput.fixed_by_load = Some(10_000.0);
         assert_eq!(
-            headline(&[throughput, cpu, p50]),
+            headline(&[throughput, cpu, p50], false),
             "epoll is best on the one figure this load decided: Server CPU (×3.00 over \
              select). Not separated by this load: Throughput, fixed by the load, not tied \
              (every model served the 10,000 req/s offered, so capacity was not measured); \
              Response time p50, where the best models are within the noise of each other."
+        );
+    }
+
+    #[test]
+    fn a_model_alone_so_far_is_not_called_the_only_one_while_the_run_goes_on() {
+        let alone = [named(
+            verdict(&[("epoll", around(10.0))], 0.0, fmt_count),
+            "A",
+        )];
+        assert_eq!(
+            headline(&alone, false),
+            "Only epoll was measured: there is nothing to compare."
+        );
+        assert_eq!(
+            headline(&alone, true),
+            "Only epoll has been measured so far: there is nothing to compare yet."
+        );
+        assert_eq!(
+            headline(&[], true),
+            "No figure has been measured yet: there is nothing to compare."
         );
     }
 
@@ -477,7 +502,7 @@ mod tests {
             v("C", &[("select", around(10.0)), ("epoll", around(12.0))]),
         ];
         assert_eq!(
-            headline(&verdicts),
+            headline(&verdicts, false),
             "epoll is best on 2 of the 3 figures this load decided: A (×2.00 over select) \
              and B (×1.50 over select). Elsewhere select leads C (×1.20 over epoll)."
         );

@@ -29,7 +29,7 @@ pub fn document(
         .clone()
         .unwrap_or_else(|| "unnamed scenario".into());
     // The answer first: the verdict, then the setup and the full tables.
-    let mut sections = vec![verdict_section(results, &sweeps)];
+    let mut sections = vec![verdict_section(results, &sweeps, partial.is_some())];
     sections.push(setup_section(results));
     let judged: Vec<claims::Claim> = claims::claims_of(&scenario)
         .into_iter()
@@ -311,7 +311,8 @@ fn utc(unix: f64) -> String {
 }
 
 /// The verdict of every sweep, its findings and the overall tally.
-fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
+/// `running`: the run goes on ([`super::answer::headline`]).
+fn verdict_section(results: &Results, sweeps: &[Sweep], running: bool) -> Section {
     let multi = sweeps.len() > 1;
     let models = sweep::models(results);
     let method = Block::Paragraph(format!(
@@ -347,7 +348,7 @@ fn verdict_section(results: &Results, sweeps: &[Sweep]) -> Section {
             verdict_blocks.push(Block::Paragraph(s.title()));
         }
         let verdicts = verdict::verdicts(results, s);
-        verdict_blocks.push(Block::Headline(super::answer::headline(&verdicts)));
+        verdict_blocks.push(Block::Headline(super::answer::headline(&verdicts, running)));
         verdict_blocks.push(Block::Answers(super::answer::answers(&verdicts)));
         let details: Vec<Block> = method
             .take()
