@@ -271,6 +271,13 @@ to = 40
         reason.contains(" of 20 connections established within its deadline of "),
         "{reason}"
     );
+    // ...with what the server's TCP counted while the batch connected, to tell a full
+    // listen queue from a load that was late (this one was frozen).
+    assert!(
+        reason.contains("; while it connected the server's TCP counted ")
+            && reason.ends_with(" SYN or SYN-ACK retransmission(s)"),
+        "{reason}"
+    );
     assert!(
         number(late, "ramp_s") > number(late, "stair_deadline_s"),
         "{late:?}"

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::{window, Stair};
+use crate::experiment::measurement::netstat::NetCounters;
 use crate::results::Status;
 use crate::scenario::Scenario;
 
@@ -90,14 +91,16 @@ impl Deadline {
 /// deadline fails, whatever its window shows later (a batch that connects late would
 /// otherwise pass on a window measured after the deadline); true when it fails here.
 /// A stair that failed or was cut short for another reason keeps that reason, with the
-/// deadline it missed.
+/// deadline it missed. `counted`: the server's TCP counters from the batch's start to its
+/// deadline, which name what a late connection went through (docs/scale.md).
 pub(super) fn missed_deadline(
     stair: &mut Stair,
     by_deadline: &window::Connections,
     batch: u64,
     deadline: &Deadline,
+    counted: Option<&NetCounters>,
 ) -> bool {
-    match stair.status {
+    let missed = match stair.status {
         Status::Ok => {
             stair.status = Status::Failed;
             stair.reason = format!(
@@ -114,6 +117,22 @@ pub(super) fn missed_deadline(
             stair.reason += &format!(" within {}", deadline.describe(batch));
             false
         }
-        _ => false,
+        _ => return false,
+    };
+    if let Some(c) = counted {
+        stair.reason += &while_it_connected(c);
     }
+    missed
+}
+
+/// What the server's TCP counted while a batch connected: a SYN the listen queue had no
+/// room for is dropped (an overflow, or a drop) and resent after 1 s, 3 s, 7 s ..., so
+/// these say whether a late connection waited on the server's queue or elsewhere (the
+/// load generator, the network).
+fn while_it_connected(c: &NetCounters) -> String {
+    format!(
+        "; while it connected the server's TCP counted {} listen-queue overflow(s), {} \
+         listen drop(s) and {} SYN or SYN-ACK retransmission(s)",
+        c.listen_overflows, c.listen_drops, c.syn_retrans
+    )
 }

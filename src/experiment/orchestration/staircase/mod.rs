@@ -427,6 +427,7 @@ impl<'s> Climb<'s> {
             connections: batch_of(stairs, i),
             ..stairs[i].clone()
         };
+        let net_at_start = server.net();
         let (first_agent, load_start) = server.start_load(&self.live, &batch, dir, |clients| {
             stair_hosts(clients, stairs, i)
         });
@@ -444,6 +445,10 @@ impl<'s> Climb<'s> {
             server,
             first_agent,
         );
+        let counted = match (&established, net_at_start, server.net()) {
+            (Ok(Err(_)), Some(start), Some(now)) => Some(now.since(&start)),
+            _ => None,
+        };
         // The rate the runner saw (its summaries are written once a second), known now;
         // connections.csv, which `ramp_s` is read from, is written when the load ends.
         self.last_rate = (established == Ok(Ok(())))
@@ -462,7 +467,13 @@ impl<'s> Climb<'s> {
         let ended = judge_stair(&self.scenario.failure, record, measured, server);
         match established {
             Ok(Err(by_deadline)) => {
-                missed_deadline(record, &by_deadline, batch.connections, &deadline) || ended
+                missed_deadline(
+                    record,
+                    &by_deadline,
+                    batch.connections,
+                    &deadline,
+                    counted.as_ref(),
+                ) || ended
             }
             _ => ended,
         }

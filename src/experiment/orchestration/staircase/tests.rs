@@ -60,12 +60,41 @@ fn a_stair_not_connected_by_its_deadline_fails_whatever_its_window_shows() {
     };
     // A window measured later found every connection: the stair still fails.
     let mut late = stair_of(&stairs, 0, Status::Ok, String::new());
-    assert!(missed_deadline(&mut late, &by_deadline, 50_000, &deadline));
+    assert!(missed_deadline(
+        &mut late,
+        &by_deadline,
+        50_000,
+        &deadline,
+        None
+    ));
     assert_eq!(late.status, Status::Failed);
     assert_eq!(
         late.reason,
         "49744 of 50000 connections established within its deadline of 39.6 s: connect \
          timeout 30 s + 2 x 50000 connections at the previous stair's 13158/s (3.8 s) + 2 s"
+    );
+    // What the server's TCP counted while the batch connected is named.
+    let mut counted = stair_of(&stairs, 0, Status::Ok, String::new());
+    let net = crate::experiment::measurement::netstat::NetCounters {
+        listen_overflows: 256,
+        listen_drops: 256,
+        syn_retrans: 3,
+        ..Default::default()
+    };
+    assert!(missed_deadline(
+        &mut counted,
+        &by_deadline,
+        50_000,
+        &deadline,
+        Some(&net)
+    ));
+    assert!(
+        counted.reason.ends_with(
+            "+ 2 s; while it connected the server's TCP counted 256 listen-queue \
+             overflow(s), 256 listen drop(s) and 3 SYN or SYN-ACK retransmission(s)"
+        ),
+        "{}",
+        counted.reason
     );
     // Failed attempts are named.
     let mut refused = stair_of(&stairs, 0, Status::Ok, String::new());
@@ -77,7 +106,8 @@ fn a_stair_not_connected_by_its_deadline_fails_whatever_its_window_shows() {
         &mut refused,
         &some_failed,
         50_000,
-        &deadline
+        &deadline,
+        None
     ));
     assert!(
         refused.reason.ends_with("+ 2 s (12 failed)"),
@@ -90,14 +120,21 @@ fn a_stair_not_connected_by_its_deadline_fails_whatever_its_window_shows() {
         &mut failed,
         &by_deadline,
         50_000,
-        &deadline
+        &deadline,
+        None
     ));
     assert!(failed
         .reason
         .starts_with("too slow within its deadline of 39.6 s"));
     // A stair cut short stays so.
     let mut cut = stair_of(&stairs, 0, Status::Interrupted, "signal 2".into());
-    assert!(!missed_deadline(&mut cut, &by_deadline, 50_000, &deadline));
+    assert!(!missed_deadline(
+        &mut cut,
+        &by_deadline,
+        50_000,
+        &deadline,
+        None
+    ));
     assert_eq!(
         (cut.status, cut.reason.as_str()),
         (Status::Interrupted, "signal 2")
