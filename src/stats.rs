@@ -222,7 +222,7 @@ pub fn fmt_p(p: f64) -> String {
 pub fn min_p(n_a: usize, n_b: usize) -> f64 {
     let a: Vec<f64> = (0..n_a).map(|i| i as f64).collect();
     let b: Vec<f64> = (n_a..n_a + n_b).map(|i| i as f64).collect();
-    compare(&a, &b).map_or(1.0, |c| c.p)
+    test(&a, &b).map_or(1.0, |t| t.p)
 }
 
 /// The median of finite values (None when there are none).
