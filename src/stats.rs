@@ -112,7 +112,9 @@ impl Comparison {
 /// inequality; Jennison and Turnbull, "Group Sequential Methods with Applications to
 /// Clinical Trials", 2000, ch. 2, for it and the sharper Pocock and O'Brien-Fleming
 /// boundaries, which assume normal statistics a rank test of a few repetitions does
-/// not give). A run without a budget looks once, at ALPHA.
+/// not give). A first look too small to reach its level ([`min_p`]: 4 against 4 never
+/// goes below 0.030) can call nothing, so it spends none of ALPHA and is not counted.
+/// A run without a budget looks once, at ALPHA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Looks {
     planned: u32,
@@ -123,10 +125,19 @@ impl Looks {
     pub const ONE: Looks = Looks { planned: 1 };
 
     /// The looks of a run of `repetitions` that may go on, one round a look, up to
-    /// `max_repetitions` (at most `repetitions`: one look).
+    /// `max_repetitions` (at most `repetitions`: one look). A look at n repetitions a
+    /// model is left out of the count while even n against n completely apart stays at or
+    /// above the level the looks after it would be judged at: it calls nothing then.
     pub fn planned(repetitions: u32, max_repetitions: u32) -> Looks {
+        let from = |n: u32| 1 + max_repetitions.saturating_sub(n);
+        let mut first = repetitions;
+        while first < max_repetitions
+            && min_p(first as usize, first as usize) >= ALPHA / f64::from(from(first + 1))
+        {
+            first += 1;
+        }
         Looks {
-            planned: 1 + max_repetitions.saturating_sub(repetitions),
+            planned: from(first),
         }
     }
 
@@ -159,6 +170,33 @@ pub fn with_looks<T>(looks: Looks, judge: impl FnOnce() -> T) -> T {
     }
     let _restore = Restore(LOOKS.with(|l| l.replace(looks)));
     judge()
+}
+
+/// The level the comparisons being judged now are judged at: [`ALPHA`], or the stricter
+/// one of the looks set by [`with_looks`].
+pub fn level() -> f64 {
+    LOOKS.with(Cell::get).alpha()
+}
+
+/// "too few repetitions for p < 0.0125": why a comparison whose sample sizes cannot reach
+/// the level it is judged at ([`level`], [`min_p`]) decides nothing.
+pub fn too_few() -> String {
+    format!("too few repetitions for p < {}", fmt_level(level()))
+}
+
+/// A level as the texts state it, to three significant figures and no trailing zeros:
+/// "0.05", "0.0125", "0.0167".
+pub fn fmt_level(alpha: f64) -> String {
+    if !(alpha.is_finite() && alpha > 0.0) {
+        return format!("{alpha}");
+    }
+    let decimals = (2 - alpha.log10().floor() as i32).max(0) as usize;
+    let text = format!("{alpha:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
 }
 
 /// Repetitions per model for a x[`MIN_EFFECT`] difference to be found 80 % of the time
@@ -297,7 +335,7 @@ fn judged(a: &[f64], b: &[f64]) -> Option<Comparison> {
         n_a,
         n_b,
         p,
-        alpha: LOOKS.with(Cell::get).alpha(),
+        alpha: level(),
         ratio,
         interval: (f64::NAN, f64::NAN),
         spread: (spreads.iter().map(|s| s * s).sum::<f64>() / spreads.len() as f64).sqrt(),
@@ -459,13 +497,14 @@ mod tests {
         const CLAIMS: usize = 1000;
         // The claim scenarios' 5 repetitions, with budgets of 2, 5 and 10 more rounds.
         let mut measured = Vec::new();
-        for budget in [7, 10, 15] {
-            let looks = Looks::planned(5, budget);
-            let rule = decided_without_difference(CLAIMS, 5, budget, looks);
-            let naive = decided_without_difference(CLAIMS, 5, budget, Looks::ONE);
+        // The claim scenarios' budgets (5 to 8; claim-6, 4 to 6) and longer ones.
+        for (repetitions, budget) in [(5, 7), (5, 10), (5, 15), (5, 8), (4, 6)] {
+            let looks = Looks::planned(repetitions, budget);
+            let rule = decided_without_difference(CLAIMS, repetitions, budget, looks);
+            let naive = decided_without_difference(CLAIMS, repetitions, budget, Looks::ONE);
             measured.push(format!(
-                "5 to {budget} repetitions ({} looks at p < {:.4}): {:.1} % decided; \
-                 each look at p < 0.05: {:.1} %",
+                "{repetitions} to {budget} repetitions ({} looks at p < {:.4}): {:.1} % \
+                 decided; each look at p < 0.05: {:.1} %",
                 looks.count(),
                 looks.alpha(),
                 rule as f64 / 10.0,
@@ -474,13 +513,20 @@ mod tests {
             assert!(rule * 20 <= CLAIMS, "{}", measured.join("\n"));
             // Looking again at 0.05 after every round is what the rule is for: it calls
             // a difference in more than 5 % of claims that have none.
-            assert!(naive * 20 > CLAIMS, "{}", measured.join("\n"));
+            if budget >= repetitions + 2 {
+                assert!(naive * 20 > CLAIMS, "{}", measured.join("\n"));
+            }
         }
         println!("{}", measured.join("\n"));
         // One look is today's rule: the same p < 0.05 as without a budget.
         assert_eq!(Looks::planned(5, 5), Looks::ONE);
         assert_eq!(Looks::planned(5, 3), Looks::ONE);
         assert_eq!(Looks::ONE.alpha(), ALPHA);
+        // 4 against 4 never reaches 0.025: claim-6's first look is not counted.
+        assert_eq!(Looks::planned(4, 6).count(), 2);
+        assert_eq!(Looks::planned(5, 8).count(), 4);
+        // 3 against 3 never reaches 0.05 (0.081): 3 to 5 is two looks, at 4 and 5.
+        assert_eq!(Looks::planned(3, 5).count(), 2);
     }
 
     #[test]
@@ -496,6 +542,24 @@ mod tests {
         assert!(!c.significant() && !c.decisive(), "{c:?}");
         // The level is put back after the judging.
         assert_eq!(compare(&a, &b).unwrap().alpha, ALPHA);
+    }
+
+    #[test]
+    fn too_few_repetitions_names_the_level_of_the_look() {
+        assert_eq!(too_few(), "too few repetitions for p < 0.05");
+        // Claim-4's budget: 5 to 8 repetitions, four looks at 0.0125 each.
+        let four = Looks::planned(5, 8);
+        assert_eq!(
+            with_looks(four, too_few),
+            "too few repetitions for p < 0.0125"
+        );
+        assert_eq!(
+            with_looks(Looks::planned(5, 7), too_few),
+            "too few repetitions for p < 0.0167"
+        );
+        assert_eq!(level(), ALPHA);
+        assert_eq!(fmt_level(0.01), "0.01");
+        assert_eq!(fmt_level(ALPHA / 6.0), "0.00833");
     }
 
     #[test]

@@ -243,7 +243,7 @@ fn no_growth(
         ),
         Outcome::TooFew => (
             ClaimVerdict::Inconclusive,
-            format!("too few repetitions for p < 0.05: {line}"),
+            format!("{}: {line}", stats::too_few()),
         ),
         Outcome::Missing => (ClaimVerdict::Inconclusive, line),
     }

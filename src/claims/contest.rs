@@ -283,14 +283,12 @@ pub(super) fn verdict_of(parts: &[(String, Outcome, String)]) -> (ClaimVerdict, 
     if !with(Outcome::TooFew).is_empty() {
         return (
             ClaimVerdict::Inconclusive,
-            format!(
-                "too few repetitions for p < 0.05: {}",
-                with(Outcome::TooFew).join("; ")
-            ),
+            format!("{}: {}", stats::too_few(), with(Outcome::TooFew).join("; ")),
         );
     }
     let mut why = format!(
-        "no difference (p >= 0.05, or within x{}): {}",
+        "no difference (p >= {}, or within x{}): {}",
+        stats::fmt_level(stats::level()),
         stats::MIN_EFFECT,
         with(Outcome::NoDifference).join("; ")
     );

@@ -39,13 +39,14 @@ pub(super) fn exceeds(
         Outcome::NoDifference => (
             ClaimVerdict::NoDifference,
             format!(
-                "neither a change nor a level shown (p >= 0.05, or within x{}): {line}",
+                "neither a change nor a level shown (p >= {}, or within x{}): {line}",
+                stats::fmt_level(stats::level()),
                 stats::MIN_EFFECT
             ),
         ),
         Outcome::TooFew => (
             ClaimVerdict::Inconclusive,
-            format!("too few repetitions for p < 0.05: {line}"),
+            format!("{}: {line}", stats::too_few()),
         ),
         Outcome::Missing => (ClaimVerdict::Inconclusive, line),
     }

@@ -106,21 +106,7 @@ pub(super) fn notes(results: &Results) -> Vec<String> {
             super::first_named(&bound, "; ")
         ));
     }
-    let looks = results.manifest.looks();
-    if looks.count() > 1 {
-        notes.push(format!(
-            "The run could add repetitions while a claim was undecided, up to {} ({} looks): \
-             its claims are judged at p < {} rather than 0.05 (Bonferroni over the looks, so \
-             that looking again does not raise the chance of a difference called where there \
-             is none).",
-            results
-                .manifest
-                .max_repetitions
-                .unwrap_or(results.manifest.repetitions),
-            looks.count(),
-            crate::stats::fmt_p(looks.alpha())
-        ));
-    }
+    notes.extend(looks_note(&results.manifest));
     let machine_wide = results
         .rows
         .iter()
@@ -148,6 +134,26 @@ pub(super) fn notes(results: &Results) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// What the level of a run that could add repetitions was ([`Manifest::looks`]); None for
+/// a run that looked once, at 0.05.
+pub(super) fn looks_note(manifest: &Manifest) -> Option<String> {
+    let most = manifest.max_repetitions?;
+    let looks = manifest.looks();
+    let level = match looks.count() {
+        1 => "p < 0.05: of its looks only the last has the repetitions to reach it".into(),
+        k => format!(
+            "p < {} rather than 0.05 (Bonferroni over the {k} looks whose repetitions can \
+             reach it, so that looking again does not raise the chance of a difference \
+             called where there is none)",
+            crate::stats::fmt_level(looks.alpha())
+        ),
+    };
+    Some(format!(
+        "The run could add repetitions while a claim was undecided, up to {most}: its claims \
+         are judged at {level}."
+    ))
 }
 
 /// What a report written while the run goes on says first: how far it has got and what

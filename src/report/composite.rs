@@ -32,14 +32,24 @@ struct Parts {
     claims_judged: Vec<Claim>,
     links: Vec<(usize, String)>,
     part_lines: Vec<String>,
+    /// The level each part that could add repetitions judged its claims at.
+    looks_notes: Vec<String>,
 }
 
 fn read_parts(results: &Results) -> Parts {
     let mut claims_judged: Vec<Claim> = Vec::new();
     let mut links = Vec::new();
     let mut part_lines = Vec::new();
+    let mut looks_notes = Vec::new();
     for part in &results.manifest.parts {
         let loaded = load_part(&results.dir, part, &results.manifest);
+        if let Some(note) = loaded
+            .as_ref()
+            .ok()
+            .and_then(|r| build::looks_note(&r.manifest))
+        {
+            looks_notes.push(format!("{part}: {note}"));
+        }
         match &loaded {
             Ok(r) => part_lines.push(format!(
                 "{part}: {} rows, {}; report {part}/report.html ({part}/report.md)",
@@ -70,6 +80,7 @@ fn read_parts(results: &Results) -> Parts {
         claims_judged,
         links,
         part_lines,
+        looks_notes,
     }
 }
 
@@ -78,6 +89,7 @@ pub fn document(results: &Results) -> Document {
         claims_judged,
         links,
         part_lines,
+        looks_notes,
     } = read_parts(results);
     let mut sections = vec![build::setup_section(results)];
     sections.extend(claims::section(&claims_judged, |n| {
@@ -117,7 +129,10 @@ pub fn document(results: &Results) -> Document {
         ),
         status: document::RUN_STATUS,
         alerts,
-        notes: build::notes(results),
+        notes: build::notes(results)
+            .into_iter()
+            .chain(looks_notes)
+            .collect(),
         caveat: build::caveat(results),
         partial: None,
         sections,
