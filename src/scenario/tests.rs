@@ -24,6 +24,59 @@ fn every_builtin_scenario_parses() {
     );
 }
 
+/// The minutes a built-in scenario's `expected_duration` declares: "about N minutes",
+/// then ", up to M if undecided claims add repetitions" for one that may (M = N without).
+fn declared_minutes(s: &Scenario) -> (u32, u32) {
+    let text = s.expected_duration.as_deref().unwrap();
+    let number = |t: &str| -> u32 {
+        let n = t.split_whitespace().next().unwrap_or_default();
+        n.parse()
+            .unwrap_or_else(|_| panic!("{}: {text:?} is not \"about N minutes\"", s.name))
+    };
+    let about = number(text.strip_prefix("about ").unwrap_or_default());
+    let most = text
+        .split_once(", up to ")
+        .map_or(about, |(_, rest)| number(rest));
+    (about, most)
+}
+
+#[test]
+fn classic_stays_under_90_minutes_when_every_budget_is_spent() {
+    let builtin = |name: &str| {
+        let text = BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1;
+        parse(name, name, text).unwrap()
+    };
+    let classic = builtin("classic");
+    let (mut about, mut most) = (0, 0);
+    for part in &classic.parts {
+        let s = builtin(&part.name);
+        let (n, m) = declared_minutes(&s);
+        if s.max_repetitions > s.repetitions {
+            // An added round costs what the first ones did on average: the part's
+            // minutes over its repetitions, for every repetition up to the budget.
+            let rounds = f64::from(n) * f64::from(s.max_repetitions) / f64::from(s.repetitions);
+            assert_eq!(m, rounds.ceil() as u32, "{}", s.name);
+            assert!(
+                s.expected_duration
+                    .as_deref()
+                    .unwrap()
+                    .ends_with(&format!(", up to {m} if undecided claims add repetitions")),
+                "{}",
+                s.name
+            );
+        } else {
+            assert_eq!(m, n, "{} adds no repetitions", s.name);
+        }
+        about += n;
+        most += m;
+    }
+    assert_eq!(declared_minutes(&classic), (about, most));
+    assert!(
+        most < 90,
+        "classic may take {most} minutes when every budget is spent"
+    );
+}
+
 #[test]
 fn rerun_disturbed_is_bounded() {
     let with = |n: &str| {
