@@ -8,7 +8,7 @@ pub const CLAIM_9: Source = Source {
             with Epoll servers being the most and followed by Select servers being \
             second.",
     file: "000_14b4c3a438bf57e1.txt",
-    section: "Background (hypothesis); Observations, Max Clients",
+    section: "Background (hypothesis); Observations, Max Clients; Conclusion",
     setup: "C servers on an Intel i5 quad core with 8 GB (Fedora 19); a multithreaded \
             client on up to four hosts; Max Clients before the server or client \
             crashed: threads 1 782, select 574, epoll 19 990+",
@@ -19,7 +19,11 @@ pub const CLAIM_9: Source = Source {
             is the most connections it held; the models are compared pairwise over the \
             repetitions (Mann-Whitney U, p < 0.05): confirmed when epoll holds more \
             than select and select more than threads, refuted when any pair goes \
-            significantly the other way, \"no difference\" otherwise.",
+            significantly the other way, \"no difference\" otherwise. It judges the \
+            hypothesis as 000's Background states it, which 000's own Conclusion \
+            found \"true to an extent\": epoll the most scalable, and select above \
+            threads \"proven to be a false case\". A refutation by threads holding \
+            more than select is what 000 itself concluded, not a finding against it.",
     differs: "Rust servers on one two-core machine on loopback; one process may hold \
             20 000 fds here, so threads and epoll run as processes of at most 19 000 \
             connections sharing the port (select as one: it cannot watch an fd at or \

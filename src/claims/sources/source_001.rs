@@ -8,8 +8,10 @@ pub const CLAIM_4: Source = Source {
             long live connection with frequent request.",
     file: "001_847778bf516bd6a1.txt",
     section: "Conclusion",
-    setup: "C select (level-triggered) and epoll (edge-triggered) servers, one thread \
-            each; test-a case 2: 1 024 clients, a request every 10 ms, about 3 \
+    setup: "C select (level-triggered, one thread) and epoll (edge-triggered: one \
+            event loop whose accepts run in parallel over OpenMP threads, `-m \
+            (--max-core)`, \"number of worker thread to scale accept\") servers; test-a \
+            case 2: 1 024 clients, a request every 10 ms, about 3 \
             minutes, Wireshark IO graphs: select about 6 500 packets/s, epoll about 6 \
             000; case 3: 256 clients, 0.1 ms between requests, about 10 s: select 115 \
             000 packets/s, epoll 109 000",
@@ -30,7 +32,14 @@ pub const CLAIM_4: Source = Source {
             fit about 4 minutes; 1 000 clients, not 1 024 (select here refuses fds at \
             or above FD_SETSIZE, and the listener and standard streams take four); \
             13-byte messages as 001's; one machine on loopback, the server pinned to \
-            one core and the load to the other (001's clients ran on other machines).",
+            one core and the load to the other (001's clients ran on other machines). \
+            001's epoll server is not one thread: its event loop accepts new \
+            connections \"Run in parallel {\" (its pseudo code, line 143) over the \
+            threads of \"Set number of threads to use for openmp\" (line 181); here \
+            epoll is one thread that accepts and serves alike (workers = 1, as \
+            select), a choice: the server has one core, where parallel accepts would \
+            take turns, and a step's 250 or 1 000 accepts come at its start, while \
+            what is compared is its requests' response time over 3 s.",
     judged_from: None,
     kind: Test,
 };
@@ -44,7 +53,7 @@ pub const CLAIM_5: Source = Source {
             s apart (100 a second), each sending 13 bytes and closing after one reply; \
             average response time select 0.000673 s, epoll 0.000403 s; 001 explains \
             the gap by epoll's server accepting every pending connection at each \
-            wakeup",
+            wakeup, in parallel over OpenMP threads",
     test: "select and epoll, one thread each pinned to CPU 0 (the load generator on \
             CPU 1), 1 000 and 5 000 connections in all, opened at 2 000 per second, \
             each sending one 13-byte request, reading the echo and closing (so few are \
@@ -59,7 +68,12 @@ pub const CLAIM_5: Source = Source {
             so nothing waits to be accepted and the accept loop 001 credits is never \
             exercised); both Rust servers here accept every pending connection at each \
             wakeup (select's and epoll's accept loops alike), so 001's explanation \
-            does not separate them here; 13-byte messages as 001's; one machine on \
+            does not separate them here; 001's epoll server runs that accept loop \
+            \"Run in parallel {\" (its pseudo code, line 143) over the threads of \"Set \
+            number of threads to use for openmp\" (line 181), where echolab's epoll \
+            accepts on its one thread, pinned to the server's one core (parallel \
+            accepts there would take turns), so the part of 001's gap owed to \
+            accepting in parallel is not tested here; 13-byte messages as 001's; one machine on \
             loopback, the server pinned to one core and the load to the other.",
     judged_from: None,
     kind: Test,
