@@ -207,6 +207,53 @@ fn claim_section(report: &str, n: usize) -> &str {
     &rest[..rest.find("\n#").unwrap_or(rest.len())]
 }
 
+/// Claim-10's part may add rounds: one repetition, up to 3. Three against three never
+/// reaches p < 0.05, so claim 10 stays undecided and the part runs every round.
+#[test]
+fn a_parts_added_rounds_run_in_its_folder_and_judge_the_claims_from_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let budget = TINY_CLAIM_10.replace(
+        "step_timeout = \"30s\"\n",
+        "step_timeout = \"30s\"\n[claims]\nmax_repetitions = 3\n",
+    );
+    fs::write(dir.path().join("tiny-10.toml"), budget).unwrap();
+    let composite = dir.path().join("mini-classic.toml");
+    fs::write(
+        &composite,
+        "name = \"mini-classic\"\nparts = [\"tiny-10.toml\"]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    common::run_scenario_ok(&composite, &out, QUIET);
+    // Every model at every repetition, in the part's own folder, one round at a time.
+    let rows = common::results_rows(&out.join("claim-10"));
+    let mut seen: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| (r["repetition"].clone(), r["model"].clone()))
+        .collect();
+    let rounds: Vec<&str> = seen.iter().map(|(rep, _)| rep.as_str()).collect();
+    assert_eq!(
+        rounds,
+        ["1", "1", "1", "2", "2", "2", "3", "3", "3"],
+        "{seen:?}"
+    );
+    seen.sort();
+    let models: Vec<&str> = seen.iter().map(|(_, m)| m.as_str()).collect();
+    assert_eq!(models, ["epoll", "select", "threads"].repeat(3), "{seen:?}");
+    // Claim 11, judged from claim-10's rows, sees the added rounds.
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    let eleven = claim_section(&report, 11);
+    assert!(eleven.contains("n = 3"), "{eleven}");
+    assert!(
+        report.contains(
+            "claim-10: The run could add repetitions while a claim was undecided, up to 3: \
+             its claims are judged at p < 0.05: of its looks only the last has the \
+             repetitions to reach it."
+        ),
+        "{report}"
+    );
+}
+
 #[test]
 fn claims_judged_from_another_claims_rows_show_their_own_test() {
     let dir = tempfile::tempdir().unwrap();
