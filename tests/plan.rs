@@ -1,6 +1,7 @@
 //! `echolab plan` on a small real run: two models on loopback at two connection counts,
-//! then the plan as text and JSON (every model's ceilings positive, its binding limit
-//! one the model knows), and its usage errors (exit 2, naming what is missing).
+//! at a trickle and saturated, then the plan as text and JSON (every model's ceilings
+//! positive, its binding limit one the model knows, its rate from the saturated steps'
+//! CPU), and its usage errors (exit 2, naming what is missing).
 
 mod common;
 
@@ -9,8 +10,10 @@ use common::{echolab, out_dir, run_scenario_ok, stderr, write_scenario};
 /// The limits the cost model names (src/plan/model.rs, `Limit::name`).
 const LIMITS: [&str; 6] = ["memory", "fds", "fd_setsize", "threads", "stacks", "cpu"];
 
-/// select and epoll at 20 and 200 connections, 400 requests/s for 1 s: the columns
-/// plan reads (memory per held connection, fds, threads, CPU per request at two counts).
+/// select and epoll at 20 and 200 connections in a closed loop for 1 s, at a trickle
+/// (100 ms between a connection's requests) and saturated (none), as plan.toml: the
+/// columns plan reads (memory per held connection, fds, threads, CPU per request at two
+/// counts).
 const SCENARIO: &str = r#"
 name = "plan-small"
 models = ["select", "epoll"]
@@ -19,9 +22,9 @@ workers = 1
 [load]
 size = 64
 duration = "1s"
-rate = 400
 connect_timeout = "5s"
 [sweep]
+delay = ["100ms", "0s"]
 connections = [20, 200]
 "#;
 
@@ -36,7 +39,7 @@ fn plan_predicts_every_model_of_a_small_run() {
     let scenario = write_scenario(&dir, SCENARIO);
     let results = dir.join("results");
     let rows = run_scenario_ok(&scenario, &results, &["--no-report", "--quiet"]);
-    assert_eq!(rows.len(), 4, "{rows:?}");
+    assert_eq!(rows.len(), 8, "{rows:?}");
     let results = results.to_str().unwrap();
 
     let text = echolab(&["plan", results, "--connections", "500", "--rate", "1000"]);
@@ -73,11 +76,14 @@ fn plan_predicts_every_model_of_a_small_run() {
     assert_eq!(plan["workload"]["connections"], 500);
     assert_eq!(plan["workload"]["rate"], 1000.0);
     let models = plan["models"].as_array().unwrap();
-    let names: Vec<&str> = models
+    // plan lists the models as the run first met them, and a round's order is shuffled.
+    let mut names: Vec<&str> = models
         .iter()
         .map(|m| m["model"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["select", "epoll"]);
+    names.sort_unstable();
+    assert_eq!(names, ["epoll", "select"]);
+    let named = |name: &str| models.iter().find(|m| m["model"] == name).unwrap();
     for m in models {
         let binding = m["binding"].as_str().unwrap();
         assert!(LIMITS.contains(&binding), "{m}");
@@ -93,13 +99,38 @@ fn plan_predicts_every_model_of_a_small_run() {
             assert!(LIMITS.contains(&c["limit"].as_str().unwrap()), "{c}");
             assert!(c["connections"].as_f64().unwrap() > 0.0, "{c}");
         }
-        assert!(m["max_rate"]["median"].as_f64().unwrap() > 0.0, "{m}");
         let costs = &m["unit_costs"];
         assert_eq!(
             costs["cpu_connections"],
             serde_json::json!([20, 200]),
             "{m}"
         );
+        // The rate's CPU line is the saturated steps' (no think time), one repetition a
+        // count: through both their costs when it rises, and one core's rate at 500 from it.
+        assert_eq!(
+            costs["saturated_connections"],
+            serde_json::json!([20, 200]),
+            "{m}"
+        );
+        let line = &costs["saturated_us"][0];
+        let (a, b) = (line["a"].as_f64().unwrap(), line["b"].as_f64().unwrap());
+        let model = m["model"].as_str().unwrap();
+        let saturated: Vec<f64> = rows
+            .iter()
+            .filter(|r| r["model"] == model && r["delay_ms"].parse::<f64>() == Ok(0.0))
+            .map(|r| r["server_cpu_us_per_request"].parse().unwrap())
+            .collect();
+        assert_eq!(saturated.len(), 2, "{rows:?}");
+        if b > 0.0 {
+            for (n, us) in [20.0, 200.0].iter().zip(&saturated) {
+                assert!(((a + b * n) - us).abs() < 1e-6 * us, "{m}: {us} at {n}");
+            }
+        } else {
+            let mean = (saturated[0] + saturated[1]) / 2.0;
+            assert!((a - mean).abs() < 1e-6 * mean, "{m}: {saturated:?}");
+        }
+        let rate = m["max_rate"]["median"].as_f64().unwrap();
+        assert!((rate - 1e6 / (a + b * 500.0)).abs() < 1e-6 * rate, "{m}");
         assert!(
             costs["kernel_bytes"]["median"].as_f64().unwrap() > 0.0,
             "{m}"
@@ -107,7 +138,7 @@ fn plan_predicts_every_model_of_a_small_run() {
         assert!(m["workload"]["fits"].is_boolean(), "{m}");
     }
     // select alone is held to FD_SETSIZE, in one process: below 1024 whatever the fds.
-    let select = &models[0];
+    let select = named("select");
     let fd_set = select["ceilings"]
         .as_array()
         .unwrap()
@@ -116,7 +147,7 @@ fn plan_predicts_every_model_of_a_small_run() {
         .expect("select's FD_SETSIZE ceiling");
     let fd_set = fd_set["connections"].as_f64().unwrap();
     assert!(fd_set > 900.0 && fd_set < 1024.0, "{fd_set}");
-    assert!(!models[1]["ceilings"]
+    assert!(!named("epoll")["ceilings"]
         .as_array()
         .unwrap()
         .iter()

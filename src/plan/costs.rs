@@ -100,6 +100,13 @@ pub struct UnitCosts {
     pub cpu_us: [Line; 3],
     /// The connection counts the CPU line was measured at.
     pub cpu_connections: Vec<u64>,
+    /// CPU per request saturated (the steps without think time), the lines as `cpu_us`'s:
+    /// a wait returns many requests, and a request costs what it costs at the most the
+    /// server serves. None in a run without such steps: then `cpu_us` stands in, and the
+    /// rate it predicts is a floor.
+    pub saturated_us: Option<[Line; 3]>,
+    /// The connection counts that line was measured at.
+    pub saturated_connections: Vec<u64>,
     /// The message size those requests carried.
     pub size: u64,
     /// Connections established per second (`establish_per_s`).
@@ -120,11 +127,13 @@ impl UnitCosts {
             Side::Low => s.low,
             Side::High => s.high,
         };
-        let cpu = self.cpu_us[match side {
+        let i = match side {
             Side::Median => 0,
             Side::Low => 1,
             Side::High => 2,
-        }];
+        };
+        let cpu = self.cpu_us[i];
+        let saturated = self.saturated_us.map_or(cpu, |s| s[i]);
         let model: Option<Model> = self.model.parse().ok();
         Costs {
             user_bytes: pick(&self.user_bytes).max(0.0),
@@ -142,6 +151,8 @@ impl UnitCosts {
             },
             cpu_us: cpu.a,
             cpu_us_per_conn: cpu.b,
+            saturated_us: saturated.a,
+            saturated_us_per_conn: saturated.b,
             fd_set: model == Some(Model::Select),
             multi_process: model.is_none_or(Model::supports_processes),
         }
@@ -186,7 +197,7 @@ pub fn unit_costs(rows: &[Row], size: u64) -> (Vec<UnitCosts>, Vec<String>) {
     let at_most = |name: &str| {
         let values: Vec<f64> = by_model
             .values()
-            .flatten()
+            .flat_map(|rows| of_kind(rows, false))
             .filter(|r| r.held_connections.is_some_and(|h| h * 2 >= most))
             .filter_map(|r| r.num(name))
             .collect();
@@ -204,16 +215,40 @@ pub fn unit_costs(rows: &[Row], size: u64) -> (Vec<UnitCosts>, Vec<String>) {
     (costs, missing)
 }
 
+/// A closed loop without think time: each connection sends again as soon as its echo is
+/// back, so the server always has a request waiting and is saturated.
+pub fn saturated(row: &Row) -> bool {
+    row.rate.is_none() && row.delay_ms == 0.0
+}
+
+/// The rows of one kind: the saturated steps (`busy`) or the others, which give the
+/// connections' memory apart from a busy server's buffers and a request's CPU when it
+/// arrives alone. A run without both kinds (an older plan run, a test's) gives every row
+/// to both.
+fn of_kind<'a>(rows: &[&'a Row], busy: bool) -> Vec<&'a Row> {
+    let kind: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|r| saturated(r) == busy)
+        .collect();
+    if kind.is_empty() || kind.len() == rows.len() {
+        rows.to_vec()
+    } else {
+        kind
+    }
+}
+
 fn model_costs(model: &str, rows: &[&Row], size: u64) -> Result<UnitCosts, Vec<&'static str>> {
     let mut lacks = Vec::new();
-    // Memory at the most connections held: a few pages more or less in a small step are
-    // many bytes a connection.
-    let most = rows
+    // Memory at the most connections held, at the trickle: a few pages more or less in a
+    // small step are many bytes a connection.
+    let trickle = of_kind(rows, false);
+    let most = trickle
         .iter()
         .filter_map(|r| r.held_connections)
         .max()
         .unwrap_or(0);
-    let at_most: Vec<&&Row> = rows
+    let at_most: Vec<&&Row> = trickle
         .iter()
         .filter(|r| r.held_connections.is_some_and(|h| h * 2 >= most) && most > 0)
         .collect();
@@ -241,7 +276,9 @@ fn model_costs(model: &str, rows: &[&Row], size: u64) -> Result<UnitCosts, Vec<&
     if threads.is_none() {
         lacks.push(column::SERVER_THREADS_MAX);
     }
-    let (cpu, cpu_connections, measured_size) = cpu_lines(rows, size);
+    let (cpu, cpu_connections, measured_size) = cpu_lines(&trickle, size);
+    let busy: Vec<&Row> = rows.iter().copied().filter(|r| saturated(r)).collect();
+    let (saturated_us, saturated_connections, _) = cpu_lines(&busy, size);
     if cpu.is_none() {
         lacks.push("server_cpu_us_per_request at two connection counts or more");
     }
@@ -262,6 +299,8 @@ fn model_costs(model: &str, rows: &[&Row], size: u64) -> Result<UnitCosts, Vec<&
                 threads,
                 cpu_us,
                 cpu_connections,
+                saturated_us,
+                saturated_connections,
                 size: measured_size,
                 setup_per_s: setup,
                 memory_connections: most,
@@ -404,6 +443,52 @@ mod tests {
         // threads held 3 000 at most, select 4 000: its own kernel share, at 3 000.
         assert_eq!(costs[1].kernel_connections, 3000);
         assert!(threads.multi_process && !threads.fd_set);
+    }
+
+    #[test]
+    fn the_trickle_gives_memory_and_a_lone_requests_cpu_the_saturated_steps_the_rate() {
+        let mut rows = Vec::new();
+        for rep in 1..=2 {
+            for c in [100, 1000] {
+                // The trickle, 2 s between a connection's requests: 40 µs a request, one
+                // wake-up each.
+                let mut trickle = row("epoll", c, rep, 40.0);
+                trickle.delay_ms = 2000.0;
+                rows.push(trickle);
+                // Saturated, a closed loop without think time: 10 µs a request, and the
+                // read buffers of a busy server.
+                let mut busy = row("epoll", c, rep, 10.0);
+                busy.server_rss_hold_per_conn_bytes = Some(5_000.0);
+                busy.kernel_slab_per_conn_bytes = Some(20_000.0);
+                rows.push(busy);
+            }
+        }
+        let (costs, missing) = unit_costs(&rows, 64);
+        assert_eq!(missing, Vec::<String>::new());
+        let epoll = &costs[0];
+        assert_eq!(epoll.saturated_connections, vec![100, 1000]);
+        assert_eq!(epoll.user_bytes.high, 152.0);
+        assert_eq!(epoll.kernel_bytes.high, 10_000.0);
+        let median = epoll.costs(Side::Median);
+        assert_eq!((median.cpu_us, median.cpu_us_per_conn), (40.0, 0.0));
+        assert_eq!(
+            (median.saturated_us, median.saturated_us_per_conn),
+            (10.0, 0.0)
+        );
+        // One core serves 100 000 requests/s at 1 000 connections at 10 µs each.
+        let one = crate::plan::model::Machine {
+            cores: 1.0,
+            memory_bytes: 1 << 30,
+            fd_limit: 20_000,
+            processes: 1,
+            threads: 30_000,
+            max_map_count: 65_530,
+            with_load: false,
+        };
+        assert_eq!(
+            crate::plan::model::max_rate(&median, &one, 1000.0),
+            100_000.0
+        );
     }
 
     #[test]

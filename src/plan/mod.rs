@@ -315,7 +315,8 @@ impl Plan {
                 "server / conn",
                 "kernel / conn (both ends)",
                 "load / conn",
-                "CPU µs / request",
+                "CPU µs / request alone",
+                "saturated",
                 "fds / conn",
                 "threads / conn",
                 "set-up / s",
@@ -323,7 +324,9 @@ impl Plan {
             ]
             .map(String::from)
             .to_vec(),
-            numeric: vec![false, true, true, true, false, true, true, true, false],
+            numeric: vec![
+                false, true, true, true, false, false, true, true, true, false,
+            ],
             flagged: vec![false; self.models.len()],
             rows: self
                 .models
@@ -356,7 +359,9 @@ impl Plan {
                 blocks: vec![
                     Block::Paragraph(
                         "Medians over the repetitions; memory at the most connections \
-                         held; CPU per request a line in the connections (a + b·n)."
+                         held; CPU per request a line in the connections (a + b·n), alone \
+                         (at a trickle: a workload's connections) and saturated (the most \
+                         requests per second)."
                             .into(),
                     ),
                     Block::Table(units),
@@ -465,13 +470,16 @@ fn limits_row(p: &ModelPlan) -> Vec<String> {
 
 fn unit_row(u: &UnitCosts) -> Vec<String> {
     let bytes = |s: &Spread| fmt_bytes(s.median);
-    let cpu = &u.cpu_us[0];
+    let line = |l: &costs::Line| format!("{:.1} + {:.4}·n", l.a, l.b);
     vec![
         u.model.clone(),
         bytes(&u.user_bytes),
         bytes(&u.kernel_bytes),
         u.load_bytes.as_ref().map_or("—".into(), bytes),
-        format!("{:.1} + {:.4}·n", cpu.a, cpu.b),
+        line(&u.cpu_us[0]),
+        u.saturated_us
+            .as_ref()
+            .map_or("— (not measured)".into(), |s| line(&s[0])),
         format!("{:.2}", u.fds.b),
         format!("{:.2}", u.threads.b),
         u.setup_per_s
@@ -491,9 +499,14 @@ fn unit_row(u: &UnitCosts) -> Vec<String> {
 }
 
 /// The report's section, when the results hold what a plan needs: the machine the run
-/// was on (its manifest), the load on it too, the run's largest step as the workload.
+/// was on (its manifest), the load on it too, the run's largest step as the workload (a
+/// step below saturation when it has one: plan's saturated steps ask all a model serves).
 pub fn report_sections(results: &Results) -> Vec<Section> {
-    let Some(step) = results.rows.iter().max_by_key(|r| r.connections) else {
+    let Some(step) = results
+        .rows
+        .iter()
+        .max_by_key(|r| (r.connections, !costs::saturated(r)))
+    else {
         return Vec::new();
     };
     let Some(machine) = machine::of_manifest(&results.manifest) else {

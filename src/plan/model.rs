@@ -68,9 +68,15 @@ pub struct Costs {
     /// The server's threads: a fixed few per process and so many per connection.
     pub base_threads: f64,
     pub threads_per_conn: f64,
-    /// The server's CPU per request, `cpu_us + cpu_us_per_conn × connections` µs.
+    /// The server's CPU per request arriving alone (a trickle: each wait returns one and
+    /// pays its scan), `cpu_us + cpu_us_per_conn × connections` µs: what a workload's
+    /// connections at a trickle cost the cores.
     pub cpu_us: f64,
     pub cpu_us_per_conn: f64,
+    /// The same saturated (each wait returns many and they share its scan): what sets the
+    /// most requests per second the cores serve.
+    pub saturated_us: f64,
+    pub saturated_us_per_conn: f64,
     /// select: at most FD_SETSIZE fds a process.
     pub fd_set: bool,
     /// Whether the server can run as several processes on one port.
@@ -82,6 +88,11 @@ impl Costs {
     /// (a process's scan covers its own fds).
     pub fn cpu_us_at(&self, connections: f64) -> f64 {
         (self.cpu_us + self.cpu_us_per_conn * connections).max(0.0)
+    }
+
+    /// The server's CPU per request saturated, with `connections` in each process, in µs.
+    pub fn saturated_us_at(&self, connections: f64) -> f64 {
+        (self.saturated_us + self.saturated_us_per_conn * connections).max(0.0)
     }
 
     /// The server processes a machine runs of this model: select runs as one.
@@ -228,9 +239,9 @@ pub fn binding(ceilings: &[Ceiling]) -> Option<Ceiling> {
 }
 
 /// The most requests per second the cores serve at `connections` (spread over the
-/// machine's server processes).
+/// machine's server processes): at the saturated cost, the waits returning many.
 pub fn max_rate(costs: &Costs, machine: &Machine, connections: f64) -> f64 {
-    let us = costs.cpu_us_at(connections / costs.processes(machine));
+    let us = costs.saturated_us_at(connections / costs.processes(machine));
     if us > 0.0 {
         machine.cores * 1e6 / us
     } else {
@@ -292,6 +303,8 @@ mod tests {
             threads_per_conn: 0.0,
             cpu_us: 20.0,
             cpu_us_per_conn: 0.0,
+            saturated_us: 20.0,
+            saturated_us_per_conn: 0.0,
             fd_set: false,
             multi_process: true,
         }
@@ -426,7 +439,7 @@ mod tests {
     #[test]
     fn the_rate_at_a_count_is_the_cores_over_the_cost() {
         let select = Costs {
-            cpu_us_per_conn: 0.08,
+            saturated_us_per_conn: 0.08,
             ..costs()
         };
         let one = Machine {
@@ -446,6 +459,50 @@ mod tests {
             ..select
         };
         assert_eq!(max_rate(&poll, &four, 1000.0), 25_000.0);
+    }
+
+    #[test]
+    fn saturated_costs_give_the_cores_rate_and_bind_the_cpu() {
+        // Saturated epoll: 12.5 µs a request whatever the connections (20 alone); poll:
+        // 5 µs and a scan shared by the requests a call returns, 0.005 µs an fd, 10 µs at
+        // 1 000 (alone it pays a whole scan of 0.1 µs an fd, 120 µs).
+        let epoll = Costs {
+            saturated_us: 12.5,
+            ..costs()
+        };
+        let poll = Costs {
+            saturated_us: 5.0,
+            saturated_us_per_conn: 0.005,
+            cpu_us_per_conn: 0.1,
+            ..costs()
+        };
+        let one = Machine {
+            cores: 1.0,
+            ..machine()
+        };
+        assert_eq!(max_rate(&epoll, &one, 1000.0), 80_000.0);
+        assert_eq!(max_rate(&poll, &one, 1000.0), 100_000.0);
+        // 90 000 requests/s at 1 000 connections: over epoll's core by 1/9, under poll's.
+        let w = Workload {
+            connections: 1000,
+            rate: 90_000.0,
+            per_conn_rate: 0.0,
+        };
+        let f = fit(&epoll, &one, &w);
+        assert_eq!((f.fits, f.limit), (false, Limit::Cpu));
+        assert!((f.headroom_pct + 100.0 / 9.0).abs() < 1e-9, "{f:?}");
+        let f = fit(&poll, &one, &w);
+        assert_eq!((f.fits, f.limit), (true, Limit::Cpu));
+        assert!((f.headroom_pct - 100.0 / 9.0).abs() < 1e-9, "{f:?}");
+        // A trickle's requests arrive alone and cost the cores 20 µs each: at 50 requests/s
+        // a connection, 1 000 µs/s, so one core holds 1 000 before fds and memory bind.
+        let trickle = Workload {
+            rate: 0.0,
+            per_conn_rate: 50.0,
+            ..w
+        };
+        let c = bound(&epoll, &one, &trickle);
+        assert_eq!((c.limit, c.connections), (Limit::Cpu, 1000.0));
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! The built-in scenarios: scenarios/*.toml embedded in the binary.
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 59] = [
+pub const BUILTIN: [(&str, &str); 60] = [
     ("quick", include_str!("../../scenarios/quick.toml")),
     ("plan", include_str!("../../scenarios/plan.toml")),
+    (
+        "saturation",
+        include_str!("../../scenarios/saturation.toml"),
+    ),
     (
         "max-clients",
         include_str!("../../scenarios/max-clients.toml"),
