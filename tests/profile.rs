@@ -226,3 +226,85 @@ connections = [1000]
         "sampled {sampled_s:.3} s of the server's {cpu_s:.3} s of CPU"
     );
 }
+
+/// A staircase of three stairs of 50 connections on one live server: each stair
+/// recorded into its own folder (server and load, their perf.data deleted once folded),
+/// its rows measured as ever (none labelled profiled) and the report's table naming
+/// every stair and side.
+#[test]
+fn a_profiled_staircase_records_each_stair_into_its_own_folder() {
+    if !perf_usable("a_profiled_staircase_records_each_stair_into_its_own_folder") {
+        return;
+    }
+    let _heavy = common::heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let output = run_profiled_scenario(
+        tmp.path(),
+        r#"
+name = "profiled-staircase"
+models = ["epoll"]
+[server]
+workers = 1
+[load]
+size = 16
+delay = "100ms"
+connect_timeout = "5s"
+[staircase]
+batch = 50
+every = "1s"
+to = 150
+"#,
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("--profile is ignored"), "{stderr}");
+    let out = tmp.path().join("out");
+    let rows = results_rows(&out);
+    let steps = common::cells(&rows, ["step", "stair", "status", "profiled"]);
+    assert_eq!(
+        steps,
+        [
+            ["c50-s16-d100ms", "1", "ok", ""],
+            ["c100-s16-d100ms", "2", "ok", ""],
+            ["c150-s16-d100ms", "3", "ok", ""],
+        ],
+        "{rows:?}"
+    );
+    for step in ["c50-s16-d100ms", "c100-s16-d100ms", "c150-s16-d100ms"] {
+        let dir = out.join("epoll").join(step).join("rep-1");
+        let notes = std::fs::read_to_string(dir.join("profile-notes.txt")).unwrap_or_default();
+        for side in ["server", "load"] {
+            // A side perf caught no sample of in a stair this short is named in the notes.
+            let folded = std::fs::read_to_string(dir.join(format!("{side}.folded")));
+            match folded {
+                Ok(text) if !text.is_empty() => {
+                    assert!(
+                        text.contains("_[k]"),
+                        "{step} {side}: kernel stacks\n{text}"
+                    );
+                    let svg = std::fs::read_to_string(dir.join(format!("{side}-flame.svg")));
+                    assert!(svg.unwrap().contains("<svg"), "{step} {side}'s graph");
+                }
+                _ => assert!(
+                    notes.contains(&format!("{side}: perf recorded no samples")),
+                    "{step} {side}: neither samples nor a note: {notes}"
+                ),
+            }
+        }
+        assert!(
+            !dir.join("profile.perf.data").exists(),
+            "{step}: perf.data is deleted once folded"
+        );
+    }
+    let report = report_md(&out);
+    let start = report
+        .find("## Where the CPU goes")
+        .expect("the profiles section");
+    let section = &report[start..];
+    for (stair, connections) in [(1, 50), (2, 100), (3, 150)] {
+        for side in ["server", "load"] {
+            let row = format!("| epoll | {stair} | {connections} | {side} | ");
+            assert_eq!(section.matches(&row).count(), 1, "{row}\n{section}");
+        }
+    }
+}

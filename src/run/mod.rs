@@ -89,7 +89,8 @@ pub struct RunArgs {
 
     /// After the heaviest step's measured repetitions, one more per model under perf
     /// (server and load generator, kernel stacks included): flame graphs and where the
-    /// CPU per request goes in the report; never judged (scenario key `profiled`)
+    /// CPU per request goes in the report; never judged (scenario key `profiled`). On a
+    /// staircase, every stair recorded from its batch's start to its window's end
     #[arg(long)]
     pub profile: bool,
 }
@@ -346,14 +347,13 @@ pub fn main(args: RunArgs) -> anyhow::Result<ExitCode> {
     if let Err(message) = apply_overrides(&mut scenario, &args) {
         return Ok(crate::console::usage_error(USAGE, &message));
     }
-    if args.profile && scenario.staircase.is_some() {
-        crate::errln!(
-            "warning: --profile is ignored: a staircase has no measured repetitions to \
-             profile after (one live server climbs its stairs)"
-        );
-    }
     if args.profile && scenario.profiled.is_none() {
-        scenario.profiled = Some(scenario::Profiled::Heaviest);
+        // A staircase profiles each stair in its own window: growth is read across the
+        // stairs, and its top may be where it fails.
+        scenario.profiled = Some(match scenario.staircase {
+            Some(_) => scenario::Profiled::All,
+            None => scenario::Profiled::Heaviest,
+        });
     }
     let out = args
         .out

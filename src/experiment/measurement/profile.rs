@@ -20,6 +20,43 @@ use crate::results::files::{
 
 /// Samples per second: odd, so the sampling does not beat with a periodic tick.
 const FREQUENCY_HZ: u32 = 999;
+/// A stair's rate: a fifth of a repetition's, since a stair's recording spans its
+/// batch's set-up too, which at the top of a staircase takes a minute or more.
+const STAIR_FREQUENCY_HZ: u32 = 199;
+/// The most a stair's perf.data may hold: perf stops recording there, so neither the
+/// disk nor the fold grows with a stair that connects slowly.
+const STAIR_MAX_MIB: u64 = 64;
+
+/// How a recording samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampling {
+    /// A profiled repetition: 999 Hz, on the default event, for the whole load.
+    Repetition,
+    /// A staircase's stair: 199 Hz on the CPU clock (each sample weighs its nanoseconds,
+    /// so a side's samples read as CPU time), its perf.data bounded by `STAIR_MAX_MIB`.
+    Stair,
+}
+
+impl Sampling {
+    /// `perf record`'s options for this sampling.
+    fn args(self) -> Vec<String> {
+        match self {
+            Sampling::Repetition => vec!["-F".into(), FREQUENCY_HZ.to_string()],
+            Sampling::Stair => vec![
+                "-e".into(),
+                "cpu-clock".into(),
+                "-F".into(),
+                STAIR_FREQUENCY_HZ.to_string(),
+                format!("--max-size={STAIR_MAX_MIB}M"),
+            ],
+        }
+    }
+
+    /// The bound on perf.data, in bytes, when there is one.
+    fn max_bytes(self) -> Option<u64> {
+        (self == Sampling::Stair).then_some(STAIR_MAX_MIB << 20)
+    }
+}
 
 /// The perf program: `ECHOLAB_PERF` when set (another build, or a stand-in), else
 /// `perf` on PATH. Err: why there is none, and how to get it.
@@ -65,6 +102,7 @@ pub fn unavailable() -> Option<String> {
 struct Recorder {
     child: Child,
     data: PathBuf,
+    sampling: Sampling,
 }
 
 /// A profiled repetition's recording, the processes of each side, and what could not
@@ -83,7 +121,7 @@ impl Recording {
     /// Starts perf on every CPU, writing into `dir`, to be split by process: `server`
     /// (its pid; its threads and children follow), the load generators added later.
     /// `remote`: the server runs on an ssh host, where this machine's perf cannot see it.
-    pub fn start(dir: &Path, server: u32, remote: bool) -> Recording {
+    pub fn start(dir: &Path, server: u32, remote: bool, sampling: Sampling) -> Recording {
         let mut recording = Recording {
             dir: dir.to_path_buf(),
             recorder: None,
@@ -105,8 +143,8 @@ impl Recording {
         let data = dir.join("profile.perf.data");
         let started = perf_program().and_then(|perf| {
             Command::new(perf)
-                .args(["record", "-a", "-g", "--quiet", "-F"])
-                .arg(FREQUENCY_HZ.to_string())
+                .args(["record", "-a", "-g", "--quiet"])
+                .args(sampling.args())
                 .arg("-o")
                 .arg(&data)
                 .stdin(Stdio::null())
@@ -118,7 +156,11 @@ impl Recording {
         match started {
             Ok(child) => {
                 wait_until_recording(&data);
-                recording.recorder = Some(Recorder { child, data });
+                recording.recorder = Some(Recorder {
+                    child,
+                    data,
+                    sampling,
+                });
             }
             Err(why) => recording.notes.push(why),
         }
@@ -141,8 +183,12 @@ impl Recording {
             .map(super::probe::process_tree)
             .unwrap_or_default();
         if let Some(recorder) = self.recorder.take() {
+            let bound = recorder.sampling.max_bytes();
             match stop(recorder) {
                 Ok(data) => {
+                    if let Some(full) = bound.and_then(|b| reached(&data, b)) {
+                        self.notes.push(full);
+                    }
                     for (side, pids) in [(PROFILED_SERVER, &server), (PROFILED_LOAD, &self.load)] {
                         if pids.is_empty() {
                             continue;
@@ -174,6 +220,19 @@ fn wait_until_recording(data: &Path) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     std::thread::sleep(std::time::Duration::from_millis(200));
+}
+
+/// Why a recording is partial: its perf.data reached `bound` bytes (within the last
+/// MiB: perf stops before the next write would pass it), so it covers only the start.
+fn reached(data: &Path, bound: u64) -> Option<String> {
+    let size = fs::metadata(data).map_or(0, |m| m.len());
+    (size + (1 << 20) >= bound).then(|| {
+        format!(
+            "perf.data reached its bound of {} MiB and perf stopped: the graphs cover \
+             only the recording's start",
+            bound >> 20
+        )
+    })
 }
 
 /// Stops perf record (SIGINT: it writes its file and exits). Returns its data file.

@@ -139,10 +139,11 @@ fn total_rows(scenario: &Scenario, first: u32) -> u64 {
         .staircase
         .filter(|s| s.hold.is_some())
         .map_or(0, |s| scenario.steps.len() / s.stairs().len());
+    // A staircase profiles its stairs' own rows, adding none.
     let profiled = scenario
         .steps
         .iter()
-        .filter(|s| scenario.profiles(s))
+        .filter(|s| scenario.staircase.is_none() && scenario.profiles(s))
         .count();
     let reps = (scenario.repetitions + 1).saturating_sub(first) as usize;
     (scenario.models.len() * ((scenario.steps.len() + holds) * reps + profiled)) as u64

@@ -12,6 +12,7 @@ use super::session::{
 };
 use crate::experiment::measurement::judge::{LoadSide, Readings, ServerSide};
 use crate::experiment::measurement::probe::{self, Probe, Sample};
+use crate::experiment::measurement::profile::Sampling;
 use crate::experiment::measurement::request_cost::Counting;
 use crate::experiment::placement::process;
 use crate::experiment::placement::Lab;
@@ -178,7 +179,7 @@ pub fn run_step(
         measuring.load_started(&mut session, warmup);
     }
     // The server's perf starts before the load, so its first requests are sampled too.
-    let mut recording = profiled.then(|| session.start_profile());
+    let mut recording = profiled.then(|| session.start_profile(dir, Sampling::Repetition));
     let reaped_before = probe::reaped_children_cpu_s();
     let (_, load_start) = session.start_load(scenario, step, dir, |clients| clients);
     let load_probes = probe_generators(&session, dir);

@@ -3,8 +3,11 @@
 //! ([`layers`]), the profiled CPU per request against the measured repetitions' (the
 //! profiler's overhead) and one differential flame graph of two models. These rows are
 //! kept apart from the measured ones when results.csv is read, and nothing here judges.
+//! A staircase's profiled stairs ([`stairs`]) are its own rows, their recordings found
+//! in their folders.
 
 pub mod layers;
+mod stairs;
 
 use std::fs;
 
@@ -27,9 +30,34 @@ const DIFFERENCE: [&str; 2] = ["epoll", "select"];
 
 /// The profiles section, when the run has profiled repetitions.
 pub fn section(results: &Results) -> Option<Section> {
-    if results.profiled.is_empty() {
+    let stairs = stairs::profiled(results);
+    if results.profiled.is_empty() && stairs.is_empty() {
         return None;
     }
+    let mut blocks = Vec::new();
+    if !results.profiled.is_empty() {
+        blocks = repetitions(results);
+    }
+    if !stairs.is_empty() {
+        let notes = stairs::missing(results, &stairs);
+        if !notes.is_empty() {
+            blocks.push(Block::Paragraph(
+                "Not every stair could be profiled (the staircase went on without it):".into(),
+            ));
+            blocks.push(Block::List(notes));
+        }
+        blocks.extend(stairs::blocks(results, &stairs));
+    }
+    Some(Section {
+        heading: "Where the CPU goes".into(),
+        level: 2,
+        id: "profiles".into(),
+        blocks,
+    })
+}
+
+/// The profiled repetitions' blocks: notes, overhead, layers, graphs.
+fn repetitions(results: &Results) -> Vec<Block> {
     let mut blocks = vec![Block::Paragraph(
         "One more repetition per model ran under perf (server and load generator, kernel \
          stacks included). It is labelled profiled in results.csv and never judged. Reading \
@@ -82,12 +110,7 @@ pub fn section(results: &Results) -> Option<Section> {
         }));
     }
     blocks.extend(difference(results));
-    Some(Section {
-        heading: "Where the CPU goes".into(),
-        level: 2,
-        id: "profiles".into(),
-        blocks,
-    })
+    blocks
 }
 
 /// What could not be profiled, per repetition, from its notes file.

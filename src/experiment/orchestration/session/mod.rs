@@ -21,7 +21,7 @@ use crate::experiment::measurement::cost::KernelSnapshot;
 use crate::experiment::measurement::judge::ServerRun;
 use crate::experiment::measurement::netstat::{self, NetCounters, Scope};
 use crate::experiment::measurement::probe::Sample;
-use crate::experiment::measurement::profile::Recording;
+use crate::experiment::measurement::profile::{Recording, Sampling};
 use crate::experiment::measurement::request_cost::Counting;
 use crate::experiment::placement::hosts::Hosts;
 use crate::experiment::placement::process::{self, tail};
@@ -209,9 +209,10 @@ impl<'a> Session<'a> {
         self.site.server().count_calls(self.server.pid)
     }
 
-    /// Starts perf on the server (the profiled repetition).
-    pub fn start_profile(&self) -> Recording {
-        Recording::start(&self.dir, self.server.pid, self.site.server().remote())
+    /// Starts perf on the server, writing into `dir` (the profiled repetition's, or a
+    /// stair's).
+    pub fn start_profile(&self, dir: &Path, sampling: Sampling) -> Recording {
+        Recording::start(dir, self.server.pid, self.site.server().remote(), sampling)
     }
 
     /// The pids of the load generators running on this machine.

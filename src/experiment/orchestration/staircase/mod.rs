@@ -9,6 +9,10 @@
 //! A stair's figures come from its window ([`window`]): latency, requests and errors
 //! from every live load's per-second files, CPU and TCP counters read at the
 //! window's two ends, memory from the server's /proc samples inside it.
+//!
+//! A profiled stair (`run --profile`: every stair) is recorded under perf into its own
+//! folder from just before its batch starts to its window's end: the batch's set-up,
+//! then the trickle of every live connection while the window is measured.
 
 mod deadline;
 mod generators;
@@ -24,6 +28,7 @@ use crate::experiment::measurement::cost::{KernelSnapshot, KernelWatch};
 use crate::experiment::measurement::judge::{judge, LoadSide, Readings, ServerRun, ServerSide};
 use crate::experiment::measurement::netstat::Scope;
 use crate::experiment::measurement::probe::Sample;
+use crate::experiment::measurement::profile::Sampling;
 use crate::experiment::measurement::row::{self, base_row, Origin};
 use crate::experiment::placement::process;
 use crate::experiment::placement::Lab;
@@ -428,9 +433,18 @@ impl<'s> Climb<'s> {
             ..stairs[i].clone()
         };
         let net_at_start = server.net();
+        // perf starts before the batch, so its first connections are sampled too.
+        let mut recording = self
+            .scenario
+            .profiles(&stairs[i])
+            .then(|| server.start_profile(dir, Sampling::Stair));
         let (first_agent, load_start) = server.start_load(&self.live, &batch, dir, |clients| {
             stair_hosts(clients, stairs, i)
         });
+        if let Some(recording) = &mut recording {
+            // Every live batch's generators: each carries its connections' trickle.
+            recording.add_load(&server.local_load_pids());
+        }
         self.generators
             .add(&server.agents[first_agent..], load_start);
         record.started_unix = unix_now();
@@ -464,6 +478,9 @@ impl<'s> Climb<'s> {
                 self.kernel_before,
             )
         });
+        for note in recording.map(|r| r.finish()).unwrap_or_default() {
+            crate::errln!("warning: {}: not profiled: {note}", dir.display());
+        }
         let ended = judge_stair(&self.scenario.failure, record, measured, server);
         match established {
             Ok(Err(by_deadline)) => {
