@@ -1,5 +1,5 @@
 //! The Claims section: each claim of the classic studies judged from the rows of
-//! the scenario that tests it (`claim-1` .. `claim-46`). One pure function per
+//! the scenario that tests it (`claim-1` .. `claim-53`). One pure function per
 //! claim turns rows into the claim, its numbers with their spread over the
 //! repetitions, and a verdict with its reason; section() lays them out.
 
@@ -31,7 +31,8 @@ pub use sources::{Kind, Source, CLAIMS};
 use speed::{claim_22, claim_4, claim_5, claim_6, claim_8};
 use statements::{
     claim_33, claim_34, claim_35, claim_36, claim_37, claim_38, claim_39, claim_40, claim_41,
-    claim_42, claim_43, claim_44, claim_45, claim_46,
+    claim_42, claim_43, claim_44, claim_45, claim_46, claim_47, claim_48, claim_49, claim_50,
+    claim_51, claim_52, claim_53,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,7 +206,14 @@ fn by_rule(number: usize, rows: &[Row], limits: MachineLimits) -> Claim {
         43 => claim_43(rows),
         44 => claim_44(rows),
         45 => claim_45(rows),
-        _ => claim_46(rows),
+        46 => claim_46(rows),
+        47 => claim_47(rows),
+        48 => claim_48(rows),
+        49 => claim_49(rows),
+        50 => claim_50(rows),
+        51 => claim_51(rows),
+        52 => claim_52(rows),
+        _ => claim_53(rows),
     };
     Claim {
         number,

@@ -1,7 +1,10 @@
 //! The reports' other testable statements (claims 33 to 46, docs/statements.md), each
 //! judged from the rows of a scenario classic already runs: claim-9's connections held
 //! (33-38), claim-17's staircase (39), claim-6's clients (40, 41) and claim-8's delay
-//! sweep (42-46). Comparisons are decided by [`contest`] as every claim's are.
+//! sweep (42-46); then the last ones, on parts of their own or claim-3's rows: threads
+//! against epoll over a size sweep (47), 003's small transfers at 10 000 connections
+//! (48-51), threads on 003's staircase (52) and 80 000 connections held (53).
+//! Comparisons are decided by [`contest`] as every claim's are.
 
 use super::compared::{most_per_repetition, retransmissions_per_1000, sweep_of};
 use super::contest::{
@@ -10,6 +13,7 @@ use super::contest::{
 use super::observations::{ends, exceeds, median_range};
 use super::{column, num_or_zero, ran, ClaimVerdict, Judged, Row, Status};
 use crate::stats;
+use crate::units::format_size;
 use crate::verdict::{fmt_count, fmt_latency};
 
 const HELD: Figure = claim_figure("connections held", true, fmt_count);
@@ -636,5 +640,270 @@ pub(super) fn claim_46(rows: &[Row]) -> Judged {
     }
     let claimed = format!("more retransmissions at {shortest} ms than at {longest} ms");
     let (verdict, why) = exceeds(&upper, &lower, &claimed, contested);
+    (verdict, why, numbers)
+}
+
+/// Claim 47 (000, Conclusion): since the requests are small, threads serves them faster
+/// than epoll: threads' mean response time against epoll's at the smallest size of the
+/// sweep and at the largest, so the verdict says whether the order depends on the size.
+pub(super) fn claim_47(rows: &[Row]) -> Judged {
+    let (_, sizes) = sweep_of(rows, column::SIZE);
+    let (small, large) = match ends(&sizes, |s| format_size(s as u64)) {
+        Ok(ends) => ends,
+        Err(why) => return (ClaimVerdict::Inconclusive, why, Vec::new()),
+    };
+    let at = |size: f64| {
+        let side = |m: &str| {
+            Side::of(
+                m,
+                rows,
+                m,
+                |r| num_or_zero(r, column::SIZE) == size,
+                column::MEAN_US,
+            )
+        };
+        // threads "better" is epoll's mean above threads': `contest` on SLOWER.
+        let (outcome, line) = contest(&side("epoll"), &side("threads"), SLOWER);
+        (outcome, format!("{}: {line}", format_size(size as u64)))
+    };
+    let ((at_small, small_line), (at_large, large_line)) = (at(small), at(large));
+    let numbers = vec![small_line.clone(), large_line.clone()];
+    let faster = "threads faster than epoll";
+    let (verdict, why) = match (at_small, at_large) {
+        (Outcome::Missing | Outcome::TooFew, _) | (_, Outcome::Missing | Outcome::TooFew) => (
+            ClaimVerdict::Inconclusive,
+            format!("not compared at both sizes (a side missing or too few repetitions): {small_line}; {large_line}"),
+        ),
+        (Outcome::Opposite, _) => (
+            ClaimVerdict::Refuted,
+            format!("threads was significantly slower than epoll at the small size: {small_line}"),
+        ),
+        (Outcome::NoDifference, _) => (
+            ClaimVerdict::NoDifference,
+            format!("neither was faster at the small size: {small_line}"),
+        ),
+        (Outcome::Holds, Outcome::Holds) => (
+            ClaimVerdict::Refuted,
+            format!("{faster} at both sizes, so not for the requests being small: {small_line}; {large_line}"),
+        ),
+        (Outcome::Holds, _) => (
+            ClaimVerdict::Confirmed,
+            format!("{faster} at the small size only: {small_line}; {large_line}"),
+        ),
+    };
+    (verdict, why, numbers)
+}
+
+/// A verdict from one yes or no per repetition: confirmed when every repetition says
+/// yes, refuted when every one says no, inconclusive when they disagree, a repetition
+/// says neither (None), or none ran.
+fn every_repetition(answers: &[Option<bool>], yes: &str, no: &str) -> (ClaimVerdict, String) {
+    let told = |a: bool| answers.iter().filter(|&&x| x == Some(a)).count();
+    let n = answers.len();
+    if n > 0 && told(true) == n {
+        (ClaimVerdict::Confirmed, format!("every repetition {yes}"))
+    } else if n > 0 && told(false) == n {
+        (ClaimVerdict::Refuted, format!("every repetition {no}"))
+    } else if n == 0 {
+        (ClaimVerdict::Inconclusive, "no repetition ran".into())
+    } else {
+        (
+            ClaimVerdict::Inconclusive,
+            format!(
+                "the repetitions disagree: {} {yes}, {} {no}, {} neither",
+                told(true),
+                told(false),
+                n - told(true) - told(false)
+            ),
+        )
+    }
+}
+
+/// `model`'s rows of claim-48's load at `size` bytes that ran, one per repetition.
+fn at_size<'a>(rows: &'a [Row], model: &str, size: f64) -> Vec<&'a Row> {
+    rows.iter()
+        .filter(|r| r.model == model && ran(r) && num_or_zero(r, column::SIZE) == size)
+        .collect()
+}
+
+/// One repetition of claim-48's load, as its numbers list it.
+fn transfer_line(r: &Row) -> String {
+    let established = r
+        .num(column::CONNECTIONS_ESTABLISHED)
+        .map_or("?".into(), fmt_count);
+    let done = r.num(column::COMPLETION_S).map_or(String::new(), |s| {
+        format!(", every connection done after {s:.1} s")
+    });
+    let status = match r.status {
+        Status::Failed => format!("failed: {}", r.failure_reason),
+        _ => "passed".into(),
+    };
+    format!(
+        "{} at {}, repetition {}: {established} connections established{done}; {status}",
+        r.model,
+        format_size(num_or_zero(r, column::SIZE) as u64),
+        r.repetition
+    )
+}
+
+/// Claims 48 and 49 (003, Multi-threaded, 1 B and 1 KiB): threads was terminated after
+/// half of its connections closed: whether threads failed claim-48's step at `size`.
+fn threads_stopped(rows: &[Row], size: f64) -> Judged {
+    let mine = at_size(rows, "threads", size);
+    let numbers = mine.iter().map(|r| transfer_line(r)).collect();
+    let answers: Vec<Option<bool>> = mine
+        .iter()
+        .map(|r| Some(r.status == Status::Failed))
+        .collect();
+    let (verdict, why) = every_repetition(
+        &answers,
+        "of threads failed before serving all 10 000 connections",
+        "of threads served all 10 000 connections",
+    );
+    (verdict, why, numbers)
+}
+
+/// Claim 48 (003, Multi-threaded, 1 Byte Transfer).
+pub(super) fn claim_48(rows: &[Row]) -> Judged {
+    threads_stopped(rows, 1.0)
+}
+
+/// Claim 49 (003, Multi-threaded, 1 Kilobyte Transfer).
+pub(super) fn claim_49(rows: &[Row]) -> Judged {
+    threads_stopped(rows, 1024.0)
+}
+
+/// Claim 50 (003, Epoll, 1 Byte Transfer): over a minute before all 10 000 connections
+/// were responded to and closed: epoll's completion time at 1 B against 60 s.
+pub(super) fn claim_50(rows: &[Row]) -> Judged {
+    const MINUTE: f64 = 60.0;
+    let mine = at_size(rows, "epoll", 1.0);
+    let numbers = mine.iter().map(|r| transfer_line(r)).collect();
+    let answers: Vec<Option<bool>> = mine
+        .iter()
+        .map(|r| match r.num(column::COMPLETION_S) {
+            Some(s) if s >= MINUTE => Some(true),
+            Some(_) if r.status == Status::Ok => Some(false),
+            _ => None,
+        })
+        .collect();
+    let (verdict, why) = every_repetition(
+        &answers,
+        "of epoll took a minute or more before every connection was answered and closed",
+        "of epoll answered and closed all 10 000 connections in under a minute",
+    );
+    (verdict, why, numbers)
+}
+
+/// Claim 51 (003, Epoll, 1 Kilobyte Transfer): connections repeatedly rejected: the
+/// connection attempts epoll's listen queue dropped at 1 KiB against 1 % of the
+/// connections.
+pub(super) fn claim_51(rows: &[Row]) -> Judged {
+    const REPEATEDLY: f64 = 0.01;
+    let mine = at_size(rows, "epoll", 1024.0);
+    let numbers = mine
+        .iter()
+        .map(|r| {
+            let drops = r
+                .num(column::NET_LISTEN_DROPS)
+                .map_or("not counted".into(), fmt_count);
+            format!(
+                "epoll at 1 KiB, repetition {}: {drops} connection attempts dropped at the \
+                 listen queue of {} connections",
+                r.repetition,
+                fmt_count(num_or_zero(r, column::CONNECTIONS))
+            )
+        })
+        .chain(super::compared::host_scope(rows))
+        .collect();
+    let answers: Vec<Option<bool>> = mine
+        .iter()
+        .map(|r| {
+            let drops = r.num(column::NET_LISTEN_DROPS)?;
+            Some(drops >= REPEATEDLY * num_or_zero(r, column::CONNECTIONS))
+        })
+        .collect();
+    let (verdict, why) = every_repetition(
+        &answers,
+        "of epoll dropped 1 % or more of its connections' attempts at the listen queue",
+        "of epoll dropped fewer than 1 % of its connections' attempts",
+    );
+    (verdict, why, numbers)
+}
+
+/// Claim 52 (003, Multi-threaded, Continuous Transfer): threads was terminated after its
+/// throughput collapsed: in each repetition, the last stair's echo throughput against
+/// half the best stair's.
+pub(super) fn claim_52(rows: &[Row]) -> Judged {
+    let (model, _) = sweep_of(rows, column::CONNECTIONS);
+    let mut reps: Vec<u32> = rows
+        .iter()
+        .filter(|r| r.model == model && ran(r))
+        .map(|r| r.repetition)
+        .collect();
+    reps.sort_unstable();
+    reps.dedup();
+    let mut numbers = Vec::new();
+    let answers: Vec<Option<bool>> = reps
+        .iter()
+        .map(|&rep| {
+            let stairs: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.model == model && r.repetition == rep && ran(r))
+                .collect();
+            let mib_s = |r: &Row| num_or_zero(r, column::THROUGHPUT_MIB_S);
+            let best = stairs.iter().map(|r| mib_s(r)).fold(0.0, f64::max);
+            let top = stairs
+                .iter()
+                .map(|r| num_or_zero(r, column::CONNECTIONS))
+                .fold(0.0, f64::max);
+            // The top's stair and its hold: the lower throughput of the two.
+            let last = stairs
+                .iter()
+                .filter(|r| num_or_zero(r, column::CONNECTIONS) == top)
+                .map(|r| mib_s(r))
+                .reduce(f64::min)?;
+            numbers.push(format!(
+                "{model}, repetition {rep}: best stair {best:.2} MiB/s, the last ({} \
+                 connections) {last:.2} MiB/s",
+                fmt_count(top)
+            ));
+            Some(last < best / 2.0)
+        })
+        .collect();
+    let (verdict, why) = every_repetition(
+        &answers,
+        &format!("of {model} ended under half its best stair's throughput"),
+        &format!("of {model} kept half its best stair's throughput or more to its last stair"),
+    );
+    (verdict, why, numbers)
+}
+
+/// Claim 53 (003, Epoll, Continuous Transfer): the server accepts a large number of
+/// connections, read as 003's own 80 000: the most connections epoll held in each
+/// repetition of claim-3's rows.
+pub(super) fn claim_53(rows: &[Row]) -> Judged {
+    const STOPPED_AT: f64 = 80_000.0;
+    let r = reach(rows, "epoll", STOPPED_AT);
+    let numbers = vec![
+        r.line.clone(),
+        "the report: the transfer was stopped at 80 000 connections".into(),
+    ];
+    let (verdict, why) = if r.every_held {
+        (
+            ClaimVerdict::Confirmed,
+            "epoll held 80 000 connections or more in every repetition".to_string(),
+        )
+    } else if r.none_held {
+        (
+            ClaimVerdict::Refuted,
+            "epoll held 80 000 connections in no repetition".to_string(),
+        )
+    } else {
+        (
+            ClaimVerdict::Inconclusive,
+            "epoll held 80 000 connections in some repetitions, not in all".to_string(),
+        )
+    };
     (verdict, why, numbers)
 }

@@ -1,7 +1,7 @@
 //! The built-in scenarios: scenarios/*.toml embedded in the binary.
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 60] = [
+pub const BUILTIN: [(&str, &str); 68] = [
     ("quick", include_str!("../../scenarios/quick.toml")),
     ("plan", include_str!("../../scenarios/plan.toml")),
     (
@@ -77,4 +77,11 @@ pub const BUILTIN: [(&str, &str); 60] = [
     ("claim-44", include_str!("../../scenarios/claim-44.toml")),
     ("claim-45", include_str!("../../scenarios/claim-45.toml")),
     ("claim-46", include_str!("../../scenarios/claim-46.toml")),
+    ("claim-47", include_str!("../../scenarios/claim-47.toml")),
+    ("claim-48", include_str!("../../scenarios/claim-48.toml")),
+    ("claim-49", include_str!("../../scenarios/claim-49.toml")),
+    ("claim-50", include_str!("../../scenarios/claim-50.toml")),
+    ("claim-51", include_str!("../../scenarios/claim-51.toml")),
+    ("claim-52", include_str!("../../scenarios/claim-52.toml")),
+    ("claim-53", include_str!("../../scenarios/claim-53.toml")),
 ];

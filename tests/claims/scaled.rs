@@ -13,12 +13,12 @@ fn run_list_names_every_claim_and_classic() {
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     let claims = echolab::claims::CLAIMS.len();
-    assert_eq!(claims, 46);
+    assert_eq!(claims, 53);
     for n in 1..=claims {
         assert!(names.contains(&format!("claim-{n}").as_str()), "{list}");
     }
-    assert!(!names.contains(&"claim-47"), "{list}");
-    assert!(list.contains("classic            20 parts"), "{list}");
+    assert!(!names.contains(&"claim-54"), "{list}");
+    assert!(list.contains("classic            23 parts"), "{list}");
 }
 
 /// Claim 1 scaled down: select at 900 and 1100 connections, two repetitions.

@@ -53,8 +53,10 @@ mod source_004;
 /// the observations tested last, again in the order of the sources, and 32 the last
 /// tested, retransmissions against clients on claim 18's shaped link. 33 to 46 are the
 /// reports' other testable statements (docs/statements.md), in the order of the sources,
-/// each judged from the rows of a scenario classic already runs.
-pub const CLAIMS: [Source; 46] = [
+/// each judged from the rows of a scenario classic already runs; 47 to 53 the last ones,
+/// in the order of the sources, on parts of their own (claim-47, claim-48, claim-52) or
+/// claim-3's rows.
+pub const CLAIMS: [Source; 53] = [
     source_002::CLAIM_1,
     source_002::CLAIM_2,
     source_002::CLAIM_3,
@@ -101,4 +103,11 @@ pub const CLAIMS: [Source; 46] = [
     source_004::CLAIM_44,
     source_004::CLAIM_45,
     source_004::CLAIM_46,
+    source_000::CLAIM_47,
+    source_003::CLAIM_48,
+    source_003::CLAIM_49,
+    source_003::CLAIM_50,
+    source_003::CLAIM_51,
+    source_003::CLAIM_52,
+    source_003::CLAIM_53,
 ];

@@ -276,3 +276,29 @@ pub const CLAIM_36: Source = Source {
     judged_from: Some(9),
     kind: Test,
 };
+
+pub const CLAIM_47: Source = Source {
+    quote: "Since these requests are small in size, it is consistent that multi threaded \
+            servers are servicing faster, but albeit less.",
+    file: "000_14b4c3a438bf57e1.txt",
+    section: "Conclusion, Figure 6",
+    setup: "C servers, client strings of 5 to 50 characters, many requests per client \
+            thread; Avg. Time to Process: threads 0.00036335 s, epoll 0.001196839 s; no \
+            larger request was tried",
+    test: "threads (one pthread per connection) and epoll (one worker) with 1 000 \
+            connections each sending a message, waiting for the echo and pausing 100 \
+            ms, for 5 s, at 000's 50 bytes and at 64 KiB (a size sweep), 4 repetitions \
+            (the fewest that can reach p < 0.05). At each size the mean response time \
+            of the repetitions is compared (Mann-Whitney U, p < 0.05, by x1.05 or \
+            more): confirmed when threads is faster at 50 bytes and not at 64 KiB (the \
+            order depends on the size, as \"since these requests are small\" says), \
+            refuted when threads is slower at 50 bytes or faster at both sizes (the \
+            size does not decide it), \"no difference\" when neither is faster at 50 \
+            bytes.",
+    differs: "Rust servers on one two-core machine, the load on loopback from the same \
+            machine, the server pinned to one core and the load to the other (claim \
+            10's setup); 64 KiB is a choice (000 tried no large request): big enough \
+            that copying the message, not waking a thread, dominates a request.",
+    judged_from: None,
+    kind: Test,
+};

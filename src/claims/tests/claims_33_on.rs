@@ -1,4 +1,4 @@
-//! Claims 33 to 46 (the reports' other statements) from hand-built rows: every outcome
+//! Claims 33 to 53 (the reports' other statements) from hand-built rows: every outcome
 //! each rule can give, and "not run" when no step ran.
 
 use super::*;
@@ -491,4 +491,264 @@ fn claim_46_more_retransmissions_at_1_ms_than_at_1000_ms() {
     let only = retrans(&FOUR, 1.0, 100.0);
     assert_eq!(judged(46, &only).verdict, ClaimVerdict::Inconclusive);
     not_run(46);
+}
+
+/// `model`'s mean response time (µs) at `size` bytes, 1 000 connections, over `scales`.
+fn sized(scales: &[f64], model: &str, size: f64, mean: f64) -> Vec<Row> {
+    scaled_reps(
+        scales,
+        model,
+        &format!("c1000-s{size}"),
+        &[
+            (column::CONNECTIONS, 1_000.0),
+            (column::SIZE, size),
+            (column::MEAN_US, mean),
+        ],
+    )
+}
+
+/// Claim-47's rows: threads' and epoll's means at 50 bytes and at 64 KiB.
+fn sizes(small: [(&[f64], f64); 2], large: [(&[f64], f64); 2]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (size, [(t_scales, threads), (e_scales, epoll)]) in [(50.0, small), (65_536.0, large)] {
+        rows.extend(sized(t_scales, "threads", size, threads));
+        rows.extend(sized(e_scales, "epoll", size, epoll));
+    }
+    rows
+}
+
+#[test]
+fn claim_47_threads_faster_only_while_the_requests_are_small() {
+    let c = judged(
+        47,
+        &sizes(
+            [(&FOUR, 400.0), (&FOUR, 600.0)],
+            [(&FOUR, 900.0), (&FOUR, 600.0)],
+        ),
+    );
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert!(
+        c.numbers[0].starts_with("50 B: epoll 600 µs against threads 400 µs"),
+        "{}",
+        c.numbers[0]
+    );
+    // Faster at both sizes: the size does not decide it.
+    let both = sizes(
+        [(&FOUR, 400.0), (&FOUR, 600.0)],
+        [(&FOUR, 400.0), (&FOUR, 600.0)],
+    );
+    let c = judged(47, &both);
+    assert_eq!(c.verdict, ClaimVerdict::Refuted, "{}", c.why);
+    assert!(
+        c.why.starts_with("threads faster than epoll at both sizes"),
+        "{}",
+        c.why
+    );
+    // Slower at the small size.
+    let slower = sizes(
+        [(&FOUR, 600.0), (&FOUR, 400.0)],
+        [(&FOUR, 900.0), (&FOUR, 600.0)],
+    );
+    assert_eq!(judged(47, &slower).verdict, ClaimVerdict::Refuted);
+    let scattered = sizes(
+        [(&SCATTERED, 500.0), (&FOUR, 500.0)],
+        [(&FOUR, 900.0), (&FOUR, 600.0)],
+    );
+    assert_eq!(judged(47, &scattered).verdict, ClaimVerdict::NoDifference);
+    let one_size = sized(&FOUR, "threads", 50.0, 400.0);
+    let c = judged(47, &one_size);
+    assert_eq!(
+        (c.verdict, c.why.as_str()),
+        (ClaimVerdict::Inconclusive, "only 50 B ran")
+    );
+    not_run(47);
+}
+
+/// Claim-48's load: `model` at `size` bytes and 10 000 connections, one row a repetition
+/// with its status and (completion s, listen drops) where given.
+fn transfers(model: &str, size: f64, reps: &[(Status, Option<f64>, Option<f64>)]) -> Vec<Row> {
+    reps.iter()
+        .enumerate()
+        .map(|(i, &(status, completion, drops))| {
+            let mut values = vec![
+                (column::CONNECTIONS, 10_000.0),
+                (column::SIZE, size),
+                (column::CONNECTIONS_ESTABLISHED, 10_000.0),
+            ];
+            values.extend(completion.map(|s| (column::COMPLETION_S, s)));
+            values.extend(drops.map(|d| (column::NET_LISTEN_DROPS, d)));
+            row(
+                model,
+                &format!("c10000-s{size}"),
+                i as u32 + 1,
+                status,
+                &values,
+            )
+        })
+        .collect()
+}
+
+const FAILED: (Status, Option<f64>, Option<f64>) = (Status::Failed, None, None);
+const PASSED: (Status, Option<f64>, Option<f64>) = (Status::Ok, Some(12.0), Some(0.0));
+
+#[test]
+fn claim_48_threads_stops_before_10_000_connections_of_1_b() {
+    let mut rows = transfers("threads", 1.0, &[FAILED, FAILED, FAILED]);
+    rows.extend(transfers("threads", 1024.0, &[PASSED, PASSED, PASSED]));
+    let c = judged(48, &rows);
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.numbers[0],
+        "threads at 1 B, repetition 1: 10,000 connections established; failed: server \
+         refused 86 connections"
+    );
+    let passed = transfers("threads", 1.0, &[PASSED, PASSED, PASSED]);
+    let c = judged(48, &passed);
+    assert_eq!(c.verdict, ClaimVerdict::Refuted, "{}", c.why);
+    assert_eq!(
+        c.why,
+        "every repetition of threads served all 10 000 connections"
+    );
+    let mixed = transfers("threads", 1.0, &[FAILED, PASSED, FAILED]);
+    let c = judged(48, &mixed);
+    assert_eq!(c.verdict, ClaimVerdict::Inconclusive, "{}", c.why);
+    assert_eq!(
+        c.why,
+        "the repetitions disagree: 2 of threads failed before serving all 10 000 \
+         connections, 1 of threads served all 10 000 connections, 0 neither"
+    );
+    not_run(48);
+}
+
+#[test]
+fn claim_49_threads_stops_before_10_000_connections_of_1_kib() {
+    let mut rows = transfers("threads", 1024.0, &[FAILED, FAILED, FAILED]);
+    rows.extend(transfers("threads", 1.0, &[PASSED, PASSED, PASSED]));
+    assert_eq!(judged(49, &rows).verdict, ClaimVerdict::Confirmed);
+    let passed = transfers("threads", 1024.0, &[PASSED, PASSED, PASSED]);
+    assert_eq!(judged(49, &passed).verdict, ClaimVerdict::Refuted);
+    // Only the 1 B step ran: nothing of 1 KiB to judge.
+    let other = transfers("threads", 1.0, &[FAILED, FAILED, FAILED]);
+    let c = judged(49, &other);
+    assert_eq!(
+        (c.verdict, c.why.as_str()),
+        (ClaimVerdict::Inconclusive, "no repetition ran")
+    );
+    not_run(49);
+}
+
+#[test]
+fn claim_50_over_a_minute_before_epoll_answered_every_connection_of_1_b() {
+    let slow = (Status::Ok, Some(75.0), None);
+    let c = judged(50, &transfers("epoll", 1.0, &[slow, slow, slow]));
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.numbers[0],
+        "epoll at 1 B, repetition 1: 10,000 connections established, every connection \
+         done after 75.0 s; passed"
+    );
+    // A failed repetition that still took over a minute counts as over a minute.
+    let late = (Status::Failed, Some(80.0), None);
+    let c = judged(50, &transfers("epoll", 1.0, &[slow, late, slow]));
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    let c = judged(50, &transfers("epoll", 1.0, &[PASSED, PASSED, PASSED]));
+    assert_eq!(c.verdict, ClaimVerdict::Refuted, "{}", c.why);
+    // A repetition that failed before every connection was answered says neither.
+    let c = judged(50, &transfers("epoll", 1.0, &[PASSED, FAILED, PASSED]));
+    assert_eq!(c.verdict, ClaimVerdict::Inconclusive, "{}", c.why);
+    not_run(50);
+}
+
+#[test]
+fn claim_51_epoll_rejects_connections_of_1_kib_again_and_again() {
+    let dropped = |d: f64| (Status::Ok, Some(12.0), Some(d));
+    let c = judged(51, &transfers("epoll", 1024.0, &[dropped(300.0); 3]));
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.numbers[0],
+        "epoll at 1 KiB, repetition 1: 300 connection attempts dropped at the listen queue \
+         of 10,000 connections"
+    );
+    // 99 of 10 000 is under 1 %.
+    let c = judged(51, &transfers("epoll", 1024.0, &[dropped(99.0); 3]));
+    assert_eq!(c.verdict, ClaimVerdict::Refuted, "{}", c.why);
+    let c = judged(
+        51,
+        &transfers(
+            "epoll",
+            1024.0,
+            &[dropped(300.0), dropped(0.0), dropped(300.0)],
+        ),
+    );
+    assert_eq!(c.verdict, ClaimVerdict::Inconclusive, "{}", c.why);
+    // Without the server's counters the rejections are not counted.
+    let c = judged(51, &transfers("epoll", 1024.0, &[FAILED, FAILED, FAILED]));
+    assert_eq!(c.verdict, ClaimVerdict::Inconclusive, "{}", c.why);
+    assert!(c.numbers[0].contains("not counted"), "{}", c.numbers[0]);
+    not_run(51);
+}
+
+/// Claim-52's staircase: threads' stairs of 1 000 to 3 000 connections, each
+/// repetition's echo throughput (MiB/s) at each.
+fn staircase(reps: &[[f64; 3]]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (i, mib_s) in reps.iter().enumerate() {
+        for (stair, &m) in mib_s.iter().enumerate() {
+            let c = 1_000.0 * (stair + 1) as f64;
+            rows.push(row(
+                "threads",
+                &format!("stair-{}", stair + 1),
+                i as u32 + 1,
+                Status::Ok,
+                &[(column::CONNECTIONS, c), (column::THROUGHPUT_MIB_S, m)],
+            ));
+        }
+    }
+    rows
+}
+
+#[test]
+fn claim_52_threads_throughput_collapses_on_the_staircase() {
+    let collapsed = [10.0, 10.5, 3.0];
+    let kept = [10.0, 10.5, 9.0];
+    let c = judged(52, &staircase(&[collapsed; 3]));
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.numbers[0],
+        "threads, repetition 1: best stair 10.50 MiB/s, the last (3,000 connections) 3.00 MiB/s"
+    );
+    let c = judged(52, &staircase(&[kept; 3]));
+    assert_eq!(c.verdict, ClaimVerdict::Refuted, "{}", c.why);
+    let c = judged(52, &staircase(&[kept, collapsed, kept]));
+    assert_eq!(c.verdict, ClaimVerdict::Inconclusive, "{}", c.why);
+    // A failed last stair without a throughput counts as none.
+    let mut failed_last = staircase(&[kept; 3]);
+    for r in failed_last.iter_mut().filter(|r| r.step == "stair-3") {
+        r.status = Status::Failed;
+        r.throughput_mib_s = None;
+    }
+    assert_eq!(judged(52, &failed_last).verdict, ClaimVerdict::Confirmed);
+    not_run(52);
+}
+
+#[test]
+fn claim_53_epoll_accepts_80_000_connections_from_claim_3s_rows() {
+    let at = |statuses: &[Status]| -> Vec<Row> {
+        statuses
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| step("epoll", 100_000.0, i as u32 + 1, s))
+            .collect()
+    };
+    let c = judged(53, &at(&[Status::Ok; 3]));
+    assert_eq!(c.verdict, ClaimVerdict::Confirmed, "{}", c.why);
+    assert_eq!(
+        c.numbers[0],
+        "epoll: the most connections held in each repetition 100,000, 100,000, 100,000"
+    );
+    let c = judged(53, &at(&[Status::Failed; 3]));
+    assert_eq!(c.verdict, ClaimVerdict::Refuted, "{}", c.why);
+    let c = judged(53, &at(&[Status::Ok, Status::Failed, Status::Ok]));
+    assert_eq!(c.verdict, ClaimVerdict::Inconclusive, "{}", c.why);
+    not_run(53);
 }

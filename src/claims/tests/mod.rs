@@ -192,7 +192,7 @@ fn a_demonstration_is_labelled_with_its_reason_whatever_its_rows_show() {
 /// Each claim that is a test, and the unit test whose rows reach both its outcomes:
 /// "confirmed", and "refuted" or "no difference" (a rule that could reach only one
 /// would be a demonstration, and is declared one).
-const EITHER_WAY: [(usize, &str); 35] = [
+const EITHER_WAY: [(usize, &str); 42] = [
     (2, "claim_2_threads_against_the_thread_and_fd_limits"),
     (3, "claim_3_epoll_at_100_000"),
     (4, "claim_4_select_as_fast_as_epoll"),
@@ -246,6 +246,31 @@ const EITHER_WAY: [(usize, &str); 35] = [
     (44, "claim_44_50_ms_is_a_faster_test_than_125_ms"),
     (45, "claim_45_only_1_ms_completes_within_30_s"),
     (46, "claim_46_more_retransmissions_at_1_ms_than_at_1000_ms"),
+    (
+        47,
+        "claim_47_threads_faster_only_while_the_requests_are_small",
+    ),
+    (
+        48,
+        "claim_48_threads_stops_before_10_000_connections_of_1_b",
+    ),
+    (
+        49,
+        "claim_49_threads_stops_before_10_000_connections_of_1_kib",
+    ),
+    (
+        50,
+        "claim_50_over_a_minute_before_epoll_answered_every_connection_of_1_b",
+    ),
+    (
+        51,
+        "claim_51_epoll_rejects_connections_of_1_kib_again_and_again",
+    ),
+    (52, "claim_52_threads_throughput_collapses_on_the_staircase"),
+    (
+        53,
+        "claim_53_epoll_accepts_80_000_connections_from_claim_3s_rows",
+    ),
 ];
 
 #[test]
@@ -364,8 +389,12 @@ fn minutes(expected: &str) -> u32 {
     n.parse().unwrap()
 }
 
+/// The most minutes classic's parts may add up to: it must stay under 90 on this
+/// machine, with room for a change adding up to 15.
+const CLASSIC_MINUTES: u32 = 75;
+
 #[test]
-fn classic_judges_every_claim_in_at_most_an_hour_with_at_least_3_repetitions() {
+fn classic_judges_every_claim_in_at_most_75_minutes_with_at_least_3_repetitions() {
     use crate::scenario::{parse, BUILTIN};
     let builtin = |name: &str| {
         let text = BUILTIN.iter().find(|(n, _)| *n == name).unwrap().1;
@@ -388,7 +417,7 @@ fn classic_judges_every_claim_in_at_most_an_hour_with_at_least_3_repetitions() {
     judged.sort();
     assert_eq!(judged, (1..=CLAIMS.len()).collect::<Vec<_>>());
     assert!(
-        total <= 60,
+        total <= CLASSIC_MINUTES,
         "the parts' expected durations add up to {total} minutes"
     );
     assert_eq!(
@@ -397,5 +426,7 @@ fn classic_judges_every_claim_in_at_most_an_hour_with_at_least_3_repetitions() {
     );
     assert_eq!(claims_of("claim-6"), [6, 19, 20, 23, 29, 40, 41]);
     assert_eq!(claims_of("claim-19"), [19]);
+    assert_eq!(claims_of("claim-48"), [48, 49, 50, 51]);
+    assert_eq!(claims_of("claim-3"), [3, 53]);
     assert!(claims_of("quick").is_empty());
 }
