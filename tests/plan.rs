@@ -160,6 +160,51 @@ fn plan_predicts_every_model_of_a_small_run() {
         "{}",
         stdout(&markdown)
     );
+
+    // As `echolab run plan` leaves it: a composite whose parts each hold rows. plan reads
+    // every part's rows (the same plan as from the run itself), and names a part it
+    // cannot read.
+    let composite = dir.join("composite");
+    let part = composite.join("plan-trickle");
+    std::fs::create_dir_all(&composite).unwrap();
+    std::fs::rename(results, &part).unwrap();
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(part.join("manifest.json")).unwrap()).unwrap();
+    manifest["parts"] = serde_json::json!(["plan-trickle", "plan-saturated"]);
+    std::fs::write(
+        composite.join("manifest.json"),
+        serde_json::to_vec(&manifest).unwrap(),
+    )
+    .unwrap();
+    let csv = std::fs::read_to_string(part.join("results.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    std::fs::write(composite.join("results.csv"), format!("{header}\n")).unwrap();
+    let from_parts = echolab(&[
+        "plan",
+        composite.to_str().unwrap(),
+        "--format",
+        "json",
+        "--cores",
+        "1",
+        "--memory",
+        "1GiB",
+        "--fd-limit",
+        "20000",
+        "--pid-max",
+        "32768",
+        "--connections",
+        "500",
+        "--rate",
+        "1000",
+    ]);
+    assert_eq!(from_parts.status.code(), Some(0), "{}", stderr(&from_parts));
+    assert!(
+        stderr(&from_parts).contains("part plan-saturated:"),
+        "{}",
+        stderr(&from_parts)
+    );
+    let again: serde_json::Value = serde_json::from_slice(&from_parts.stdout).unwrap();
+    assert_eq!(again["models"], plan["models"]);
 }
 
 #[test]

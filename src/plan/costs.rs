@@ -276,7 +276,10 @@ fn model_costs(model: &str, rows: &[&Row], size: u64) -> Result<UnitCosts, Vec<&
     if threads.is_none() {
         lacks.push(column::SERVER_THREADS_MAX);
     }
-    let (cpu, cpu_connections, measured_size) = cpu_lines(&trickle, size);
+    let (cpu, cpu_connections, measured_size) = match cpu_lines(&unqueued(&trickle), size) {
+        (Some(line), counts, measured) => (Some(line), counts, measured),
+        _ => cpu_lines(&trickle, size),
+    };
     let busy: Vec<&Row> = rows.iter().copied().filter(|r| saturated(r)).collect();
     let (saturated_us, saturated_connections, _) = cpu_lines(&busy, size);
     if cpu.is_none() {
@@ -314,6 +317,19 @@ fn model_costs(model: &str, rows: &[&Row], size: u64) -> Result<UnitCosts, Vec<&
 /// CPU per request against the connections, at the measured size nearest `size`: the
 /// lines through each count's median, least and most over the repetitions. None with
 /// fewer than two counts (no slope to fit).
+/// A trickle's server close to a whole core (`QUEUED_PCT`) was queueing its requests:
+/// its CPU over the requests it answered is the core over the rate, a floor of what a
+/// request costs alone, not the cost. The line leaves those steps out (poll at 4 000
+/// connections at 2 000 requests/s takes 97 % of its core).
+const QUEUED_PCT: f64 = 90.0;
+
+fn unqueued<'a>(rows: &[&'a Row]) -> Vec<&'a Row> {
+    rows.iter()
+        .copied()
+        .filter(|r| r.server_cpu_pct.is_none_or(|pct| pct < QUEUED_PCT))
+        .collect()
+}
+
 fn cpu_lines(rows: &[&Row], size: u64) -> (Option<[Line; 3]>, Vec<u64>, u64) {
     // The server's CPU over the requests it completed: a cost whoever set the pace.
     let measured: Vec<(u64, u64, f64)> = rows
@@ -381,6 +397,32 @@ mod tests {
             establish_per_s: Some(10_000.0),
             ..Row::default()
         }
+    }
+
+    #[test]
+    fn a_trickle_step_whose_server_queued_is_left_out_of_the_alone_line() {
+        // poll at a trickle: 40 µs at 100 connections, 310 at 1 000, then at 4 000 its
+        // core full (97 %), so the CPU over the requests is the core over the rate.
+        let mut rows = Vec::new();
+        for rep in 1..=2 {
+            for (c, us, pct) in [(100, 40.0, 8.0), (1000, 310.0, 62.0), (4000, 490.0, 97.0)] {
+                let mut r = row("poll", c, rep, us);
+                r.rate = Some(2000.0);
+                r.server_cpu_pct = Some(pct);
+                rows.push(r);
+            }
+        }
+        let (costs, _) = unit_costs(&rows, 64);
+        let alone = costs[0].costs(Side::Median);
+        assert_eq!(costs[0].cpu_connections, vec![100, 1000]);
+        assert!((alone.cpu_us_per_conn - 0.3).abs() < 1e-9, "{alone:?}");
+        assert!((alone.cpu_us - 10.0).abs() < 1e-6, "{alone:?}");
+        // Every step queued: the steps are all there is, and they stand.
+        for r in &mut rows {
+            r.server_cpu_pct = Some(99.0);
+        }
+        let (costs, _) = unit_costs(&rows, 64);
+        assert_eq!(costs[0].cpu_connections, vec![100, 1000, 4000]);
     }
 
     #[test]

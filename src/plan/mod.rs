@@ -122,7 +122,10 @@ fn plan_of_args(args: &PlanArgs) -> anyhow::Result<Plan> {
     if args.processes == 0 || args.connections == 0 {
         bail!("--processes and --connections must be 1 or more");
     }
-    let results = reader::load(&args.results)?;
+    let results = load(&args.results)?;
+    for warning in &results.warnings {
+        crate::errln!("warning: {warning}");
+    }
     let profile = args.profile.as_deref().map(|_| Profile::Weak2016);
     let machine = Machine {
         cores: args.cores.unwrap_or_else(|| match profile {
@@ -148,6 +151,23 @@ fn plan_of_args(args: &PlanArgs) -> anyhow::Result<Plan> {
         per_conn_rate: args.per_connection_rate,
     };
     Plan::new(&results, machine, workload, args.size)
+}
+
+/// A results directory's rows, and for a composite (`echolab run plan`: plan-trickle and
+/// plan-saturated) every part's rows with them: the costs come from both load shapes. A
+/// part that cannot be read is a warning, as a step file is to the report.
+fn load(dir: &std::path::Path) -> anyhow::Result<Results> {
+    let mut results = reader::load(dir)?;
+    for part in results.manifest.parts.clone() {
+        match reader::load(&dir.join(&part)) {
+            Ok(read) => {
+                results.rows.extend(read.rows);
+                results.warnings.extend(read.warnings);
+            }
+            Err(e) => results.warnings.push(format!("part {part}: {e:#}")),
+        }
+    }
+    Ok(results)
 }
 
 /// A prediction with its interval: from the median costs, and the least and the most

@@ -1,9 +1,17 @@
 //! The built-in scenarios: scenarios/*.toml embedded in the binary.
 
 /// The built-in scenarios, embedded so `echolab run NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 68] = [
+pub const BUILTIN: [(&str, &str); 69] = [
     ("quick", include_str!("../../scenarios/quick.toml")),
     ("plan", include_str!("../../scenarios/plan.toml")),
+    (
+        "plan-trickle",
+        include_str!("../../scenarios/plan-trickle.toml"),
+    ),
+    (
+        "plan-saturated",
+        include_str!("../../scenarios/plan-saturated.toml"),
+    ),
     (
         "saturation",
         include_str!("../../scenarios/saturation.toml"),

@@ -91,8 +91,8 @@ fn a_scaled_down_claim_9_shows_select_below_threads() {
         row.starts_with(
             "| 9 | “our hypothesis is that multi threaded servers will be the least scalable, \
              with Epoll servers being the most and followed by Select servers being second.” \
-             (000_14b4c3a438bf57e1.txt, Background (hypothesis); Observations, Max Clients)\
-             <br>The report: "
+             (000_14b4c3a438bf57e1.txt, Background (hypothesis); Observations, Max Clients; \
+             Conclusion)<br>The report: "
         ),
         "{row}"
     );
