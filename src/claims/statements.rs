@@ -1,4 +1,4 @@
-//! The reports' other testable statements (claims 33 to 46, docs/statements.md), each
+//! The reports' other testable statements (claims 33 to 53, docs/statements.md), each
 //! judged from the rows of a scenario classic already runs: claim-9's connections held
 //! (33-38), claim-17's staircase (39), claim-6's clients (40, 41) and claim-8's delay
 //! sweep (42-46); then the last ones, on parts of their own or claim-3's rows: threads
