@@ -547,9 +547,8 @@ pub(super) fn claim_23(rows: &[Row]) -> Judged {
     (verdict, why, numbers)
 }
 
-/// Each repetition of `model` that ran: the most `c` of its steps that passed (0 when
-/// none passed), the repetitions in order.
-pub(super) fn most_per_repetition(rows: &[Row], model: &str, c: &str) -> Vec<f64> {
+/// The repetitions of `model` that ran, in order.
+pub(super) fn repetitions_run(rows: &[Row], model: &str) -> Vec<u32> {
     let mut reps: Vec<u32> = rows
         .iter()
         .filter(|r| r.model == model && ran(r))
@@ -557,7 +556,14 @@ pub(super) fn most_per_repetition(rows: &[Row], model: &str, c: &str) -> Vec<f64
         .collect();
     reps.sort_unstable();
     reps.dedup();
-    reps.iter()
+    reps
+}
+
+/// Each repetition of `model` that ran: the most `c` of its steps that passed (0 when
+/// none passed), the repetitions in order.
+pub(super) fn most_per_repetition(rows: &[Row], model: &str, c: &str) -> Vec<f64> {
+    repetitions_run(rows, model)
+        .iter()
         .map(|&rep| {
             rows.iter()
                 .filter(|r| r.model == model && r.repetition == rep)

@@ -6,7 +6,7 @@
 //! (48-51), threads on 003's staircase (52) and 80 000 connections held (53).
 //! Comparisons are decided by [`contest`] as every claim's are.
 
-use super::compared::{most_per_repetition, retransmissions_per_1000, sweep_of};
+use super::compared::{most_per_repetition, repetitions_run, retransmissions_per_1000, sweep_of};
 use super::contest::{
     claim_figure, contest, level_shown, robustly, verdict_of, Figure, Outcome, Side, MEAN,
 };
@@ -836,13 +836,7 @@ pub(super) fn claim_51(rows: &[Row]) -> Judged {
 /// half the best stair's.
 pub(super) fn claim_52(rows: &[Row]) -> Judged {
     let (model, _) = sweep_of(rows, column::CONNECTIONS);
-    let mut reps: Vec<u32> = rows
-        .iter()
-        .filter(|r| r.model == model && ran(r))
-        .map(|r| r.repetition)
-        .collect();
-    reps.sort_unstable();
-    reps.dedup();
+    let reps = repetitions_run(rows, &model);
     let mut numbers = Vec::new();
     let answers: Vec<Option<bool>> = reps
         .iter()
