@@ -28,6 +28,24 @@ delay = ["100ms", "0s"]
 connections = [20, 200]
 "#;
 
+/// The machine and workload both plans of the small run are asked for, as JSON.
+const AS_JSON_ON_ONE_CORE: [&str; 14] = [
+    "--format",
+    "json",
+    "--cores",
+    "1",
+    "--memory",
+    "1GiB",
+    "--fd-limit",
+    "20000",
+    "--pid-max",
+    "32768",
+    "--connections",
+    "500",
+    "--rate",
+    "1000",
+];
+
 fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -50,24 +68,7 @@ fn plan_predicts_every_model_of_a_small_run() {
         assert!(text.contains(&format!("\n{model} ")), "{text}");
     }
 
-    let json = echolab(&[
-        "plan",
-        results,
-        "--format",
-        "json",
-        "--cores",
-        "1",
-        "--memory",
-        "1GiB",
-        "--fd-limit",
-        "20000",
-        "--pid-max",
-        "32768",
-        "--connections",
-        "500",
-        "--rate",
-        "1000",
-    ]);
+    let json = echolab(&[&["plan", results][..], &AS_JSON_ON_ONE_CORE].concat());
     assert_eq!(json.status.code(), Some(0), "{}", stderr(&json));
     let plan: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(plan["machine"]["cores"], 1.0);
@@ -179,24 +180,13 @@ fn plan_predicts_every_model_of_a_small_run() {
     let csv = std::fs::read_to_string(part.join("results.csv")).unwrap();
     let header = csv.lines().next().unwrap();
     std::fs::write(composite.join("results.csv"), format!("{header}\n")).unwrap();
-    let from_parts = echolab(&[
-        "plan",
-        composite.to_str().unwrap(),
-        "--format",
-        "json",
-        "--cores",
-        "1",
-        "--memory",
-        "1GiB",
-        "--fd-limit",
-        "20000",
-        "--pid-max",
-        "32768",
-        "--connections",
-        "500",
-        "--rate",
-        "1000",
-    ]);
+    let from_parts = echolab(
+        &[
+            &["plan", composite.to_str().unwrap()][..],
+            &AS_JSON_ON_ONE_CORE,
+        ]
+        .concat(),
+    );
     assert_eq!(from_parts.status.code(), Some(0), "{}", stderr(&from_parts));
     assert!(
         stderr(&from_parts).contains("part plan-saturated:"),
